@@ -1,0 +1,84 @@
+//! The command line, as clap sees it. Doc comments are the help text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::commands;
+
+/// ctx: the context layer for AI coding agents.
+///
+/// Decides what an agent sees, proves what it saw, and records what it did.
+#[derive(Debug, Parser)]
+#[command(name = "ctx", version, propagate_version = true, max_term_width = 100)]
+#[command(after_help = "Examples:\n  ctx init\n  ctx tokens README.md\n  ctx --json store verify")]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every command takes.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Run as if ctx was started in DIR.
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    pub chdir: Option<PathBuf>,
+    /// Use the store in DIR instead of discovering one.
+    #[arg(long, global = true, value_name = "DIR", env = "CTX_STORE")]
+    pub store: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, global = true, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Shorthand for --format json.
+    #[arg(long, global = true, conflicts_with = "compact")]
+    pub json: bool,
+    /// Shorthand for --format compact (one-line JSON).
+    #[arg(long, global = true)]
+    pub compact: bool,
+    /// When to use colour (NO_COLOR is respected).
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// Print only results and errors.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// Log more to stderr (-v info, -vv debug, -vvv trace).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Readable text.
+    Human,
+    /// Pretty JSON.
+    Json,
+    /// One-line JSON.
+    Compact,
+}
+
+/// Colour choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a project store (.ctx) in the current directory.
+    Init(commands::init::InitArgs),
+    /// Read and write settings.
+    #[command(subcommand)]
+    Config(commands::config::ConfigCommand),
+    /// Check and clean the store.
+    #[command(subcommand)]
+    Store(commands::store::StoreCommand),
+    /// Count tokens exactly as tiktoken does.
+    Tokens(commands::tokens::TokensArgs),
+    /// Print a shell completion script.
+    Completions(commands::completions::CompletionsArgs),
+}

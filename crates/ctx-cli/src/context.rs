@@ -1,0 +1,125 @@
+//! What a command needs from its surroundings: directories, environment, the store.
+//!
+//! This is the one place the CLI reads the process environment; everything below it gets
+//! values passed in.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{Context as _, Result};
+use ctx::config::{ConfigFile, ConfigLayers};
+use ctx::store::{DiscoverRequest, STORE_DIR_NAME, Store, StoreKind, StoreLocation, discover};
+
+use crate::args::GlobalArgs;
+
+pub struct Context {
+    pub cwd: PathBuf,
+    explicit_store: Option<PathBuf>,
+    ctx_home: Option<PathBuf>,
+    home: Option<PathBuf>,
+    config_home: Option<PathBuf>,
+    pub env: BTreeMap<String, String>,
+}
+
+impl Context {
+    pub fn new(global: &GlobalArgs) -> Result<Self> {
+        let mut cwd = std::env::current_dir().context("cannot read the current directory")?;
+        if let Some(dir) = &global.chdir {
+            let target = cwd.join(dir);
+            cwd = target.canonicalize().map_err(|err| {
+                anyhow::anyhow!("-C `{}`: {err}; name an existing directory", dir.display())
+            })?;
+            if !cwd.is_dir() {
+                anyhow::bail!(
+                    "-C `{}` is not a directory; name a directory",
+                    dir.display()
+                );
+            }
+        }
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let env = std::env::vars()
+            .filter(|(k, _)| k.starts_with("CTX_"))
+            .collect();
+        Ok(Self {
+            cwd,
+            explicit_store: global.store.clone(),
+            ctx_home: var("CTX_HOME"),
+            home: var("HOME"),
+            config_home: var("XDG_CONFIG_HOME"),
+            env,
+        })
+    }
+
+    /// Where the store is (it may not exist yet if it is the global one).
+    pub fn locate_store(&self) -> Result<StoreLocation> {
+        Ok(discover(&DiscoverRequest {
+            cwd: self.cwd.clone(),
+            explicit: self.explicit_store.clone(),
+            ctx_home: self.ctx_home.clone(),
+            home: self.home.clone(),
+        })?)
+    }
+
+    /// Opens the store, creating the global store on first use (saying so once on stderr).
+    pub fn open_store(&self, out: &crate::output::Output) -> Result<(Store, StoreLocation)> {
+        let location = self.locate_store()?;
+        if location.kind == StoreKind::Global
+            && !location.dir.join(ctx::store::DATABASE_FILE).exists()
+        {
+            let (store, _) = Store::init(&location.dir)?;
+            out.note(&format!(
+                "created the global store at {} (run `ctx init` in a project for a project store)",
+                location.dir.display()
+            ));
+            return Ok((store, location));
+        }
+        Ok((Store::open(&location.dir)?, location))
+    }
+
+    /// Opens the store only if it already exists (never creates the global one).
+    pub fn existing_store(&self) -> Option<Store> {
+        let location = self.locate_store().ok()?;
+        Store::open(&location.dir).ok()
+    }
+
+    /// The global config file path: `$XDG_CONFIG_HOME/ctx/config.toml`, else `~/.config/ctx/…`.
+    pub fn global_config_path(&self) -> Option<PathBuf> {
+        self.config_home
+            .clone()
+            .or_else(|| self.home.as_ref().map(|h| h.join(".config")))
+            .map(|dir| dir.join("ctx").join("config.toml"))
+    }
+
+    /// The project config file path, if a project (or explicit) store is found.
+    pub fn project_config_path(&self) -> Option<PathBuf> {
+        let location = self.locate_store().ok()?;
+        match location.kind {
+            StoreKind::Global => None,
+            _ => Some(location.dir.join(ctx::store::CONFIG_FILE)),
+        }
+    }
+
+    /// All config layers but flags (commands add their own flags).
+    pub fn config_layers(&self) -> Result<ConfigLayers> {
+        let load = |path: Option<PathBuf>| -> Result<Option<ConfigFile>> {
+            path.map(|p| ConfigFile::load(&p))
+                .transpose()
+                .map_err(Into::into)
+        };
+        Ok(ConfigLayers {
+            global: load(self.global_config_path())?,
+            project: load(self.project_config_path())?,
+            env: self.env.clone(),
+            flags: BTreeMap::new(),
+        })
+    }
+
+    /// Where `ctx init` puts the project store.
+    pub fn init_dir(&self) -> PathBuf {
+        self.cwd.join(STORE_DIR_NAME)
+    }
+}

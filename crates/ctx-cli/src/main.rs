@@ -1,0 +1,45 @@
+//! `ctx`: the CLI definition plus glue. Logic lives in the library crates.
+
+mod args;
+mod commands;
+mod context;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::args::Cli;
+use crate::output::Output;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(cli.global.verbose, cli.global.quiet);
+    let out = Output::new(&cli.global);
+    let status = match context::Context::new(&cli.global) {
+        Ok(ctx) => commands::run(cli.command, &ctx, &out),
+        Err(err) => Err(err),
+    };
+    match status {
+        Ok(code) => code.into(),
+        Err(err) => out.fail(&err),
+    }
+}
+
+fn init_tracing(verbose: u8, quiet: bool) {
+    use tracing_subscriber::EnvFilter;
+    let level = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "warn",
+        (false, 1) => "info",
+        (false, 2) => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_env("CTX_LOG").unwrap_or_else(|_| EnvFilter::new(level));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .init();
+}

@@ -1,0 +1,172 @@
+//! Token counting, exact for OpenAI's `o200k_base` and `cl100k_base`, approximate otherwise.
+//!
+//! The exact tokenizers come from `bpe-openai` (GitHub's linear-time BPE): its counts equal
+//! tiktoken's `encode_ordinary`, so text that merely looks like a special token
+//! (`<|endoftext|>` inside a file) is counted as the ordinary text it is. Each tokenizer's
+//! tables are built once, lazily, the first time [`TokenizerKind::tokenizer`] is used for it;
+//! commands that count nothing never pay for them.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Something that counts tokens in text.
+pub trait Tokenizer: Send + Sync {
+    /// Which tokenizer this is.
+    fn kind(&self) -> TokenizerKind;
+
+    /// The number of tokens `text` encodes to.
+    fn count(&self, text: &str) -> usize;
+}
+
+/// The tokenizers ctx knows, by their tiktoken names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum TokenizerKind {
+    /// GPT-4o / GPT-4.1 / o-series encoding; the default.
+    #[default]
+    O200kBase,
+    /// GPT-4 / GPT-3.5 encoding.
+    Cl100kBase,
+    /// `ceil(bytes / 4)`: instant, roughly right for English and code, never exact.
+    Approx,
+}
+
+/// A tokenizer name ctx does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown tokenizer `{0}`; use one of: o200k_base, cl100k_base, approx")]
+pub struct UnknownTokenizer(pub String);
+
+impl TokenizerKind {
+    /// Every tokenizer, in documentation order.
+    pub const ALL: [Self; 3] = [Self::O200kBase, Self::Cl100kBase, Self::Approx];
+
+    /// The tiktoken name (`o200k_base`, `cl100k_base`) or `approx`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::O200kBase => "o200k_base",
+            Self::Cl100kBase => "cl100k_base",
+            Self::Approx => "approx",
+        }
+    }
+
+    /// Whether counts equal tiktoken's.
+    pub const fn is_exact(self) -> bool {
+        !matches!(self, Self::Approx)
+    }
+
+    /// The tokenizer itself, built on first use and shared afterwards.
+    pub fn tokenizer(self) -> &'static dyn Tokenizer {
+        match self {
+            Self::O200kBase => &O200K,
+            Self::Cl100kBase => &CL100K,
+            Self::Approx => &APPROX,
+        }
+    }
+
+    /// Shorthand for `self.tokenizer().count(text)`.
+    pub fn count(self, text: &str) -> usize {
+        self.tokenizer().count(text)
+    }
+}
+
+impl fmt::Display for TokenizerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for TokenizerKind {
+    type Err = UnknownTokenizer;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|kind| kind.name() == s)
+            .ok_or_else(|| UnknownTokenizer(s.to_owned()))
+    }
+}
+
+impl Serialize for TokenizerKind {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for TokenizerKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(deserializer)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// An exact BPE tokenizer from `bpe-openai`; the tables load on first count.
+struct Exact {
+    kind: TokenizerKind,
+    load: fn() -> &'static bpe_openai::Tokenizer,
+}
+
+impl Tokenizer for Exact {
+    fn kind(&self) -> TokenizerKind {
+        self.kind
+    }
+
+    fn count(&self, text: &str) -> usize {
+        (self.load)().count(text)
+    }
+}
+
+static O200K: Exact = Exact {
+    kind: TokenizerKind::O200kBase,
+    load: bpe_openai::o200k_base,
+};
+static CL100K: Exact = Exact {
+    kind: TokenizerKind::Cl100kBase,
+    load: bpe_openai::cl100k_base,
+};
+static APPROX: Approx = Approx;
+
+/// `ceil(bytes / 4)`.
+struct Approx;
+
+impl Tokenizer for Approx {
+    fn kind(&self) -> TokenizerKind {
+        TokenizerKind::Approx
+    }
+
+    fn count(&self, text: &str) -> usize {
+        text.len().div_ceil(4)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for kind in TokenizerKind::ALL {
+            assert_eq!(kind.name().parse::<TokenizerKind>(), Ok(kind));
+            assert_eq!(kind.tokenizer().kind(), kind);
+        }
+        let err = "gpt2".parse::<TokenizerKind>().expect_err("unknown");
+        assert!(err.to_string().contains("o200k_base"), "{err}");
+    }
+
+    #[test]
+    fn approx_is_ceil_of_quarter_bytes() {
+        let approx = TokenizerKind::Approx;
+        assert_eq!(approx.count(""), 0);
+        assert_eq!(approx.count("a"), 1);
+        assert_eq!(approx.count("abcd"), 1);
+        assert_eq!(approx.count("abcde"), 2);
+        assert_eq!(approx.count("é"), 1); // two bytes
+    }
+
+    #[test]
+    fn special_token_text_counts_as_ordinary_text() {
+        // tiktoken's encode_ordinary: "<|endoftext|>" is 7 tokens of plain text, not 1 special.
+        assert_eq!(TokenizerKind::Cl100kBase.count("<|endoftext|>"), 7);
+        assert_eq!(TokenizerKind::O200kBase.count("<|endoftext|>"), 7);
+    }
+}

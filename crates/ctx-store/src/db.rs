@@ -1,0 +1,431 @@
+//! SQLite metadata: connection settings, versioned migrations, refs and the token cache.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ctx_core::{ContentHash, TokenizerKind};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::StoreError;
+
+/// One schema step: applied once, in order, inside a transaction; recorded in `user_version`.
+#[derive(Debug, Clone, Copy)]
+pub struct Migration {
+    /// The schema version this migration produces (1, 2, …).
+    pub version: i64,
+    /// The SQL it runs.
+    pub sql: &'static str,
+}
+
+/// The schema, oldest first. Append only: a released migration never changes.
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    sql: "
+        -- Token counts by content hash and tokenizer: rendering an unchanged tree again
+        -- tokenizes nothing.
+        CREATE TABLE token_counts (
+            content_hash TEXT NOT NULL,
+            tokenizer    TEXT NOT NULL,
+            tokens       INTEGER NOT NULL CHECK (tokens >= 0),
+            PRIMARY KEY (content_hash, tokenizer)
+        ) STRICT, WITHOUT ROWID;
+
+        -- Named pointers to objects (`latest`, tags, …), grouped by namespace.
+        CREATE TABLE refs (
+            namespace TEXT NOT NULL,
+            name      TEXT NOT NULL,
+            object    TEXT NOT NULL,
+            PRIMARY KEY (namespace, name)
+        ) STRICT;
+    ",
+}];
+
+/// Every column that holds the hash of an object in the object store, as (table, column).
+///
+/// `store verify` checks each resolves; `store gc` keeps exactly these objects. A migration
+/// that adds such a column must add it here.
+pub const OBJECT_REFERENCES: &[(&str, &str)] = &[("refs", "object")];
+
+/// A named ref.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RefEntry {
+    pub namespace: String,
+    pub name: String,
+    pub object: ContentHash,
+}
+
+/// The store's SQLite database.
+pub struct Database {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Database {
+    /// Opens (creating if needed) and migrates the database at `path`.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        Self::open_with(path, MIGRATIONS)
+    }
+
+    /// Opens the database, applying `migrations` (exposed for migration tests).
+    pub fn open_with(path: &Path, migrations: &[Migration]) -> Result<Self, StoreError> {
+        let err = |source| StoreError::Database {
+            path: path.to_owned(),
+            source,
+        };
+        let conn = Connection::open(path).map_err(err)?;
+        conn.busy_timeout(Duration::from_secs(10)).map_err(err)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
+        )
+        .map_err(err)?;
+        let mut db = Self {
+            conn,
+            path: path.to_owned(),
+        };
+        db.migrate(migrations)?;
+        Ok(db)
+    }
+
+    /// The schema version recorded in the database.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        self.conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .map_err(|e| self.err(e))
+    }
+
+    fn migrate(&mut self, migrations: &[Migration]) -> Result<(), StoreError> {
+        let known = migrations.last().map_or(0, |m| m.version);
+        let current = self.schema_version()?;
+        if current > known {
+            return Err(StoreError::SchemaTooNew {
+                path: self.path.clone(),
+                found: current,
+                known,
+            });
+        }
+        for migration in migrations.iter().filter(|m| m.version > current) {
+            // IMMEDIATE takes the write lock first, so two processes never migrate at once;
+            // the loser re-checks the version inside its own transaction.
+            let path = self.path.clone();
+            let err = move |source| StoreError::Database {
+                path: path.clone(),
+                source,
+            };
+            let tx = self
+                .conn
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(err.clone())?;
+            let now: i64 = tx
+                .pragma_query_value(None, "user_version", |row| row.get(0))
+                .map_err(err.clone())?;
+            if now >= migration.version {
+                continue;
+            }
+            tx.execute_batch(migration.sql).map_err(err.clone())?;
+            tx.pragma_update(None, "user_version", migration.version)
+                .map_err(err.clone())?;
+            tx.commit().map_err(err)?;
+            tracing::debug!(version = migration.version, "applied store migration");
+        }
+        Ok(())
+    }
+
+    /// The underlying connection, for crates that own their own tables.
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn err(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Database {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// The cached token count of the content with `hash` under `tokenizer`.
+    pub fn cached_token_count(
+        &self,
+        hash: &ContentHash,
+        tokenizer: TokenizerKind,
+    ) -> Result<Option<u64>, StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT tokens FROM token_counts WHERE content_hash = ?1 AND tokenizer = ?2",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_row(params![hash.to_string(), tokenizer.name()], |row| {
+                    row.get::<_, i64>(0).map(|n| u64::try_from(n).unwrap_or(0))
+                })
+                .optional()
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    /// Records token counts, all in one transaction.
+    pub fn cache_token_counts(
+        &self,
+        tokenizer: TokenizerKind,
+        counts: &[(ContentHash, u64)],
+    ) -> Result<(), StoreError> {
+        let run = || -> rusqlite::Result<()> {
+            let tx = self.conn.unchecked_transaction()?;
+            {
+                let mut stmt = tx.prepare_cached(
+                    "INSERT OR REPLACE INTO token_counts (content_hash, tokenizer, tokens) VALUES (?1, ?2, ?3)",
+                )?;
+                for (hash, tokens) in counts {
+                    let tokens = i64::try_from(*tokens).unwrap_or(i64::MAX);
+                    stmt.execute(params![hash.to_string(), tokenizer.name(), tokens])?;
+                }
+            }
+            tx.commit()
+        };
+        run().map_err(|e| self.err(e))
+    }
+
+    /// Points `namespace/name` at `object`, replacing any previous target.
+    pub fn set_ref(
+        &self,
+        namespace: &str,
+        name: &str,
+        object: &ContentHash,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO refs (namespace, name, object) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (namespace, name) DO UPDATE SET object = excluded.object",
+                params![namespace, name, object.to_string()],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// The object `namespace/name` points at.
+    pub fn get_ref(&self, namespace: &str, name: &str) -> Result<Option<ContentHash>, StoreError> {
+        let value: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT object FROM refs WHERE namespace = ?1 AND name = ?2",
+                params![namespace, name],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        value.map(|v| parse_hash("refs", "object", v)).transpose()
+    }
+
+    /// Removes a ref; returns whether it existed.
+    pub fn delete_ref(&self, namespace: &str, name: &str) -> Result<bool, StoreError> {
+        self.conn
+            .execute(
+                "DELETE FROM refs WHERE namespace = ?1 AND name = ?2",
+                params![namespace, name],
+            )
+            .map(|n| n > 0)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Refs in a namespace, by name in byte order.
+    pub fn list_refs(&self, namespace: &str) -> Result<Vec<RefEntry>, StoreError> {
+        let rows: Vec<(String, String)> = self
+            .conn
+            .prepare("SELECT name, object FROM refs WHERE namespace = ?1 ORDER BY name")
+            .and_then(|mut stmt| {
+                stmt.query_map(params![namespace], |row| Ok((row.get(0)?, row.get(1)?)))?
+                    .collect()
+            })
+            .map_err(|e| self.err(e))?;
+        rows.into_iter()
+            .map(|(name, object)| {
+                Ok(RefEntry {
+                    namespace: namespace.to_owned(),
+                    name,
+                    object: parse_hash("refs", "object", object)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Every raw value in the object-reference columns, with where it came from.
+    pub(crate) fn object_references(
+        &self,
+    ) -> Result<Vec<(&'static str, &'static str, String)>, StoreError> {
+        let mut out = Vec::new();
+        for &(table, column) in OBJECT_REFERENCES {
+            let sql = format!(
+                "SELECT DISTINCT {column} FROM {table} WHERE {column} IS NOT NULL ORDER BY 1"
+            );
+            let values: Vec<String> = self
+                .conn
+                .prepare(&sql)
+                .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect())
+                .map_err(|e| self.err(e))?;
+            out.extend(values.into_iter().map(|v| (table, column, v)));
+        }
+        Ok(out)
+    }
+
+    /// `PRAGMA integrity_check` and `foreign_key_check` findings (empty when healthy).
+    pub(crate) fn integrity_problems(&self) -> Result<Vec<String>, StoreError> {
+        let mut problems: Vec<String> = self
+            .conn
+            .prepare("PRAGMA integrity_check")
+            .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect())
+            .map_err(|e| self.err(e))?;
+        problems.retain(|p: &String| p != "ok");
+        let fk: Vec<String> = self
+            .conn
+            .prepare("PRAGMA foreign_key_check")
+            .and_then(|mut stmt| {
+                stmt.query_map([], |row| {
+                    let table: String = row.get(0)?;
+                    let parent: String = row.get(2)?;
+                    Ok(format!(
+                        "a row of {table} references a missing row of {parent}"
+                    ))
+                })?
+                .collect()
+            })
+            .map_err(|e| self.err(e))?;
+        problems.extend(fk);
+        Ok(problems)
+    }
+}
+
+fn parse_hash(
+    table: &'static str,
+    column: &'static str,
+    value: String,
+) -> Result<ContentHash, StoreError> {
+    value.parse().map_err(|_| StoreError::BadHashInDatabase {
+        table,
+        column,
+        value,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const V1: Migration = Migration {
+        version: 1,
+        sql: "CREATE TABLE a (x INTEGER) STRICT;",
+    };
+    const V2: Migration = Migration {
+        version: 2,
+        sql: "ALTER TABLE a ADD COLUMN y TEXT;",
+    };
+
+    #[test]
+    fn migrations_apply_to_an_empty_database() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = Database::open(&dir.path().join("state.db")).expect("open");
+        assert_eq!(
+            db.schema_version().expect("version"),
+            MIGRATIONS.last().expect("some").version
+        );
+        let mode: String = db
+            .connection()
+            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+            .expect("pragma");
+        assert_eq!(mode, "wal");
+        let fk: i64 = db
+            .connection()
+            .pragma_query_value(None, "foreign_keys", |r| r.get(0))
+            .expect("pragma");
+        assert_eq!(fk, 1);
+    }
+
+    #[test]
+    fn migrations_apply_to_an_existing_database_keeping_its_rows() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("state.db");
+        {
+            let db = Database::open_with(&path, &[V1]).expect("v1");
+            db.connection()
+                .execute("INSERT INTO a (x) VALUES (42)", [])
+                .expect("insert");
+        }
+        let db = Database::open_with(&path, &[V1, V2]).expect("v2");
+        assert_eq!(db.schema_version().expect("version"), 2);
+        let (x, y): (i64, Option<String>) = db
+            .connection()
+            .query_row("SELECT x, y FROM a", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("row kept");
+        assert_eq!((x, y), (42, None));
+        drop(db);
+        // Opening again applies nothing and keeps the version.
+        let again = Database::open_with(&path, &[V1, V2]).expect("reopen");
+        assert_eq!(again.schema_version().expect("version"), 2);
+    }
+
+    #[test]
+    fn a_database_from_a_newer_ctx_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("state.db");
+        drop(Database::open_with(&path, &[V1, V2]).expect("v2"));
+        let err = Database::open_with(&path, &[V1]).err().expect("too new");
+        assert!(
+            matches!(
+                err,
+                StoreError::SchemaTooNew {
+                    found: 2,
+                    known: 1,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("upgrade ctx"));
+    }
+
+    #[test]
+    fn token_counts_are_cached_per_tokenizer() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = Database::open(&dir.path().join("state.db")).expect("open");
+        let h = ContentHash::of(b"text");
+        assert_eq!(
+            db.cached_token_count(&h, TokenizerKind::O200kBase)
+                .expect("q"),
+            None
+        );
+        db.cache_token_counts(TokenizerKind::O200kBase, &[(h, 12)])
+            .expect("put");
+        assert_eq!(
+            db.cached_token_count(&h, TokenizerKind::O200kBase)
+                .expect("q"),
+            Some(12)
+        );
+        assert_eq!(
+            db.cached_token_count(&h, TokenizerKind::Cl100kBase)
+                .expect("q"),
+            None
+        );
+    }
+
+    #[test]
+    fn refs_round_trip() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = Database::open(&dir.path().join("state.db")).expect("open");
+        let (a, b) = (ContentHash::of(b"a"), ContentHash::of(b"b"));
+        db.set_ref("runs", "latest", &a).expect("set");
+        db.set_ref("runs", "latest", &b).expect("move");
+        db.set_ref("runs", "v1", &a).expect("set");
+        assert_eq!(db.get_ref("runs", "latest").expect("get"), Some(b));
+        let names: Vec<_> = db
+            .list_refs("runs")
+            .expect("list")
+            .into_iter()
+            .map(|r| r.name)
+            .collect();
+        assert_eq!(names, ["latest", "v1"]);
+        assert!(db.delete_ref("runs", "v1").expect("del"));
+        assert!(!db.delete_ref("runs", "v1").expect("del again"));
+    }
+}

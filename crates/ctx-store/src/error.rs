@@ -1,0 +1,47 @@
+//! The store's error type.
+
+use std::path::PathBuf;
+
+use ctx_core::ContentHash;
+
+/// Everything that can go wrong in the store, each with what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("`{}` is not a ctx store (no state.db); run `ctx init` there or pass another --store", dir.display())]
+    NotAStore { dir: PathBuf },
+    #[error("no store found: no .ctx above `{}`, and neither CTX_HOME nor HOME is set; run `ctx init` or pass --store DIR", cwd.display())]
+    NoStoreFound { cwd: PathBuf },
+    #[error("object {hash} is corrupt: its bytes hash to {actual} ({}); run `ctx store verify`", path.display())]
+    CorruptObject {
+        hash: ContentHash,
+        actual: ContentHash,
+        path: PathBuf,
+    },
+    #[error("object {hash} is missing from the store; run `ctx store verify`")]
+    MissingObject { hash: ContentHash },
+    #[error("state.db at `{}`: {source}", path.display())]
+    Database {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error(
+        "state.db at `{}` has schema version {found}, newer than this ctx understands ({known}); upgrade ctx",
+        path.display()
+    )]
+    SchemaTooNew {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
+    #[error("state.db holds `{value}` in {table}.{column}, which is not a content hash")]
+    BadHashInDatabase {
+        table: &'static str,
+        column: &'static str,
+        value: String,
+    },
+}

@@ -1,0 +1,115 @@
+//! The `.ctx` store: where ctx keeps everything it must remember.
+//!
+//! ```text
+//! .ctx/
+//!   config.toml               project settings (read by the `ctx` facade, not here)
+//!   state.db                  SQLite: WAL, foreign keys, STRICT tables, versioned migrations
+//!   objects/sha256/ab/cdef…   content-addressed blobs: tmp + fsync + rename; hash checked on read
+//!   indexes/<name>/           document caches (seed 003)
+//!   tmp/                      staging for atomic writes; stale files removed by gc
+//! ```
+//!
+//! [`discover`] finds the store for a working directory (like git finds `.git`), [`Store`]
+//! opens it, [`ObjectStore`] reads and writes blobs, [`Database`] holds the metadata and the
+//! token-count cache, and [`Store::verify`] / [`Store::gc`] check and clean it. The crate never
+//! reads the environment: callers pass `CTX_HOME` and `HOME` in.
+
+mod db;
+mod discover;
+mod error;
+mod maintenance;
+mod objects;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+pub use db::{Database, Migration, OBJECT_REFERENCES, RefEntry};
+pub use discover::{DiscoverRequest, StoreKind, StoreLocation, discover};
+pub use error::StoreError;
+pub use maintenance::{GcOptions, GcReport, Problem, VerifyReport};
+pub use objects::{ObjectStore, StagedObject};
+
+/// Name of the store directory inside a project.
+pub const STORE_DIR_NAME: &str = ".ctx";
+/// Name of the SQLite database inside a store.
+pub const DATABASE_FILE: &str = "state.db";
+/// Name of the project config file inside a store.
+pub const CONFIG_FILE: &str = "config.toml";
+
+/// An open store: its objects and its database.
+pub struct Store {
+    dir: PathBuf,
+    objects: ObjectStore,
+    db: Database,
+}
+
+impl Store {
+    /// Creates the store layout in `dir` (which may already exist) and opens it.
+    ///
+    /// Returns the store and whether anything had to be created.
+    pub fn init(dir: &Path) -> Result<(Self, bool), StoreError> {
+        let existed = dir.join(DATABASE_FILE).is_file();
+        create_dir_all(dir)?;
+        for sub in ["objects/sha256", "tmp", "indexes"] {
+            create_dir_all(&dir.join(sub))?;
+        }
+        let ignore = dir.join(".gitignore");
+        if !ignore.exists() {
+            // Keep the store out of version control, except the shareable project settings.
+            write_file(
+                &ignore,
+                b"# Written by ctx init: the store is local state.\n*\n!config.toml\n!.gitignore\n",
+            )?;
+        }
+        Ok((Self::open_unchecked(dir)?, !existed))
+    }
+
+    /// Opens an existing store, applying any pending migrations.
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        if !dir.join(DATABASE_FILE).is_file() {
+            return Err(StoreError::NotAStore {
+                dir: dir.to_owned(),
+            });
+        }
+        Self::open_unchecked(dir)
+    }
+
+    fn open_unchecked(dir: &Path) -> Result<Self, StoreError> {
+        let objects = ObjectStore::new(dir.join("objects/sha256"), dir.join("tmp"));
+        let db = Database::open(&dir.join(DATABASE_FILE))?;
+        Ok(Self {
+            dir: dir.to_owned(),
+            objects,
+            db,
+        })
+    }
+
+    /// The store directory (the `.ctx` directory itself).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The blob store.
+    pub fn objects(&self) -> &ObjectStore {
+        &self.objects
+    }
+
+    /// The metadata database.
+    pub fn db(&self) -> &Database {
+        &self.db
+    }
+}
+
+fn create_dir_all(dir: &Path) -> Result<(), StoreError> {
+    fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+        path: dir.to_owned(),
+        source,
+    })
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    fs::write(path, bytes).map_err(|source| StoreError::Io {
+        path: path.to_owned(),
+        source,
+    })
+}

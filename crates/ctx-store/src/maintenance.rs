@@ -1,0 +1,271 @@
+//! `store verify` and `store gc`.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use ctx_core::ContentHash;
+use serde::Serialize;
+
+use crate::objects::read_dir_sorted;
+use crate::{Store, StoreError};
+
+/// One thing wrong with a store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Problem {
+    /// The object's bytes no longer hash to its name.
+    CorruptObject {
+        object: ContentHash,
+        actual: ContentHash,
+        path: PathBuf,
+    },
+    /// A file in the object directory whose name is not a hash.
+    StrayFile { path: PathBuf },
+    /// The object could not be read.
+    UnreadableObject { path: PathBuf, error: String },
+    /// The database references an object that is not in the store.
+    MissingObject {
+        object: ContentHash,
+        table: &'static str,
+        column: &'static str,
+    },
+    /// The database holds something that is not a hash where a hash belongs.
+    MalformedReference {
+        value: String,
+        table: &'static str,
+        column: &'static str,
+    },
+    /// SQLite's own integrity or foreign-key check failed.
+    Database { detail: String },
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::CorruptObject {
+                object,
+                actual,
+                path,
+            } => {
+                write!(
+                    f,
+                    "corrupt object {object} ({}): content hashes to {actual}",
+                    path.display()
+                )
+            }
+            Self::StrayFile { path } => write!(f, "stray file {} (not an object)", path.display()),
+            Self::UnreadableObject { path, error } => {
+                write!(f, "unreadable object {}: {error}", path.display())
+            }
+            Self::MissingObject {
+                object,
+                table,
+                column,
+            } => {
+                write!(
+                    f,
+                    "missing object {object} (referenced by {table}.{column})"
+                )
+            }
+            Self::MalformedReference {
+                value,
+                table,
+                column,
+            } => {
+                write!(f, "malformed reference `{value}` in {table}.{column}")
+            }
+            Self::Database { detail } => write!(f, "database: {detail}"),
+        }
+    }
+}
+
+/// What `store verify` checked and found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct VerifyReport {
+    pub objects_checked: u64,
+    pub bytes_checked: u64,
+    pub references_checked: u64,
+    pub problems: Vec<Problem>,
+}
+
+impl VerifyReport {
+    /// Whether nothing is wrong.
+    pub fn is_clean(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// How `store gc` decides what to remove.
+#[derive(Debug, Clone, Copy)]
+pub struct GcOptions {
+    /// The current time (passed in, so the library reads no clock).
+    pub now: SystemTime,
+    /// Unreferenced objects and temporary files younger than this are kept: a concurrent
+    /// writer may be about to reference them.
+    pub grace: Duration,
+    /// Report what would be removed without removing it.
+    pub dry_run: bool,
+}
+
+/// What `store gc` removed (or would remove).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GcReport {
+    pub objects_removed: u64,
+    pub bytes_freed: u64,
+    pub objects_kept: u64,
+    pub objects_in_grace: u64,
+    pub temp_files_removed: u64,
+    pub dry_run: bool,
+}
+
+struct ObjectCheck {
+    bytes: u64,
+    problem: Option<Problem>,
+}
+
+impl Store {
+    /// Re-hashes every object and checks every database reference resolves.
+    pub fn verify(&self) -> Result<VerifyReport, StoreError> {
+        let mut report = VerifyReport::default();
+        let listing = self.objects().list()?;
+        let mut present = BTreeSet::new();
+        let mut to_hash = Vec::new();
+        for (hash, path) in listing {
+            match hash {
+                Some(hash) => {
+                    present.insert(hash);
+                    to_hash.push((hash, path));
+                }
+                None => report.problems.push(Problem::StrayFile { path }),
+            }
+        }
+        for check in hash_in_parallel(&to_hash) {
+            report.objects_checked += 1;
+            report.bytes_checked += check.bytes;
+            report.problems.extend(check.problem);
+        }
+        for (table, column, value) in self.db().object_references()? {
+            report.references_checked += 1;
+            match value.parse::<ContentHash>() {
+                Ok(object) if present.contains(&object) => {}
+                Ok(object) => report.problems.push(Problem::MissingObject {
+                    object,
+                    table,
+                    column,
+                }),
+                Err(_) => report.problems.push(Problem::MalformedReference {
+                    value,
+                    table,
+                    column,
+                }),
+            }
+        }
+        report.problems.extend(
+            self.db()
+                .integrity_problems()?
+                .into_iter()
+                .map(|detail| Problem::Database { detail }),
+        );
+        Ok(report)
+    }
+
+    /// Removes objects nothing references, and stale temporary files.
+    pub fn gc(&self, options: GcOptions) -> Result<GcReport, StoreError> {
+        let mut live = BTreeSet::new();
+        for (_, _, value) in self.db().object_references()? {
+            if let Ok(hash) = value.parse::<ContentHash>() {
+                live.insert(hash);
+            }
+        }
+        let mut report = GcReport {
+            dry_run: options.dry_run,
+            ..GcReport::default()
+        };
+        let is_old = |meta: &fs::Metadata| {
+            meta.modified()
+                .ok()
+                .and_then(|mtime| options.now.duration_since(mtime).ok())
+                .is_some_and(|age| age >= options.grace)
+        };
+        for (hash, path) in self.objects().list()? {
+            let Some(hash) = hash else { continue };
+            if live.contains(&hash) {
+                report.objects_kept += 1;
+                continue;
+            }
+            let meta = fs::metadata(&path).map_err(|source| StoreError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            if !is_old(&meta) {
+                report.objects_in_grace += 1;
+                continue;
+            }
+            if !options.dry_run {
+                fs::remove_file(&path).map_err(|source| StoreError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+            }
+            report.objects_removed += 1;
+            report.bytes_freed += meta.len();
+        }
+        for path in read_dir_sorted(&self.dir().join("tmp"))? {
+            let Ok(meta) = fs::metadata(&path) else {
+                continue;
+            };
+            if meta.is_file() && is_old(&meta) {
+                if !options.dry_run {
+                    fs::remove_file(&path).map_err(|source| StoreError::Io {
+                        path: path.clone(),
+                        source,
+                    })?;
+                }
+                report.temp_files_removed += 1;
+            }
+        }
+        Ok(report)
+    }
+}
+
+/// Hashes objects on every core; results come back in input order.
+fn hash_in_parallel(objects: &[(ContentHash, PathBuf)]) -> Vec<ObjectCheck> {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let chunk = objects.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = objects
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(check_object).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("hashing threads do not panic"))
+            .collect()
+    })
+}
+
+fn check_object((object, path): &(ContentHash, PathBuf)) -> ObjectCheck {
+    match fs::read(path) {
+        Ok(bytes) => {
+            let actual = ContentHash::of(&bytes);
+            let problem = (actual != *object).then(|| Problem::CorruptObject {
+                object: *object,
+                actual,
+                path: path.clone(),
+            });
+            ObjectCheck {
+                bytes: bytes.len() as u64,
+                problem,
+            }
+        }
+        Err(err) => ObjectCheck {
+            bytes: 0,
+            problem: Some(Problem::UnreadableObject {
+                path: path.clone(),
+                error: err.to_string(),
+            }),
+        },
+    }
+}

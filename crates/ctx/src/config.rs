@@ -1,0 +1,413 @@
+//! Settings: known keys, their types and defaults, and the layers that set them.
+//!
+//! Precedence, highest first: command-line flag, environment (`CTX_<KEY>` with `.` as `_`,
+//! upper case), project file (`.ctx/config.toml`), global file (`~/.config/ctx/config.toml`),
+//! built-in default. Files are TOML; dotted keys are tables (`mcp.max_tokens` is
+//! `[mcp] max_tokens`). Writing a key keeps the rest of the file, comments included.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use ctx_core::TokenizerKind;
+use serde::Serialize;
+use toml_edit::{DocumentMut, Item, Table, value};
+
+/// The type of a setting's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// A tokenizer name.
+    Tokenizer,
+    /// A non-negative integer.
+    Count,
+}
+
+/// A setting ctx understands.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfigKey {
+    pub name: &'static str,
+    pub kind: ValueKind,
+    pub default: &'static str,
+    pub help: &'static str,
+}
+
+/// Every setting, in name order. Later parts of ctx add theirs here.
+pub const KEYS: &[ConfigKey] = &[ConfigKey {
+    name: "tokenizer",
+    kind: ValueKind::Tokenizer,
+    default: "o200k_base",
+    help: "tokenizer for counts and budgets: o200k_base, cl100k_base or approx",
+}];
+
+/// A setting's value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum ConfigValue {
+    Tokenizer(TokenizerKind),
+    Count(u64),
+}
+
+impl fmt::Display for ConfigValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Tokenizer(kind) => f.write_str(kind.name()),
+            Self::Count(n) => write!(f, "{n}"),
+        }
+    }
+}
+
+/// Where an effective value came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "layer", rename_all = "snake_case")]
+pub enum ConfigSource {
+    Default,
+    Global { path: PathBuf },
+    Project { path: PathBuf },
+    Env { var: String },
+    Flag,
+}
+
+impl fmt::Display for ConfigSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Default => f.write_str("default"),
+            Self::Global { path } => write!(f, "global ({})", path.display()),
+            Self::Project { path } => write!(f, "project ({})", path.display()),
+            Self::Env { var } => write!(f, "env ({var})"),
+            Self::Flag => f.write_str("flag"),
+        }
+    }
+}
+
+/// An effective setting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResolvedValue {
+    pub key: &'static str,
+    pub value: ConfigValue,
+    pub source: ConfigSource,
+}
+
+/// Configuration problems, each naming the input and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("unknown config key `{0}`; known keys: {known}", known = known_keys())]
+    UnknownKey(String),
+    #[error("invalid value `{value}` for `{key}` ({origin}): {reason}")]
+    InvalidValue {
+        key: String,
+        value: String,
+        origin: String,
+        reason: String,
+    },
+    #[error("{}: invalid TOML: {message}; fix or delete the file", path.display())]
+    InvalidFile { path: PathBuf, message: String },
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+fn known_keys() -> String {
+    KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+}
+
+/// Looks up a key by name.
+pub fn key(name: &str) -> Result<&'static ConfigKey, ConfigError> {
+    KEYS.iter()
+        .find(|k| k.name == name)
+        .ok_or_else(|| ConfigError::UnknownKey(name.to_owned()))
+}
+
+impl ConfigKey {
+    /// The environment variable that overrides this key.
+    pub fn env_var(&self) -> String {
+        format!("CTX_{}", self.name.replace('.', "_").to_uppercase())
+    }
+
+    /// Parses a textual value (from a flag, the environment or `config set`).
+    pub fn parse(&self, text: &str, origin: &str) -> Result<ConfigValue, ConfigError> {
+        let invalid = |reason: String| ConfigError::InvalidValue {
+            key: self.name.to_owned(),
+            value: text.to_owned(),
+            origin: origin.to_owned(),
+            reason,
+        };
+        match self.kind {
+            ValueKind::Tokenizer => text
+                .parse()
+                .map(ConfigValue::Tokenizer)
+                .map_err(|e| invalid(e.to_string())),
+            ValueKind::Count => text
+                .parse()
+                .map(ConfigValue::Count)
+                .map_err(|_| invalid("expected a non-negative integer".to_owned())),
+        }
+    }
+
+    fn from_toml(&self, item: &Item, origin: &str) -> Result<ConfigValue, ConfigError> {
+        match (self.kind, item.as_value()) {
+            (ValueKind::Tokenizer, Some(v)) if v.is_str() => {
+                self.parse(v.as_str().unwrap_or_default(), origin)
+            }
+            (ValueKind::Count, Some(v)) if v.is_integer() => {
+                self.parse(&v.as_integer().unwrap_or_default().to_string(), origin)
+            }
+            _ => Err(ConfigError::InvalidValue {
+                key: self.name.to_owned(),
+                value: item.to_string().trim().to_owned(),
+                origin: origin.to_owned(),
+                reason: match self.kind {
+                    ValueKind::Tokenizer => "expected a string".to_owned(),
+                    ValueKind::Count => "expected an integer".to_owned(),
+                },
+            }),
+        }
+    }
+}
+
+/// A parsed config file.
+#[derive(Debug, Clone)]
+pub struct ConfigFile {
+    path: PathBuf,
+    doc: DocumentMut,
+}
+
+impl ConfigFile {
+    /// Reads `path`; a missing file is an empty config.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = match fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(source) => {
+                return Err(ConfigError::Io {
+                    path: path.to_owned(),
+                    source,
+                });
+            }
+        };
+        let doc = text
+            .parse::<DocumentMut>()
+            .map_err(|err| ConfigError::InvalidFile {
+                path: path.to_owned(),
+                message: err.message().to_owned(),
+            })?;
+        Ok(Self {
+            path: path.to_owned(),
+            doc,
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn lookup(&self, key: &ConfigKey) -> Option<&Item> {
+        let mut item = self.doc.as_item();
+        for part in key.name.split('.') {
+            item = item.get(part)?;
+        }
+        Some(item)
+    }
+
+    /// Sets `key` in the file (validated), keeping everything else, and writes it atomically.
+    pub fn set(&mut self, key: &ConfigKey, text: &str) -> Result<ConfigValue, ConfigError> {
+        let parsed = key.parse(text, "config set")?;
+        let mut parts: Vec<&str> = key.name.split('.').collect();
+        let leaf = parts.pop().expect("keys are non-empty");
+        let mut table: &mut Table = self.doc.as_table_mut();
+        for part in parts {
+            let entry = table
+                .entry(part)
+                .or_insert_with(|| Item::Table(Table::new()));
+            table = entry
+                .as_table_mut()
+                .ok_or_else(|| ConfigError::InvalidFile {
+                    path: self.path.clone(),
+                    message: format!("`{part}` is not a table"),
+                })?;
+        }
+        table[leaf] = match &parsed {
+            ConfigValue::Tokenizer(kind) => value(kind.name()),
+            ConfigValue::Count(n) => value(i64::try_from(*n).unwrap_or(i64::MAX)),
+        };
+        self.save()?;
+        Ok(parsed)
+    }
+
+    fn save(&self) -> Result<(), ConfigError> {
+        let io = |source| ConfigError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        fs::create_dir_all(dir).map_err(io)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
+        tmp.write_all(self.doc.to_string().as_bytes()).map_err(io)?;
+        tmp.as_file().sync_all().map_err(io)?;
+        tmp.persist(&self.path).map_err(|e| io(e.error))?;
+        Ok(())
+    }
+}
+
+/// The layers that set values, lowest precedence first (defaults are implicit).
+#[derive(Debug, Clone, Default)]
+pub struct ConfigLayers {
+    pub global: Option<ConfigFile>,
+    pub project: Option<ConfigFile>,
+    /// `CTX_*` environment variables, as the front end read them.
+    pub env: BTreeMap<String, String>,
+    /// Values given as command-line flags, by key name.
+    pub flags: BTreeMap<String, String>,
+}
+
+impl ConfigLayers {
+    /// The effective value of `key` and where it came from.
+    pub fn resolve(&self, key: &'static ConfigKey) -> Result<ResolvedValue, ConfigError> {
+        let resolved = |value, source| {
+            Ok(ResolvedValue {
+                key: key.name,
+                value,
+                source,
+            })
+        };
+        if let Some(text) = self.flags.get(key.name) {
+            return resolved(key.parse(text, "flag")?, ConfigSource::Flag);
+        }
+        let var = key.env_var();
+        if let Some(text) = self.env.get(&var) {
+            return resolved(key.parse(text, &var)?, ConfigSource::Env { var });
+        }
+        if let Some(file) = &self.project
+            && let Some(item) = file.lookup(key)
+        {
+            let origin = file.path.display().to_string();
+            return resolved(
+                key.from_toml(item, &origin)?,
+                ConfigSource::Project {
+                    path: file.path.clone(),
+                },
+            );
+        }
+        if let Some(file) = &self.global
+            && let Some(item) = file.lookup(key)
+        {
+            let origin = file.path.display().to_string();
+            return resolved(
+                key.from_toml(item, &origin)?,
+                ConfigSource::Global {
+                    path: file.path.clone(),
+                },
+            );
+        }
+        resolved(key.parse(key.default, "default")?, ConfigSource::Default)
+    }
+
+    /// Every key's effective value, in name order.
+    pub fn resolve_all(&self) -> Result<Vec<ResolvedValue>, ConfigError> {
+        KEYS.iter().map(|k| self.resolve(k)).collect()
+    }
+
+    /// The effective tokenizer.
+    pub fn tokenizer(&self) -> Result<TokenizerKind, ConfigError> {
+        match self.resolve(key("tokenizer")?)?.value {
+            ConfigValue::Tokenizer(kind) => Ok(kind),
+            ConfigValue::Count(_) => unreachable!("tokenizer is a tokenizer-typed key"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(dir: &Path, name: &str, text: &str) -> ConfigFile {
+        let path = dir.join(name);
+        fs::write(&path, text).expect("write");
+        ConfigFile::load(&path).expect("load")
+    }
+
+    #[test]
+    fn precedence_is_flag_env_project_global_default() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tokenizer = key("tokenizer").expect("known");
+        let mut layers = ConfigLayers::default();
+        assert_eq!(
+            layers.resolve(tokenizer).expect("ok").source,
+            ConfigSource::Default
+        );
+
+        layers.global = Some(file(dir.path(), "g.toml", "tokenizer = \"approx\"\n"));
+        let r = layers.resolve(tokenizer).expect("ok");
+        assert_eq!(r.value, ConfigValue::Tokenizer(TokenizerKind::Approx));
+        assert!(matches!(r.source, ConfigSource::Global { .. }));
+
+        layers.project = Some(file(dir.path(), "p.toml", "tokenizer = \"cl100k_base\"\n"));
+        let r = layers.resolve(tokenizer).expect("ok");
+        assert_eq!(r.value, ConfigValue::Tokenizer(TokenizerKind::Cl100kBase));
+        assert!(matches!(r.source, ConfigSource::Project { .. }));
+
+        layers.env.insert("CTX_TOKENIZER".into(), "approx".into());
+        assert!(matches!(
+            layers.resolve(tokenizer).expect("ok").source,
+            ConfigSource::Env { .. }
+        ));
+
+        layers.flags.insert("tokenizer".into(), "o200k_base".into());
+        let r = layers.resolve(tokenizer).expect("ok");
+        assert_eq!(
+            (r.value, r.source),
+            (
+                ConfigValue::Tokenizer(TokenizerKind::O200kBase),
+                ConfigSource::Flag
+            )
+        );
+    }
+
+    #[test]
+    fn bad_values_and_files_name_their_origin() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut layers = ConfigLayers::default();
+        layers.project = Some(file(dir.path(), "p.toml", "tokenizer = 3\n"));
+        let err = layers.tokenizer().expect_err("wrong type");
+        assert!(err.to_string().contains("p.toml"), "{err}");
+
+        layers.env.insert("CTX_TOKENIZER".into(), "gpt2".into());
+        let err = layers.tokenizer().expect_err("unknown");
+        assert!(err.to_string().contains("CTX_TOKENIZER"), "{err}");
+
+        let path = dir.path().join("broken.toml");
+        fs::write(&path, "tokenizer = \n").expect("write");
+        let err = ConfigFile::load(&path).expect_err("invalid toml");
+        assert!(err.to_string().contains("broken.toml"), "{err}");
+
+        assert!(
+            key("nope")
+                .expect_err("unknown")
+                .to_string()
+                .contains("tokenizer")
+        );
+    }
+
+    #[test]
+    fn set_keeps_comments_and_other_keys() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut f = file(dir.path(), "c.toml", "# my settings\nother = 1\n");
+        f.set(key("tokenizer").expect("known"), "cl100k_base")
+            .expect("set");
+        let text = fs::read_to_string(dir.path().join("c.toml")).expect("read");
+        assert_eq!(
+            text,
+            "# my settings\nother = 1\ntokenizer = \"cl100k_base\"\n"
+        );
+        assert!(f.set(key("tokenizer").expect("known"), "bogus").is_err());
+        assert_eq!(
+            fs::read_to_string(dir.path().join("c.toml")).expect("read"),
+            text,
+            "unchanged on error"
+        );
+    }
+}

@@ -1,0 +1,13 @@
+//! The facade every ctx front end calls: the CLI, the MCP server, the HTTP server and the
+//! Python module all go through this crate, so they behave the same.
+//!
+//! It joins the library crates into user-level operations: [`config`] merges settings from
+//! flags, environment, project and global files; [`tokens`] counts with the token cache. Like
+//! every library here it never prints, never exits and never reads the environment itself:
+//! front ends pass what they read in.
+
+pub mod config;
+pub mod tokens;
+
+pub use ctx_core as core;
+pub use ctx_store as store;
