@@ -69,7 +69,6 @@ pub enum ColorChoice {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Create a project store (.ctx) in the current directory.
     Init(commands::init::InitArgs),
     /// Read and write settings.
     #[command(subcommand)]
@@ -77,8 +76,6 @@ pub enum Command {
     /// Check and clean the store.
     #[command(subcommand)]
     Store(commands::store::StoreCommand),
-    /// Count tokens exactly as tiktoken does.
     Tokens(commands::tokens::TokensArgs),
-    /// Print a shell completion script.
     Completions(commands::completions::CompletionsArgs),
 }

@@ -147,7 +147,7 @@ impl ConfigKey {
         }
     }
 
-    fn from_toml(&self, item: &Item, origin: &str) -> Result<ConfigValue, ConfigError> {
+    fn parse_toml(&self, item: &Item, origin: &str) -> Result<ConfigValue, ConfigError> {
         match (self.kind, item.as_value()) {
             (ValueKind::Tokenizer, Some(v)) if v.is_str() => {
                 self.parse(v.as_str().unwrap_or_default(), origin)
@@ -286,7 +286,7 @@ impl ConfigLayers {
         {
             let origin = file.path.display().to_string();
             return resolved(
-                key.from_toml(item, &origin)?,
+                key.parse_toml(item, &origin)?,
                 ConfigSource::Project {
                     path: file.path.clone(),
                 },
@@ -297,7 +297,7 @@ impl ConfigLayers {
         {
             let origin = file.path.display().to_string();
             return resolved(
-                key.from_toml(item, &origin)?,
+                key.parse_toml(item, &origin)?,
                 ConfigSource::Global {
                     path: file.path.clone(),
                 },
@@ -370,8 +370,10 @@ mod tests {
     #[test]
     fn bad_values_and_files_name_their_origin() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut layers = ConfigLayers::default();
-        layers.project = Some(file(dir.path(), "p.toml", "tokenizer = 3\n"));
+        let mut layers = ConfigLayers {
+            project: Some(file(dir.path(), "p.toml", "tokenizer = 3\n")),
+            ..ConfigLayers::default()
+        };
         let err = layers.tokenizer().expect_err("wrong type");
         assert!(err.to_string().contains("p.toml"), "{err}");
 

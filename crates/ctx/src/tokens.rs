@@ -20,15 +20,14 @@ pub fn count_cached(
             Some(db) if tokenizer.is_exact() => db.cached_token_count(&hash, tokenizer)?,
             _ => None,
         };
-        let count = match cached {
-            Some(count) => count,
-            None => {
-                let count = tokenizer.count(text) as u64;
-                if tokenizer.is_exact() {
-                    fresh.push((hash, count));
-                }
-                count
+        let count = if let Some(count) = cached {
+            count
+        } else {
+            let count = tokenizer.count(text) as u64;
+            if tokenizer.is_exact() {
+                fresh.push((hash, count));
             }
+            count
         };
         counts.push(count);
     }
