@@ -6,8 +6,11 @@
 //! tables are built once, lazily, the first time [`TokenizerKind::tokenizer`] is used for it;
 //! commands that count nothing never pay for them.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::str::FromStr;
+
+use rustc_hash::FxHashMap;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -101,9 +104,25 @@ impl<'de> Deserialize<'de> for TokenizerKind {
 }
 
 /// An exact BPE tokenizer from `bpe-openai`; the tables load on first count.
+///
+/// Counting splits the text with the encoding's pre-tokenization regex and byte-pair encodes
+/// each piece. Source code repeats the same short pieces (keywords, identifiers, indentation)
+/// over and over, so the count of each short piece is memoized per thread: the result is the
+/// same, the BPE work is done once per distinct piece. This roughly halves the instructions per
+/// byte on code (measured with callgrind on 3 MB of Rust: 953 M → 544 M for o200k_base).
 struct Exact {
     kind: TokenizerKind,
     load: fn() -> &'static bpe_openai::Tokenizer,
+}
+
+/// Pieces up to this many bytes are memoized; longer ones are rare and cheap to count once.
+const MEMO_MAX_PIECE: usize = 32;
+/// The memo is cleared when it reaches this many entries, bounding its memory (~4 MB).
+const MEMO_MAX_ENTRIES: usize = 1 << 16;
+
+thread_local! {
+    static PIECE_COUNTS: RefCell<[FxHashMap<Box<str>, u32>; 2]> =
+        RefCell::new([FxHashMap::default(), FxHashMap::default()]);
 }
 
 impl Tokenizer for Exact {
@@ -112,7 +131,29 @@ impl Tokenizer for Exact {
     }
 
     fn count(&self, text: &str) -> usize {
-        (self.load)().count(text)
+        let tokenizer = (self.load)();
+        let slot = usize::from(self.kind == TokenizerKind::Cl100kBase);
+        PIECE_COUNTS.with_borrow_mut(|memos| {
+            let memo = &mut memos[slot];
+            let mut total = 0usize;
+            for piece in tokenizer.split(text) {
+                if piece.len() > MEMO_MAX_PIECE {
+                    total += tokenizer.bpe.count(piece.as_bytes());
+                    continue;
+                }
+                if let Some(&count) = memo.get(piece) {
+                    total += count as usize;
+                    continue;
+                }
+                let count = tokenizer.bpe.count(piece.as_bytes());
+                if memo.len() >= MEMO_MAX_ENTRIES {
+                    memo.clear();
+                }
+                memo.insert(piece.into(), u32::try_from(count).expect("a short piece has few tokens"));
+                total += count;
+            }
+            total
+        })
     }
 }
 
@@ -161,6 +202,23 @@ mod tests {
         assert_eq!(approx.count("abcd"), 1);
         assert_eq!(approx.count("abcde"), 2);
         assert_eq!(approx.count("é"), 1); // two bytes
+    }
+
+    #[test]
+    fn memoized_counts_equal_the_plain_bpe_counts() {
+        // Enough distinct short pieces to overflow and clear the memo several times.
+        let mut text = String::new();
+        for i in 0..(3 * MEMO_MAX_ENTRIES) {
+            text.push_str(&format!("w{i:x} ι{i} "));
+        }
+        text.push_str(&"x".repeat(100)); // a piece longer than the memo limit
+        for (kind, plain) in [
+            (TokenizerKind::O200kBase, bpe_openai::o200k_base()),
+            (TokenizerKind::Cl100kBase, bpe_openai::cl100k_base()),
+        ] {
+            assert_eq!(kind.count(&text), plain.count(text.as_str()), "{kind}");
+            assert_eq!(kind.count(&text), plain.count(text.as_str()), "{kind}, memo warm");
+        }
     }
 
     #[test]

@@ -1,4 +1,10 @@
 //! The workspace sandbox (path validation), the gitignore-aware walker, the fs_read engine and text search.
 //!
-//! The crate boundary exists so the dependency rule in ARCHITECTURE.md holds from the start;
-//! its contents arrive with the issue that builds this part.
+//! [`walk`] lists a tree the way git sees it (every ignore rule, hidden files skipped,
+//! dependency and build directories skipped by default), in parallel, sorted by relative path.
+
+pub mod error;
+pub mod walk;
+
+pub use error::WalkError;
+pub use walk::{WalkEntry, WalkOptions, WalkOutcome, walk, walk_with_errors};

@@ -1,0 +1,97 @@
+//! Shared harness for the CLI tests: an isolated temp dir with a cleared environment (no
+//! developer HOME, no CTX_* variables) and helpers to run `ctx` and check its results.
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub struct Env {
+    _tmp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Env {
+    pub fn new() -> Self {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().canonicalize().expect("canonical");
+        let home = root.join("home");
+        fs::create_dir_all(&home).expect("home");
+        fs::create_dir_all(root.join("work")).expect("work");
+        Self { _tmp: tmp, root, home }
+    }
+
+    pub fn work(&self) -> PathBuf {
+        self.root.join("work")
+    }
+
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ctx"));
+        cmd.args(args)
+            .current_dir(self.work())
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        self.run_with(self.cmd(args))
+    }
+
+    pub fn run_with(&self, mut cmd: Command) -> Run {
+        let out = cmd.output().expect("run ctx");
+        Run {
+            code: out.status.code().expect("exit code"),
+            stdout: String::from_utf8(out.stdout).expect("utf8 stdout"),
+            stderr: String::from_utf8(out.stderr).expect("utf8 stderr"),
+        }
+    }
+}
+
+impl Run {
+    #[track_caller]
+    pub fn ok(&self) -> &Self {
+        assert_eq!(self.code, 0, "stdout: {}\nstderr: {}", self.stdout, self.stderr);
+        self
+    }
+
+    /// A failed run: exit 2 and exactly one line on stderr that mentions `needle`.
+    #[track_caller]
+    pub fn bad_input(&self, needle: &str) {
+        assert_eq!(self.code, 2, "stdout: {}\nstderr: {}", self.stdout, self.stderr);
+        assert_eq!(self.stderr.lines().count(), 1, "one line: {}", self.stderr);
+        assert!(self.stderr.starts_with("error: "), "{}", self.stderr);
+        assert!(self.stderr.contains(needle), "`{needle}` not in: {}", self.stderr);
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).expect("JSON output")
+    }
+}
+
+/// Every file under `dir` with its bytes, for "nothing changed" checks.
+pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).expect("readdir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push((path.clone(), fs::read(&path).expect("read")));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+

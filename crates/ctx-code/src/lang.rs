@@ -1,0 +1,165 @@
+//! The languages ctx understands, detected from file names, with their tree-sitter grammars.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// A language with a tree-sitter grammar compiled in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    Rust,
+    Python,
+    JavaScript,
+    TypeScript,
+    Tsx,
+    Go,
+    Java,
+    C,
+    Cpp,
+}
+
+/// Every supported language, in a fixed order.
+pub const LANGUAGES: &[Language] = &[
+    Language::Rust,
+    Language::Python,
+    Language::JavaScript,
+    Language::TypeScript,
+    Language::Tsx,
+    Language::Go,
+    Language::Java,
+    Language::C,
+    Language::Cpp,
+];
+
+/// Bumped whenever extraction changes what it produces for the same bytes, so cached
+/// summaries made by an older ctx are not reused.
+pub const EXTRACTOR_VERSION: u32 = 1;
+
+impl Language {
+    /// The language of a file, from its extension (or name); `None` when unsupported.
+    pub fn from_path(path: &Path) -> Option<Self> {
+        let ext = path.extension()?.to_str()?;
+        Self::from_extension(ext)
+    }
+
+    /// The language of a file extension (without the dot).
+    pub fn from_extension(ext: &str) -> Option<Self> {
+        Some(match ext {
+            "rs" => Self::Rust,
+            "py" | "pyi" | "pyw" => Self::Python,
+            "js" | "mjs" | "cjs" | "jsx" => Self::JavaScript,
+            "ts" | "mts" | "cts" => Self::TypeScript,
+            "tsx" => Self::Tsx,
+            "go" => Self::Go,
+            "java" => Self::Java,
+            "c" | "h" => Self::C,
+            "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "tpp" | "inl" => {
+                Self::Cpp
+            }
+            _ => return None,
+        })
+    }
+
+    /// The name used in output (`rust`, `typescript`, `tsx`, `cpp`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rust => "rust",
+            Self::Python => "python",
+            Self::JavaScript => "javascript",
+            Self::TypeScript => "typescript",
+            Self::Tsx => "tsx",
+            Self::Go => "go",
+            Self::Java => "java",
+            Self::C => "c",
+            Self::Cpp => "cpp",
+        }
+    }
+
+    /// Parses a name as printed by [`Language::name`].
+    pub fn from_name(name: &str) -> Option<Self> {
+        LANGUAGES.iter().copied().find(|l| l.name() == name)
+    }
+
+    /// The tree-sitter grammar.
+    pub fn grammar(self) -> tree_sitter::Language {
+        match self {
+            Self::Rust => tree_sitter_rust::LANGUAGE.into(),
+            Self::Python => tree_sitter_python::LANGUAGE.into(),
+            Self::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+            Self::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            Self::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+            Self::Go => tree_sitter_go::LANGUAGE.into(),
+            Self::Java => tree_sitter_java::LANGUAGE.into(),
+            Self::C => tree_sitter_c::LANGUAGE.into(),
+            Self::Cpp => tree_sitter_cpp::LANGUAGE.into(),
+        }
+    }
+
+    /// The cache key part that changes when the grammar or the extractor changes: the
+    /// language, the grammar's ABI version and [`EXTRACTOR_VERSION`].
+    pub fn extractor_key(self) -> String {
+        format!(
+            "{}:abi{}:x{EXTRACTOR_VERSION}",
+            self.name(),
+            self.grammar().abi_version()
+        )
+    }
+
+    /// The separator between a scope and a member name (`Foo::bar` or `Foo.bar`).
+    pub fn scope_separator(self) -> &'static str {
+        match self {
+            Self::Rust | Self::Cpp => "::",
+            _ => ".",
+        }
+    }
+
+    /// Whether the language uses C-style `{ … }` bodies (everything but Python).
+    pub fn has_braces(self) -> bool {
+        self != Self::Python
+    }
+}
+
+/// A project type guessed from manifest files in a directory (`rust`, `python`, …).
+pub fn detect_project_type(dir: &Path) -> Option<&'static str> {
+    let has = |name: &str| dir.join(name).exists();
+    if has("Cargo.toml") {
+        Some("rust")
+    } else if has("go.mod") {
+        Some("go")
+    } else if has("package.json") {
+        Some(if has("tsconfig.json") {
+            "typescript"
+        } else {
+            "javascript"
+        })
+    } else if has("pyproject.toml") || has("setup.py") || has("requirements.txt") {
+        Some("python")
+    } else if has("pom.xml") || has("build.gradle") || has("build.gradle.kts") {
+        Some("java")
+    } else if has("CMakeLists.txt") || has("meson.build") || has("Makefile") {
+        Some("c/c++")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extensions_map_to_languages_and_every_grammar_loads() {
+        assert_eq!(Language::from_path(Path::new("a/b.rs")), Some(Language::Rust));
+        assert_eq!(Language::from_path(Path::new("x.tsx")), Some(Language::Tsx));
+        assert_eq!(Language::from_path(Path::new("x.hpp")), Some(Language::Cpp));
+        assert_eq!(Language::from_path(Path::new("x.h")), Some(Language::C));
+        assert_eq!(Language::from_path(Path::new("README")), None);
+        assert_eq!(Language::from_path(Path::new("x.rb")), None);
+        for &lang in LANGUAGES {
+            let mut parser = tree_sitter::Parser::new();
+            parser.set_language(&lang.grammar()).expect("grammar loads");
+            assert_eq!(Language::from_name(lang.name()), Some(lang));
+        }
+    }
+}

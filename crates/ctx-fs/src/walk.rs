@@ -1,0 +1,562 @@
+//! The gitignore-aware, parallel, deterministic file walker.
+//!
+//! Built on the `ignore` crate (ripgrep's walker), so ignore rules behave exactly as git's:
+//! nested `.gitignore` files, `.ignore`, `.git/info/exclude`, the global excludes file
+//! (`core.excludesFile`, else `$XDG_CONFIG_HOME/git/ignore`), and `!negations`. The rules apply
+//! whether or not the directory is a git repository. On top of them:
+//!
+//! - hidden files and directories are skipped unless [`WalkOptions::hidden`] is set;
+//! - [default ignores](DEFAULT_IGNORED_DIRS) skip dependency, build and cache directories and
+//!   minified bundles even without a `.gitignore` (turn off with
+//!   [`WalkOptions::default_ignores`]);
+//! - [`WalkOptions::globs`] restricts the files returned to those matching a glob relative to
+//!   the root.
+//!
+//! The walk runs on several threads; the result is sorted by the byte order of the
+//! `/`-separated relative path, so the same tree always gives the same list.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use ignore::{DirEntry, WalkBuilder, WalkState};
+
+use crate::error::WalkError;
+
+/// Directory names skipped by default, wherever they appear, even without a `.gitignore`.
+///
+/// `vendor` is skipped only when it holds dependencies (see [`is_dependency_vendor_dir`]).
+pub const DEFAULT_IGNORED_DIRS: &[&str] = &[
+    ".git",
+    ".hg",
+    ".svn",
+    ".ctx",
+    "node_modules",
+    "target",
+    "dist",
+    "build",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".tox",
+    ".next",
+    ".gradle",
+];
+
+/// File-name suffixes of generated bundles skipped by default.
+pub const DEFAULT_IGNORED_SUFFIXES: &[&str] = &[
+    ".min.js",
+    ".min.mjs",
+    ".min.cjs",
+    ".min.css",
+    ".bundle.js",
+    ".js.map",
+    ".css.map",
+];
+
+/// What to walk and what to skip.
+// Independent switches, each mirroring a walker setting; not a state machine.
+#[allow(clippy::struct_excessive_bools)]
+#[derive(Debug, Clone)]
+pub struct WalkOptions {
+    /// Include hidden files and directories (names starting with `.`). Default: false.
+    pub hidden: bool,
+    /// Descend at most this many levels below the root (the root's children are depth 1).
+    pub max_depth: Option<usize>,
+    /// Follow symbolic links. Default: false (links are skipped, like ripgrep does).
+    pub follow_links: bool,
+    /// Apply the gitignore family of rules. Default: true.
+    pub git_ignore: bool,
+    /// Skip [`DEFAULT_IGNORED_DIRS`], dependency `vendor` dirs and minified bundles. Default: true.
+    pub default_ignores: bool,
+    /// Return only files whose relative path matches one of these globs (all files when
+    /// empty). A glob without `/` matches the file name (`*.rs`); one with `/` matches the
+    /// whole relative path (`src/**/*.rs`), `*` not crossing `/`.
+    pub globs: Vec<String>,
+    /// Skip files and directories matching one of these globs (same syntax as `globs`).
+    pub excludes: Vec<String>,
+    /// Also return directories (never the root itself). Default: false.
+    pub include_dirs: bool,
+    /// Worker threads; 0 picks from the number of CPUs.
+    pub threads: usize,
+}
+
+impl Default for WalkOptions {
+    fn default() -> Self {
+        Self {
+            hidden: false,
+            max_depth: None,
+            follow_links: false,
+            git_ignore: true,
+            default_ignores: true,
+            globs: Vec::new(),
+            excludes: Vec::new(),
+            include_dirs: false,
+            threads: 0,
+        }
+    }
+}
+
+/// One file (or directory, with [`WalkOptions::include_dirs`]) found by the walk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalkEntry {
+    /// The path as reached from the root passed to [`walk`] (absolute when the root is).
+    pub path: PathBuf,
+    /// The path relative to the root, `/`-separated, without `./`. For a root that is a file,
+    /// its file name.
+    pub rel: String,
+    /// Whether this is a directory.
+    pub is_dir: bool,
+    /// Size in bytes (0 for directories).
+    pub size: u64,
+}
+
+/// A walk's entries plus the errors met on the way (unreadable directories, broken links).
+#[derive(Debug, Default)]
+pub struct WalkOutcome {
+    /// Entries sorted by the byte order of [`WalkEntry::rel`].
+    pub entries: Vec<WalkEntry>,
+    /// One line per problem; the walk went on past each of them.
+    pub errors: Vec<String>,
+}
+
+/// Walks `root` and returns its files sorted by relative path; errors on single entries are
+/// skipped (use [`walk_with_errors`] to see them).
+pub fn walk(root: &Path, opts: &WalkOptions) -> Result<Vec<WalkEntry>, WalkError> {
+    walk_with_errors(root, opts).map(|outcome| outcome.entries)
+}
+
+/// Walks `root` like [`walk`], also returning the errors met on single entries.
+pub fn walk_with_errors(root: &Path, opts: &WalkOptions) -> Result<WalkOutcome, WalkError> {
+    let meta = std::fs::metadata(root).map_err(|source| WalkError::Root {
+        path: root.to_owned(),
+        source,
+    })?;
+    let includes = PathGlobs::new(&opts.globs)?;
+    let excludes = PathGlobs::new(&opts.excludes)?;
+    if meta.is_file() {
+        let rel = root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let entries = vec![WalkEntry {
+            path: root.to_owned(),
+            rel,
+            is_dir: false,
+            size: meta.len(),
+        }];
+        return Ok(WalkOutcome {
+            entries,
+            errors: Vec::new(),
+        });
+    }
+
+    let mut builder = WalkBuilder::new(root);
+    builder
+        .hidden(!opts.hidden)
+        .parents(opts.git_ignore)
+        .ignore(opts.git_ignore)
+        .git_ignore(opts.git_ignore)
+        .git_global(opts.git_ignore)
+        .git_exclude(opts.git_ignore)
+        .require_git(false)
+        .follow_links(opts.follow_links)
+        .max_depth(opts.max_depth)
+        .threads(opts.threads);
+    let root_owned = root.to_owned();
+    let default_ignores = opts.default_ignores;
+    let dir_excludes = excludes.clone();
+    builder.filter_entry(move |entry| {
+        if entry.depth() == 0 {
+            return true;
+        }
+        let name = entry.file_name().to_string_lossy();
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        if default_ignores && is_default_ignored(&name, is_dir, entry.path()) {
+            return false;
+        }
+        if !dir_excludes.is_empty()
+            && let Some(rel) = relative(&root_owned, entry.path())
+            && dir_excludes.matches(&rel, &name)
+        {
+            return false;
+        }
+        true
+    });
+
+    let found = Mutex::new(WalkOutcome::default());
+    builder.build_parallel().run(|| {
+        let found = &found;
+        let includes = &includes;
+        Box::new(move |result| {
+            match result {
+                Ok(entry) => {
+                    if let Some(item) = accept(root, &entry, opts, includes) {
+                        found.lock().expect("walk result lock").entries.push(item);
+                    }
+                }
+                Err(err) => found
+                    .lock()
+                    .expect("walk result lock")
+                    .errors
+                    .push(err.to_string()),
+            }
+            WalkState::Continue
+        })
+    });
+    let mut outcome = found.into_inner().expect("walk result lock");
+    outcome
+        .entries
+        .sort_unstable_by(|a, b| a.rel.as_bytes().cmp(b.rel.as_bytes()));
+    outcome.errors.sort();
+    Ok(outcome)
+}
+
+/// Turns a raw walk entry into a [`WalkEntry`] if it should be returned.
+fn accept(
+    root: &Path,
+    entry: &DirEntry,
+    opts: &WalkOptions,
+    includes: &PathGlobs,
+) -> Option<WalkEntry> {
+    if entry.depth() == 0 {
+        return None;
+    }
+    let file_type = entry.file_type()?;
+    let is_dir = file_type.is_dir();
+    if !is_dir && !file_type.is_file() {
+        // Symlinks when not following them, sockets, fifos, devices.
+        return None;
+    }
+    if is_dir && !opts.include_dirs {
+        return None;
+    }
+    let rel = relative(root, entry.path())?;
+    if !is_dir && !includes.is_empty() {
+        let name = entry.file_name().to_string_lossy();
+        if !includes.matches(&rel, &name) {
+            return None;
+        }
+    }
+    let size = if is_dir {
+        0
+    } else {
+        entry.metadata().map_or(0, |m| m.len())
+    };
+    Some(WalkEntry {
+        path: entry.path().to_owned(),
+        rel,
+        is_dir,
+        size,
+    })
+}
+
+/// `path` relative to `root`, `/`-separated.
+fn relative(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let mut out = String::new();
+    for (i, part) in rel.components().enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        out.push_str(&part.as_os_str().to_string_lossy());
+    }
+    if out.is_empty() { None } else { Some(out) }
+}
+
+/// Whether a directory or file of this name is skipped by the default ignores.
+pub fn is_default_ignored(name: &str, is_dir: bool, path: &Path) -> bool {
+    if is_dir {
+        if DEFAULT_IGNORED_DIRS.contains(&name) {
+            return true;
+        }
+        name == "vendor" && is_dependency_vendor_dir(path)
+    } else {
+        DEFAULT_IGNORED_SUFFIXES
+            .iter()
+            .any(|suffix| name.ends_with(suffix))
+    }
+}
+
+/// Whether a `vendor` directory holds third-party dependencies rather than the project's own
+/// code: Go (`vendor/modules.txt`, or a `go.mod` beside it), Composer (`vendor/autoload.php`,
+/// or `composer.json` beside it), Bundler (`vendor/bundle`, or a `Gemfile` beside it), or
+/// `cargo vendor` (crates with a `.cargo-checksum.json`).
+pub fn is_dependency_vendor_dir(dir: &Path) -> bool {
+    if ["modules.txt", "autoload.php", "bundle"]
+        .iter()
+        .any(|marker| dir.join(marker).exists())
+    {
+        return true;
+    }
+    if let Some(parent) = dir.parent()
+        && ["go.mod", "composer.json", "Gemfile"]
+            .iter()
+            .any(|marker| parent.join(marker).exists())
+    {
+        return true;
+    }
+    std::fs::read_dir(dir).is_ok_and(|children| {
+        children
+            .flatten()
+            .take(8)
+            .any(|child| child.path().join(".cargo-checksum.json").exists())
+    })
+}
+
+/// Globs split into those matched against the file name and those matched against the path.
+#[derive(Debug, Clone)]
+struct PathGlobs {
+    by_name: GlobSet,
+    by_path: GlobSet,
+    empty: bool,
+}
+
+impl PathGlobs {
+    fn new(patterns: &[String]) -> Result<Self, WalkError> {
+        let mut by_name = GlobSetBuilder::new();
+        let mut by_path = GlobSetBuilder::new();
+        for pattern in patterns {
+            let invalid = |source| WalkError::Glob {
+                pattern: pattern.clone(),
+                source,
+            };
+            let trimmed = pattern.trim_start_matches("./").trim_start_matches('/');
+            if trimmed.contains('/') {
+                let glob = GlobBuilder::new(trimmed)
+                    .literal_separator(true)
+                    .build()
+                    .map_err(invalid)?;
+                by_path.add(glob);
+            } else {
+                by_name.add(Glob::new(trimmed).map_err(invalid)?);
+            }
+        }
+        let build = |builder: GlobSetBuilder| {
+            builder.build().map_err(|source| WalkError::Glob {
+                pattern: patterns.join(" "),
+                source,
+            })
+        };
+        Ok(Self {
+            by_name: build(by_name)?,
+            by_path: build(by_path)?,
+            empty: patterns.is_empty(),
+        })
+    }
+
+    fn is_empty(&self) -> bool {
+        self.empty
+    }
+
+    fn matches(&self, rel: &str, name: &str) -> bool {
+        self.by_name.is_match(name) || self.by_path.is_match(rel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (rel, body) in files {
+            let path = dir.path().join(rel);
+            fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            fs::write(path, body).expect("write");
+        }
+        dir
+    }
+
+    fn rels(root: &Path, opts: &WalkOptions) -> Vec<String> {
+        walk(root, opts)
+            .expect("walk")
+            .into_iter()
+            .map(|e| e.rel)
+            .collect()
+    }
+
+    #[test]
+    fn nested_gitignore_and_negation_apply_without_a_repository() {
+        let dir = tree(&[
+            (".gitignore", "*.log\n!keep.log\n"),
+            ("a.log", ""),
+            ("keep.log", ""),
+            ("src/main.rs", ""),
+            ("src/.gitignore", "gen/\n"),
+            ("src/gen/out.rs", ""),
+            ("src/sub/.gitignore", "!*.log\n"),
+            ("src/sub/deep.log", ""),
+        ]);
+        assert_eq!(
+            rels(dir.path(), &WalkOptions::default()),
+            ["keep.log", "src/main.rs", "src/sub/deep.log"]
+        );
+    }
+
+    #[test]
+    fn dot_ignore_and_git_info_exclude_apply() {
+        let dir = tree(&[
+            (".ignore", "secret.txt\n"),
+            (".git/info/exclude", "local/\n"),
+            (".git/HEAD", "ref: refs/heads/main\n"),
+            ("secret.txt", ""),
+            ("local/x.rs", ""),
+            ("lib.rs", ""),
+        ]);
+        assert_eq!(rels(dir.path(), &WalkOptions::default()), ["lib.rs"]);
+    }
+
+    #[test]
+    fn hidden_files_are_skipped_unless_asked_for() {
+        let dir = tree(&[(".env.example", ""), (".config/a.toml", ""), ("b.txt", "")]);
+        assert_eq!(rels(dir.path(), &WalkOptions::default()), ["b.txt"]);
+        let opts = WalkOptions {
+            hidden: true,
+            ..WalkOptions::default()
+        };
+        assert_eq!(
+            rels(dir.path(), &opts),
+            [".config/a.toml", ".env.example", "b.txt"]
+        );
+    }
+
+    #[test]
+    fn default_ignores_apply_without_a_gitignore() {
+        let dir = tree(&[
+            ("node_modules/x/index.js", ""),
+            ("target/debug/a", ""),
+            ("dist/app.js", ""),
+            ("build/out.o", ""),
+            (".venv/lib/site.py", ""),
+            ("venv/lib/site.py", ""),
+            ("pkg/__pycache__/m.pyc", ""),
+            ("web/app.min.js", ""),
+            ("web/app.js", ""),
+            ("go.mod", "module x\n"),
+            ("vendor/github.com/a/b.go", ""),
+            ("php/vendor/own.php", ""),
+            ("main.go", ""),
+        ]);
+        assert_eq!(
+            rels(dir.path(), &WalkOptions::default()),
+            ["go.mod", "main.go", "php/vendor/own.php", "web/app.js"]
+        );
+        let hidden = WalkOptions {
+            hidden: true,
+            ..WalkOptions::default()
+        };
+        assert!(
+            !rels(dir.path(), &hidden)
+                .iter()
+                .any(|r| r.starts_with(".venv"))
+        );
+        let all = WalkOptions {
+            default_ignores: false,
+            ..WalkOptions::default()
+        };
+        assert_eq!(rels(dir.path(), &all).len(), 12, "all but the hidden .venv");
+    }
+
+    #[test]
+    fn git_directory_is_skipped_even_with_hidden_files() {
+        let dir = tree(&[(".git/config", ""), (".ctx/state.db", ""), ("a", "")]);
+        let opts = WalkOptions {
+            hidden: true,
+            ..WalkOptions::default()
+        };
+        assert_eq!(rels(dir.path(), &opts), ["a"]);
+    }
+
+    #[test]
+    fn output_is_sorted_by_byte_order_of_the_relative_path() {
+        let dir = tree(&[
+            ("b/z.rs", ""),
+            ("a-b.rs", ""),
+            ("a/b.rs", ""),
+            ("B.rs", ""),
+            ("a.rs", ""),
+            ("_.rs", ""),
+        ]);
+        let got = rels(dir.path(), &WalkOptions::default());
+        assert_eq!(got, ["B.rs", "_.rs", "a-b.rs", "a.rs", "a/b.rs", "b/z.rs"]);
+        let mut sorted = got.clone();
+        sorted.sort();
+        assert_eq!(got, sorted);
+        for _ in 0..5 {
+            assert_eq!(rels(dir.path(), &WalkOptions::default()), got);
+        }
+    }
+
+    #[test]
+    fn globs_restrict_by_name_or_by_path() {
+        let dir = tree(&[
+            ("src/a.rs", ""),
+            ("src/deep/b.rs", ""),
+            ("src/c.py", ""),
+            ("d.rs", ""),
+        ]);
+        let by_name = WalkOptions {
+            globs: vec!["*.rs".into()],
+            ..WalkOptions::default()
+        };
+        assert_eq!(
+            rels(dir.path(), &by_name),
+            ["d.rs", "src/a.rs", "src/deep/b.rs"]
+        );
+        let by_path = WalkOptions {
+            globs: vec!["src/*.rs".into()],
+            ..WalkOptions::default()
+        };
+        assert_eq!(rels(dir.path(), &by_path), ["src/a.rs"]);
+        let excluded = WalkOptions {
+            excludes: vec!["deep".into(), "*.py".into()],
+            ..WalkOptions::default()
+        };
+        assert_eq!(rels(dir.path(), &excluded), ["d.rs", "src/a.rs"]);
+    }
+
+    #[test]
+    fn depth_dirs_and_sizes_are_reported() {
+        let dir = tree(&[("a/b/c.txt", "hello"), ("top.txt", "hi")]);
+        let opts = WalkOptions {
+            include_dirs: true,
+            max_depth: Some(2),
+            ..WalkOptions::default()
+        };
+        let entries = walk(dir.path(), &opts).expect("walk");
+        let got: Vec<(&str, bool, u64)> = entries
+            .iter()
+            .map(|e| (e.rel.as_str(), e.is_dir, e.size))
+            .collect();
+        assert_eq!(
+            got,
+            [("a", true, 0), ("a/b", true, 0), ("top.txt", false, 2)]
+        );
+        assert!(entries[2].path.is_absolute());
+    }
+
+    #[test]
+    fn a_file_root_yields_itself_and_a_missing_root_is_an_error() {
+        let dir = tree(&[("one.rs", "fn x() {}")]);
+        let file = dir.path().join("one.rs");
+        let entries = walk(&file, &WalkOptions::default()).expect("walk");
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].rel, "one.rs");
+        assert_eq!(entries[0].size, 9);
+        let missing = walk(&dir.path().join("nope"), &WalkOptions::default());
+        assert!(matches!(missing, Err(WalkError::Root { .. })));
+        let bad_glob = WalkOptions {
+            globs: vec!["a[".into()],
+            ..WalkOptions::default()
+        };
+        assert!(matches!(
+            walk(dir.path(), &bad_glob),
+            Err(WalkError::Glob { .. })
+        ));
+    }
+}
