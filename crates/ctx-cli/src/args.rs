@@ -76,6 +76,15 @@ pub enum Command {
     /// Check and clean the store.
     #[command(subcommand)]
     Store(commands::store::StoreCommand),
+    /// Packs: named collections of sources rendered into one budgeted payload.
+    #[command(subcommand)]
+    Pack(commands::pack::PackCommand),
     Tokens(commands::tokens::TokensArgs),
+    Status(commands::status::StatusArgs),
+    Map(commands::map::MapArgs),
+    Summarize(commands::summarize::SummarizeArgs),
+    Search(commands::search::SearchArgs),
+    Related(commands::related::RelatedArgs),
+    DiffContext(commands::diff_context::DiffContextArgs),
     Completions(commands::completions::CompletionsArgs),
 }

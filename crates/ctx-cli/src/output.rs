@@ -35,6 +35,7 @@ pub enum Style {
     Bold,
     Green,
     Red,
+    Yellow,
     Dim,
 }
 
@@ -44,6 +45,7 @@ impl Style {
             Self::Bold => "1",
             Self::Green => "32",
             Self::Red => "31",
+            Self::Yellow => "33",
             Self::Dim => "2",
         }
     }
@@ -117,6 +119,21 @@ impl Output {
     pub fn note(&self, text: &str) {
         if !self.quiet {
             eprintln!("{} {text}", paint(self.color_stderr, Style::Dim, "ctx:"));
+        }
+    }
+
+    /// A warning on stderr (shown even with -q).
+    pub fn warn(&self, text: &str) {
+        eprintln!(
+            "{} {text}",
+            paint(self.color_stderr, Style::Yellow, "warning:")
+        );
+    }
+
+    /// A multi-line report on stderr, when stdout carries a payload (suppressed by -q).
+    pub fn report(&self, text: &str) {
+        if !self.quiet {
+            eprintln!("{text}");
         }
     }
 

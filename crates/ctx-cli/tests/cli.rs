@@ -22,7 +22,11 @@ fn init_then_verify_exits_zero() {
     let env = Env::new();
     let init = env.run(&["init"]);
     init.ok();
-    assert!(init.stdout.contains("Initialized empty ctx store"), "{}", init.stdout);
+    assert!(
+        init.stdout.contains("Initialized empty ctx store"),
+        "{}",
+        init.stdout
+    );
     assert!(env.work().join(".ctx/state.db").is_file());
     let verify = env.run(&["store", "verify"]);
     verify.ok();
@@ -53,7 +57,10 @@ fn tokens_equal_tiktoken_for_both_encodings() {
         for entry in report["files"].as_array().expect("files") {
             let path = PathBuf::from(entry["path"].as_str().expect("path"));
             let name = path.file_name().expect("name").to_str().expect("utf8");
-            assert_eq!(entry["tokens"], expected[name][encoding], "{name} {encoding}");
+            assert_eq!(
+                entry["tokens"], expected[name][encoding],
+                "{name} {encoding}"
+            );
         }
     }
 }
@@ -64,7 +71,9 @@ fn tokens_reads_stdin_and_uses_the_configured_tokenizer() {
     env.run(&["init"]).ok();
     env.run(&["config", "set", "tokenizer", "cl100k_base"]).ok();
     let mut cmd = env.cmd(&["--json", "tokens", "-"]);
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn");
     {
         use std::io::Write;
@@ -75,12 +84,18 @@ fn tokens_reads_stdin_and_uses_the_configured_tokenizer() {
     assert!(out.status.success());
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(report["tokenizer"], "cl100k_base");
-    assert_eq!(report["total_tokens"], 7, "special-token text counts as ordinary text");
+    assert_eq!(
+        report["total_tokens"], 7,
+        "special-token text counts as ordinary text"
+    );
     // The count went into the project store's cache.
     let store = Store::open(&env.work().join(".ctx")).expect("open");
     let hash = ContentHash::of(b"<|endoftext|>");
     assert_eq!(
-        store.db().cached_token_count(&hash, ctx::core::TokenizerKind::Cl100kBase).expect("query"),
+        store
+            .db()
+            .cached_token_count(&hash, ctx::core::TokenizerKind::Cl100kBase)
+            .expect("query"),
         Some(7)
     );
 }
@@ -93,7 +108,8 @@ fn tokens_bad_input() {
     env.run(&["tokens", "missing.txt"]).bad_input("missing.txt");
     env.run(&["tokens", "dir"]).bad_input("is a directory");
     env.run(&["tokens", "bad.bin"]).bad_input("not valid UTF-8");
-    env.run(&["tokens", "--tokenizer", "gpt2", "bad.bin"]).bad_input("unknown tokenizer `gpt2`");
+    env.run(&["tokens", "--tokenizer", "gpt2", "bad.bin"])
+        .bad_input("unknown tokenizer `gpt2`");
     let mut cmd = env.cmd(&["tokens", "x"]);
     cmd.env("CTX_TOKENIZER", "nope");
     env.run_with(cmd).bad_input("CTX_TOKENIZER");
@@ -108,12 +124,19 @@ fn store_verify_names_a_corrupt_object_and_exits_one() {
     env.run(&["init"]).ok();
     let hash = {
         let store = Store::open(&env.work().join(".ctx")).expect("open");
-        let hash = store.objects().put(b"some content worth keeping").expect("put");
+        let hash = store
+            .objects()
+            .put(b"some content worth keeping")
+            .expect("put");
         store.db().set_ref("test", "x", &hash).expect("ref");
         hash
     };
     env.run(&["store", "verify"]).ok();
-    let path = env.work().join(".ctx/objects/sha256").join(&hash.to_hex()[..2]).join(&hash.to_hex()[2..]);
+    let path = env
+        .work()
+        .join(".ctx/objects/sha256")
+        .join(&hash.to_hex()[..2])
+        .join(&hash.to_hex()[2..]);
     let mut perms = fs::metadata(&path).expect("meta").permissions();
     #[allow(clippy::permissions_set_readonly_false)]
     perms.set_readonly(false);
@@ -124,7 +147,11 @@ fn store_verify_names_a_corrupt_object_and_exits_one() {
 
     let run = env.run(&["store", "verify"]);
     assert_eq!(run.code, 1, "{}", run.stdout);
-    assert!(run.stdout.contains(&hash.to_string()), "names the object: {}", run.stdout);
+    assert!(
+        run.stdout.contains(&hash.to_string()),
+        "names the object: {}",
+        run.stdout
+    );
     let json = env.run(&["--json", "store", "verify"]);
     assert_eq!(json.code, 1);
     let report = json.json();
@@ -158,7 +185,11 @@ fn global_store_is_created_on_first_use_and_said_once() {
     let env = Env::new();
     let first = env.run(&["store", "verify"]);
     first.ok();
-    assert!(first.stderr.contains("created the global store"), "{}", first.stderr);
+    assert!(
+        first.stderr.contains("created the global store"),
+        "{}",
+        first.stderr
+    );
     assert_eq!(first.stderr.lines().count(), 1);
     assert!(env.home.join(".ctx/state.db").is_file());
     let second = env.run(&["store", "verify"]);
@@ -166,7 +197,10 @@ fn global_store_is_created_on_first_use_and_said_once() {
     let mut cmd = env.cmd(&["--json", "store", "verify"]);
     cmd.env("CTX_HOME", env.root.join("elsewhere"));
     let run = env.run_with(cmd);
-    assert_eq!(run.ok().json()["store"], env.root.join("elsewhere").display().to_string());
+    assert_eq!(
+        run.ok().json()["store"],
+        env.root.join("elsewhere").display().to_string()
+    );
 }
 
 #[test]
@@ -175,21 +209,37 @@ fn discovery_walks_up_and_honours_chdir_and_store_flags() {
     env.run(&["init"]).ok();
     fs::create_dir_all(env.work().join("a/b")).expect("mkdir");
     let from_sub = env.run(&["--json", "-C", "a/b", "store", "verify"]);
-    assert_eq!(from_sub.ok().json()["store"], env.work().join(".ctx").display().to_string());
+    assert_eq!(
+        from_sub.ok().json()["store"],
+        env.work().join(".ctx").display().to_string()
+    );
     let other = env.root.join("other");
     fs::create_dir_all(&other).expect("mkdir");
     env.run(&["-C", "../other", "init"]).ok();
     let explicit = env.run(&["--json", "--store", "../other/.ctx", "store", "verify"]);
-    assert_eq!(explicit.ok().json()["store"], env.work().join("../other/.ctx").display().to_string());
-    env.run(&["-C", "nowhere", "store", "verify"]).bad_input("nowhere");
-    env.run(&["--store", "../other", "store", "verify"]).bad_input("is not a ctx store");
+    assert_eq!(
+        explicit.ok().json()["store"],
+        env.work().join("../other/.ctx").display().to_string()
+    );
+    env.run(&["-C", "nowhere", "store", "verify"])
+        .bad_input("nowhere");
+    env.run(&["--store", "../other", "store", "verify"])
+        .bad_input("is not a ctx store");
 }
 
 #[test]
 fn config_set_get_list_and_bad_input() {
     let env = Env::new();
-    env.run(&["config", "set", "tokenizer", "approx"]).bad_input("ctx init");
-    let global = env.run(&["--json", "config", "set", "--global", "tokenizer", "cl100k_base"]);
+    env.run(&["config", "set", "tokenizer", "approx"])
+        .bad_input("ctx init");
+    let global = env.run(&[
+        "--json",
+        "config",
+        "set",
+        "--global",
+        "tokenizer",
+        "cl100k_base",
+    ]);
     global.ok();
     assert!(env.home.join(".config/ctx/config.toml").is_file());
     env.run(&["init"]).ok();
@@ -205,10 +255,17 @@ fn config_set_get_list_and_bad_input() {
     assert_eq!(list.ok().stdout.lines().count(), 1, "compact is one line");
 
     let before = snapshot(&env.work().join(".ctx"));
-    env.run(&["config", "get", "nope"]).bad_input("unknown config key `nope`");
-    env.run(&["config", "set", "tokenizer", "gpt2"]).bad_input("unknown tokenizer");
-    env.run(&["config", "set", "nope", "1"]).bad_input("known keys: tokenizer");
-    assert_eq!(snapshot(&env.work().join(".ctx")), before, "bad input leaves the store as it was");
+    env.run(&["config", "get", "nope"])
+        .bad_input("unknown config key `nope`");
+    env.run(&["config", "set", "tokenizer", "gpt2"])
+        .bad_input("unknown tokenizer");
+    env.run(&["config", "set", "nope", "1"])
+        .bad_input("known keys: budget, cmd_timeout_secs, max_file_bytes, tokenizer");
+    assert_eq!(
+        snapshot(&env.work().join(".ctx")),
+        before,
+        "bad input leaves the store as it was"
+    );
 
     fs::write(env.work().join(".ctx/config.toml"), "tokenizer = [").expect("write");
     env.run(&["config", "list"]).bad_input("config.toml");
@@ -220,7 +277,11 @@ fn a_store_from_a_newer_ctx_is_refused() {
     env.run(&["init"]).ok();
     {
         let store = Store::open(&env.work().join(".ctx")).expect("open");
-        store.db().connection().pragma_update(None, "user_version", 999).expect("bump");
+        store
+            .db()
+            .connection()
+            .pragma_update(None, "user_version", 999)
+            .expect("bump");
     }
     env.run(&["store", "verify"]).bad_input("upgrade ctx");
 }
@@ -237,7 +298,12 @@ fn a_closed_stdout_pipe_exits_quietly() {
     drop(child.stdout.take());
     let status = child.wait().expect("wait");
     let mut stderr = String::new();
-    child.stderr.take().expect("stderr").read_to_string(&mut stderr).expect("read");
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("read");
     assert!(status.success(), "exit {status:?}, stderr {stderr}");
     assert_eq!(stderr, "");
 }
@@ -246,7 +312,10 @@ fn a_closed_stdout_pipe_exits_quietly() {
 fn version_help_and_completions() {
     let env = Env::new();
     let version = env.run(&["--version"]);
-    assert_eq!(version.ok().stdout, format!("ctx {}\n", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        version.ok().stdout,
+        format!("ctx {}\n", env!("CARGO_PKG_VERSION"))
+    );
     let help = env.run(&["tokens", "--help"]);
     assert!(help.ok().stdout.contains("Examples:"));
     for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {

@@ -1,4 +1,19 @@
-//! Source URIs (file, range, md, md_dir, glob, git, cmd, text) turned into documents, and the sensitive-path denylist.
+//! Sources: what a pack is made of, from URI to text.
 //!
-//! The crate boundary exists so the dependency rule in ARCHITECTURE.md holds from the start;
-//! its contents arrive with the issue that builds this part.
+//! [`parse_source`] turns a URI given to `pack add` (`file:`, `file:PATH#L10-L50`, `md:`,
+//! `md_dir:`, `glob:`, `git:diff`, `cmd:`, `text:`) into a [`SourceSpec`] whose paths are
+//! relative to the workspace root, so a pack renders the same on any machine. At render time
+//! [`expand`] turns a spec into [`Unit`]s: collections are expanded in byte order through the
+//! gitignore-aware walker, and files that cannot be included (binary, too large, not UTF-8,
+//! sensitive, gone) become skipped units that carry the reason. [`sensitive`] is the denylist
+//! of paths (`.env`, keys, credentials) that are refused or skipped unless allowed.
+
+mod error;
+mod expand;
+pub mod git;
+pub mod sensitive;
+mod source;
+
+pub use error::SourceError;
+pub use expand::{ExpandOptions, Skip, Unit, expand, language_of, read_text};
+pub use source::{AddOptions, LineRange, SCHEMES, Source, SourceSpec, parse_source};

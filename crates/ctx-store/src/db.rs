@@ -18,9 +18,10 @@ pub struct Migration {
 }
 
 /// The schema, oldest first. Append only: a released migration never changes.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    sql: "
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        sql: "
         -- Token counts by content hash and tokenizer: rendering an unchanged tree again
         -- tokenizes nothing.
         CREATE TABLE token_counts (
@@ -38,13 +39,80 @@ pub const MIGRATIONS: &[Migration] = &[Migration {
             PRIMARY KEY (namespace, name)
         ) STRICT;
     ",
-}];
+    },
+    Migration {
+        version: 2,
+        sql: "
+        -- Packs: named, prioritized collections of sources (seed 000).
+        CREATE TABLE packs (
+            name          TEXT PRIMARY KEY NOT NULL,
+            budget_tokens INTEGER NOT NULL CHECK (budget_tokens >= 0),
+            tokenizer     TEXT NOT NULL,
+            next_seq      INTEGER NOT NULL DEFAULT 1,
+            created_at    INTEGER NOT NULL
+        ) STRICT;
+
+        -- A pack's sources, in the order they were added (seq), with their priority.
+        CREATE TABLE artifacts (
+            pack        TEXT NOT NULL REFERENCES packs (name) ON DELETE CASCADE,
+            artifact_id TEXT NOT NULL,
+            seq         INTEGER NOT NULL,
+            priority    INTEGER NOT NULL DEFAULT 0,
+            uri         TEXT NOT NULL,
+            source_json TEXT NOT NULL,
+            added_at    INTEGER NOT NULL,
+            PRIMARY KEY (pack, artifact_id),
+            UNIQUE (pack, seq)
+        ) STRICT;
+        CREATE INDEX artifacts_order ON artifacts (pack, priority DESC, seq ASC);
+
+        -- Snapshots: a render's payload (an object) and what went into it.
+        CREATE TABLE snapshots (
+            snapshot_id    TEXT PRIMARY KEY NOT NULL,
+            label          TEXT,
+            packs_json     TEXT NOT NULL,
+            policy_json    TEXT NOT NULL,
+            render_hash    TEXT NOT NULL,
+            payload_object TEXT NOT NULL,
+            tokens         INTEGER NOT NULL,
+            created_at     INTEGER NOT NULL
+        ) STRICT;
+        CREATE UNIQUE INDEX snapshots_label ON snapshots (label) WHERE label IS NOT NULL;
+
+        CREATE TABLE snapshot_items (
+            snapshot_id  TEXT NOT NULL REFERENCES snapshots (snapshot_id) ON DELETE CASCADE,
+            position     INTEGER NOT NULL,
+            item_key     TEXT NOT NULL,
+            content_hash TEXT,
+            tokens       INTEGER NOT NULL,
+            included     INTEGER NOT NULL CHECK (included IN (0, 1)),
+            reason       TEXT,
+            PRIMARY KEY (snapshot_id, position)
+        ) STRICT;
+    ",
+    },
+    Migration {
+        version: 3,
+        sql: "
+        -- Code summaries (symbols, imports, line count) by content hash and extractor
+        -- (language, grammar ABI, extractor version): `map` and `summarize` over an unchanged
+        -- tree parse nothing. Rows are derived data: deleting any of them is always safe.
+        CREATE TABLE code_summaries (
+            content_hash TEXT NOT NULL,
+            extractor    TEXT NOT NULL,
+            summary      BLOB NOT NULL,
+            PRIMARY KEY (content_hash, extractor)
+        ) STRICT, WITHOUT ROWID;
+    ",
+    },
+];
 
 /// Every column that holds the hash of an object in the object store, as (table, column).
 ///
 /// `store verify` checks each resolves; `store gc` keeps exactly these objects. A migration
 /// that adds such a column must add it here.
-pub const OBJECT_REFERENCES: &[(&str, &str)] = &[("refs", "object")];
+pub const OBJECT_REFERENCES: &[(&str, &str)] =
+    &[("refs", "object"), ("snapshots", "payload_object")];
 
 /// A named ref.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

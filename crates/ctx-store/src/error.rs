@@ -44,4 +44,40 @@ pub enum StoreError {
         column: &'static str,
         value: String,
     },
+    #[error(
+        "a pack named `{name}` already exists; pick another name or `ctx pack delete {name}` first"
+    )]
+    PackExists { name: String },
+    #[error(
+        "no pack named `{name}`{}; create it with `ctx pack create {name}`",
+        known_list(known)
+    )]
+    NoSuchPack { name: String, known: Vec<String> },
+    #[error("pack `{pack}` already has this source (artifact {artifact_id}); nothing added")]
+    ArtifactExists { pack: String, artifact_id: String },
+    #[error(
+        "pack `{pack}` has no artifact `{artifact_id}`; `ctx pack show {pack}` lists its artifacts"
+    )]
+    NoSuchArtifact { pack: String, artifact_id: String },
+    #[error("{what} id `{prefix}` is ambiguous; it could be any of: {}", candidates.join(", "))]
+    AmbiguousId {
+        what: &'static str,
+        prefix: String,
+        candidates: Vec<String>,
+    },
+    #[error("no snapshot `{id}`; `ctx pack snapshots` lists them")]
+    NoSuchSnapshot { id: String },
+    #[error("label `{label}` already names snapshot {snapshot}; pick another label")]
+    LabelTaken {
+        label: String,
+        snapshot: ContentHash,
+    },
+}
+
+fn known_list(known: &[String]) -> String {
+    if known.is_empty() {
+        " (there are no packs yet)".to_owned()
+    } else {
+        format!(" (packs: {})", known.join(", "))
+    }
 }

@@ -19,6 +19,8 @@ mod discover;
 mod error;
 mod maintenance;
 mod objects;
+mod packs;
+mod summary_cache;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -28,6 +30,8 @@ pub use discover::{DiscoverRequest, StoreKind, StoreLocation, discover};
 pub use error::StoreError;
 pub use maintenance::{GcOptions, GcReport, Problem, VerifyReport};
 pub use objects::{ObjectStore, StagedObject};
+pub use packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
+pub use summary_cache::SummaryKey;
 
 /// Name of the store directory inside a project.
 pub const STORE_DIR_NAME: &str = ".ctx";

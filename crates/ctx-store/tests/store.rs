@@ -34,12 +34,25 @@ fn verify_finds_a_flipped_byte_and_a_dangling_reference() {
     bytes[3] ^= 0x01;
     fs::write(&path, &bytes).expect("flip a byte");
     let missing = ContentHash::of(b"never stored");
-    store.db().set_ref("test", "dangling", &missing).expect("ref");
+    store
+        .db()
+        .set_ref("test", "dangling", &missing)
+        .expect("ref");
 
     let report = store.verify().expect("verify");
     assert_eq!(report.problems.len(), 2, "{:?}", report.problems);
-    assert!(report.problems.iter().any(|p| matches!(p, Problem::CorruptObject { object, .. } if *object == bad)));
-    assert!(report.problems.iter().any(|p| matches!(p, Problem::MissingObject { object, .. } if *object == missing)));
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| matches!(p, Problem::CorruptObject { object, .. } if *object == bad))
+    );
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| matches!(p, Problem::MissingObject { object, .. } if *object == missing))
+    );
 }
 
 #[test]
@@ -52,15 +65,43 @@ fn gc_removes_only_old_unreferenced_objects_and_stale_temp_files() {
     std::mem::forget(store.objects().stage(&b"crashed write"[..]).expect("stage"));
 
     let now = SystemTime::now();
-    let young = store.gc(GcOptions { now, grace: Duration::from_secs(3600), dry_run: false }).expect("gc");
-    assert_eq!((young.objects_removed, young.objects_in_grace, young.temp_files_removed), (0, 1, 0));
+    let young = store
+        .gc(GcOptions {
+            now,
+            grace: Duration::from_secs(3600),
+            dry_run: false,
+        })
+        .expect("gc");
+    assert_eq!(
+        (
+            young.objects_removed,
+            young.objects_in_grace,
+            young.temp_files_removed
+        ),
+        (0, 1, 0)
+    );
 
     let later = now + Duration::from_secs(7200);
-    let dry = store.gc(GcOptions { now: later, grace: Duration::from_secs(3600), dry_run: true }).expect("gc");
+    let dry = store
+        .gc(GcOptions {
+            now: later,
+            grace: Duration::from_secs(3600),
+            dry_run: true,
+        })
+        .expect("gc");
     assert_eq!((dry.objects_removed, dry.bytes_freed), (1, 18));
-    assert!(store.objects().contains(&garbage), "dry run removes nothing");
+    assert!(
+        store.objects().contains(&garbage),
+        "dry run removes nothing"
+    );
 
-    let report = store.gc(GcOptions { now: later, grace: Duration::from_secs(3600), dry_run: false }).expect("gc");
+    let report = store
+        .gc(GcOptions {
+            now: later,
+            grace: Duration::from_secs(3600),
+            dry_run: false,
+        })
+        .expect("gc");
     assert_eq!(report.objects_removed, 1);
     assert_eq!(report.bytes_freed, b"nobody points here".len() as u64);
     assert_eq!(report.objects_kept, 1);
@@ -76,7 +117,9 @@ const CHILD_ENV: &str = "CTX_STORE_TEST_CHILD_DIR";
 #[test]
 #[ignore = "helper: runs only as a child process of another test"]
 fn child_writer() {
-    let Some(dir) = std::env::var_os(CHILD_ENV) else { return };
+    let Some(dir) = std::env::var_os(CHILD_ENV) else {
+        return;
+    };
     let store = Store::open(Path::new(&dir)).expect("open in child");
     let payload = shared_payload();
     for _ in 0..50 {
@@ -112,5 +155,9 @@ fn two_processes_write_the_same_object() {
     assert_eq!(store.objects().get(&hash).expect("intact"), payload);
     let listing = store.objects().list().expect("list");
     assert_eq!(listing.len(), 1, "exactly one object");
-    assert_eq!(fs::read_dir(store_dir.join("tmp")).expect("tmp").count(), 0, "no temp files left");
+    assert_eq!(
+        fs::read_dir(store_dir.join("tmp")).expect("tmp").count(),
+        0,
+        "no temp files left"
+    );
 }

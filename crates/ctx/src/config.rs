@@ -34,12 +34,32 @@ pub struct ConfigKey {
 }
 
 /// Every setting, in name order. Later parts of ctx add theirs here.
-pub const KEYS: &[ConfigKey] = &[ConfigKey {
-    name: "tokenizer",
-    kind: ValueKind::Tokenizer,
-    default: "o200k_base",
-    help: "tokenizer for counts and budgets: o200k_base, cl100k_base or approx",
-}];
+pub const KEYS: &[ConfigKey] = &[
+    ConfigKey {
+        name: "budget",
+        kind: ValueKind::Count,
+        default: "128000",
+        help: "token budget of new packs",
+    },
+    ConfigKey {
+        name: "cmd_timeout_secs",
+        kind: ValueKind::Count,
+        default: "30",
+        help: "seconds a cmd: source may run before it is killed",
+    },
+    ConfigKey {
+        name: "max_file_bytes",
+        kind: ValueKind::Count,
+        default: "1048576",
+        help: "files larger than this are left out of packs without being read",
+    },
+    ConfigKey {
+        name: "tokenizer",
+        kind: ValueKind::Tokenizer,
+        default: "o200k_base",
+        help: "tokenizer for counts and budgets: o200k_base, cl100k_base or approx",
+    },
+];
 
 /// A setting's value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -309,6 +329,72 @@ impl ConfigLayers {
     /// Every key's effective value, in name order.
     pub fn resolve_all(&self) -> Result<Vec<ResolvedValue>, ConfigError> {
         KEYS.iter().map(|k| self.resolve(k)).collect()
+    }
+
+    /// The effective value of a count-typed key.
+    pub fn count(&self, name: &str) -> Result<u64, ConfigError> {
+        match self.resolve(key(name)?)?.value {
+            ConfigValue::Count(n) => Ok(n),
+            ConfigValue::Tokenizer(_) => unreachable!("`{name}` is a count-typed key"),
+        }
+    }
+
+    /// Custom redaction rules: `[[redaction.rules]]` tables with `id` and `regex`, from the
+    /// global file, then the project file.
+    pub fn redaction_rules(&self) -> Result<Vec<ctx_core::redact::CustomRule>, ConfigError> {
+        let mut rules = Vec::new();
+        for file in [&self.global, &self.project].into_iter().flatten() {
+            let Some(item) = file.doc.get("redaction").and_then(|r| r.get("rules")) else {
+                continue;
+            };
+            let invalid = |message: &str| ConfigError::InvalidFile {
+                path: file.path.clone(),
+                message: format!("redaction.rules: {message}"),
+            };
+            let tables: Vec<&Table> = if let Some(array) = item.as_array_of_tables() {
+                array.iter().collect()
+            } else {
+                return Err(invalid(
+                    "expected [[redaction.rules]] tables with `id` and `regex`",
+                ));
+            };
+            for table in tables {
+                let field = |name: &str| {
+                    table
+                        .get(name)
+                        .and_then(Item::as_str)
+                        .map(str::to_owned)
+                        .ok_or_else(|| invalid(&format!("every rule needs a string `{name}`")))
+                };
+                rules.push(ctx_core::redact::CustomRule {
+                    id: field("id")?,
+                    regex: field("regex")?,
+                });
+            }
+        }
+        Ok(rules)
+    }
+
+    /// Extra sensitive-path patterns: `sensitive.extra = ["…"]` from both files.
+    pub fn sensitive_extra(&self) -> Result<Vec<String>, ConfigError> {
+        let mut patterns = Vec::new();
+        for file in [&self.global, &self.project].into_iter().flatten() {
+            let Some(item) = file.doc.get("sensitive").and_then(|r| r.get("extra")) else {
+                continue;
+            };
+            let array = item.as_array().ok_or_else(|| ConfigError::InvalidFile {
+                path: file.path.clone(),
+                message: "sensitive.extra: expected an array of glob patterns".into(),
+            })?;
+            for value in array {
+                let pattern = value.as_str().ok_or_else(|| ConfigError::InvalidFile {
+                    path: file.path.clone(),
+                    message: "sensitive.extra: every pattern must be a string".into(),
+                })?;
+                patterns.push(pattern.to_owned());
+            }
+        }
+        Ok(patterns)
     }
 
     /// The effective tokenizer.

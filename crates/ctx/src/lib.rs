@@ -6,8 +6,14 @@
 //! every library here it never prints, never exits and never reads the environment itself:
 //! front ends pass what they read in.
 
+pub mod code;
 pub mod config;
+mod error;
+pub mod packs;
 pub mod tokens;
 
+pub use error::CtxError;
+
 pub use ctx_core as core;
+pub use ctx_sources as sources;
 pub use ctx_store as store;

@@ -2,8 +2,15 @@
 
 pub mod completions;
 pub mod config;
+pub mod diff_context;
 pub mod init;
+pub mod map;
+pub mod pack;
+pub mod related;
+pub mod search;
+pub mod status;
 pub mod store;
+pub mod summarize;
 pub mod tokens;
 
 use anyhow::Result;
@@ -17,7 +24,14 @@ pub fn run(command: Command, ctx: &Context, out: &Output) -> Result<Status> {
         Command::Init(args) => init::run(&args, ctx, out),
         Command::Config(cmd) => config::run(cmd, ctx, out),
         Command::Store(cmd) => store::run(&cmd, ctx, out),
+        Command::Pack(cmd) => pack::run(cmd, ctx, out),
         Command::Tokens(args) => tokens::run(&args, ctx, out),
+        Command::Status(args) => status::run(&args, ctx, out),
+        Command::Map(args) => map::run(&args, ctx, out),
+        Command::Summarize(args) => summarize::run(&args, ctx, out),
+        Command::Search(args) => search::run(&args, ctx, out),
+        Command::Related(args) => related::run(&args, ctx, out),
+        Command::DiffContext(args) => diff_context::run(&args, ctx, out),
         Command::Completions(args) => completions::run(&args, out),
     }
 }

@@ -25,7 +25,11 @@ impl Env {
         let home = root.join("home");
         fs::create_dir_all(&home).expect("home");
         fs::create_dir_all(root.join("work")).expect("work");
-        Self { _tmp: tmp, root, home }
+        Self {
+            _tmp: tmp,
+            root,
+            home,
+        }
     }
 
     pub fn work(&self) -> PathBuf {
@@ -59,17 +63,29 @@ impl Env {
 impl Run {
     #[track_caller]
     pub fn ok(&self) -> &Self {
-        assert_eq!(self.code, 0, "stdout: {}\nstderr: {}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code, 0,
+            "stdout: {}\nstderr: {}",
+            self.stdout, self.stderr
+        );
         self
     }
 
     /// A failed run: exit 2 and exactly one line on stderr that mentions `needle`.
     #[track_caller]
     pub fn bad_input(&self, needle: &str) {
-        assert_eq!(self.code, 2, "stdout: {}\nstderr: {}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code, 2,
+            "stdout: {}\nstderr: {}",
+            self.stdout, self.stderr
+        );
         assert_eq!(self.stderr.lines().count(), 1, "one line: {}", self.stderr);
         assert!(self.stderr.starts_with("error: "), "{}", self.stderr);
-        assert!(self.stderr.contains(needle), "`{needle}` not in: {}", self.stderr);
+        assert!(
+            self.stderr.contains(needle),
+            "`{needle}` not in: {}",
+            self.stderr
+        );
     }
 
     pub fn json(&self) -> serde_json::Value {
@@ -95,3 +111,32 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
+/// Runs `git` in `dir` with a fixed identity and clock, for fixture repositories.
+pub fn git(dir: &Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir)
+        .env("GIT_AUTHOR_NAME", "Fixture")
+        .env("GIT_AUTHOR_EMAIL", "fixture@example.com")
+        .env("GIT_COMMITTER_NAME", "Fixture")
+        .env("GIT_COMMITTER_EMAIL", "fixture@example.com")
+        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("git runs");
+    assert!(status.success(), "git {args:?} failed");
+}
+
+/// Writes `files` (path, content) under `dir`, creating parent directories.
+pub fn write_files(dir: &Path, files: &[(&str, &str)]) {
+    for (path, content) in files {
+        let full = dir.join(path);
+        fs::create_dir_all(full.parent().expect("parent")).expect("mkdir");
+        fs::write(full, content).expect("write");
+    }
+}

@@ -1,0 +1,167 @@
+//! `ctx search`.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use ctx::code::{SearchKind, SearchMatch, TextQuery};
+use serde::Serialize;
+
+use crate::context::Context;
+use crate::output::{Output, Status, Style};
+
+/// Search text, symbol definitions (--symbol) or call sites (--caller).
+///
+/// Text search is literal unless --regex is given (Rust regex syntax, as ripgrep), skips
+/// ignored, hidden and binary files like ripgrep, and prints every match unless
+/// --max-results is given. --symbol finds definitions by exact name (`Type::method` or
+/// `Class.method` narrows the scope), falling back to names containing it. --caller finds
+/// call sites from the syntax tree, so comments and strings never match. Results are sorted
+/// by path, then line. Exits 1 when nothing matches.
+///
+/// Examples:
+///   ctx search "TODO"
+///   ctx search --regex "fn \w+_test" src
+///   ctx search --symbol Parser
+///   ctx search --caller parse_file --context 2
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct SearchArgs {
+    /// Text, regex, symbol name or called name.
+    #[arg(value_name = "PATTERN")]
+    pub pattern: String,
+    /// File or directory to search (default: the current directory).
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub path: PathBuf,
+    /// Find definitions named PATTERN.
+    #[arg(long, conflicts_with_all = ["caller", "regex"])]
+    pub symbol: bool,
+    /// Find call sites of PATTERN.
+    #[arg(long, conflicts_with = "regex")]
+    pub caller: bool,
+    /// Treat PATTERN as a regular expression.
+    #[arg(long, short = 'e')]
+    pub regex: bool,
+    /// Match text case-insensitively.
+    #[arg(long, short = 'i')]
+    pub ignore_case: bool,
+    /// Show N lines before and after each match.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub context: usize,
+    /// Stop after N results (the report says how many there were).
+    #[arg(long, value_name = "N")]
+    pub max_results: Option<usize>,
+}
+
+#[derive(Serialize)]
+struct SearchReport<'a> {
+    query: &'a str,
+    mode: &'static str,
+    total: usize,
+    truncated: bool,
+    results: &'a [SearchMatch],
+}
+
+pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
+    if args.pattern.is_empty() {
+        anyhow::bail!("empty PATTERN; name the text, symbol or function to search for");
+    }
+    let (kind, mode) = if args.symbol {
+        (
+            SearchKind::Symbol {
+                name: args.pattern.clone(),
+                context: args.context,
+            },
+            "symbol",
+        )
+    } else if args.caller {
+        (
+            SearchKind::Caller {
+                name: args.pattern.clone(),
+                context: args.context,
+            },
+            "caller",
+        )
+    } else {
+        (
+            SearchKind::Text(TextQuery {
+                pattern: args.pattern.clone(),
+                regex: args.regex,
+                ignore_case: args.ignore_case,
+                context: args.context,
+                threads: 0,
+            }),
+            if args.regex { "regex" } else { "literal" },
+        )
+    };
+    if !ctx.cwd.join(&args.path).exists() {
+        anyhow::bail!(
+            "`{}` does not exist; name an existing file or directory",
+            args.path.display()
+        );
+    }
+    let store = if args.symbol {
+        super::summarize::code_store(ctx, out)
+    } else {
+        None
+    };
+    let cx = ctx::code::CodeContext {
+        cwd: ctx.cwd.clone(),
+        store: store.as_ref(),
+    };
+    let mut results = ctx::code::search(&cx, &args.path, &kind)?;
+    let total = results.len();
+    let truncated = args.max_results.is_some_and(|max| total > max);
+    if let Some(max) = args.max_results {
+        results.truncate(max);
+    }
+    if out.is_json() {
+        out.json(&SearchReport {
+            query: &args.pattern,
+            mode,
+            total,
+            truncated,
+            results: &results,
+        })?;
+    } else {
+        let mut text = String::with_capacity(results.len() * 64);
+        for m in &results {
+            for c in m.context.iter().filter(|c| c.line < m.line) {
+                let _ = writeln!(text, "{}-{}-{}", m.path, c.line, c.text);
+            }
+            let location = out.paint(Style::Bold, &format!("{}:{}:{}:", m.path, m.line, m.column));
+            match &m.scope {
+                Some(scope) => {
+                    let _ = writeln!(
+                        text,
+                        "{location} {}  {}",
+                        m.text,
+                        out.paint(Style::Dim, &format!("(in {scope})"))
+                    );
+                }
+                None => {
+                    let _ = writeln!(text, "{location} {}", m.text);
+                }
+            }
+            for c in m.context.iter().filter(|c| c.line > m.line) {
+                let _ = writeln!(text, "{}-{}-{}", m.path, c.line, c.text);
+            }
+            if !m.context.is_empty() {
+                text.push_str("--\n");
+            }
+        }
+        out.raw(text.as_bytes())?;
+        if truncated {
+            out.note(&format!(
+                "showing {} of {total} results (raise --max-results to see more)",
+                results.len()
+            ));
+        }
+    }
+    Ok(if total == 0 {
+        Status::Found
+    } else {
+        Status::Success
+    })
+}

@@ -1,0 +1,85 @@
+//! `ctx status`.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::context::Context;
+use crate::output::{Output, Status, Style};
+
+/// Show the project at a glance: name and type, branch, changes, recent commits, hot dirs.
+///
+/// Outside a git repository it still names the project and says that git facts are missing.
+///
+/// Examples:
+///   ctx status
+///   ctx --json status
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct StatusArgs {}
+
+pub fn run(_args: &StatusArgs, ctx: &Context, out: &Output) -> Result<Status> {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    let status = ctx::code::status(&ctx.cwd, now)?;
+    if out.is_json() {
+        out.json(&status)?;
+        return Ok(Status::Success);
+    }
+    let mut text = String::new();
+    let kind = status.project_type.as_deref().unwrap_or("unknown type");
+    text.push_str(&format!(
+        "{} {} ({kind})\n",
+        out.paint(Style::Bold, "project:"),
+        status.project_name
+    ));
+    match &status.branch {
+        Some(branch) => {
+            let state = if status.is_dirty {
+                format!(
+                    "{} staged, {} modified, {} untracked",
+                    status.staged_count, status.modified_count, status.untracked_count
+                )
+            } else {
+                "clean".to_owned()
+            };
+            text.push_str(&format!(
+                "{} {branch} ({state})\n",
+                out.paint(Style::Bold, "branch:")
+            ));
+            text.push_str(&format!(
+                "{} +{} -{} against HEAD\n",
+                out.paint(Style::Bold, "diff:"),
+                status.diff_stats[0],
+                status.diff_stats[1]
+            ));
+        }
+        None => {
+            if let Some(note) = &status.note {
+                text.push_str(&format!("{}\n", out.paint(Style::Dim, note)));
+            }
+        }
+    }
+    if !status.recent_commits.is_empty() {
+        text.push_str(&format!("{}\n", out.paint(Style::Bold, "recent commits:")));
+        for commit in &status.recent_commits {
+            text.push_str(&format!(
+                "  {} {:>9}  {} ({})\n",
+                out.paint(Style::Dim, &commit.sha),
+                commit.time_ago,
+                commit.message,
+                commit.author
+            ));
+        }
+    }
+    if !status.hot_directories.is_empty() {
+        text.push_str(&format!("{}\n", out.paint(Style::Bold, "hot directories:")));
+        for dir in &status.hot_directories {
+            text.push_str(&format!("  {}  {} commits\n", dir.path, dir.commit_count));
+        }
+    }
+    out.raw(text.as_bytes())?;
+    Ok(Status::Success)
+}

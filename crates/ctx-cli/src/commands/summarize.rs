@@ -1,0 +1,166 @@
+//! `ctx summarize`.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use ctx::code::{FileSummary, SummarizeReport};
+use ctx::store::Store;
+
+use crate::context::Context;
+use crate::output::{Output, Status, Style};
+
+/// List the symbols and imports of a file, or of every source file under a directory.
+///
+/// Symbols carry kind, lines, signature, doc comment, parent scope and visibility. With
+/// --skeleton the code itself is printed with function bodies elided, so it still reads (and
+/// parses) as the language. Files in other languages are listed as skipped, never an error.
+/// Languages: rust, python, javascript, typescript, tsx, go, java, c, cpp.
+///
+/// Examples:
+///   ctx summarize src/main.rs
+///   ctx summarize src --depth 1
+///   ctx summarize src/lib.rs --skeleton
+///   ctx --json summarize src
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct SummarizeArgs {
+    /// File or directory to summarize.
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
+    /// Print the code with bodies elided instead of a symbol list.
+    #[arg(long)]
+    pub skeleton: bool,
+    /// For a directory: descend at most N levels.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub depth: Option<u16>,
+}
+
+/// The store whose summary cache code commands use (the project store, else the global one,
+/// created on first use); `None` when no store can be opened, which only disables caching.
+pub(crate) fn code_store(ctx: &Context, out: &Output) -> Option<Store> {
+    match ctx.open_store(out) {
+        Ok((store, _)) => Some(store),
+        Err(err) => {
+            tracing::debug!("summary cache disabled: {err:#}");
+            None
+        }
+    }
+}
+
+pub fn run(args: &SummarizeArgs, ctx: &Context, out: &Output) -> Result<Status> {
+    if !ctx.cwd.join(&args.path).exists() {
+        anyhow::bail!(
+            "`{}` does not exist; name an existing file or directory",
+            args.path.display()
+        );
+    }
+    let full = ctx.cwd.join(&args.path);
+    // Refuse a single file in another language before touching the store.
+    if full.is_file() && ctx::code::Language::from_path(&full).is_none() {
+        return Err(ctx::code::CodeError::Unsupported {
+            path: args.path.clone(),
+        }
+        .into());
+    }
+    let store = code_store(ctx, out);
+    let cx = ctx::code::CodeContext {
+        cwd: ctx.cwd.clone(),
+        store: store.as_ref(),
+    };
+    let report = ctx::code::summarize(&cx, &args.path, args.depth.map(usize::from), args.skeleton)?;
+    if out.is_json() {
+        out.json(&report)?;
+        return Ok(Status::Success);
+    }
+    let mut text = String::new();
+    match &report {
+        SummarizeReport::File(file) => render_file(&mut text, file, args.skeleton, false, out),
+        SummarizeReport::Directory {
+            files,
+            skipped,
+            stats,
+            ..
+        } => {
+            for file in files {
+                render_file(&mut text, file, args.skeleton, true, out);
+            }
+            let unsupported = skipped
+                .iter()
+                .filter(|s| s.reason == "unsupported language")
+                .count();
+            for skip in skipped
+                .iter()
+                .filter(|s| s.reason != "unsupported language")
+            {
+                out.note(&format!("skipped {}: {}", skip.path, skip.reason));
+            }
+            if files.is_empty() {
+                out.note("no source files found (languages: rust, python, javascript, typescript, tsx, go, java, c, cpp)");
+            }
+            if unsupported > 0 {
+                out.note(&format!(
+                    "{unsupported} file(s) in unsupported languages skipped (see --json `skipped`)"
+                ));
+            }
+            tracing::info!(cached = stats.cached, parsed = stats.parsed, "summaries");
+        }
+    }
+    out.raw(text.as_bytes())?;
+    Ok(Status::Success)
+}
+
+fn render_file(text: &mut String, file: &FileSummary, skeleton: bool, many: bool, out: &Output) {
+    let errors = if file.has_errors {
+        " (syntax errors: symbols may be partial)"
+    } else {
+        ""
+    };
+    if skeleton {
+        if many {
+            let _ = writeln!(
+                text,
+                "{}",
+                out.paint(Style::Bold, &format!("== {} ==", file.path))
+            );
+        }
+        if let Some(code) = &file.skeleton {
+            text.push_str(code);
+            if !code.ends_with('\n') {
+                text.push('\n');
+            }
+        }
+        return;
+    }
+    let _ = writeln!(
+        text,
+        "{} ({}, {} lines){errors}",
+        out.paint(Style::Bold, &file.path),
+        file.language.name(),
+        file.lines
+    );
+    if !file.imports.is_empty() {
+        let _ = writeln!(text, "  {}", out.paint(Style::Dim, "imports:"));
+        for import in &file.imports {
+            let _ = writeln!(text, "    {import}");
+        }
+    }
+    if !file.symbols.is_empty() {
+        let _ = writeln!(text, "  {}", out.paint(Style::Dim, "symbols:"));
+        for symbol in &file.symbols {
+            let depth = symbol
+                .parent
+                .as_ref()
+                .map_or(0, |p| 1 + p.matches("::").count() + p.matches('.').count());
+            let _ = writeln!(
+                text,
+                "    {}{:>5}-{:<5} {}",
+                "  ".repeat(depth),
+                symbol.line,
+                symbol.end_line,
+                symbol.signature
+            );
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! `map`: an annotated tree of a project (files, lines, language, top-level symbols), trimmed
+//! to a token budget when one is given.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::summary::FileSummary;
+
+/// One line of the map.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MapEntry {
+    /// Path relative to the map root, `/`-separated (directories without a trailing `/`).
+    pub path: String,
+    /// `dir` or `file`.
+    pub kind: &'static str,
+    /// 1 for the root's children.
+    pub depth: usize,
+    /// Files below a directory (all depths), for directories.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<usize>,
+    /// Lines of a file, or of every file below a directory.
+    pub lines: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// Top-level symbols of a source file: `fn main`, `struct Args`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<String>,
+    /// Top-level symbols left out to fit the budget.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub more_symbols: usize,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The map of a tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CodeMap {
+    pub root: String,
+    pub total_files: usize,
+    pub total_lines: usize,
+    /// The token budget asked for (tokens estimated as ceil(bytes / 4) of the text form).
+    pub budget: Option<usize>,
+    /// Whether entries or symbols were left out (for `--depth` or the budget).
+    pub truncated: bool,
+    pub entries: Vec<MapEntry>,
+}
+
+/// A file for the map: its summary if it is source, else its line count.
+#[derive(Debug, Clone)]
+pub struct MapFile {
+    pub rel: String,
+    pub lines: usize,
+    pub summary: Option<FileSummary>,
+}
+
+/// Builds the map of `files` (sorted by path). `depth` limits how deep entries are listed
+/// (deeper files count in their directory); `budget` trims symbols, then depth, then entries.
+pub fn build_map(root: &str, files: &[MapFile], depth: Option<usize>, budget: Option<usize>) -> CodeMap {
+    let full_depth = files.iter().map(|f| f.rel.split('/').count()).max().unwrap_or(1);
+    let mut max_depth = depth.unwrap_or(full_depth).max(1);
+    let mut symbol_cap = usize::MAX;
+    let caps = [usize::MAX, 8, 4, 2, 1, 0];
+    let mut cap_index = 0;
+    loop {
+        let mut map = assemble(root, files, max_depth, symbol_cap);
+        map.truncated |= max_depth < full_depth;
+        let Some(budget) = budget else { return map };
+        map.budget = Some(budget);
+        if estimate_tokens(&render(&map)) <= budget {
+            return map;
+        }
+        if cap_index + 1 < caps.len() {
+            cap_index += 1;
+            symbol_cap = caps[cap_index];
+            continue;
+        }
+        if max_depth > 1 {
+            max_depth -= 1;
+            continue;
+        }
+        // Still too big at depth 1 without symbols: keep the entries that fit.
+        map.truncated = true;
+        while map.entries.len() > 1 && estimate_tokens(&render(&map)) > budget {
+            map.entries.pop();
+        }
+        return map;
+    }
+}
+
+/// Tokens as ceil(bytes / 4), the `approx` tokenizer.
+pub fn estimate_tokens(text: &str) -> usize {
+    text.len().div_ceil(4)
+}
+
+fn assemble(root: &str, files: &[MapFile], max_depth: usize, symbol_cap: usize) -> CodeMap {
+    // Directory totals over every file below them.
+    let mut dirs: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for file in files {
+        let mut dir = file.rel.as_str();
+        while let Some((parent, _)) = dir.rsplit_once('/') {
+            let slot = dirs.entry(parent.to_owned()).or_default();
+            slot.0 += 1;
+            slot.1 += file.lines;
+            dir = parent;
+        }
+    }
+    let mut entries: Vec<MapEntry> = Vec::new();
+    for (dir, (count, lines)) in &dirs {
+        let depth = dir.split('/').count();
+        if depth <= max_depth {
+            entries.push(MapEntry {
+                path: dir.clone(),
+                kind: "dir",
+                depth,
+                files: Some(*count),
+                lines: *lines,
+                language: None,
+                symbols: Vec::new(),
+                more_symbols: 0,
+            });
+        }
+    }
+    let mut truncated = false;
+    for file in files {
+        let depth = file.rel.split('/').count();
+        if depth > max_depth {
+            continue;
+        }
+        let top: Vec<String> = file
+            .summary
+            .iter()
+            .flat_map(|s| s.symbols.iter())
+            .filter(|s| s.parent.is_none())
+            .map(|s| format!("{} {}", s.kind.tag(), s.name))
+            .collect();
+        let shown = top.len().min(symbol_cap);
+        truncated |= shown < top.len();
+        entries.push(MapEntry {
+            path: file.rel.clone(),
+            kind: "file",
+            depth,
+            files: None,
+            lines: file.lines,
+            language: file.summary.as_ref().map(|s| s.language.name().to_owned()),
+            symbols: top[..shown].to_vec(),
+            more_symbols: top.len() - shown,
+        });
+    }
+    // Tree order: a directory right before its contents.
+    entries.sort_by(|a, b| tree_key(&a.path).cmp(&tree_key(&b.path)));
+    CodeMap {
+        root: root.to_owned(),
+        total_files: files.len(),
+        total_lines: files.iter().map(|f| f.lines).sum(),
+        budget: None,
+        truncated,
+        entries,
+    }
+}
+
+/// Sorts `a/b` after `a` and before `a-b` by comparing path segments.
+fn tree_key(path: &str) -> Vec<&[u8]> {
+    path.split('/').map(str::as_bytes).collect()
+}
+
+/// The text form of a map (what the budget is measured on).
+pub fn render(map: &CodeMap) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "{} ({} files, {} lines)\n",
+        map.root, map.total_files, map.total_lines
+    ));
+    for entry in &map.entries {
+        let indent = "  ".repeat(entry.depth);
+        let name = entry.path.rsplit('/').next().unwrap_or(&entry.path);
+        if entry.kind == "dir" {
+            out.push_str(&format!(
+                "{indent}{name}/ ({} files, {} lines)\n",
+                entry.files.unwrap_or(0),
+                entry.lines
+            ));
+            continue;
+        }
+        let mut line = format!("{indent}{name}");
+        match &entry.language {
+            Some(lang) => line.push_str(&format!(" ({lang}, {} lines)", entry.lines)),
+            None => line.push_str(&format!(" ({} lines)", entry.lines)),
+        }
+        if !entry.symbols.is_empty() {
+            line.push_str(": ");
+            line.push_str(&entry.symbols.join(", "));
+        }
+        if entry.more_symbols > 0 {
+            line.push_str(&format!(" (+{} more)", entry.more_symbols));
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    if map.truncated {
+        out.push_str("(trimmed: use a larger --budget or --depth to see more)\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::Language;
+
+    fn file(rel: &str, lines: usize, symbols: &[&str]) -> MapFile {
+        MapFile {
+            rel: rel.to_owned(),
+            lines,
+            summary: Some(FileSummary {
+                path: rel.to_owned(),
+                language: Language::Rust,
+                lines,
+                symbols: symbols
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| crate::symbols::Symbol {
+                        name: (*n).to_owned(),
+                        kind: crate::symbols::SymbolKind::Function,
+                        line: i + 1,
+                        end_line: i + 1,
+                        signature: format!("fn {n}()"),
+                        doc_comment: None,
+                        parent: None,
+                        visibility: None,
+                    })
+                    .collect(),
+                imports: Vec::new(),
+                has_errors: false,
+                skeleton: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn tree_order_depth_and_budget() {
+        let files = vec![
+            file("a-b.rs", 3, &["x"]),
+            file("a/deep/z.rs", 10, &["z"]),
+            file("a/m.rs", 5, &["one", "two", "three"]),
+        ];
+        let map = build_map(".", &files, None, None);
+        let paths: Vec<&str> = map.entries.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, ["a", "a/deep", "a/deep/z.rs", "a/m.rs", "a-b.rs"]);
+        assert_eq!(map.entries[0].files, Some(2));
+        assert_eq!(map.entries[0].lines, 15);
+        assert!(!map.truncated);
+        let shallow = build_map(".", &files, Some(1), None);
+        assert_eq!(shallow.entries.len(), 2);
+        assert!(shallow.truncated);
+        let full = estimate_tokens(&render(&map));
+        let tight = build_map(".", &files, None, Some(full - 3));
+        assert!(tight.truncated);
+        assert!(estimate_tokens(&render(&tight)) <= full - 3);
+    }
+}

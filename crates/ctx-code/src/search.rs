@@ -1,0 +1,391 @@
+//! Search: text (literal or regex, on ripgrep's `grep-searcher`), symbol definitions, and
+//! call sites (tree-sitter call nodes, not text).
+//!
+//! Results are sorted by path (byte order) then line, so the same tree and query always give
+//! the same list.
+
+use std::cell::RefCell;
+use std::path::Path;
+
+use ctx_fs::WalkEntry;
+use grep_matcher::Matcher;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use serde::Serialize;
+
+use crate::error::CodeError;
+use crate::lang::Language;
+use crate::summary::{SummarizeOptions, SummaryCache, par_map, summarize_files};
+use crate::symbols::{calls, parse};
+
+/// A line shown around a match.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ContextLine {
+    pub line: u64,
+    pub text: String,
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SearchMatch {
+    /// Path relative to the search root, `/`-separated.
+    pub path: String,
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based byte column of the (first) match in the line.
+    pub column: u64,
+    /// The matching line (text search and callers) or `[kind] signature` (symbols).
+    pub text: String,
+    /// Lines before and after, when context was asked for.
+    pub context: Vec<ContextLine>,
+    /// For symbols: the symbol's kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// For symbols: the enclosing scope; for callers: the calling function.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
+/// A text query.
+#[derive(Debug, Clone, Default)]
+pub struct TextQuery {
+    pub pattern: String,
+    /// Treat the pattern as a regular expression (Rust `regex` syntax, as ripgrep).
+    pub regex: bool,
+    pub ignore_case: bool,
+    /// Lines of context before and after each match.
+    pub context: usize,
+    pub threads: usize,
+}
+
+/// Builds the matcher for a query; an invalid regex is an error pointing at the problem.
+pub fn build_matcher(query: &TextQuery) -> Result<RegexMatcher, CodeError> {
+    if query.regex {
+        check_regex(&query.pattern)?;
+    }
+    let mut builder = RegexMatcherBuilder::new();
+    builder.case_insensitive(query.ignore_case);
+    let built = if query.regex {
+        builder.build(&query.pattern)
+    } else {
+        builder.build(&regex_syntax::escape(&query.pattern))
+    };
+    built.map_err(|err| CodeError::Regex {
+        message: crate::symbols::collapse_whitespace(&err.to_string()),
+    })
+}
+
+/// Checks a regex with `regex-syntax`, so the error can name the column and the problem.
+fn check_regex(pattern: &str) -> Result<(), CodeError> {
+    match regex_syntax::ast::parse::Parser::new().parse(pattern) {
+        Ok(_) => Ok(()),
+        Err(err) => {
+            let column = err.span().start.column;
+            let snippet: String = pattern
+                .chars()
+                .skip(column.saturating_sub(1))
+                .take(12)
+                .collect();
+            Err(CodeError::Regex {
+                message: format!(
+                    "{} at column {column} of `{pattern}` (near `{snippet}`); use --regex only for regular expressions, or drop it to search the literal text",
+                    err.kind()
+                ),
+            })
+        }
+    }
+}
+
+/// Searches the text of `entries` for `query`. Binary files are skipped (as ripgrep does).
+pub fn search_text(entries: &[WalkEntry], query: &TextQuery) -> Result<Vec<SearchMatch>, CodeError> {
+    let matcher = build_matcher(query)?;
+    let files: Vec<&WalkEntry> = entries.iter().filter(|e| !e.is_dir).collect();
+    thread_local! {
+        static SEARCHER: RefCell<Option<(usize, Searcher)>> = const { RefCell::new(None) };
+    }
+    let per_file = par_map(&files, query.threads, |entry| {
+        SEARCHER.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            if slot.as_ref().is_none_or(|(ctx, _)| *ctx != query.context) {
+                let searcher = SearcherBuilder::new()
+                    .line_number(true)
+                    .binary_detection(BinaryDetection::quit(0))
+                    .before_context(query.context)
+                    .after_context(query.context)
+                    .build();
+                *slot = Some((query.context, searcher));
+            }
+            let (_, searcher) = slot.as_mut().expect("searcher just set");
+            let mut sink = Collect {
+                matcher: &matcher,
+                path: &entry.rel,
+                out: Vec::new(),
+                pending_before: Vec::new(),
+            };
+            // An unreadable file is skipped, like ripgrep does after reporting it.
+            let _ = searcher.search_path(&matcher, &entry.path, &mut sink);
+            sink.out
+        })
+    });
+    Ok(per_file.into_iter().flatten().collect())
+}
+
+struct Collect<'a> {
+    matcher: &'a RegexMatcher,
+    path: &'a str,
+    out: Vec<SearchMatch>,
+    pending_before: Vec<ContextLine>,
+}
+
+fn line_text(bytes: &[u8]) -> String {
+    let mut end = bytes.len();
+    while end > 0 && (bytes[end - 1] == b'\n' || bytes[end - 1] == b'\r') {
+        end -= 1;
+    }
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+impl Sink for Collect<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        let bytes = found.bytes();
+        let column = self
+            .matcher
+            .find(bytes)
+            .ok()
+            .flatten()
+            .map_or(1, |m| m.start() as u64 + 1);
+        self.out.push(SearchMatch {
+            path: self.path.to_owned(),
+            line: found.line_number().unwrap_or(0),
+            column,
+            text: line_text(bytes),
+            context: std::mem::take(&mut self.pending_before),
+            kind: None,
+            scope: None,
+        });
+        Ok(true)
+    }
+
+    fn context(&mut self, _: &Searcher, context: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        let line = ContextLine {
+            line: context.line_number().unwrap_or(0),
+            text: line_text(context.bytes()),
+        };
+        match context.kind() {
+            grep_searcher::SinkContextKind::After => {
+                if let Some(last) = self.out.last_mut() {
+                    last.context.push(line);
+                }
+            }
+            _ => self.pending_before.push(line),
+        }
+        Ok(true)
+    }
+}
+
+/// Finds definitions named `name` (exact; `Parent::name` or `Parent.name` also checks the
+/// scope). When nothing has that exact name, falls back to names containing it, ignoring case.
+pub fn search_symbols(
+    entries: &[WalkEntry],
+    name: &str,
+    context: usize,
+    cache: Option<&dyn SummaryCache>,
+) -> Result<Vec<SearchMatch>, CodeError> {
+    let (scope, base) = split_qualified(name);
+    let summaries = summarize_files(entries, SummarizeOptions::default(), cache)?;
+    let mut exact = Vec::new();
+    let mut loose = Vec::new();
+    let needle = base.to_lowercase();
+    for (index, file) in summaries.files.iter().enumerate() {
+        for symbol in &file.symbols {
+            let scope_ok = scope.is_none_or(|s| {
+                symbol.parent.as_deref().is_some_and(|p| {
+                    p == s || p.ends_with(&format!("::{s}")) || p.ends_with(&format!(".{s}"))
+                })
+            });
+            if !scope_ok {
+                continue;
+            }
+            if symbol.name == base {
+                exact.push((index, symbol));
+            } else if symbol.name.to_lowercase().contains(&needle) {
+                loose.push((index, symbol));
+            }
+        }
+    }
+    let chosen = if exact.is_empty() { loose } else { exact };
+    let by_path: std::collections::BTreeMap<&str, &WalkEntry> =
+        entries.iter().map(|e| (e.rel.as_str(), e)).collect();
+    let mut results = Vec::with_capacity(chosen.len());
+    for (index, symbol) in chosen {
+        let file = &summaries.files[index];
+        let context_lines = if context > 0 {
+            by_path
+                .get(file.path.as_str())
+                .and_then(|e| std::fs::read(&e.path).ok())
+                .map(|bytes| around(&bytes, symbol.line, context))
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        results.push(SearchMatch {
+            path: file.path.clone(),
+            line: symbol.line as u64,
+            column: 1,
+            text: format!("[{}] {}", symbol.kind.tag(), symbol.signature),
+            context: context_lines,
+            kind: Some(symbol.kind.name().to_owned()),
+            scope: symbol.parent.clone(),
+        });
+    }
+    results.sort_by(|a, b| (a.path.as_bytes(), a.line).cmp(&(b.path.as_bytes(), b.line)));
+    Ok(results)
+}
+
+fn split_qualified(name: &str) -> (Option<&str>, &str) {
+    if let Some((scope, base)) = name.rsplit_once("::") {
+        return (Some(scope), base);
+    }
+    if let Some((scope, base)) = name.rsplit_once('.') {
+        return (Some(scope), base);
+    }
+    (None, name)
+}
+
+/// Finds call sites of `name` (the last segment of a qualified name is matched against the
+/// called name: `bar` matches `bar()`, `x.bar()`, `Foo::bar()`, `new bar()`).
+pub fn search_callers(
+    entries: &[WalkEntry],
+    name: &str,
+    context: usize,
+    threads: usize,
+) -> Result<Vec<SearchMatch>, CodeError> {
+    let (_, base) = split_qualified(name);
+    let finder = memchr::memmem::Finder::new(base.as_bytes());
+    let files: Vec<(&WalkEntry, Language)> = entries
+        .iter()
+        .filter(|e| !e.is_dir)
+        .filter_map(|e| Language::from_path(Path::new(&e.rel)).map(|l| (e, l)))
+        .collect();
+    let per_file = par_map(&files, threads, |&(entry, lang)| {
+        let Ok(bytes) = std::fs::read(&entry.path) else {
+            return Vec::new();
+        };
+        if finder.find(&bytes).is_none() || crate::summary::is_binary(&bytes) {
+            return Vec::new();
+        }
+        let Some(tree) = parse(lang, &bytes) else {
+            return Vec::new();
+        };
+        let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+        calls(lang, &bytes, &tree)
+            .into_iter()
+            .filter(|call| call.name == base)
+            .map(|call| SearchMatch {
+                path: entry.rel.clone(),
+                line: call.line as u64,
+                column: call.column as u64,
+                text: lines
+                    .get(call.line - 1)
+                    .map(|l| line_text(l).trim().to_owned())
+                    .unwrap_or_default(),
+                context: if context > 0 {
+                    around(&bytes, call.line, context)
+                } else {
+                    Vec::new()
+                },
+                kind: None,
+                scope: call.caller,
+            })
+            .collect::<Vec<_>>()
+    });
+    let mut results: Vec<SearchMatch> = per_file.into_iter().flatten().collect();
+    results.sort_by(|a, b| {
+        (a.path.as_bytes(), a.line, a.column).cmp(&(b.path.as_bytes(), b.line, b.column))
+    });
+    Ok(results)
+}
+
+/// Up to `n` lines before and after `line` (1-based), the line itself excluded.
+fn around(bytes: &[u8], line: usize, n: usize) -> Vec<ContextLine> {
+    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+    let first = line.saturating_sub(n).max(1);
+    let last = (line + n).min(lines.len());
+    (first..=last)
+        .filter(|&l| l != line)
+        .filter_map(|l| {
+            lines.get(l - 1).map(|text| ContextLine {
+                line: l as u64,
+                text: line_text(text),
+            })
+        })
+        .filter(|c| !(c.text.is_empty() && c.line as usize == lines.len()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, Vec<WalkEntry>) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (rel, body) in files {
+            let path = dir.path().join(rel);
+            fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            fs::write(path, body).expect("write");
+        }
+        let entries = ctx_fs::walk(dir.path(), &ctx_fs::WalkOptions::default()).expect("walk");
+        (dir, entries)
+    }
+
+    #[test]
+    fn literal_and_regex_text_search_with_context() {
+        let (_dir, entries) = tree(&[
+            ("b.rs", "one\nfoo(1)\nthree\n"),
+            ("a.txt", "a.b\naxb\n"),
+            ("bin.dat", "foo\0binary"),
+        ]);
+        let literal = TextQuery { pattern: "a.b".into(), ..TextQuery::default() };
+        let found = search_text(&entries, &literal).expect("search");
+        assert_eq!(found.len(), 1, "literal `.` does not match `x`");
+        let regex = TextQuery { pattern: "a.b".into(), regex: true, ..TextQuery::default() };
+        assert_eq!(search_text(&entries, &regex).expect("search").len(), 2);
+        let ctx = TextQuery { pattern: "foo(".into(), context: 1, ..TextQuery::default() };
+        let found = search_text(&entries, &ctx).expect("search");
+        assert_eq!(found.len(), 1, "binary file skipped");
+        assert_eq!((found[0].line, found[0].column), (2, 1));
+        let context: Vec<u64> = found[0].context.iter().map(|c| c.line).collect();
+        assert_eq!(context, [1, 3]);
+    }
+
+    #[test]
+    fn invalid_regex_names_the_problem_and_column() {
+        let query = TextQuery { pattern: "fn (a".into(), regex: true, ..TextQuery::default() };
+        let err = build_matcher(&query).expect_err("invalid").to_string();
+        assert!(err.contains("unclosed group"), "{err}");
+        assert!(err.contains("column 4"), "{err}");
+    }
+
+    #[test]
+    fn symbols_and_callers() {
+        let (_dir, entries) = tree(&[
+            ("src/lib.rs", "pub fn parse_file() {}\nfn run() { parse_file(); }\n"),
+            ("app.py", "from x import parse_file\ndef go():\n    parse_file()\n    # parse_file() in a comment\n"),
+        ]);
+        let defs = search_symbols(&entries, "parse_file", 0, None).expect("symbols");
+        assert_eq!(defs.len(), 1);
+        assert_eq!(defs[0].text, "[fn] pub fn parse_file()");
+        let loose = search_symbols(&entries, "PARSE", 0, None).expect("symbols");
+        assert_eq!(loose.len(), 1, "falls back to a case-insensitive substring");
+        let callers = search_callers(&entries, "parse_file", 0, 1).expect("callers");
+        let got: Vec<(&str, u64, Option<&str>)> = callers
+            .iter()
+            .map(|m| (m.path.as_str(), m.line, m.scope.as_deref()))
+            .collect();
+        assert_eq!(got, [("app.py", 3, Some("go")), ("src/lib.rs", 2, Some("run"))]);
+    }
+}

@@ -1,0 +1,1181 @@
+//! Symbols, imports and call sites read from tree-sitter syntax trees.
+//!
+//! One pass over the tree per file: definitions are recognised by node kind per language
+//! (the grammars' `tags.scm` patterns, extended with what they miss: methods inside
+//! impl/class bodies with their parent, nested modules and namespaces, arrow functions
+//! assigned to constants, TypeScript interfaces and type aliases, Go methods with their
+//! receiver type, C++ classes, namespaces and out-of-class `Foo::bar` definitions). A
+//! hand-written walk instead of the tag queries gives the parent scope, the visibility and the
+//! body (for signatures and skeletons) in the same pass.
+
+use std::cell::RefCell;
+
+use serde::{Deserialize, Serialize};
+use tree_sitter::{Node, Parser, Tree};
+
+use crate::lang::Language;
+
+/// What a symbol is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SymbolKind {
+    Function,
+    Method,
+    Constructor,
+    Class,
+    Struct,
+    Union,
+    Enum,
+    Trait,
+    Interface,
+    Impl,
+    Module,
+    Namespace,
+    Type,
+    Const,
+    Static,
+    Macro,
+}
+
+impl SymbolKind {
+    /// The lowercase name used in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Function => "function",
+            Self::Method => "method",
+            Self::Constructor => "constructor",
+            Self::Class => "class",
+            Self::Struct => "struct",
+            Self::Union => "union",
+            Self::Enum => "enum",
+            Self::Trait => "trait",
+            Self::Interface => "interface",
+            Self::Impl => "impl",
+            Self::Module => "module",
+            Self::Namespace => "namespace",
+            Self::Type => "type",
+            Self::Const => "const",
+            Self::Static => "static",
+            Self::Macro => "macro",
+        }
+    }
+
+    /// A short tag for one-line listings (`fn`, `class`, …).
+    pub fn tag(self) -> &'static str {
+        match self {
+            Self::Function => "fn",
+            Self::Method => "method",
+            Self::Constructor => "ctor",
+            Self::Namespace => "ns",
+            Self::Module => "mod",
+            other => other.name(),
+        }
+    }
+
+    /// Whether the symbol has a body of code (functions, methods, constructors).
+    pub fn is_callable(self) -> bool {
+        matches!(self, Self::Function | Self::Method | Self::Constructor)
+    }
+
+    /// Whether the symbol can hold other symbols.
+    pub fn is_container(self) -> bool {
+        matches!(
+            self,
+            Self::Class
+                | Self::Struct
+                | Self::Union
+                | Self::Enum
+                | Self::Trait
+                | Self::Interface
+                | Self::Impl
+                | Self::Module
+                | Self::Namespace
+        )
+    }
+}
+
+/// One definition found in a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Symbol {
+    /// The defined name (for a Rust `impl`, the implemented type).
+    pub name: String,
+    /// What it is.
+    pub kind: SymbolKind,
+    /// First line of the definition, 1-based (decorators and doc comments excluded).
+    pub line: usize,
+    /// Last line of the definition, 1-based.
+    pub end_line: usize,
+    /// The definition's header on one line, without its body.
+    pub signature: String,
+    /// The doc comment or docstring, markers stripped.
+    pub doc_comment: Option<String>,
+    /// The enclosing scope (`Foo`, `outer::Foo`), if any.
+    pub parent: Option<String>,
+    /// Visibility where the language has it: `pub`, `pub(crate)`, `private`, `public`,
+    /// `protected`, `export`, `exported`, `unexported`, `package`.
+    pub visibility: Option<String>,
+}
+
+/// Symbols, imports and parse health of one file's source.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Extracted {
+    pub symbols: Vec<Symbol>,
+    /// Import statements as written, whitespace collapsed, in source order.
+    pub imports: Vec<String>,
+    /// Whether the parser had to recover from syntax errors (symbols may be partial).
+    pub has_errors: bool,
+}
+
+/// A call site.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    /// The called name (last path segment: `bar` in `foo.bar()` or `Foo::bar()`).
+    pub name: String,
+    /// The callee as written (`foo.bar`, `Foo::bar`).
+    pub callee: String,
+    /// 1-based line and column (byte) of the callee.
+    pub line: usize,
+    pub column: usize,
+    /// The innermost enclosing function or method, qualified with its parent.
+    pub caller: Option<String>,
+}
+
+thread_local! {
+    static PARSER: RefCell<Parser> = RefCell::new(Parser::new());
+}
+
+/// Parses `source` with `lang`'s grammar (a parser per thread, reused).
+pub fn parse(lang: Language, source: &[u8]) -> Option<Tree> {
+    PARSER.with(|cell| {
+        let mut parser = cell.borrow_mut();
+        parser.set_language(&lang.grammar()).ok()?;
+        parser.parse(source, None)
+    })
+}
+
+/// Extracts symbols and imports from `source`.
+pub fn extract(lang: Language, source: &[u8]) -> Extracted {
+    let Some(tree) = parse(lang, source) else {
+        return Extracted {
+            has_errors: true,
+            ..Extracted::default()
+        };
+    };
+    extract_from_tree(lang, source, &tree)
+}
+
+/// Extracts symbols and imports from an already parsed tree.
+pub fn extract_from_tree(lang: Language, source: &[u8], tree: &Tree) -> Extracted {
+    let mut walker = Walker {
+        lang,
+        src: source,
+        out: Extracted {
+            has_errors: tree.root_node().has_error(),
+            ..Extracted::default()
+        },
+        scopes: Vec::new(),
+    };
+    walker.visit(tree.root_node());
+    walker.out
+}
+
+/// A definition recognised at a node.
+pub(crate) struct Def<'t> {
+    pub kind: SymbolKind,
+    pub name: String,
+    /// The node whose text starts the signature.
+    pub node: Node<'t>,
+    /// The body (elided in signatures and skeletons).
+    pub body: Option<Node<'t>>,
+    /// A parent scope given by the definition itself (Go receivers, C++ `Foo::bar`).
+    pub own_parent: Option<String>,
+}
+
+struct Scope {
+    qualified: String,
+    kind: SymbolKind,
+    /// C++ access inside a class body.
+    access: Option<&'static str>,
+}
+
+struct Walker<'s> {
+    lang: Language,
+    src: &'s [u8],
+    out: Extracted,
+    scopes: Vec<Scope>,
+}
+
+impl Walker<'_> {
+    fn visit(&mut self, node: Node<'_>) {
+        if let Some(import) = import_text(self.lang, node, self.src) {
+            self.out.imports.push(import);
+        }
+        let def = classify(self.lang, node, self.src, self.scopes.last().map(|s| s.kind));
+        let mut pushed = false;
+        if let Some(def) = def {
+            let parent = match (&def.own_parent, self.scopes.last()) {
+                (Some(own), Some(scope)) => Some(format!(
+                    "{}{}{own}",
+                    scope.qualified,
+                    self.lang.scope_separator()
+                )),
+                (Some(own), None) => Some(own.clone()),
+                (None, Some(scope)) => Some(scope.qualified.clone()),
+                (None, None) => None,
+            };
+            let visibility = visibility(self.lang, &def, self.src, self.scopes.last());
+            let symbol = Symbol {
+                name: def.name.clone(),
+                kind: def.kind,
+                line: def.node.start_position().row + 1,
+                end_line: end_line(def.node),
+                signature: signature(self.lang, &def, self.src),
+                doc_comment: doc_comment(self.lang, &def, self.src),
+                parent: parent.clone(),
+                visibility,
+            };
+            self.out.symbols.push(symbol);
+            if def.kind.is_container() || def.kind.is_callable() {
+                let qualified = match parent {
+                    Some(p) => format!("{p}{}{}", self.lang.scope_separator(), def.name),
+                    None => def.name.clone(),
+                };
+                let access = match (self.lang, node.kind()) {
+                    (Language::Cpp, "class_specifier") => Some("private"),
+                    (Language::Cpp, "struct_specifier" | "union_specifier") => Some("public"),
+                    _ => None,
+                };
+                self.scopes.push(Scope {
+                    qualified,
+                    kind: def.kind,
+                    access,
+                });
+                pushed = true;
+            }
+        }
+        if self.lang == Language::Cpp
+            && node.kind() == "access_specifier"
+            && let Some(scope) = self.scopes.last_mut()
+        {
+            let text = node_text(node, self.src);
+            scope.access = Some(match text.trim_end_matches(':').trim() {
+                "public" => "public",
+                "protected" => "protected",
+                _ => "private",
+            });
+        }
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            self.visit(child);
+        }
+        if pushed {
+            self.scopes.pop();
+        }
+    }
+}
+
+/// The last line of a node, 1-based; a node ending with its newline (`#define`) ends on the
+/// line before.
+pub(crate) fn end_line(node: Node<'_>) -> usize {
+    let end = node.end_position();
+    if end.column == 0 && end.row > node.start_position().row {
+        end.row
+    } else {
+        end.row + 1
+    }
+}
+
+/// The text of a node, lossily decoded.
+pub(crate) fn node_text<'s>(node: Node<'_>, src: &'s [u8]) -> std::borrow::Cow<'s, str> {
+    String::from_utf8_lossy(&src[node.byte_range()])
+}
+
+fn field_text(node: Node<'_>, field: &str, src: &[u8]) -> Option<String> {
+    node.child_by_field_name(field)
+        .map(|n| node_text(n, src).into_owned())
+}
+
+/// Recognises a definition at `node`. `scope` is the kind of the enclosing symbol.
+pub(crate) fn classify<'t>(
+    lang: Language,
+    node: Node<'t>,
+    src: &[u8],
+    scope: Option<SymbolKind>,
+) -> Option<Def<'t>> {
+    let in_type = scope.is_some_and(|k| k.is_container() && k != SymbolKind::Module && k != SymbolKind::Namespace);
+    let def = |kind, name: String, body: Option<Node<'t>>| Def {
+        kind,
+        name,
+        node,
+        body,
+        own_parent: None,
+    };
+    let body = node.child_by_field_name("body");
+    match lang {
+        Language::Rust => {
+            let kind = match node.kind() {
+                "function_item" | "function_signature_item" => {
+                    if in_type {
+                        SymbolKind::Method
+                    } else {
+                        SymbolKind::Function
+                    }
+                }
+                "struct_item" => SymbolKind::Struct,
+                "enum_item" => SymbolKind::Enum,
+                "union_item" => SymbolKind::Union,
+                "trait_item" => SymbolKind::Trait,
+                "mod_item" if body.is_some() => SymbolKind::Module,
+                "const_item" => SymbolKind::Const,
+                "static_item" => SymbolKind::Static,
+                "type_item" => SymbolKind::Type,
+                "macro_definition" => SymbolKind::Macro,
+                "impl_item" => {
+                    let ty = node.child_by_field_name("type")?;
+                    return Some(def(SymbolKind::Impl, type_base_name(ty, src), body));
+                }
+                _ => return None,
+            };
+            Some(def(kind, field_text(node, "name", src)?, body))
+        }
+        Language::Python => {
+            let kind = match node.kind() {
+                "function_definition" => {
+                    if scope == Some(SymbolKind::Class) {
+                        SymbolKind::Method
+                    } else {
+                        SymbolKind::Function
+                    }
+                }
+                "class_definition" => SymbolKind::Class,
+                _ => return None,
+            };
+            Some(def(kind, field_text(node, "name", src)?, body))
+        }
+        Language::JavaScript | Language::TypeScript | Language::Tsx => classify_js(node, src, scope, in_type),
+        Language::Go => match node.kind() {
+            "function_declaration" => Some(def(SymbolKind::Function, field_text(node, "name", src)?, body)),
+            "method_declaration" => {
+                let receiver = node
+                    .child_by_field_name("receiver")
+                    .map(|r| go_receiver_type(r, src));
+                Some(Def {
+                    own_parent: receiver.filter(|r| !r.is_empty()),
+                    ..def(SymbolKind::Method, field_text(node, "name", src)?, body)
+                })
+            }
+            "type_spec" | "type_alias" => {
+                let name = field_text(node, "name", src)?;
+                let ty = node.child_by_field_name("type");
+                let kind = match ty.map(|t| t.kind()) {
+                    Some("struct_type") if node.kind() == "type_spec" => SymbolKind::Struct,
+                    Some("interface_type") if node.kind() == "type_spec" => SymbolKind::Interface,
+                    _ => SymbolKind::Type,
+                };
+                let body = ty.and_then(|t| first_child_of_kind(t, &["field_declaration_list"]).or(
+                    if t.kind() == "interface_type" { Some(t) } else { None },
+                ));
+                Some(def(kind, name, body))
+            }
+            "method_elem" | "method_spec" => Some(def(SymbolKind::Method, field_text(node, "name", src)?, None)),
+            _ => None,
+        },
+        Language::Java => {
+            let kind = match node.kind() {
+                "class_declaration" | "record_declaration" => SymbolKind::Class,
+                "interface_declaration" | "annotation_type_declaration" => SymbolKind::Interface,
+                "enum_declaration" => SymbolKind::Enum,
+                "method_declaration" => SymbolKind::Method,
+                "constructor_declaration" | "compact_constructor_declaration" => SymbolKind::Constructor,
+                _ => return None,
+            };
+            Some(def(kind, field_text(node, "name", src)?, body))
+        }
+        Language::C | Language::Cpp => classify_c(lang, node, src, in_type),
+    }
+}
+
+fn classify_js<'t>(node: Node<'t>, src: &[u8], scope: Option<SymbolKind>, in_type: bool) -> Option<Def<'t>> {
+    let body = node.child_by_field_name("body");
+    let def = |kind, name: String, body: Option<Node<'t>>| Def {
+        kind,
+        name,
+        node,
+        body,
+        own_parent: None,
+    };
+    let is_function_value = |v: Node<'_>| {
+        matches!(
+            v.kind(),
+            "arrow_function" | "function_expression" | "function" | "generator_function"
+        )
+    };
+    match node.kind() {
+        "function_declaration" | "generator_function_declaration" | "function_signature" => {
+            let kind = if in_type { SymbolKind::Method } else { SymbolKind::Function };
+            Some(def(kind, field_text(node, "name", src)?, body))
+        }
+        "class_declaration" | "abstract_class_declaration" => Some(def(SymbolKind::Class, field_text(node, "name", src)?, body)),
+        "class" => Some(def(SymbolKind::Class, field_text(node, "name", src)?, body)),
+        "method_definition" | "method_signature" | "abstract_method_signature" => {
+            let name = field_text(node, "name", src)?;
+            let kind = if name == "constructor" {
+                SymbolKind::Constructor
+            } else {
+                SymbolKind::Method
+            };
+            Some(def(kind, name, body))
+        }
+        "interface_declaration" => Some(def(SymbolKind::Interface, field_text(node, "name", src)?, body)),
+        "type_alias_declaration" => Some(def(SymbolKind::Type, field_text(node, "name", src)?, None)),
+        "enum_declaration" => Some(def(SymbolKind::Enum, field_text(node, "name", src)?, body)),
+        "internal_module" | "module" => {
+            let name = field_text(node, "name", src)?;
+            Some(def(SymbolKind::Namespace, name.trim_matches(['"', '\'']).to_owned(), body))
+        }
+        "variable_declarator" => {
+            let value = node.child_by_field_name("value")?;
+            let name_node = node.child_by_field_name("name")?;
+            if name_node.kind() != "identifier" {
+                return None;
+            }
+            let name = node_text(name_node, src).into_owned();
+            if is_function_value(value) {
+                Some(Def {
+                    kind: SymbolKind::Function,
+                    name,
+                    node,
+                    body: value.child_by_field_name("body"),
+                    own_parent: None,
+                })
+            } else if value.kind() == "class" {
+                Some(Def {
+                    kind: SymbolKind::Class,
+                    name,
+                    node,
+                    body: value.child_by_field_name("body"),
+                    own_parent: None,
+                })
+            } else {
+                None
+            }
+        }
+        "public_field_definition" | "field_definition" => {
+            let value = node.child_by_field_name("value")?;
+            if !is_function_value(value) {
+                return None;
+            }
+            let name = node
+                .child_by_field_name("name")
+                .or_else(|| node.child_by_field_name("property"))?;
+            Some(Def {
+                kind: SymbolKind::Method,
+                name: node_text(name, src).into_owned(),
+                node,
+                body: value.child_by_field_name("body"),
+                own_parent: None,
+            })
+        }
+        "assignment_expression" => {
+            // `exports.foo = function …`, `Foo.prototype.bar = () => …`
+            let right = node.child_by_field_name("right")?;
+            if !is_function_value(right) || scope.is_some_and(SymbolKind::is_callable) {
+                return None;
+            }
+            let left = node.child_by_field_name("left")?;
+            if left.kind() != "member_expression" {
+                return None;
+            }
+            let object = left.child_by_field_name("object")?;
+            let property = left.child_by_field_name("property")?;
+            let object_text = node_text(object, src);
+            let (kind, parent) = match object_text.strip_suffix(".prototype") {
+                Some(class) => (SymbolKind::Method, Some(class.to_owned())),
+                None => (SymbolKind::Function, None),
+            };
+            Some(Def {
+                kind,
+                name: node_text(property, src).into_owned(),
+                node,
+                body: right.child_by_field_name("body"),
+                own_parent: parent,
+            })
+        }
+        _ => None,
+    }
+}
+
+fn classify_c<'t>(
+    lang: Language,
+    node: Node<'t>,
+    src: &[u8],
+    in_type: bool,
+) -> Option<Def<'t>> {
+    let body = node.child_by_field_name("body");
+    let def = |kind, name: String, body: Option<Node<'t>>| Def {
+        kind,
+        name,
+        node,
+        body,
+        own_parent: None,
+    };
+    match node.kind() {
+        "function_definition" => {
+            let declarator = node.child_by_field_name("declarator")?;
+            let (name, qualifier) = c_declarator_name(declarator, src)?;
+            let is_constructor = qualifier
+                .as_deref()
+                .and_then(|q| q.rsplit("::").next())
+                .is_some_and(|q| q == name || format!("~{q}") == name);
+            let kind = if is_constructor {
+                SymbolKind::Constructor
+            } else if in_type || qualifier.is_some() {
+                SymbolKind::Method
+            } else {
+                SymbolKind::Function
+            };
+            Some(Def {
+                kind,
+                name,
+                node,
+                body,
+                own_parent: qualifier,
+            })
+        }
+        "field_declaration" | "declaration" if lang == Language::Cpp && in_type => {
+            // Method declarations inside a class body.
+            let declarator = node.child_by_field_name("declarator")?;
+            if !has_function_declarator(declarator) {
+                return None;
+            }
+            let (name, _) = c_declarator_name(declarator, src)?;
+            Some(def(SymbolKind::Method, name, None))
+        }
+        "struct_specifier" | "union_specifier" | "enum_specifier" | "class_specifier" => {
+            let body = body?;
+            let name = field_text(node, "name", src)?;
+            let kind = match node.kind() {
+                "struct_specifier" => SymbolKind::Struct,
+                "union_specifier" => SymbolKind::Union,
+                "enum_specifier" => SymbolKind::Enum,
+                _ => SymbolKind::Class,
+            };
+            Some(def(kind, name, Some(body)))
+        }
+        "namespace_definition" => {
+            let name = field_text(node, "name", src)?;
+            Some(def(SymbolKind::Namespace, name, body))
+        }
+        "type_definition" => {
+            let declarator = node.child_by_field_name("declarator")?;
+            let (name, _) = c_declarator_name(declarator, src)?;
+            Some(def(SymbolKind::Type, name, None))
+        }
+        "alias_declaration" => Some(def(SymbolKind::Type, field_text(node, "name", src)?, None)),
+        "preproc_def" | "preproc_function_def" => Some(def(SymbolKind::Macro, field_text(node, "name", src)?, None)),
+        _ => None,
+    }
+}
+
+/// `Foo<T>::Bar<U>` without template arguments: `Foo::Bar`.
+fn strip_template_args(text: &str) -> String {
+    let mut depth = 0usize;
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn has_function_declarator(mut node: Node<'_>) -> bool {
+    loop {
+        if node.kind() == "function_declarator" {
+            return true;
+        }
+        match node.child_by_field_name("declarator") {
+            Some(inner) => node = inner,
+            None => return false,
+        }
+    }
+}
+
+/// The declared name of a C/C++ declarator, and its `Foo::` qualifier if any.
+fn c_declarator_name(mut node: Node<'_>, src: &[u8]) -> Option<(String, Option<String>)> {
+    loop {
+        match node.kind() {
+            "identifier" | "field_identifier" | "type_identifier" | "destructor_name" | "operator_name" | "primitive_type" => {
+                return Some((node_text(node, src).into_owned(), None));
+            }
+            "qualified_identifier" => {
+                let full = collapse_whitespace(&node_text(node, src));
+                let (qualifier, name) = full.rsplit_once("::")?;
+                let qualifier = strip_template_args(qualifier.trim());
+                let qualifier = (!qualifier.is_empty()).then_some(qualifier);
+                return Some((name.trim().to_owned(), qualifier));
+            }
+            "template_function" | "template_type" => {
+                node = node.child_by_field_name("name")?;
+            }
+            _ => {
+                node = node.child_by_field_name("declarator")?;
+            }
+        }
+    }
+}
+
+/// The type name an `impl` is for: `Foo` for `impl<T> Trait for Foo<T>`.
+fn type_base_name(ty: Node<'_>, src: &[u8]) -> String {
+    match ty.kind() {
+        "generic_type" => ty
+            .child_by_field_name("type")
+            .map_or_else(|| node_text(ty, src).into_owned(), |t| type_base_name(t, src)),
+        "scoped_type_identifier" => ty
+            .child_by_field_name("name")
+            .map_or_else(|| node_text(ty, src).into_owned(), |t| node_text(t, src).into_owned()),
+        "reference_type" | "pointer_type" => ty
+            .child_by_field_name("type")
+            .map_or_else(|| node_text(ty, src).into_owned(), |t| type_base_name(t, src)),
+        _ => node_text(ty, src).into_owned(),
+    }
+}
+
+/// The receiver type of a Go method: `Server` for `(s *Server[T])`.
+fn go_receiver_type(receiver: Node<'_>, src: &[u8]) -> String {
+    let mut cursor = receiver.walk();
+    for param in receiver.named_children(&mut cursor) {
+        if let Some(ty) = param.child_by_field_name("type") {
+            let text = node_text(ty, src);
+            let base = text.trim_start_matches('*');
+            return base.split('[').next().unwrap_or(base).trim().to_owned();
+        }
+    }
+    String::new()
+}
+
+fn first_child_of_kind<'t>(node: Node<'t>, kinds: &[&str]) -> Option<Node<'t>> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).find(|c| kinds.contains(&c.kind()))
+}
+
+/// The definition's header on one line: its text up to the body, whitespace collapsed.
+fn signature(lang: Language, def: &Def<'_>, src: &[u8]) -> String {
+    match (lang, def.node.kind()) {
+        (Language::Rust, "macro_definition") => return format!("macro_rules! {}", def.name),
+        (Language::Go, "type_spec" | "type_alias") => {
+            let start = def.node.start_byte();
+            let end = def.body.map_or(def.node.end_byte(), |b| b.start_byte().max(start));
+            let text = collapse_whitespace(&String::from_utf8_lossy(&src[start..end]));
+            return format!("type {}", text.trim_end_matches('{').trim_end());
+        }
+        _ => {}
+    }
+    let start = def.node.start_byte();
+    let end = def.body.map_or(def.node.end_byte(), |b| b.start_byte().max(start));
+    let mut text = collapse_whitespace(&String::from_utf8_lossy(&src[start..end]));
+    // Arrow functions and function values keep their binding keyword: `const f = (x) =>`.
+    if def.node.kind() == "variable_declarator"
+        && let Some(decl) = def.node.parent()
+        && let Some(keyword) = decl.child(0)
+        && matches!(keyword.kind(), "const" | "let" | "var")
+    {
+        text = format!("{} {text}", keyword.kind());
+    }
+    let trimmed = text
+        .trim_end_matches(|c: char| c == '{' || c == ':' && lang == Language::Python || c.is_whitespace())
+        .trim_end_matches([';'])
+        .trim_end();
+    let mut out = trimmed.to_owned();
+    const MAX: usize = 240;
+    if out.len() > MAX {
+        let mut cut = MAX;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+        out.push('…');
+    }
+    out
+}
+
+/// Collapses runs of whitespace (newlines included) into single spaces.
+pub(crate) fn collapse_whitespace(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut space = false;
+    for c in text.trim().chars() {
+        if c.is_whitespace() {
+            space = true;
+        } else {
+            if space && !out.is_empty() {
+                out.push(' ');
+            }
+            space = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The outermost node that belongs to a definition: wrappers (`export`, decorators,
+/// templates) included, so the comments above the wrapper are found.
+fn outer_node<'t>(lang: Language, node: Node<'t>) -> Node<'t> {
+    let mut current = node;
+    if current.kind() == "variable_declarator"
+        && let Some(decl) = current.parent()
+    {
+        current = decl;
+    }
+    while let Some(parent) = current.parent() {
+        let wraps = match lang {
+            Language::Python => parent.kind() == "decorated_definition",
+            Language::JavaScript | Language::TypeScript | Language::Tsx => {
+                matches!(parent.kind(), "export_statement" | "expression_statement")
+            }
+            Language::Cpp => parent.kind() == "template_declaration",
+            Language::Go => parent.kind() == "type_declaration",
+            Language::Rust | Language::Java | Language::C => false,
+        };
+        if !wraps {
+            break;
+        }
+        current = parent;
+    }
+    current
+}
+
+/// The doc comment above a definition, or a Python docstring.
+fn doc_comment(lang: Language, def: &Def<'_>, src: &[u8]) -> Option<String> {
+    if lang == Language::Python {
+        return python_docstring(def.body?, src);
+    }
+    let outer = outer_node(lang, def.node);
+    let mut lines: Vec<String> = Vec::new();
+    let mut next_row = outer.start_position().row;
+    let mut sibling = outer.prev_sibling();
+    while let Some(node) = sibling {
+        let kind = node.kind();
+        if matches!(kind, "attribute_item" | "decorator" | "annotation" | "marker_annotation") {
+            next_row = node.start_position().row;
+            sibling = node.prev_sibling();
+            continue;
+        }
+        if !kind.contains("comment") || node.end_position().row + 1 < next_row {
+            break;
+        }
+        let text = node_text(node, src);
+        if lang == Language::Rust && !(text.starts_with("///") || text.starts_with("/**")) {
+            break;
+        }
+        let mut block: Vec<String> = clean_comment(&text);
+        block.append(&mut lines);
+        lines = block;
+        next_row = node.start_position().row;
+        sibling = node.prev_sibling();
+    }
+    // Rust doc comments, JSDoc and Javadoc of a node also sit inside some grammars' wrappers.
+    let doc = lines.join("\n").trim().to_owned();
+    if doc.is_empty() { None } else { Some(doc) }
+}
+
+fn clean_comment(text: &str) -> Vec<String> {
+    let text = text.trim_end();
+    if let Some(body) = text.strip_prefix("/*") {
+        let body = body.strip_suffix("*/").unwrap_or(body);
+        let body = body.trim_start_matches(['*', '!']);
+        return body
+            .lines()
+            .map(|line| {
+                let line = line.trim();
+                let line = line.strip_prefix('*').unwrap_or(line);
+                line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned()
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .skip_while(String::is_empty)
+            .collect();
+    }
+    text.lines()
+        .map(|line| {
+            let line = line.trim_start();
+            let line = line.trim_start_matches('/').trim_start_matches('!');
+            line.strip_prefix(' ').unwrap_or(line).trim_end().to_owned()
+        })
+        .collect()
+}
+
+fn python_docstring(body: Node<'_>, src: &[u8]) -> Option<String> {
+    let first = body.named_child(0)?;
+    if first.kind() != "expression_statement" {
+        return None;
+    }
+    let string = first.named_child(0)?;
+    if string.kind() != "string" {
+        return None;
+    }
+    let text = node_text(string, src);
+    let text = text.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+    let inner = ["\"\"\"", "'''", "\"", "'"]
+        .iter()
+        .find_map(|q| text.strip_prefix(q).and_then(|t| t.strip_suffix(q)))?;
+    let lines: Vec<&str> = inner.lines().collect();
+    let indent = lines
+        .iter()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let doc = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| if i == 0 { l.trim() } else { l.get(indent..).unwrap_or("").trim_end() })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let doc = doc.trim().to_owned();
+    if doc.is_empty() { None } else { Some(doc) }
+}
+
+fn visibility(lang: Language, def: &Def<'_>, src: &[u8], scope: Option<&Scope>) -> Option<String> {
+    let node = def.node;
+    match lang {
+        Language::Rust => {
+            if scope.is_some_and(|s| s.kind == SymbolKind::Trait) || def.kind == SymbolKind::Impl {
+                return None;
+            }
+            if scope.is_some_and(|s| s.kind == SymbolKind::Impl) && is_trait_impl(node) {
+                return None;
+            }
+            let mut cursor = node.walk();
+            let vis = node
+                .children(&mut cursor)
+                .find(|c| c.kind() == "visibility_modifier")
+                .map(|c| collapse_whitespace(&node_text(c, src)));
+            Some(vis.unwrap_or_else(|| "private".to_owned()))
+        }
+        Language::Go => {
+            let first = def.name.chars().next()?;
+            Some(if first.is_uppercase() { "exported" } else { "unexported" }.to_owned())
+        }
+        Language::Java => {
+            let mut cursor = node.walk();
+            let modifiers = node.children(&mut cursor).find(|c| c.kind() == "modifiers");
+            let text = modifiers.map(|m| node_text(m, src).into_owned()).unwrap_or_default();
+            let words: Vec<&str> = text.split_whitespace().collect();
+            let vis = ["public", "protected", "private"]
+                .into_iter()
+                .find(|v| words.contains(v));
+            if scope.is_some_and(|s| s.kind == SymbolKind::Interface) && vis.is_none() {
+                return Some("public".to_owned());
+            }
+            Some(vis.unwrap_or("package").to_owned())
+        }
+        Language::JavaScript | Language::TypeScript | Language::Tsx => {
+            if def.kind == SymbolKind::Method {
+                let mut cursor = node.walk();
+                if let Some(modifier) = node
+                    .children(&mut cursor)
+                    .find(|c| c.kind() == "accessibility_modifier")
+                {
+                    return Some(node_text(modifier, src).into_owned());
+                }
+                if def.name.starts_with('#') {
+                    return Some("private".to_owned());
+                }
+                return None;
+            }
+            let outer = outer_node(lang, node);
+            (outer.kind() == "export_statement").then(|| "export".to_owned())
+        }
+        Language::Cpp => scope.and_then(|s| s.access).map(str::to_owned),
+        Language::Python | Language::C => None,
+    }
+}
+
+fn is_trait_impl(method: Node<'_>) -> bool {
+    let mut current = method.parent();
+    while let Some(node) = current {
+        if node.kind() == "impl_item" {
+            return node.child_by_field_name("trait").is_some();
+        }
+        current = node.parent();
+    }
+    false
+}
+
+/// The import statement at `node`, if it is one.
+fn import_text(lang: Language, node: Node<'_>, src: &[u8]) -> Option<String> {
+    let kind = node.kind();
+    let whole = |n: Node<'_>| Some(collapse_whitespace(&node_text(n, src)));
+    match lang {
+        Language::Rust => match kind {
+            "use_declaration" | "extern_crate_declaration" => whole(node),
+            "mod_item" if node.child_by_field_name("body").is_none() => whole(node),
+            _ => None,
+        },
+        Language::Python => match kind {
+            "import_statement" | "import_from_statement" | "future_import_statement" => whole(node),
+            _ => None,
+        },
+        Language::JavaScript | Language::TypeScript | Language::Tsx => match kind {
+            "import_statement" => whole(node),
+            "export_statement" if node.child_by_field_name("source").is_some() => whole(node),
+            "call_expression" => {
+                let function = node.child_by_field_name("function")?;
+                let callee = node_text(function, src);
+                if callee != "require" && function.kind() != "import" {
+                    return None;
+                }
+                let args = node.child_by_field_name("arguments")?;
+                let first = args.named_child(0)?;
+                if first.kind() != "string" {
+                    return None;
+                }
+                whole(node)
+            }
+            _ => None,
+        },
+        Language::Go => match kind {
+            "import_spec" => Some(format!("import {}", collapse_whitespace(&node_text(node, src)))),
+            _ => None,
+        },
+        Language::Java => match kind {
+            "import_declaration" => whole(node),
+            _ => None,
+        },
+        Language::C | Language::Cpp => match kind {
+            "preproc_include" => whole(node),
+            _ => None,
+        },
+    }
+}
+
+/// Every call site in `tree`, in source order.
+pub fn calls(lang: Language, source: &[u8], tree: &Tree) -> Vec<Call> {
+    let mut out = Vec::new();
+    let mut scopes: Vec<(String, SymbolKind)> = Vec::new();
+    collect_calls(lang, tree.root_node(), source, &mut scopes, &mut out);
+    out
+}
+
+fn collect_calls(
+    lang: Language,
+    node: Node<'_>,
+    src: &[u8],
+    scopes: &mut Vec<(String, SymbolKind)>,
+    out: &mut Vec<Call>,
+) {
+    let scope_kind = scopes.last().map(|s| s.1);
+    let def = classify(lang, node, src, scope_kind);
+    let mut pushed = false;
+    if let Some(def) = &def
+        && (def.kind.is_callable() || def.kind.is_container())
+    {
+        let sep = lang.scope_separator();
+        let base = match (&def.own_parent, scopes.last()) {
+            (Some(own), Some((q, _))) => format!("{q}{sep}{own}{sep}"),
+            (Some(own), None) => format!("{own}{sep}"),
+            (None, Some((q, _))) => format!("{q}{sep}"),
+            (None, None) => String::new(),
+        };
+        scopes.push((format!("{base}{}", def.name), def.kind));
+        pushed = true;
+    }
+    if let Some(callee) = callee_of(lang, node) {
+        let callee_text = collapse_whitespace(&node_text(callee, src));
+        let name = last_segment(callee, src);
+        if !name.is_empty() {
+            let position = callee.start_position();
+            let caller = scopes
+                .iter()
+                .rev()
+                .find(|(_, kind)| kind.is_callable())
+                .map(|(q, _)| q.clone());
+            out.push(Call {
+                name,
+                callee: callee_text,
+                line: position.row + 1,
+                column: position.column + 1,
+                caller,
+            });
+        }
+    }
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        collect_calls(lang, child, src, scopes, out);
+    }
+    if pushed {
+        scopes.pop();
+    }
+}
+
+/// The callee expression of a call node.
+fn callee_of<'t>(lang: Language, node: Node<'t>) -> Option<Node<'t>> {
+    match (lang, node.kind()) {
+        (Language::Python, "call")
+        | (
+            Language::Rust
+            | Language::JavaScript
+            | Language::TypeScript
+            | Language::Tsx
+            | Language::Go
+            | Language::C
+            | Language::Cpp,
+            "call_expression",
+        ) => node.child_by_field_name("function"),
+        (Language::Rust, "macro_invocation") => node.child_by_field_name("macro"),
+        (Language::JavaScript | Language::TypeScript | Language::Tsx | Language::Cpp, "new_expression") => {
+            node.child_by_field_name("constructor").or_else(|| node.child_by_field_name("type"))
+        }
+        (Language::Java, "method_invocation") => node.child_by_field_name("name"),
+        (Language::Java, "object_creation_expression") => node.child_by_field_name("type"),
+        _ => None,
+    }
+}
+
+/// The last name of a callee: `bar` in `a.b.bar`, `Foo::bar`, `bar::<T>`, `(*p)->bar`.
+fn last_segment(callee: Node<'_>, src: &[u8]) -> String {
+    let mut node = callee;
+    loop {
+        let next = match node.kind() {
+            "field_expression" => node.child_by_field_name("field"),
+            "member_expression" => node.child_by_field_name("property"),
+            "attribute" => node.child_by_field_name("attribute"),
+            "selector_expression" => node.child_by_field_name("field"),
+            "scoped_identifier" | "qualified_identifier" | "scoped_type_identifier" => node.child_by_field_name("name"),
+            "generic_function" => node.child_by_field_name("function"),
+            "template_function" | "generic_type" | "template_type" => node.child_by_field_name("name").or_else(|| node.child_by_field_name("type")),
+            "parenthesized_expression" => node.named_child(0),
+            _ => None,
+        };
+        match next {
+            Some(n) => node = n,
+            None => break,
+        }
+    }
+    let text = node_text(node, src);
+    text.rsplit(['.', ':']).next().unwrap_or(&text).trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(lang: Language, src: &str) -> Vec<String> {
+        extract(lang, src.as_bytes())
+            .symbols
+            .into_iter()
+            .map(|s| match s.parent {
+                Some(p) => format!("{} {p}/{}", s.kind.name(), s.name),
+                None => format!("{} {}", s.kind.name(), s.name),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn rust_items_methods_and_nested_modules() {
+        let src = "/// Adds.\n#[inline]\npub fn add(a: u32) -> u32 { a }\nstruct S;\nimpl<T> Tr for S<T> { fn m(&self) {} }\nmod outer { pub mod inner { pub(crate) const C: u8 = 1; } }\ntrait Tr { fn m(&self); }\nuse std::fmt;\nmod other;\n";
+        let got = extract(Language::Rust, src.as_bytes());
+        let add = &got.symbols[0];
+        assert_eq!(add.signature, "pub fn add(a: u32) -> u32");
+        assert_eq!(add.doc_comment.as_deref(), Some("Adds."));
+        assert_eq!(add.visibility.as_deref(), Some("pub"));
+        assert_eq!(
+            names(Language::Rust, src),
+            [
+                "function add",
+                "struct S",
+                "impl S",
+                "method S/m",
+                "module outer",
+                "module outer/inner",
+                "const outer::inner/C",
+                "trait Tr",
+                "method Tr/m"
+            ]
+        );
+        assert_eq!(got.imports, ["use std::fmt;", "mod other;"]);
+    }
+
+    #[test]
+    fn python_classes_methods_and_docstrings() {
+        let src = "import os\nfrom . import x\nclass A(B):\n    \"\"\"Doc.\n\n    More.\n    \"\"\"\n    @property\n    def m(self) -> int:\n        return 1\ndef f():\n    def inner(): pass\n";
+        let got = extract(Language::Python, src.as_bytes());
+        assert_eq!(got.symbols[0].doc_comment.as_deref(), Some("Doc.\n\nMore."));
+        assert_eq!(got.symbols[1].signature, "def m(self) -> int");
+        assert_eq!(got.symbols[1].line, 9);
+        assert_eq!(names(Language::Python, src), ["class A", "method A/m", "function f", "function f/inner"]);
+        assert_eq!(got.imports, ["import os", "from . import x"]);
+    }
+
+    #[test]
+    fn typescript_interfaces_aliases_arrows_and_methods() {
+        let src = "import { a } from './a';\nexport interface I { m(): void }\ntype T = string;\n/** Doc. */\nexport const f = (x: number): number => x;\nclass C { private g(): void {} h = () => 1; }\nnamespace N { function k() {} }\n";
+        let got = extract(Language::TypeScript, src.as_bytes());
+        assert_eq!(
+            names(Language::TypeScript, src),
+            ["interface I", "method I/m", "type T", "function f", "class C", "method C/g", "method C/h", "namespace N", "function N/k"]
+        );
+        let f = &got.symbols[3];
+        assert_eq!(f.signature, "const f = (x: number): number =>");
+        assert_eq!(f.doc_comment.as_deref(), Some("Doc."));
+        assert_eq!(f.visibility.as_deref(), Some("export"));
+        assert_eq!(got.symbols[5].visibility.as_deref(), Some("private"));
+        assert_eq!(got.imports, ["import { a } from './a';"]);
+    }
+
+    #[test]
+    fn go_methods_carry_their_receiver() {
+        let src = "package p\nimport (\n\t\"fmt\"\n\tx \"a/b\"\n)\n// S is.\ntype S struct{ a int }\ntype I interface { M() }\nfunc (s *S) Run() {}\nfunc helper() {}\n";
+        let got = extract(Language::Go, src.as_bytes());
+        assert_eq!(names(Language::Go, src), ["struct S", "interface I", "method I/M", "method S/Run", "function helper"]);
+        assert_eq!(got.symbols[0].doc_comment.as_deref(), Some("S is."));
+        assert_eq!(got.symbols[3].visibility.as_deref(), Some("exported"));
+        assert_eq!(got.imports, ["import \"fmt\"", "import x \"a/b\""]);
+    }
+
+    #[test]
+    fn cpp_classes_namespaces_and_out_of_class_methods() {
+        let src = "#include \"a.h\"\nnamespace ns {\nclass K {\npublic:\n  K();\n  void m();\nprivate:\n  int f() { return 1; }\n};\nvoid K::m() {}\n}\nint main() { return 0; }\n";
+        let got = extract(Language::Cpp, src.as_bytes());
+        assert_eq!(
+            names(Language::Cpp, src),
+            ["namespace ns", "class ns/K", "method ns::K/K", "method ns::K/m", "method ns::K/f", "method ns::K/m", "function main"]
+        );
+        assert_eq!(got.symbols[3].visibility.as_deref(), Some("public"));
+        assert_eq!(got.symbols[4].visibility.as_deref(), Some("private"));
+        assert_eq!(got.imports, ["#include \"a.h\""]);
+    }
+
+    #[test]
+    fn java_and_c_definitions() {
+        let java = "import java.util.List;\npublic class A { /** Doc. */ public A() {} void run() {} interface I { void x(); } }\n";
+        assert_eq!(names(Language::Java, java), ["class A", "constructor A/A", "method A/run", "interface A/I", "method A.I/x"]);
+        let c = "#include <stdio.h>\n#define N 3\ntypedef struct P { int x; } P;\nstatic int *make(void) { return 0; }\n";
+        assert_eq!(names(Language::C, c), ["macro N", "type P", "struct P", "function make"]);
+    }
+
+    #[test]
+    fn syntax_errors_give_partial_symbols() {
+        let got = extract(Language::Rust, b"fn ok() {}\nfn broken( {\nstruct After;\n");
+        assert!(got.has_errors);
+        assert!(got.symbols.iter().any(|s| s.name == "ok"));
+    }
+
+    #[test]
+    fn calls_name_their_caller() {
+        let src = b"fn a() { b(); x.c(); Foo::d(); }\n";
+        let tree = parse(Language::Rust, src).expect("parse");
+        let found: Vec<(String, Option<String>)> = calls(Language::Rust, src, &tree)
+            .into_iter()
+            .map(|c| (c.name, c.caller))
+            .collect();
+        assert_eq!(
+            found,
+            [("b".into(), Some("a".into())), ("c".into(), Some("a".into())), ("d".into(), Some("a".into()))]
+        );
+    }
+}

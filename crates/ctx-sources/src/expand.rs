@@ -1,0 +1,564 @@
+//! Render-time expansion: a stored source becomes units of text, collections sorted by byte
+//! order; files that cannot be included become skipped units with a reason.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ctx_fs::{WalkOptions, walk};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::sensitive::SensitivePaths;
+use crate::source::{LineRange, Source, SourceSpec};
+
+/// What expansion needs to know.
+#[derive(Clone, Copy)]
+pub struct ExpandOptions<'a> {
+    /// The workspace root every path is relative to.
+    pub root: &'a Path,
+    /// Files larger than this are skipped without being read.
+    pub max_file_bytes: u64,
+    /// Paths refused unless the spec allows sensitive files.
+    pub sensitive: &'a SensitivePaths,
+    /// How long a `cmd:` source may run.
+    pub command_timeout: Duration,
+}
+
+/// Why a unit is left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum Skip {
+    /// The file no longer exists.
+    Missing,
+    /// The file holds NUL bytes: not text.
+    Binary,
+    /// The file is over the size limit (it was not read).
+    TooLarge { bytes: u64, limit: u64 },
+    /// The file is not valid UTF-8.
+    NotUtf8 { offset: usize },
+    /// A sensitive path met while expanding a collection.
+    Sensitive { pattern: String },
+    /// The file or directory could not be read.
+    Unreadable { error: String },
+    /// The line range starts past the end of the file.
+    RangePastEnd { lines: u64 },
+    /// A git diff could not be computed.
+    Git { error: String },
+}
+
+impl Skip {
+    /// A short, stable name for reports (`binary`, `too_large`, …).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Missing => "missing",
+            Self::Binary => "binary",
+            Self::TooLarge { .. } => "too_large",
+            Self::NotUtf8 { .. } => "not_utf8",
+            Self::Sensitive { .. } => "sensitive",
+            Self::Unreadable { .. } => "unreadable",
+            Self::RangePastEnd { .. } => "range_past_end",
+            Self::Git { .. } => "git_error",
+        }
+    }
+}
+
+impl std::fmt::Display for Skip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Missing => f.write_str("file not found"),
+            Self::Binary => f.write_str("binary file"),
+            Self::TooLarge { bytes, limit } => {
+                write!(f, "{bytes} bytes, over max_file_bytes ({limit})")
+            }
+            Self::NotUtf8 { offset } => write!(f, "not valid UTF-8 (byte {offset})"),
+            Self::Sensitive { pattern } => write!(f, "sensitive path (matches `{pattern}`)"),
+            Self::Unreadable { error } => write!(f, "unreadable: {error}"),
+            Self::RangePastEnd { lines } => {
+                write!(f, "line range starts past the end ({lines} lines)")
+            }
+            Self::Git { error } => write!(f, "git: {error}"),
+        }
+    }
+}
+
+/// One piece of a render: a file, a line range, a diff of one file, a command's output, a text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unit {
+    /// Identity across renders (used by `pack verify`): the path, with range or scheme.
+    pub key: String,
+    /// What the payload header shows (usually the path).
+    pub label: String,
+    pub lines: Option<LineRange>,
+    /// A language tag for Markdown fences ("" when unknown).
+    pub lang: &'static str,
+    /// The text, or why it is left out.
+    pub body: Result<String, Skip>,
+    /// Marks worth reporting (non-zero exit, timeout, truncation).
+    pub notes: Vec<String>,
+}
+
+/// Expands a stored source into its units.
+pub fn expand(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Vec<Unit> {
+    match &spec.source {
+        Source::File { path, lines } => vec![file_unit(path, *lines, options)],
+        Source::Markdown { path } => vec![file_unit(path, None, options)],
+        Source::MarkdownDir {
+            path,
+            recursive,
+            max_files,
+            exclude,
+        } => {
+            let walk_options = WalkOptions {
+                max_depth: if *recursive { None } else { Some(1) },
+                globs: vec!["*.md".into(), "*.markdown".into(), "*.mdx".into()],
+                excludes: exclude.clone(),
+                ..WalkOptions::default()
+            };
+            collection(
+                path,
+                &walk_options,
+                *max_files,
+                spec.allow_sensitive,
+                options,
+            )
+        }
+        Source::Glob {
+            base,
+            pattern,
+            max_files,
+            exclude,
+        } => {
+            let walk_options = WalkOptions {
+                hidden: pattern.starts_with('.') || pattern.contains("/."),
+                globs: vec![pattern.clone()],
+                excludes: exclude.clone(),
+                ..WalkOptions::default()
+            };
+            collection(
+                base,
+                &walk_options,
+                *max_files,
+                spec.allow_sensitive,
+                options,
+            )
+        }
+        Source::GitDiff { dir, base, head } => crate::git::diff_units(
+            &join(options.root, dir),
+            base.as_deref(),
+            head.as_deref(),
+            spec.allow_sensitive,
+            options,
+        ),
+        Source::Command { dir, command } => {
+            vec![command_unit(command, &join(options.root, dir), options)]
+        }
+        Source::Text { text } => vec![Unit {
+            key: format!(
+                "text:{}",
+                ctx_core::ContentHash::of(text.as_bytes())
+                    .to_hex()
+                    .get(..12)
+                    .unwrap_or_default()
+            ),
+            label: "text".to_owned(),
+            lines: None,
+            lang: "",
+            body: Ok(text.clone()),
+            notes: Vec::new(),
+        }],
+    }
+}
+
+fn join(root: &Path, id: &str) -> PathBuf {
+    if id.is_empty() {
+        root.to_owned()
+    } else {
+        root.join(id)
+    }
+}
+
+fn collection(
+    dir: &str,
+    walk_options: &WalkOptions,
+    max_files: Option<u64>,
+    allow_sensitive: bool,
+    options: &ExpandOptions<'_>,
+) -> Vec<Unit> {
+    let base = join(options.root, dir);
+    let entries = match walk(&base, walk_options) {
+        Ok(entries) => entries,
+        Err(err) => {
+            let skip = if base.exists() {
+                Skip::Unreadable {
+                    error: err.to_string(),
+                }
+            } else {
+                Skip::Missing
+            };
+            return vec![skipped(dir, skip)];
+        }
+    };
+    let mut ids: Vec<String> = entries
+        .into_iter()
+        .filter(|e| !e.is_dir)
+        .map(|e| {
+            if dir.is_empty() {
+                e.rel
+            } else {
+                format!("{dir}/{}", e.rel)
+            }
+        })
+        .collect();
+    ids.sort();
+    let mut units = Vec::with_capacity(ids.len());
+    let mut kept = Vec::with_capacity(ids.len());
+    for id in ids {
+        match options.sensitive.matches(&id) {
+            Some(pattern) if !allow_sensitive => {
+                units.push((
+                    id.clone(),
+                    Some(skipped(
+                        &id,
+                        Skip::Sensitive {
+                            pattern: pattern.to_owned(),
+                        },
+                    )),
+                ));
+            }
+            _ => {
+                kept.push(id.clone());
+                units.push((id, None));
+            }
+        }
+    }
+    if let Some(max) = max_files {
+        let max = usize::try_from(max).unwrap_or(usize::MAX);
+        if kept.len() > max {
+            let dropped: std::collections::BTreeSet<String> =
+                kept.split_off(max).into_iter().collect();
+            units.retain(|(id, skip)| skip.is_some() || !dropped.contains(id));
+        }
+    }
+    let loaded: Vec<Unit> = units
+        .into_par_iter()
+        .map(|(id, skip)| skip.unwrap_or_else(|| file_unit(&id, None, options)))
+        .collect();
+    loaded
+}
+
+fn skipped(key: &str, skip: Skip) -> Unit {
+    Unit {
+        key: key.to_owned(),
+        label: key.to_owned(),
+        lines: None,
+        lang: language_of(key),
+        body: Err(skip),
+        notes: Vec::new(),
+    }
+}
+
+fn file_unit(id: &str, lines: Option<LineRange>, options: &ExpandOptions<'_>) -> Unit {
+    let key = match lines {
+        Some(range) => format!("{id}#{range}"),
+        None => id.to_owned(),
+    };
+    let body =
+        read_text(&join(options.root, id), options.max_file_bytes).and_then(|text| match lines {
+            Some(range) => slice_lines(&text, range),
+            None => Ok(text),
+        });
+    Unit {
+        key,
+        label: id.to_owned(),
+        lines,
+        lang: language_of(id),
+        body,
+        notes: Vec::new(),
+    }
+}
+
+/// Reads a file as text: size checked before reading, NUL bytes mean binary, UTF-8 required.
+pub fn read_text(path: &Path, max_bytes: u64) -> Result<String, Skip> {
+    let io_skip = |err: &std::io::Error| match err.kind() {
+        std::io::ErrorKind::NotFound => Skip::Missing,
+        _ => Skip::Unreadable {
+            error: err.to_string(),
+        },
+    };
+    let meta = std::fs::metadata(path).map_err(|e| io_skip(&e))?;
+    if !meta.is_file() {
+        return Err(Skip::Unreadable {
+            error: "not a regular file".into(),
+        });
+    }
+    if meta.len() > max_bytes {
+        return Err(Skip::TooLarge {
+            bytes: meta.len(),
+            limit: max_bytes,
+        });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes))
+        .map_err(|e| io_skip(&e))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(Skip::TooLarge {
+            bytes: bytes.len() as u64,
+            limit: max_bytes,
+        });
+    }
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        return Err(Skip::Binary);
+    }
+    String::from_utf8(bytes).map_err(|e| Skip::NotUtf8 {
+        offset: e.utf8_error().valid_up_to(),
+    })
+}
+
+/// Lines `range.start..=range.end` (1-based) with their line endings; the end is clamped.
+fn slice_lines(text: &str, range: LineRange) -> Result<String, Skip> {
+    let mut out = String::new();
+    let mut count = 0u64;
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        let number = index as u64 + 1;
+        count = number;
+        if number > range.end {
+            break;
+        }
+        if number >= range.start {
+            out.push_str(line);
+        }
+    }
+    if range.start > count {
+        return Err(Skip::RangePastEnd { lines: count });
+    }
+    Ok(out)
+}
+
+fn command_unit(command: &str, dir: &Path, options: &ExpandOptions<'_>) -> Unit {
+    let mut notes = Vec::new();
+    let body = match run_command(
+        command,
+        dir,
+        options.command_timeout,
+        options.max_file_bytes,
+    ) {
+        Ok(run) => {
+            let mut text = format!("$ {command}\n");
+            text.push_str(&run.stdout);
+            if !run.stdout.is_empty() && !run.stdout.ends_with('\n') {
+                text.push('\n');
+            }
+            if !run.stderr.is_empty() {
+                text.push_str("[stderr]\n");
+                text.push_str(&run.stderr);
+                if !run.stderr.ends_with('\n') {
+                    text.push('\n');
+                }
+            }
+            if run.truncated {
+                notes.push(format!(
+                    "output truncated at {} bytes",
+                    options.max_file_bytes
+                ));
+                text.push_str("[output truncated]\n");
+            }
+            match run.exit_code {
+                _ if run.timed_out => {
+                    let secs = options.command_timeout.as_secs_f64();
+                    notes.push(format!("timed out after {secs}s and was killed"));
+                    text.push_str(&format!("[timed out after {secs}s; killed]\n"));
+                }
+                Some(0) => text.push_str("[exit code: 0]\n"),
+                Some(code) => {
+                    notes.push(format!("exited with code {code}"));
+                    text.push_str(&format!("[exit code: {code}]\n"));
+                }
+                None => {
+                    notes.push("killed by a signal".to_owned());
+                    text.push_str("[killed by a signal]\n");
+                }
+            }
+            Ok(text)
+        }
+        Err(error) => Err(Skip::Unreadable { error }),
+    };
+    Unit {
+        key: format!("cmd:{command}"),
+        label: format!("$ {command}"),
+        lines: None,
+        lang: "console",
+        body,
+        notes,
+    }
+}
+
+struct CommandRun {
+    stdout: String,
+    stderr: String,
+    exit_code: Option<i32>,
+    timed_out: bool,
+    truncated: bool,
+}
+
+fn run_command(
+    command: &str,
+    cwd: &Path,
+    timeout: Duration,
+    limit: u64,
+) -> Result<CommandRun, String> {
+    let mut builder = Command::new("sh");
+    builder.arg("-c").arg(command).current_dir(cwd);
+    // Its own process group, so a timeout kills the whole pipeline, not just the shell.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut builder, 0);
+    let mut child = builder
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run `sh -c {command}`: {e}"))?;
+    let capture = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(pipe) = pipe {
+                let _ = pipe.take(limit + 1).read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let out = capture(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = capture(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let started = Instant::now();
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if started.elapsed() >= timeout => {
+                timed_out = true;
+                kill_tree(&mut child);
+                break child.wait().ok();
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Err(format!("waiting for `{command}`: {e}")),
+        }
+    };
+    let (mut stdout, mut stderr) = (
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
+    );
+    let limit_usize = usize::try_from(limit).unwrap_or(usize::MAX);
+    let truncated = stdout.len() > limit_usize || stderr.len() > limit_usize;
+    stdout.truncate(limit_usize);
+    stderr.truncate(limit_usize);
+    Ok(CommandRun {
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        exit_code: status.and_then(|s| s.code()),
+        timed_out,
+        truncated,
+    })
+}
+
+fn kill_tree(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    if let Some(pid) = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let _ = child.kill();
+}
+
+/// A Markdown fence language for a path, from its extension.
+pub fn language_of(path: &str) -> &'static str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    match ext {
+        "rs" => "rust",
+        "py" | "pyi" => "python",
+        "js" | "mjs" | "cjs" => "javascript",
+        "jsx" => "jsx",
+        "ts" | "mts" | "cts" => "typescript",
+        "tsx" => "tsx",
+        "go" => "go",
+        "java" => "java",
+        "c" | "h" => "c",
+        "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => "cpp",
+        "rb" => "ruby",
+        "sh" | "bash" => "bash",
+        "md" | "markdown" | "mdx" => "markdown",
+        "json" => "json",
+        "toml" => "toml",
+        "yaml" | "yml" => "yaml",
+        "html" | "htm" => "html",
+        "css" => "css",
+        "sql" => "sql",
+        "kt" | "kts" => "kotlin",
+        "swift" => "swift",
+        "cs" => "csharp",
+        "php" => "php",
+        "xml" => "xml",
+        "diff" | "patch" => "diff",
+        _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_slices_are_inclusive_and_clamped() {
+        let text = "a\nb\nc\nd";
+        assert_eq!(
+            slice_lines(text, LineRange { start: 2, end: 3 }),
+            Ok("b\nc\n".into())
+        );
+        assert_eq!(
+            slice_lines(text, LineRange { start: 3, end: 99 }),
+            Ok("c\nd".into())
+        );
+        assert_eq!(
+            slice_lines(text, LineRange { start: 5, end: 9 }),
+            Err(Skip::RangePastEnd { lines: 4 })
+        );
+    }
+
+    #[test]
+    fn files_are_classified_before_or_while_reading() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = |n: &str| dir.path().join(n);
+        std::fs::write(p("ok.txt"), "hello\n").expect("w");
+        std::fs::write(p("bin"), b"a\0b").expect("w");
+        std::fs::write(p("latin1"), b"caf\xe9").expect("w");
+        std::fs::write(p("big"), vec![b'x'; 100]).expect("w");
+        assert_eq!(read_text(&p("ok.txt"), 50), Ok("hello\n".into()));
+        assert_eq!(read_text(&p("bin"), 50), Err(Skip::Binary));
+        assert_eq!(
+            read_text(&p("latin1"), 50),
+            Err(Skip::NotUtf8 { offset: 3 })
+        );
+        assert_eq!(
+            read_text(&p("big"), 50),
+            Err(Skip::TooLarge {
+                bytes: 100,
+                limit: 50
+            })
+        );
+        assert_eq!(read_text(&p("gone"), 50), Err(Skip::Missing));
+    }
+}

@@ -1,0 +1,490 @@
+//! Code intelligence as user-level operations: `status`, `map`, `summarize`, `search`,
+//! `related` and `diff-context`, with the store's summary cache wired in.
+//!
+//! Paths in results are relative to the directory the operation is asked from (`cwd`), except
+//! `related` and `diff-context`, whose paths are relative to the repository root (as git
+//! prints them) or to `cwd` outside a repository.
+
+use std::collections::BTreeSet;
+use std::path::{Component, Path, PathBuf};
+
+pub use ctx_code::diff_context::{DiffContext, FileDiff, Hunk, HunkScope};
+pub use ctx_code::git::{CommitInfo, HotDirectory};
+use ctx_code::map::MapFile;
+pub use ctx_code::map::{CodeMap, MapEntry, render as render_map};
+use ctx_code::related::ProjectLayout;
+pub use ctx_code::related::{Related, RelatedFile};
+pub use ctx_code::search::{ContextLine, SearchMatch, TextQuery};
+use ctx_code::{CacheKey, SummaryCache};
+pub use ctx_code::{
+    CodeError, FileSummary, Language, Skipped, SummarizeOptions, SummaryStats, Symbol, SymbolKind,
+};
+use ctx_fs::{WalkEntry, WalkOptions};
+use ctx_store::{Database, Store, SummaryKey};
+use serde::Serialize;
+
+/// The store's `code_summaries` table as a [`SummaryCache`].
+pub struct StoreSummaryCache<'a> {
+    db: &'a Database,
+}
+
+impl<'a> StoreSummaryCache<'a> {
+    pub fn new(store: &'a Store) -> Self {
+        Self { db: store.db() }
+    }
+}
+
+impl SummaryCache for StoreSummaryCache<'_> {
+    fn get_many(&self, keys: &[CacheKey]) -> Result<Vec<Option<Vec<u8>>>, String> {
+        let keys: Vec<SummaryKey<'_>> = keys
+            .iter()
+            .map(|k| SummaryKey {
+                content_hash: &k.content_hash,
+                extractor: &k.extractor,
+            })
+            .collect();
+        self.db.cached_summaries(&keys).map_err(|e| e.to_string())
+    }
+
+    fn put_many(&self, entries: &[(CacheKey, Vec<u8>)]) -> Result<(), String> {
+        let entries: Vec<(SummaryKey<'_>, &[u8])> = entries
+            .iter()
+            .map(|(k, v)| {
+                (
+                    SummaryKey {
+                        content_hash: &k.content_hash,
+                        extractor: &k.extractor,
+                    },
+                    v.as_slice(),
+                )
+            })
+            .collect();
+        self.db.cache_summaries(&entries).map_err(|e| e.to_string())
+    }
+}
+
+/// Where an operation runs and what it may use.
+pub struct CodeContext<'a> {
+    /// The directory paths are resolved against and shown relative to.
+    pub cwd: PathBuf,
+    /// The store whose summary cache to use, if any.
+    pub store: Option<&'a Store>,
+}
+
+impl CodeContext<'_> {
+    fn cache(&self) -> Option<StoreSummaryCache<'_>> {
+        self.store.map(StoreSummaryCache::new)
+    }
+
+    /// Resolves a user path; a missing path is an error naming it.
+    fn resolve(&self, path: &Path) -> Result<(PathBuf, String), CodeError> {
+        let full = self.cwd.join(path);
+        if !full.exists() {
+            return Err(CodeError::NotFound {
+                path: path.to_owned(),
+            });
+        }
+        Ok((full, display_prefix(path)))
+    }
+}
+
+/// A user path as a `/`-separated prefix: `src/` → `src`, `.` → ``, `./a/../b` → `b`.
+fn display_prefix(path: &Path) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
+            Component::ParentDir => {
+                if parts.last().is_some_and(|p| p != "..") {
+                    parts.pop();
+                } else {
+                    parts.push("..".to_owned());
+                }
+            }
+            Component::RootDir => parts.push(String::new()),
+            Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    parts.join("/")
+}
+
+fn prefixed(prefix: &str, rel: &str) -> String {
+    if prefix.is_empty() {
+        rel.to_owned()
+    } else {
+        format!("{prefix}/{rel}")
+    }
+}
+
+fn walk_under(
+    full: &Path,
+    prefix: &str,
+    max_depth: Option<usize>,
+) -> Result<Vec<WalkEntry>, CodeError> {
+    let opts = WalkOptions {
+        max_depth,
+        ..WalkOptions::default()
+    };
+    let mut entries = ctx_fs::walk(full, &opts)?;
+    if full.is_dir() {
+        for entry in &mut entries {
+            entry.rel = prefixed(prefix, &entry.rel);
+        }
+    } else {
+        for entry in &mut entries {
+            entry.rel = prefix.to_owned();
+        }
+    }
+    Ok(entries)
+}
+
+/// The result of `summarize`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum SummarizeReport {
+    /// A single file.
+    File(FileSummary),
+    /// Every source file under a directory.
+    Directory {
+        path: String,
+        files: Vec<FileSummary>,
+        skipped: Vec<Skipped>,
+        #[serde(skip)]
+        stats: SummaryStats,
+    },
+}
+
+/// Summarizes a file, or every file under a directory (down to `depth` levels).
+pub fn summarize(
+    cx: &CodeContext<'_>,
+    path: &Path,
+    depth: Option<usize>,
+    skeleton: bool,
+) -> Result<SummarizeReport, CodeError> {
+    let (full, prefix) = cx.resolve(path)?;
+    let cache = cx.cache();
+    let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);
+    let opts = SummarizeOptions {
+        skeleton,
+        threads: 0,
+    };
+    if !full.is_dir() {
+        let rel = if prefix.is_empty() {
+            path.display().to_string()
+        } else {
+            prefix
+        };
+        return Ok(SummarizeReport::File(ctx_code::summarize_file(
+            &full, &rel, opts, cache_ref,
+        )?));
+    }
+    let entries = walk_under(&full, &prefix, depth)?;
+    let run = ctx_code::summarize_files(&entries, opts, cache_ref)?;
+    Ok(SummarizeReport::Directory {
+        path: if prefix.is_empty() {
+            ".".to_owned()
+        } else {
+            prefix
+        },
+        files: run.files,
+        skipped: run.skipped,
+        stats: run.stats,
+    })
+}
+
+/// Builds the annotated map of a directory.
+pub fn map(
+    cx: &CodeContext<'_>,
+    path: &Path,
+    depth: Option<usize>,
+    budget: Option<usize>,
+) -> Result<(CodeMap, SummaryStats), CodeError> {
+    let (full, prefix) = cx.resolve(path)?;
+    if !full.is_dir() {
+        return Err(CodeError::Io {
+            path: path.to_owned(),
+            source: std::io::Error::other("not a directory; name a directory to map"),
+        });
+    }
+    let entries = ctx_fs::walk(&full, &WalkOptions::default())?;
+    let cache = cx.cache();
+    let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);
+    // Only files shown individually need symbols; deeper files only count lines.
+    let shown: Vec<WalkEntry> = entries
+        .iter()
+        .filter(|e| depth.is_none_or(|d| e.rel.split('/').count() <= d))
+        .cloned()
+        .collect();
+    let run = ctx_code::summarize_files(&shown, SummarizeOptions::default(), cache_ref)?;
+    let mut by_path: std::collections::BTreeMap<String, FileSummary> =
+        run.files.into_iter().map(|f| (f.path.clone(), f)).collect();
+    let line_counts = ctx_code::summary::par_map(&entries, 0, |entry| {
+        if by_path.contains_key(&entry.rel) {
+            return 0;
+        }
+        std::fs::read(&entry.path)
+            .ok()
+            .filter(|b| !ctx_code::summary::is_binary(b))
+            .map_or(0, |b| ctx_code::summary::count_lines(&b))
+    });
+    let files: Vec<MapFile> = entries
+        .iter()
+        .zip(line_counts)
+        .map(|(entry, lines)| {
+            let summary = by_path.remove(&entry.rel);
+            MapFile {
+                rel: entry.rel.clone(),
+                lines: summary.as_ref().map_or(lines, |s| s.lines),
+                summary,
+            }
+        })
+        .collect();
+    let root = if prefix.is_empty() {
+        ".".to_owned()
+    } else {
+        prefix
+    };
+    Ok((
+        ctx_code::map::build_map(&root, &files, depth, budget),
+        run.stats,
+    ))
+}
+
+/// What `search` looks for.
+#[derive(Debug, Clone)]
+pub enum SearchKind {
+    Text(TextQuery),
+    Symbol { name: String, context: usize },
+    Caller { name: String, context: usize },
+}
+
+/// Searches under `path` (a directory or a file).
+pub fn search(
+    cx: &CodeContext<'_>,
+    path: &Path,
+    kind: &SearchKind,
+) -> Result<Vec<SearchMatch>, CodeError> {
+    let (full, prefix) = cx.resolve(path)?;
+    // Check the query before walking, so a bad regex fails fast.
+    if let SearchKind::Text(query) = kind {
+        ctx_code::search::build_matcher(query)?;
+    }
+    let entries = walk_under(&full, &prefix, None)?;
+    match kind {
+        SearchKind::Text(query) => ctx_code::search::search_text(&entries, query),
+        SearchKind::Symbol { name, context } => {
+            let cache = cx.cache();
+            let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);
+            ctx_code::search::search_symbols(&entries, name, *context, cache_ref)
+        }
+        SearchKind::Caller { name, context } => {
+            ctx_code::search::search_callers(&entries, name, *context, 0)
+        }
+    }
+}
+
+/// The project root for repository-wide operations: the git work tree, else `cwd`.
+fn project_root(cwd: &Path) -> (PathBuf, Option<ctx_code::git2::Repository>) {
+    match ctx_code::git::open_repository(cwd) {
+        Ok(repo) => {
+            let root = ctx_code::git::workdir(&repo);
+            let root = root.canonicalize().unwrap_or(root);
+            (root, Some(repo))
+        }
+        Err(_) => (cwd.to_owned(), None),
+    }
+}
+
+/// `related` plus whether git history was available.
+#[derive(Debug, Clone)]
+pub struct RelatedReport {
+    pub related: Related,
+    /// Set when co-change could not be computed (not a git repository).
+    pub note: Option<String>,
+}
+
+/// Files related to `file`: imports, importers, co-changed files (over the last `history`
+/// commits, top `limit`), tests.
+pub fn related(
+    cx: &CodeContext<'_>,
+    file: &Path,
+    history: usize,
+    limit: usize,
+) -> Result<RelatedReport, CodeError> {
+    let (full, _) = cx.resolve(file)?;
+    if full.is_dir() {
+        return Err(CodeError::IsDirectory {
+            path: file.to_owned(),
+        });
+    }
+    let full = full.canonicalize().map_err(|source| CodeError::Io {
+        path: file.to_owned(),
+        source,
+    })?;
+    let cwd = cx.cwd.canonicalize().unwrap_or_else(|_| cx.cwd.clone());
+    let (root, repo) = project_root(&cwd);
+    let rel = full
+        .strip_prefix(&root)
+        .map(|p| display_prefix(p))
+        .map_err(|_| CodeError::NotFound {
+            path: file.to_owned(),
+        })?;
+    let entries = ctx_fs::walk(&root, &WalkOptions::default())?;
+    let cache = cx.cache();
+    let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);
+    let mut run = ctx_code::summarize_files(&entries, SummarizeOptions::default(), cache_ref)?;
+    if !run.files.iter().any(|f| f.path == rel) {
+        // The file may be ignored or hidden; it still gets its own imports resolved.
+        if let Ok(summary) =
+            ctx_code::summarize_file(&full, &rel, SummarizeOptions::default(), cache_ref)
+        {
+            run.files.push(summary);
+        }
+    }
+    let files: BTreeSet<String> = entries.iter().map(|e| e.rel.clone()).collect();
+    let layout = ProjectLayout::new(files, |p| std::fs::read_to_string(root.join(p)).ok());
+    let mut related = ctx_code::related::related(&rel, &run.files, &layout);
+    let note = match &repo {
+        Some(repo) => {
+            let co = ctx_code::git::co_changed(repo, &rel, history)?;
+            related.co_changed = co
+                .into_iter()
+                .take(limit)
+                .map(|(path, count)| RelatedFile {
+                    path,
+                    reason: format!(
+                        "{count} commit{} together",
+                        if count == 1 { "" } else { "s" }
+                    ),
+                })
+                .collect();
+            None
+        }
+        None => Some("not a git repository: co-changed files need git history".to_owned()),
+    };
+    Ok(RelatedReport { related, note })
+}
+
+/// `status`: the project and, when it is a git repository, its state.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProjectStatus {
+    pub project_name: String,
+    pub project_type: Option<String>,
+    pub is_git_repo: bool,
+    pub branch: Option<String>,
+    pub is_dirty: bool,
+    pub staged_count: usize,
+    pub modified_count: usize,
+    pub untracked_count: usize,
+    pub recent_commits: Vec<CommitInfo>,
+    pub hot_directories: Vec<HotDirectory>,
+    pub diff_stats: [usize; 2],
+    /// Why some facts are missing (outside a git repository).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Reads the project's status. `now` is Unix seconds (for relative commit times).
+pub fn status(cwd: &Path, now: i64) -> Result<ProjectStatus, CodeError> {
+    let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_owned());
+    let (root, repo) = project_root(&cwd);
+    let project_type = ctx_code::lang::detect_project_type(&root).map(str::to_owned);
+    let project_name = project_name(&root);
+    let mut out = ProjectStatus {
+        project_name,
+        project_type,
+        is_git_repo: repo.is_some(),
+        branch: None,
+        is_dirty: false,
+        staged_count: 0,
+        modified_count: 0,
+        untracked_count: 0,
+        recent_commits: Vec::new(),
+        hot_directories: Vec::new(),
+        diff_stats: [0, 0],
+        note: None,
+    };
+    match repo {
+        Some(repo) => {
+            let st = ctx_code::git::status(&repo, now, 5, 100)?;
+            out.branch = Some(st.branch);
+            out.is_dirty = st.is_dirty;
+            out.staged_count = st.staged_count;
+            out.modified_count = st.modified_count;
+            out.untracked_count = st.untracked_count;
+            out.recent_commits = st.recent_commits;
+            out.hot_directories = st.hot_directories;
+            out.diff_stats = st.diff_stats;
+        }
+        None => {
+            out.note = Some(
+                "not a git repository: branch, changes and history are unavailable".to_owned(),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// The project's name from its manifest (`Cargo.toml`, `package.json`, `pyproject.toml`,
+/// `go.mod`), else the directory name.
+fn project_name(root: &Path) -> String {
+    let read = |name: &str| std::fs::read_to_string(root.join(name)).ok();
+    let toml_name = |text: &str, table: &str| {
+        let mut inside = false;
+        for line in text.lines() {
+            let line = line.trim();
+            if line.starts_with('[') {
+                inside = line == table;
+            } else if inside
+                && let Some(rest) = line.strip_prefix("name")
+                && let Some(value) = rest.trim_start().strip_prefix('=')
+            {
+                return Some(value.trim().trim_matches(['"', '\'']).to_owned());
+            }
+        }
+        None
+    };
+    let from_manifest = read("Cargo.toml")
+        .and_then(|t| toml_name(&t, "[package]"))
+        .or_else(|| {
+            read("package.json")
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .and_then(|v| v.get("name")?.as_str().map(str::to_owned))
+        })
+        .or_else(|| read("pyproject.toml").and_then(|t| toml_name(&t, "[project]")))
+        .or_else(|| {
+            read("go.mod").and_then(|t| {
+                t.lines()
+                    .find_map(|l| l.trim().strip_prefix("module "))
+                    .map(|m| m.trim().rsplit('/').next().unwrap_or(m).to_owned())
+            })
+        });
+    from_manifest.unwrap_or_else(|| {
+        root.file_name()
+            .map_or_else(|| "/".to_owned(), |n| n.to_string_lossy().into_owned())
+    })
+}
+
+/// The widened diff of `head` (default: the working tree with the index) against `base`
+/// (default `HEAD`).
+pub fn diff_context(
+    cwd: &Path,
+    base: Option<&str>,
+    head: Option<&str>,
+) -> Result<DiffContext, CodeError> {
+    let repo = ctx_code::git::open_repository(cwd)?;
+    ctx_code::diff_context::diff_context(&repo, base, head)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_prefixes() {
+        assert_eq!(display_prefix(Path::new("src/")), "src");
+        assert_eq!(display_prefix(Path::new(".")), "");
+        assert_eq!(display_prefix(Path::new("./a/../b")), "b");
+        assert_eq!(display_prefix(Path::new("../x")), "../x");
+    }
+}

@@ -1,0 +1,227 @@
+//! Packs (seed 000): named, prioritized collections of sources, rendered into one
+//! deterministic, redacted, token-budgeted payload, and snapshots that reproduce it.
+
+mod payload;
+mod render;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ctx_core::TokenizerKind;
+use ctx_core::redact::Redactor;
+use ctx_sources::sensitive::SensitivePaths;
+use ctx_sources::{AddOptions, Source, SourceSpec, parse_source};
+use ctx_store::{ArtifactRecord, NewArtifact, PackRecord, Store};
+use serde::Serialize;
+
+pub use payload::PayloadStyle;
+pub use render::{
+    ExcludedItem, IncludedItem, RedactionSummary, Render, RenderPolicy, RenderReport,
+    RenderRequest, SnapshotDrift, SnapshotVerify, render, render_snapshot, snapshot,
+    verify_snapshot,
+};
+
+use crate::error::CtxError;
+
+/// Everything a pack operation needs: the store, the workspace root, and settings.
+pub struct PackContext<'a> {
+    pub store: &'a Store,
+    /// Paths in sources are stored relative to this directory.
+    pub root: PathBuf,
+    pub settings: PackSettings,
+}
+
+/// Settings that shape pack operations (from config, flags and defaults).
+pub struct PackSettings {
+    pub default_budget: u64,
+    pub default_tokenizer: TokenizerKind,
+    pub max_file_bytes: u64,
+    pub command_timeout: Duration,
+    pub redactor: Redactor,
+    pub sensitive: SensitivePaths,
+}
+
+/// Pack names: letters, digits, `.`, `_` and `-`, starting with a letter or digit.
+pub fn validate_pack_name(name: &str) -> Result<(), CtxError> {
+    let valid = !name.is_empty()
+        && name.len() <= 100
+        && name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphanumeric())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if valid {
+        Ok(())
+    } else {
+        Err(CtxError::InvalidInput(format!(
+            "invalid pack name `{name}`; use letters, digits, `.`, `_` and `-` (starting with a letter or digit)"
+        )))
+    }
+}
+
+/// Creates a pack.
+pub fn create_pack(
+    ctx: &PackContext<'_>,
+    name: &str,
+    budget: Option<u64>,
+    tokenizer: Option<TokenizerKind>,
+    now: i64,
+) -> Result<PackRecord, CtxError> {
+    validate_pack_name(name)?;
+    let budget = budget.unwrap_or(ctx.settings.default_budget);
+    let tokenizer = tokenizer.unwrap_or(ctx.settings.default_tokenizer);
+    Ok(ctx.store.db().create_pack(name, budget, tokenizer, now)?)
+}
+
+/// A pack with its artifacts, as `pack show` presents it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PackView {
+    #[serde(flatten)]
+    pub pack: PackRecord,
+    pub artifacts: Vec<ArtifactView>,
+}
+
+/// One artifact in a [`PackView`].
+#[derive(Debug, Clone, Serialize)]
+pub struct ArtifactView {
+    pub artifact_id: String,
+    pub kind: &'static str,
+    pub uri: String,
+    pub priority: i64,
+    pub seq: u64,
+    pub collection: bool,
+    pub allow_sensitive: bool,
+}
+
+fn spec_of(record: &ArtifactRecord) -> Result<SourceSpec, CtxError> {
+    serde_json::from_str(&record.source_json).map_err(|e| {
+        CtxError::Corrupt(format!(
+            "artifact {} of pack `{}` has an unreadable source ({e}); remove it with `ctx pack remove {} {}`",
+            record.artifact_id, record.pack, record.pack, record.artifact_id
+        ))
+    })
+}
+
+fn kind_name(source: &Source) -> &'static str {
+    match source {
+        Source::File { lines: None, .. } => "file",
+        Source::File { lines: Some(_), .. } => "file_range",
+        Source::Markdown { .. } => "md",
+        Source::MarkdownDir { .. } => "md_dir",
+        Source::Glob { .. } => "glob",
+        Source::GitDiff { .. } => "git_diff",
+        Source::Command { .. } => "cmd",
+        Source::Text { .. } => "text",
+    }
+}
+
+/// A pack and its artifacts in render order.
+pub fn show_pack(ctx: &PackContext<'_>, name: &str) -> Result<PackView, CtxError> {
+    let pack = ctx.store.db().require_pack(name)?;
+    let artifacts = ctx
+        .store
+        .db()
+        .artifacts(name)?
+        .iter()
+        .map(|record| {
+            let spec = spec_of(record)?;
+            Ok(ArtifactView {
+                artifact_id: record.artifact_id.clone(),
+                kind: kind_name(&spec.source),
+                uri: record.uri.clone(),
+                priority: record.priority,
+                seq: record.seq,
+                collection: spec.source.is_collection(),
+                allow_sensitive: spec.allow_sensitive,
+            })
+        })
+        .collect::<Result<_, CtxError>>()?;
+    Ok(PackView { pack, artifacts })
+}
+
+/// What `pack add` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct AddReport {
+    pub pack: String,
+    pub artifact: ArtifactView,
+    /// For collections: how many files they match now (they expand again at render time).
+    pub matches: Option<usize>,
+    pub warnings: Vec<String>,
+}
+
+/// Adds a source to a pack.
+pub fn add_source(
+    ctx: &PackContext<'_>,
+    pack: &str,
+    uri: &str,
+    cwd: &Path,
+    options: &AddOptions,
+    priority: i64,
+    now: i64,
+) -> Result<AddReport, CtxError> {
+    ctx.store.db().require_pack(pack)?;
+    let spec = parse_source(uri, cwd, &ctx.root, options)?;
+    if !spec.allow_sensitive
+        && let Source::File { path, .. } | Source::Markdown { path } = &spec.source
+        && let Some(pattern) = ctx.settings.sensitive.matches(path)
+    {
+        return Err(ctx_sources::SourceError::Sensitive {
+            uri: uri.to_owned(),
+            pattern: pattern.to_owned(),
+        }
+        .into());
+    }
+    if let Source::GitDiff { dir, base, head } = &spec.source {
+        ctx_sources::git::check(uri, &ctx.root.join(dir), base.as_deref(), head.as_deref())?;
+    }
+    let mut warnings = Vec::new();
+    let matches = if spec.source.is_collection() {
+        let units = ctx_sources::expand(&spec, &render::expand_options(ctx));
+        let included = units.iter().filter(|u| u.body.is_ok()).count();
+        let sensitive = units
+            .iter()
+            .filter(|u| matches!(u.body, Err(ctx_sources::Skip::Sensitive { .. })))
+            .count();
+        if included == 0 {
+            warnings.push(format!(
+                "`{uri}` matches no files right now; it will expand again at render time"
+            ));
+        }
+        if sensitive > 0 {
+            warnings.push(format!(
+                "`{uri}` matches {sensitive} sensitive file(s) that will be skipped; add --allow-sensitive to include them"
+            ));
+        }
+        Some(included)
+    } else {
+        None
+    };
+    let artifact_id = spec.artifact_id();
+    let source_json = serde_json::to_string(&spec).expect("specs serialize");
+    let record = ctx.store.db().add_artifact(
+        pack,
+        &NewArtifact {
+            artifact_id: &artifact_id,
+            priority,
+            uri: &spec.uri(),
+            source_json: &source_json,
+            added_at: now,
+        },
+    )?;
+    Ok(AddReport {
+        pack: pack.to_owned(),
+        artifact: ArtifactView {
+            artifact_id: record.artifact_id,
+            kind: kind_name(&spec.source),
+            uri: record.uri,
+            priority: record.priority,
+            seq: record.seq,
+            collection: spec.source.is_collection(),
+            allow_sensitive: spec.allow_sensitive,
+        },
+        matches,
+        warnings,
+    })
+}

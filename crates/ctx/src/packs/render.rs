@@ -1,0 +1,625 @@
+//! The deterministic render: order, expand, redact, count, budget, concatenate, hash.
+
+use std::collections::{BTreeMap, HashSet};
+
+use ctx_core::redact::RedactionFinding;
+use ctx_core::{ContentHash, TokenizerKind, canonical};
+use ctx_sources::{ExpandOptions, Skip, Unit, expand};
+use ctx_store::{SnapshotItemRecord, SnapshotRecord};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::payload::{BlockHeader, PayloadStyle, block};
+use super::{PackContext, spec_of};
+use crate::error::CtxError;
+
+/// What to render.
+#[derive(Debug, Clone, Default)]
+pub struct RenderRequest {
+    /// Packs in order; the first one's budget and tokenizer apply unless overridden.
+    pub packs: Vec<String>,
+    pub budget: Option<u64>,
+    pub tokenizer: Option<TokenizerKind>,
+    pub style: PayloadStyle,
+}
+
+/// The effective policy: everything besides the sources that decides the payload. It is part
+/// of the render hash, so changing any of it changes the hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RenderPolicy {
+    pub budget_tokens: u64,
+    pub tokenizer: TokenizerKind,
+    pub style: PayloadStyle,
+    pub max_file_bytes: u64,
+    /// The redaction rules in force, by id.
+    pub redaction_rules: Vec<String>,
+    /// The payload format version: bumped when block layouts change.
+    pub format: u32,
+}
+
+const PAYLOAD_FORMAT: u32 = 1;
+
+/// A unit that made it into the payload.
+#[derive(Debug, Clone, Serialize)]
+pub struct IncludedItem {
+    pub pack: String,
+    pub artifact_id: String,
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<[u64; 2]>,
+    pub content_hash: ContentHash,
+    pub tokens: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// A unit left out, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExcludedItem {
+    pub pack: String,
+    pub artifact_id: String,
+    pub path: String,
+    /// `over_budget`, `duplicate`, `binary`, `too_large`, `not_utf8`, `sensitive`, `missing`, …
+    pub reason: String,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+}
+
+/// Redactions of one rule on one line of one included unit (never the secret itself).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct RedactionSummary {
+    pub artifact_id: String,
+    pub path: String,
+    pub line: u32,
+    pub rule: String,
+    pub count: u64,
+}
+
+/// What a render produced, besides the payload.
+#[derive(Debug, Clone, Serialize)]
+pub struct RenderReport {
+    pub packs: Vec<String>,
+    pub budget_tokens: u64,
+    pub tokens_used: u64,
+    pub tokenizer: TokenizerKind,
+    pub style: PayloadStyle,
+    pub included: Vec<IncludedItem>,
+    pub excluded: Vec<ExcludedItem>,
+    pub redactions: Vec<RedactionSummary>,
+    pub render_hash: ContentHash,
+    pub payload_hash: ContentHash,
+    pub payload_bytes: u64,
+    /// Blocks whose count came from the token cache (not serialized: it varies run to run).
+    #[serde(skip)]
+    pub tokens_cached: u64,
+    /// Blocks counted by this render (not serialized).
+    #[serde(skip)]
+    pub tokens_counted: u64,
+}
+
+/// A render: the report, the payload, and every unit's outcome (for snapshots).
+#[derive(Debug, Clone)]
+pub struct Render {
+    pub report: RenderReport,
+    pub payload: String,
+    pub policy: RenderPolicy,
+    pub items: Vec<SnapshotItemRecord>,
+}
+
+pub(crate) fn expand_options<'a>(ctx: &'a PackContext<'_>) -> ExpandOptions<'a> {
+    ExpandOptions {
+        root: &ctx.root,
+        max_file_bytes: ctx.settings.max_file_bytes,
+        sensitive: &ctx.settings.sensitive,
+        command_timeout: ctx.settings.command_timeout,
+    }
+}
+
+struct Ready {
+    content_hash: ContentHash,
+    content: String,
+    findings: Vec<RedactionFinding>,
+    block: String,
+    block_hash: ContentHash,
+}
+
+struct Prepared {
+    pack: String,
+    artifact_id: String,
+    unit: Unit,
+    body: Result<Ready, (String, String)>,
+}
+
+fn header(unit: &Unit, hash: &str) -> (Option<(u64, u64)>, String) {
+    let lines = unit.lines.map(|r| (r.start, r.end));
+    (lines, hash.to_owned())
+}
+
+fn make_block(
+    style: PayloadStyle,
+    unit: &Unit,
+    content_hash: &ContentHash,
+    content: &str,
+    first: bool,
+) -> String {
+    let hash = content_hash.to_string();
+    let (lines, hash) = header(unit, &hash);
+    block(
+        style,
+        &BlockHeader {
+            label: &unit.label,
+            lines,
+            hash: &hash,
+            lang: unit.lang,
+        },
+        content,
+        first,
+    )
+}
+
+/// Counts blocks through the store's token cache, counting the misses in parallel.
+struct BlockCounter<'a> {
+    ctx: &'a PackContext<'a>,
+    tokenizer: TokenizerKind,
+    cached: u64,
+    counted: u64,
+}
+
+impl BlockCounter<'_> {
+    fn count_all(&mut self, blocks: &[(&ContentHash, &str)]) -> Result<Vec<u64>, CtxError> {
+        let db = self.ctx.store.db();
+        let mut counts = vec![None; blocks.len()];
+        if self.tokenizer.is_exact() {
+            for (slot, (hash, _)) in counts.iter_mut().zip(blocks) {
+                *slot = db.cached_token_count(hash, self.tokenizer)?;
+            }
+        }
+        let misses: Vec<usize> = (0..blocks.len()).filter(|&i| counts[i].is_none()).collect();
+        let tokenizer = self.tokenizer;
+        let fresh: Vec<(usize, u64)> = misses
+            .par_iter()
+            .map(|&i| (i, tokenizer.count(blocks[i].1) as u64))
+            .collect();
+        self.cached += (blocks.len() - fresh.len()) as u64;
+        self.counted += fresh.len() as u64;
+        let mut to_cache = Vec::with_capacity(fresh.len());
+        for (i, count) in fresh {
+            counts[i] = Some(count);
+            to_cache.push((*blocks[i].0, count));
+        }
+        if self.tokenizer.is_exact() && !to_cache.is_empty() {
+            db.cache_token_counts(self.tokenizer, &to_cache)?;
+        }
+        Ok(counts.into_iter().map(|c| c.unwrap_or(0)).collect())
+    }
+
+    fn count_one(&mut self, text: &str) -> Result<u64, CtxError> {
+        let hash = ContentHash::of(text.as_bytes());
+        Ok(self.count_all(&[(&hash, text)])?[0])
+    }
+}
+
+/// Renders packs into a payload and a report. Pure in its inputs: the same packs, policy and
+/// files give the same bytes and hashes, from any working directory, in any locale.
+pub fn render(ctx: &PackContext<'_>, request: &RenderRequest) -> Result<Render, CtxError> {
+    if request.packs.is_empty() {
+        return Err(CtxError::InvalidInput(
+            "name at least one pack to render".into(),
+        ));
+    }
+    let mut packs: Vec<String> = Vec::new();
+    for name in &request.packs {
+        if !packs.contains(name) {
+            packs.push(name.clone());
+        }
+    }
+    let first = ctx.store.db().require_pack(&packs[0])?;
+    for name in &packs[1..] {
+        ctx.store.db().require_pack(name)?;
+    }
+    let policy = RenderPolicy {
+        budget_tokens: request.budget.unwrap_or(first.budget_tokens),
+        tokenizer: request.tokenizer.unwrap_or(first.tokenizer),
+        style: request.style,
+        max_file_bytes: ctx.settings.max_file_bytes,
+        redaction_rules: ctx
+            .settings
+            .redactor
+            .rule_ids()
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        format: PAYLOAD_FORMAT,
+    };
+
+    // Order: packs as given; within a pack priority DESC, then added order; collections expand
+    // in place, in byte order.
+    let options = expand_options(ctx);
+    let mut units = Vec::new();
+    for pack in &packs {
+        for record in ctx.store.db().artifacts(pack)? {
+            let spec = spec_of(&record)?;
+            for unit in expand(&spec, &options) {
+                units.push((pack.clone(), record.artifact_id.clone(), unit));
+            }
+        }
+    }
+    let mut seen = HashSet::new();
+    let duplicate: Vec<bool> = units
+        .iter()
+        .map(|(_, _, unit)| unit.body.is_ok() && !seen.insert(unit.key.clone()))
+        .collect();
+
+    let style = policy.style;
+    let redactor = &ctx.settings.redactor;
+    let prepared: Vec<Prepared> = units
+        .into_par_iter()
+        .zip(duplicate)
+        .map(|((pack, artifact_id, mut unit), dup)| {
+            let body = match std::mem::replace(&mut unit.body, Err(Skip::Missing)) {
+                Ok(_) if dup => Err((
+                    "duplicate".to_owned(),
+                    format!("{} is already included", unit.key),
+                )),
+                Ok(text) => {
+                    let redacted = redactor.redact(&text);
+                    let findings = redacted.findings;
+                    let content = redacted.text.into_owned();
+                    let content_hash = ContentHash::of(content.as_bytes());
+                    let block = make_block(style, &unit, &content_hash, &content, false);
+                    let block_hash = ContentHash::of(block.as_bytes());
+                    Ok(Ready {
+                        content_hash,
+                        content,
+                        findings,
+                        block,
+                        block_hash,
+                    })
+                }
+                Err(skip) => Err((skip.code().to_owned(), skip.to_string())),
+            };
+            Prepared {
+                pack,
+                artifact_id,
+                unit,
+                body,
+            }
+        })
+        .collect();
+
+    let mut counter = BlockCounter {
+        ctx,
+        tokenizer: policy.tokenizer,
+        cached: 0,
+        counted: 0,
+    };
+    let blocks: Vec<(&ContentHash, &str)> = prepared
+        .iter()
+        .filter_map(|p| {
+            p.body
+                .as_ref()
+                .ok()
+                .map(|r| (&r.block_hash, r.block.as_str()))
+        })
+        .collect();
+    let mut block_counts = counter.count_all(&blocks)?.into_iter();
+
+    // Budget: add in order; what does not fit is excluded, later smaller units may still fit.
+    let fixed = counter.count_one(style.preamble())? + counter.count_one(style.epilogue())?;
+    let budget = policy.budget_tokens;
+    let mut used = fixed;
+    let mut payload = String::new();
+    let mut included = Vec::new();
+    let mut excluded = Vec::new();
+    let mut redactions: BTreeMap<(String, String, u32, String), u64> = BTreeMap::new();
+    let mut items = Vec::new();
+    for (position, p) in prepared.iter().enumerate() {
+        let path = p.unit.label.clone();
+        let item_key = format!("{}:{}", p.artifact_id, p.unit.key);
+        match &p.body {
+            Err((reason, detail)) => {
+                excluded.push(ExcludedItem {
+                    pack: p.pack.clone(),
+                    artifact_id: p.artifact_id.clone(),
+                    path,
+                    reason: reason.clone(),
+                    detail: detail.clone(),
+                    tokens: None,
+                });
+                items.push(SnapshotItemRecord {
+                    position: position as u64,
+                    item_key,
+                    content_hash: None,
+                    tokens: 0,
+                    included: false,
+                    reason: Some(reason.clone()),
+                });
+            }
+            Ok(ready) => {
+                let rest_count = block_counts.next().expect("one count per ready block");
+                let first_block = (style == PayloadStyle::Json && included.is_empty())
+                    .then(|| make_block(style, &p.unit, &ready.content_hash, &ready.content, true));
+                let tokens = match &first_block {
+                    Some(text) => counter.count_one(text)?,
+                    None => rest_count,
+                };
+                let fits = fixed <= budget && used + tokens <= budget;
+                if fits {
+                    used += tokens;
+                    payload.push_str(first_block.as_deref().unwrap_or(&ready.block));
+                    for finding in &ready.findings {
+                        *redactions
+                            .entry((
+                                p.artifact_id.clone(),
+                                path.clone(),
+                                finding.line,
+                                finding.rule.clone(),
+                            ))
+                            .or_default() += 1;
+                    }
+                    included.push(IncludedItem {
+                        pack: p.pack.clone(),
+                        artifact_id: p.artifact_id.clone(),
+                        path,
+                        lines: p.unit.lines.map(|r| [r.start, r.end]),
+                        content_hash: ready.content_hash,
+                        tokens,
+                        notes: p.unit.notes.clone(),
+                    });
+                } else {
+                    excluded.push(ExcludedItem {
+                        pack: p.pack.clone(),
+                        artifact_id: p.artifact_id.clone(),
+                        path,
+                        reason: "over_budget".into(),
+                        detail: format!(
+                            "needs {tokens} tokens, {} left",
+                            budget.saturating_sub(used)
+                        ),
+                        tokens: Some(tokens),
+                    });
+                }
+                items.push(SnapshotItemRecord {
+                    position: position as u64,
+                    item_key,
+                    content_hash: Some(ready.content_hash),
+                    tokens,
+                    included: fits,
+                    reason: (!fits).then(|| "over_budget".to_owned()),
+                });
+            }
+        }
+    }
+    if fixed <= budget {
+        payload.insert_str(0, style.preamble());
+        payload.push_str(style.epilogue());
+    } else {
+        used = 0;
+    }
+
+    #[derive(Serialize)]
+    struct RenderIdentity<'a> {
+        packs: &'a [String],
+        policy: &'a RenderPolicy,
+        included: Vec<ContentHash>,
+    }
+    let render_hash = canonical::hash(&RenderIdentity {
+        packs: &packs,
+        policy: &policy,
+        included: included.iter().map(|i| i.content_hash).collect(),
+    })
+    .expect("render identities serialize");
+    let report = RenderReport {
+        packs,
+        budget_tokens: budget,
+        tokens_used: used,
+        tokenizer: policy.tokenizer,
+        style,
+        included,
+        excluded,
+        redactions: redactions
+            .into_iter()
+            .map(
+                |((artifact_id, path, line, rule), count)| RedactionSummary {
+                    artifact_id,
+                    path,
+                    line,
+                    rule,
+                    count,
+                },
+            )
+            .collect(),
+        render_hash,
+        payload_hash: ContentHash::of(payload.as_bytes()),
+        payload_bytes: payload.len() as u64,
+        tokens_cached: counter.cached,
+        tokens_counted: counter.counted,
+    };
+    Ok(Render {
+        report,
+        payload,
+        policy,
+        items,
+    })
+}
+
+/// Renders and records a snapshot: the payload as an object, the items in the database.
+pub fn snapshot(
+    ctx: &PackContext<'_>,
+    request: &RenderRequest,
+    label: Option<&str>,
+    now: i64,
+) -> Result<(SnapshotRecord, Render), CtxError> {
+    if let Some(label) = label
+        && (label.is_empty() || label.starts_with("sha256:"))
+    {
+        return Err(CtxError::InvalidInput(format!(
+            "invalid snapshot label `{label}`; use a short name like v1.0"
+        )));
+    }
+    let rendered = render(ctx, request)?;
+    let payload_object = ctx.store.objects().put(rendered.payload.as_bytes())?;
+    #[derive(Serialize)]
+    struct SnapshotIdentity<'a> {
+        packs: &'a [String],
+        policy: &'a RenderPolicy,
+        render_hash: ContentHash,
+        payload_hash: ContentHash,
+    }
+    let snapshot_id = canonical::hash(&SnapshotIdentity {
+        packs: &rendered.report.packs,
+        policy: &rendered.policy,
+        render_hash: rendered.report.render_hash,
+        payload_hash: payload_object,
+    })
+    .expect("snapshot identities serialize");
+    let record = SnapshotRecord {
+        snapshot_id,
+        label: label.map(str::to_owned),
+        packs: rendered.report.packs.clone(),
+        policy_json: canonical::to_string(&rendered.policy).expect("policies serialize"),
+        render_hash: rendered.report.render_hash,
+        payload_object,
+        tokens: rendered.report.tokens_used,
+        created_at: now,
+    };
+    let stored = ctx.store.db().insert_snapshot(&record, &rendered.items)?;
+    Ok((stored, rendered))
+}
+
+/// A snapshot's stored payload, byte for byte (checked against its hash on read).
+pub fn render_snapshot(
+    ctx: &PackContext<'_>,
+    reference: &str,
+) -> Result<(SnapshotRecord, Vec<u8>), CtxError> {
+    let snapshot = ctx.store.db().find_snapshot(reference)?;
+    let bytes = ctx.store.objects().get(&snapshot.payload_object)?;
+    Ok((snapshot, bytes))
+}
+
+fn policy_of(snapshot: &SnapshotRecord) -> Result<RenderPolicy, CtxError> {
+    serde_json::from_str(&snapshot.policy_json).map_err(|e| {
+        CtxError::Corrupt(format!(
+            "snapshot {} has an unreadable policy: {e}",
+            snapshot.snapshot_id
+        ))
+    })
+}
+
+/// One difference between a snapshot and a fresh render.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SnapshotDrift {
+    /// The unit is still there but its content changed.
+    ContentChanged {
+        item: String,
+        then: ContentHash,
+        now: ContentHash,
+    },
+    /// The unit was in the snapshot and is gone (or can no longer be read).
+    Gone {
+        item: String,
+        reason: Option<String>,
+    },
+    /// A collection now matches a unit the snapshot did not have.
+    NewlyMatched { item: String },
+    /// The same content moved in or out of the budget.
+    BudgetMoved {
+        item: String,
+        was_included: bool,
+        now_included: bool,
+    },
+    /// The effective policy (size limit, redaction rules, format) differs.
+    PolicyChanged { then: String, now: String },
+}
+
+/// What `pack verify` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct SnapshotVerify {
+    pub snapshot_id: ContentHash,
+    pub identical: bool,
+    pub render_hash_then: ContentHash,
+    pub render_hash_now: ContentHash,
+    pub payload_hash_then: ContentHash,
+    pub payload_hash_now: ContentHash,
+    pub drift: Vec<SnapshotDrift>,
+}
+
+/// Re-renders a snapshot's packs with its policy and reports what changed, unit by unit.
+pub fn verify_snapshot(ctx: &PackContext<'_>, reference: &str) -> Result<SnapshotVerify, CtxError> {
+    let snapshot = ctx.store.db().find_snapshot(reference)?;
+    let policy = policy_of(&snapshot)?;
+    let then_items = ctx.store.db().snapshot_items(&snapshot.snapshot_id)?;
+    let now = render(
+        ctx,
+        &RenderRequest {
+            packs: snapshot.packs.clone(),
+            budget: Some(policy.budget_tokens),
+            tokenizer: Some(policy.tokenizer),
+            style: policy.style,
+        },
+    )?;
+    let mut drift = Vec::new();
+    if now.policy != policy {
+        drift.push(SnapshotDrift::PolicyChanged {
+            then: snapshot.policy_json.clone(),
+            now: canonical::to_string(&now.policy).expect("policies serialize"),
+        });
+    }
+    let now_by_key: BTreeMap<&str, &SnapshotItemRecord> =
+        now.items.iter().map(|i| (i.item_key.as_str(), i)).collect();
+    let then_by_key: BTreeMap<&str, &SnapshotItemRecord> = then_items
+        .iter()
+        .map(|i| (i.item_key.as_str(), i))
+        .collect();
+    for then in &then_items {
+        let item = then.item_key.clone();
+        match (now_by_key.get(then.item_key.as_str()), then.content_hash) {
+            (None, _) => drift.push(SnapshotDrift::Gone { item, reason: None }),
+            (Some(current), Some(then_hash)) => match current.content_hash {
+                None => drift.push(SnapshotDrift::Gone {
+                    item,
+                    reason: current.reason.clone(),
+                }),
+                Some(now_hash) if now_hash != then_hash => {
+                    drift.push(SnapshotDrift::ContentChanged {
+                        item,
+                        then: then_hash,
+                        now: now_hash,
+                    });
+                }
+                Some(_) if current.included != then.included => {
+                    drift.push(SnapshotDrift::BudgetMoved {
+                        item,
+                        was_included: then.included,
+                        now_included: current.included,
+                    })
+                }
+                Some(_) => {}
+            },
+            (Some(current), None) if current.content_hash.is_some() => {
+                drift.push(SnapshotDrift::NewlyMatched { item });
+            }
+            (Some(_), None) => {}
+        }
+    }
+    for current in &now.items {
+        if !then_by_key.contains_key(current.item_key.as_str()) && current.content_hash.is_some() {
+            drift.push(SnapshotDrift::NewlyMatched {
+                item: current.item_key.clone(),
+            });
+        }
+    }
+    let payload_hash_now = now.report.payload_hash;
+    let identical = drift.is_empty() && payload_hash_now == snapshot.payload_object;
+    Ok(SnapshotVerify {
+        snapshot_id: snapshot.snapshot_id,
+        identical,
+        render_hash_then: snapshot.render_hash,
+        render_hash_now: now.report.render_hash,
+        payload_hash_then: snapshot.payload_object,
+        payload_hash_now,
+        drift,
+    })
+}
