@@ -64,7 +64,11 @@ pub struct DiffContext {
 
 /// The diff of `head` (or the working tree with the index when `None`) against `base`
 /// (default `HEAD`), widened.
-pub fn diff_context(repo: &Repository, base: Option<&str>, head: Option<&str>) -> Result<DiffContext, CodeError> {
+pub fn diff_context(
+    repo: &Repository,
+    base: Option<&str>,
+    head: Option<&str>,
+) -> Result<DiffContext, CodeError> {
     let base_rev = base.unwrap_or("HEAD");
     let base_tree = if base.is_none() && repo.head().is_err() {
         None // unborn branch: everything is new
@@ -73,24 +77,33 @@ pub fn diff_context(repo: &Repository, base: Option<&str>, head: Option<&str>) -
     };
     let mut opts = DiffOptions::new();
     opts.context_lines(3).include_untracked(false);
-    let (diff, head_label, head_tree) = match head {
-        Some(rev) => {
-            let tree = resolve_tree(repo, rev)?;
-            let diff = repo.diff_tree_to_tree(base_tree.as_ref(), Some(&tree), Some(&mut opts))?;
-            (diff, rev.to_owned(), Some(tree))
-        }
-        None => {
-            let diff = repo.diff_tree_to_workdir_with_index(base_tree.as_ref(), Some(&mut opts))?;
-            (diff, "working tree".to_owned(), None)
-        }
+    let (diff, head_label, head_tree) = if let Some(rev) = head {
+        let tree = resolve_tree(repo, rev)?;
+        let diff = repo.diff_tree_to_tree(base_tree.as_ref(), Some(&tree), Some(&mut opts))?;
+        (diff, rev.to_owned(), Some(tree))
+    } else {
+        let diff = repo.diff_tree_to_workdir_with_index(base_tree.as_ref(), Some(&mut opts))?;
+        (diff, "working tree".to_owned(), None)
     };
     let workdir = crate::git::workdir(repo);
     let mut files = Vec::new();
     let (mut insertions, mut deletions) = (0, 0);
     for index in 0..diff.deltas().len() {
-        let Some(delta) = diff.get_delta(index) else { continue };
-        let new_path = delta.new_file().path().and_then(Path::to_str).unwrap_or("").to_owned();
-        let old_path = delta.old_file().path().and_then(Path::to_str).unwrap_or("").to_owned();
+        let Some(delta) = diff.get_delta(index) else {
+            continue;
+        };
+        let new_path = delta
+            .new_file()
+            .path()
+            .and_then(Path::to_str)
+            .unwrap_or("")
+            .to_owned();
+        let old_path = delta
+            .old_file()
+            .path()
+            .and_then(Path::to_str)
+            .unwrap_or("")
+            .to_owned();
         let status = match delta.status() {
             Delta::Added | Delta::Untracked => "added",
             Delta::Deleted => "deleted",
@@ -102,7 +115,11 @@ pub fn diff_context(repo: &Repository, base: Option<&str>, head: Option<&str>) -
         let patch = Patch::from_diff(&diff, index)?;
         let binary = delta.flags().is_binary() || patch.is_none();
         let mut file = FileDiff {
-            path: if status == "deleted" { old_path.clone() } else { new_path.clone() },
+            path: if status == "deleted" {
+                old_path.clone()
+            } else {
+                new_path.clone()
+            },
             old_path: (status == "renamed" || status == "copied").then(|| old_path.clone()),
             status: status.to_owned(),
             binary,
@@ -144,6 +161,14 @@ pub fn diff_context(repo: &Repository, base: Option<&str>, head: Option<&str>) -
     })
 }
 
+/// A hunk with the new-file range it is widened to.
+struct Widened {
+    first: usize,
+    last: usize,
+    scope: Option<HunkScope>,
+    hunk: RawHunk,
+}
+
 struct RawHunk {
     old_start: usize,
     new_start: usize,
@@ -157,7 +182,11 @@ struct RawHunk {
     change_last: usize,
 }
 
-fn widen_patch(patch: &Patch<'_>, path: &str, new_text: Option<&[u8]>) -> Result<Vec<Hunk>, CodeError> {
+fn widen_patch(
+    patch: &Patch<'_>,
+    file_path: &str,
+    new_text: Option<&[u8]>,
+) -> Result<Vec<Hunk>, CodeError> {
     let mut raw = Vec::new();
     for h in 0..patch.num_hunks() {
         let (hunk, count) = patch.hunk(h)?;
@@ -190,11 +219,15 @@ fn widen_patch(patch: &Patch<'_>, path: &str, new_text: Option<&[u8]>) -> Result
             lines,
             new_first: new_start,
             new_last: (new_start + new_lines).saturating_sub(1),
-            change_first: if change_first == usize::MAX { new_start } else { change_first },
+            change_first: if change_first == usize::MAX {
+                new_start
+            } else {
+                change_first
+            },
             change_last: change_last.max(new_start),
         });
     }
-    let symbols: Vec<Symbol> = match (Language::from_path(Path::new(path)), new_text) {
+    let symbols: Vec<Symbol> = match (Language::from_path(Path::new(file_path)), new_text) {
         (Some(lang), Some(text)) => extract(lang, text).symbols,
         _ => Vec::new(),
     };
@@ -208,12 +241,6 @@ fn widen_patch(patch: &Patch<'_>, path: &str, new_text: Option<&[u8]>) -> Result
         .unwrap_or_default();
 
     // Widen each hunk to its scope, then merge hunks whose widened ranges touch.
-    struct Widened {
-        first: usize,
-        last: usize,
-        scope: Option<HunkScope>,
-        hunk: RawHunk,
-    }
     let mut widened: Vec<Widened> = raw
         .into_iter()
         .map(|hunk| {
@@ -225,7 +252,12 @@ fn widen_patch(patch: &Patch<'_>, path: &str, new_text: Option<&[u8]>) -> Result
                 first = first.min(s.start_line);
                 last = last.max(s.end_line.min(new_lines.len()));
             }
-            Widened { first, last, scope, hunk }
+            Widened {
+                first,
+                last,
+                scope,
+                hunk,
+            }
         })
         .collect();
     widened.sort_by_key(|w| w.hunk.new_start);
@@ -268,8 +300,16 @@ fn widen_patch(patch: &Patch<'_>, path: &str, new_text: Option<&[u8]>) -> Result
         }
         let old_lines = lines.iter().filter(|(o, _)| *o != '+').count();
         let new_count = lines.iter().filter(|(o, _)| *o != '-').count();
-        let old_start = group[0].hunk.old_start.saturating_sub(lead_len).max(usize::from(old_lines > 0));
-        let new_start = if new_count == 0 { group[0].hunk.new_start } else { first.max(1) };
+        let old_start = group[0]
+            .hunk
+            .old_start
+            .saturating_sub(lead_len)
+            .max(usize::from(old_lines > 0));
+        let new_start = if new_count == 0 {
+            group[0].hunk.new_start
+        } else {
+            first.max(1)
+        };
         out.push(Hunk {
             old_start,
             old_lines,
@@ -290,18 +330,26 @@ fn enclosing(symbols: &[Symbol], first: usize, last: usize) -> Option<HunkScope>
         symbols
             .iter()
             .filter(contains)
-            .filter(|s| if callable { s.kind.is_callable() } else { s.kind.is_container() })
+            .filter(|s| {
+                if callable {
+                    s.kind.is_callable()
+                } else {
+                    s.kind.is_container()
+                }
+            })
             .min_by_key(|s| s.end_line - s.line)
     };
-    innermost(true).or_else(|| innermost(false)).map(|s| HunkScope {
-        name: match &s.parent {
-            Some(p) => format!("{p}::{}", s.name),
-            None => s.name.clone(),
-        },
-        kind: s.kind.name().to_owned(),
-        start_line: s.line,
-        end_line: s.end_line,
-    })
+    innermost(true)
+        .or_else(|| innermost(false))
+        .map(|s| HunkScope {
+            name: match &s.parent {
+                Some(p) => format!("{p}::{}", s.name),
+                None => s.name.clone(),
+            },
+            kind: s.kind.name().to_owned(),
+            start_line: s.line,
+            end_line: s.end_line,
+        })
 }
 
 #[cfg(test)]
@@ -314,16 +362,34 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let body = "fn a() {\n    let x = 1;\n    let y = 2;\n    let z = 3;\n    let w = 4;\n    println!(\"{x}\");\n}\n\nfn b() {}\n";
         let repo = repo_with(dir.path(), &[("one", &[("src/lib.rs", body)])]);
-        std::fs::write(dir.path().join("src/lib.rs"), body.replace("let w = 4", "let w = 5")).expect("edit");
+        std::fs::write(
+            dir.path().join("src/lib.rs"),
+            body.replace("let w = 4", "let w = 5"),
+        )
+        .expect("edit");
         let got = diff_context(&repo, None, None).expect("diff");
         assert_eq!(got.files.len(), 1);
         let hunk = &got.files[0].hunks[0];
         assert_eq!(hunk.scope.as_ref().map(|s| s.name.as_str()), Some("a"));
         assert_eq!(hunk.lines.first().map(String::as_str), Some(" fn a() {"));
         assert_eq!(hunk.lines[7], " }");
-        assert_eq!(hunk.lines[8], " ", "git's own context line after the function stays");
-        assert_eq!((hunk.new_start, hunk.new_lines, hunk.old_start, hunk.old_lines), (1, 8, 1, 8));
+        assert_eq!(
+            hunk.lines[8], " ",
+            "git's own context line after the function stays"
+        );
+        assert_eq!(
+            (
+                hunk.new_start,
+                hunk.new_lines,
+                hunk.old_start,
+                hunk.old_lines
+            ),
+            (1, 8, 1, 8)
+        );
         assert_eq!((got.insertions, got.deletions), (1, 1));
-        assert!(matches!(diff_context(&repo, Some("nope"), None), Err(CodeError::UnknownRevision { .. })));
+        assert!(matches!(
+            diff_context(&repo, Some("nope"), None),
+            Err(CodeError::UnknownRevision { .. })
+        ));
     }
 }

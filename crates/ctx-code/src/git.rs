@@ -62,7 +62,12 @@ pub struct GitStatus {
 
 /// Reads branch, change counts, recent commits and hot directories. `now` is seconds since
 /// the Unix epoch (for `time_ago`).
-pub fn status(repo: &Repository, now: i64, recent: usize, history: usize) -> Result<GitStatus, CodeError> {
+pub fn status(
+    repo: &Repository,
+    now: i64,
+    recent: usize,
+    history: usize,
+) -> Result<GitStatus, CodeError> {
     let branch = branch_name(repo);
     let mut opts = StatusOptions::new();
     opts.include_untracked(true)
@@ -189,12 +194,19 @@ pub fn changed_paths(repo: &Repository, commit: &Commit<'_>) -> Result<Vec<Strin
     Ok(paths)
 }
 
-fn hot_directories(repo: &Repository, commits: &[Commit<'_>], top: usize) -> Result<Vec<HotDirectory>, CodeError> {
+fn hot_directories(
+    repo: &Repository,
+    commits: &[Commit<'_>],
+    top: usize,
+) -> Result<Vec<HotDirectory>, CodeError> {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for commit in commits {
         let dirs: BTreeSet<String> = changed_paths(repo, commit)?
             .into_iter()
-            .map(|p| p.rsplit_once('/').map_or_else(|| ".".to_owned(), |(d, _)| d.to_owned()))
+            .map(|p| {
+                p.rsplit_once('/')
+                    .map_or_else(|| ".".to_owned(), |(d, _)| d.to_owned())
+            })
             .collect();
         for dir in dirs {
             *counts.entry(dir).or_default() += 1;
@@ -204,7 +216,11 @@ fn hot_directories(repo: &Repository, commits: &[Commit<'_>], top: usize) -> Res
         .into_iter()
         .map(|(path, commit_count)| HotDirectory { path, commit_count })
         .collect();
-    hot.sort_by(|a, b| b.commit_count.cmp(&a.commit_count).then_with(|| a.path.cmp(&b.path)));
+    hot.sort_by(|a, b| {
+        b.commit_count
+            .cmp(&a.commit_count)
+            .then_with(|| a.path.cmp(&b.path))
+    });
     hot.truncate(top);
     Ok(hot)
 }
@@ -221,7 +237,11 @@ fn working_diff_stats(repo: &Repository) -> Result<[usize; 2], CodeError> {
 
 /// Files changed in the same commits as `path` (repository-relative), over the last
 /// `history` commits: (path, shared commit count), most shared first, then by path.
-pub fn co_changed(repo: &Repository, path: &str, history: usize) -> Result<Vec<(String, usize)>, CodeError> {
+pub fn co_changed(
+    repo: &Repository,
+    path: &str,
+    history: usize,
+) -> Result<Vec<(String, usize)>, CodeError> {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for commit in recent_commits(repo, history)? {
         let paths = changed_paths(repo, &commit)?;
@@ -241,14 +261,18 @@ pub fn co_changed(repo: &Repository, path: &str, history: usize) -> Result<Vec<(
 
 /// Resolves a revision (`HEAD~2`, a branch, a tag, a hash) to its tree.
 pub fn resolve_tree<'r>(repo: &'r Repository, rev: &str) -> Result<Tree<'r>, CodeError> {
-    let object = repo.revparse_single(rev).map_err(|err| CodeError::UnknownRevision {
-        rev: rev.to_owned(),
-        message: err.message().to_owned(),
-    })?;
-    object.peel_to_tree().map_err(|err| CodeError::UnknownRevision {
-        rev: rev.to_owned(),
-        message: err.message().to_owned(),
-    })
+    let object = repo
+        .revparse_single(rev)
+        .map_err(|err| CodeError::UnknownRevision {
+            rev: rev.to_owned(),
+            message: err.message().to_owned(),
+        })?;
+    object
+        .peel_to_tree()
+        .map_err(|err| CodeError::UnknownRevision {
+            rev: rev.to_owned(),
+            message: err.message().to_owned(),
+        })
 }
 
 #[cfg(test)]
@@ -261,7 +285,9 @@ pub(crate) mod tests {
         {
             let mut config = repo.config().expect("config");
             config.set_str("user.name", "Test").expect("name");
-            config.set_str("user.email", "t@example.com").expect("email");
+            config
+                .set_str("user.email", "t@example.com")
+                .expect("email");
         }
         for (i, (message, files)) in steps.iter().enumerate() {
             for (rel, body) in *files {
@@ -298,7 +324,14 @@ pub(crate) mod tests {
             dir.path(),
             &[
                 ("first", &[("src/a.rs", "a\n"), ("src/b.rs", "b\n")]),
-                ("second", &[("src/a.rs", "a2\n"), ("src/b.rs", "b2\n"), ("docs/x.md", "x\n")]),
+                (
+                    "second",
+                    &[
+                        ("src/a.rs", "a2\n"),
+                        ("src/b.rs", "b2\n"),
+                        ("docs/x.md", "x\n"),
+                    ],
+                ),
                 ("third", &[("src/a.rs", "a3\n"), ("README", "r\n")]),
             ],
         );
@@ -306,17 +339,29 @@ pub(crate) mod tests {
         std::fs::write(dir.path().join("new.txt"), "n\n").expect("untracked");
         let now = 1_700_000_000 + 2 * 3600 + 90;
         let st = status(&repo, now, 5, 100).expect("status");
-        assert_eq!((st.staged_count, st.modified_count, st.untracked_count), (0, 1, 1));
+        assert_eq!(
+            (st.staged_count, st.modified_count, st.untracked_count),
+            (0, 1, 1)
+        );
         assert!(st.is_dirty);
         assert_eq!(st.recent_commits.len(), 3);
         assert_eq!(st.recent_commits[0].message, "third");
         assert_eq!(st.recent_commits[0].time_ago, "1m ago");
         assert_eq!(st.recent_commits[0].time, "2023-11-15T00:13:20Z");
-        assert_eq!(st.hot_directories[0], HotDirectory { path: "src".into(), commit_count: 3 });
+        assert_eq!(
+            st.hot_directories[0],
+            HotDirectory {
+                path: "src".into(),
+                commit_count: 3
+            }
+        );
         assert_eq!(st.diff_stats, [2, 1]);
         let co = co_changed(&repo, "src/a.rs", 100).expect("co-change");
         assert_eq!(co[0], ("src/b.rs".to_owned(), 2));
-        assert!(matches!(resolve_tree(&repo, "nope"), Err(CodeError::UnknownRevision { .. })));
+        assert!(matches!(
+            resolve_tree(&repo, "nope"),
+            Err(CodeError::UnknownRevision { .. })
+        ));
         assert!(resolve_tree(&repo, "HEAD~1").is_ok());
     }
 
@@ -324,11 +369,8 @@ pub(crate) mod tests {
     fn outside_a_repository_is_a_clear_error() {
         let dir = tempfile::tempdir().expect("tempdir");
         // A temp dir may sit inside a repository on a developer machine; ceiling the search.
-        let err = Repository::open_ext(
-            dir.path(),
-            git2::RepositoryOpenFlags::empty(),
-            [dir.path()],
-        );
+        let err =
+            Repository::open_ext(dir.path(), git2::RepositoryOpenFlags::empty(), [dir.path()]);
         assert!(err.is_err());
     }
 }

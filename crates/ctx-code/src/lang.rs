@@ -150,7 +150,10 @@ mod tests {
 
     #[test]
     fn extensions_map_to_languages_and_every_grammar_loads() {
-        assert_eq!(Language::from_path(Path::new("a/b.rs")), Some(Language::Rust));
+        assert_eq!(
+            Language::from_path(Path::new("a/b.rs")),
+            Some(Language::Rust)
+        );
         assert_eq!(Language::from_path(Path::new("x.tsx")), Some(Language::Tsx));
         assert_eq!(Language::from_path(Path::new("x.hpp")), Some(Language::Cpp));
         assert_eq!(Language::from_path(Path::new("x.h")), Some(Language::C));

@@ -2,6 +2,7 @@
 //! to a token budget when one is given.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use serde::Serialize;
 
@@ -59,8 +60,17 @@ pub struct MapFile {
 
 /// Builds the map of `files` (sorted by path). `depth` limits how deep entries are listed
 /// (deeper files count in their directory); `budget` trims symbols, then depth, then entries.
-pub fn build_map(root: &str, files: &[MapFile], depth: Option<usize>, budget: Option<usize>) -> CodeMap {
-    let full_depth = files.iter().map(|f| f.rel.split('/').count()).max().unwrap_or(1);
+pub fn build_map(
+    root: &str,
+    files: &[MapFile],
+    depth: Option<usize>,
+    budget: Option<usize>,
+) -> CodeMap {
+    let full_depth = files
+        .iter()
+        .map(|f| f.rel.split('/').count())
+        .max()
+        .unwrap_or(1);
     let mut max_depth = depth.unwrap_or(full_depth).max(1);
     let mut symbol_cap = usize::MAX;
     let caps = [usize::MAX, 8, 4, 2, 1, 0];
@@ -170,32 +180,38 @@ fn tree_key(path: &str) -> Vec<&[u8]> {
 /// The text form of a map (what the budget is measured on).
 pub fn render(map: &CodeMap) -> String {
     let mut out = String::new();
-    out.push_str(&format!(
-        "{} ({} files, {} lines)\n",
+    let _ = writeln!(
+        out,
+        "{} ({} files, {} lines)",
         map.root, map.total_files, map.total_lines
-    ));
+    );
     for entry in &map.entries {
         let indent = "  ".repeat(entry.depth);
         let name = entry.path.rsplit('/').next().unwrap_or(&entry.path);
         if entry.kind == "dir" {
-            out.push_str(&format!(
-                "{indent}{name}/ ({} files, {} lines)\n",
+            let _ = writeln!(
+                out,
+                "{indent}{name}/ ({} files, {} lines)",
                 entry.files.unwrap_or(0),
                 entry.lines
-            ));
+            );
             continue;
         }
         let mut line = format!("{indent}{name}");
         match &entry.language {
-            Some(lang) => line.push_str(&format!(" ({lang}, {} lines)", entry.lines)),
-            None => line.push_str(&format!(" ({} lines)", entry.lines)),
+            Some(lang) => {
+                let _ = write!(line, " ({lang}, {} lines)", entry.lines);
+            }
+            None => {
+                let _ = write!(line, " ({} lines)", entry.lines);
+            }
         }
         if !entry.symbols.is_empty() {
             line.push_str(": ");
             line.push_str(&entry.symbols.join(", "));
         }
         if entry.more_symbols > 0 {
-            line.push_str(&format!(" (+{} more)", entry.more_symbols));
+            let _ = write!(line, " (+{} more)", entry.more_symbols);
         }
         out.push_str(&line);
         out.push('\n');

@@ -56,9 +56,7 @@ impl ProjectLayout {
             let (dir, name) = split_dir(path);
             if name == "go.mod"
                 && let Some(text) = read(path)
-                && let Some(module) = text
-                    .lines()
-                    .find_map(|l| l.trim().strip_prefix("module "))
+                && let Some(module) = text.lines().find_map(|l| l.trim().strip_prefix("module "))
             {
                 go_modules.insert(module.trim().trim_matches('"').to_owned(), dir.to_owned());
             }
@@ -164,11 +162,15 @@ fn resolve_statement(file: &FileSummary, statement: &str, layout: &ProjectLayout
         Language::Rust => resolve_rust(&file.path, statement, layout),
         Language::Python => resolve_python(&file.path, statement, layout),
         Language::JavaScript | Language::TypeScript | Language::Tsx => {
-            resolve_js(&file.path, statement, layout).into_iter().collect()
+            resolve_js(&file.path, statement, layout)
+                .into_iter()
+                .collect()
         }
         Language::Go => resolve_go(statement, layout).into_iter().collect(),
         Language::Java => resolve_java(statement, layout).into_iter().collect(),
-        Language::C | Language::Cpp => resolve_include(&file.path, statement, layout).into_iter().collect(),
+        Language::C | Language::Cpp => resolve_include(&file.path, statement, layout)
+            .into_iter()
+            .collect(),
     }
 }
 
@@ -222,7 +224,10 @@ fn expand_use_tree(tree: &str) -> Vec<String> {
     let tree = tree.trim();
     if let Some(open) = tree.find('{') {
         let prefix = tree[..open].trim().trim_end_matches("::");
-        let inner = tree[open + 1..].trim_end().strip_suffix('}').unwrap_or(&tree[open + 1..]);
+        let inner = tree[open + 1..]
+            .trim_end()
+            .strip_suffix('}')
+            .unwrap_or(&tree[open + 1..]);
         let mut out = Vec::new();
         let mut depth = 0;
         let mut start = 0;
@@ -232,18 +237,30 @@ fn expand_use_tree(tree: &str) -> Vec<String> {
                 b'{' => depth += 1,
                 b'}' => depth -= 1,
                 b',' if depth == 0 => {
-                    out.extend(expand_use_tree(&inner[start..i]).into_iter().map(|s| join_use(prefix, &s)));
+                    out.extend(
+                        expand_use_tree(&inner[start..i])
+                            .into_iter()
+                            .map(|s| join_use(prefix, &s)),
+                    );
                     start = i + 1;
                 }
                 _ => {}
             }
         }
-        out.extend(expand_use_tree(&inner[start..]).into_iter().map(|s| join_use(prefix, &s)));
+        out.extend(
+            expand_use_tree(&inner[start..])
+                .into_iter()
+                .map(|s| join_use(prefix, &s)),
+        );
         return out;
     }
     let path = tree.split(" as ").next().unwrap_or(tree).trim();
     let path = path.trim_end_matches("::*").trim_end_matches('*');
-    if path.is_empty() { Vec::new() } else { vec![path.to_owned()] }
+    if path.is_empty() {
+        Vec::new()
+    } else {
+        vec![path.to_owned()]
+    }
 }
 
 fn join_use(prefix: &str, rest: &str) -> String {
@@ -278,7 +295,10 @@ fn resolve_rust(path: &str, statement: &str, layout: &ProjectLayout) -> Vec<Stri
         };
         // `mod x;` in a non-mod.rs file `a.rs` looks in `a/`; in lib/main/mod.rs, beside it.
         return layout
-            .first_existing([join(&dir, &format!("{name}.rs")), join(&dir, &format!("{name}/mod.rs"))])
+            .first_existing([
+                join(&dir, &format!("{name}.rs")),
+                join(&dir, &format!("{name}/mod.rs")),
+            ])
             .into_iter()
             .collect();
     }
@@ -288,10 +308,19 @@ fn resolve_rust(path: &str, statement: &str, layout: &ProjectLayout) -> Vec<Stri
     let mut out = Vec::new();
     for use_path in expand_use_tree(tree) {
         let segments: Vec<String> = use_path.split("::").map(|s| s.trim().to_owned()).collect();
-        let Some(first) = segments.first() else { continue };
+        let Some(first) = segments.first() else {
+            continue;
+        };
         let (base_src, rest): (String, Vec<String>) = match first.as_str() {
             "crate" => (src_dir.clone(), segments[1..].to_vec()),
-            "self" => (src_dir.clone(), module.iter().cloned().chain(segments[1..].iter().cloned()).collect()),
+            "self" => (
+                src_dir.clone(),
+                module
+                    .iter()
+                    .cloned()
+                    .chain(segments[1..].iter().cloned())
+                    .collect(),
+            ),
             "super" => {
                 let mut m = module.clone();
                 let mut rest = &segments[..];
@@ -299,7 +328,10 @@ fn resolve_rust(path: &str, statement: &str, layout: &ProjectLayout) -> Vec<Stri
                     m.pop();
                     rest = &rest[1..];
                 }
-                (src_dir.clone(), m.into_iter().chain(rest.iter().cloned()).collect())
+                (
+                    src_dir.clone(),
+                    m.into_iter().chain(rest.iter().cloned()).collect(),
+                )
             }
             name => match layout.rust_crates.get(name) {
                 Some(crate_dir) => (join(crate_dir, "src"), segments[1..].to_vec()),
@@ -326,7 +358,11 @@ fn resolve_rust(path: &str, statement: &str, layout: &ProjectLayout) -> Vec<Stri
 fn python_module_file(base: &str, module: &str, layout: &ProjectLayout) -> Option<String> {
     let rel = module.replace('.', "/");
     let stem = join(base, &rel);
-    layout.first_existing([format!("{stem}.py"), format!("{stem}.pyi"), join(&stem, "__init__.py")])
+    layout.first_existing([
+        format!("{stem}.py"),
+        format!("{stem}.pyi"),
+        join(&stem, "__init__.py"),
+    ])
 }
 
 fn resolve_python(path: &str, statement: &str, layout: &ProjectLayout) -> Vec<String> {
@@ -337,7 +373,10 @@ fn resolve_python(path: &str, statement: &str, layout: &ProjectLayout) -> Vec<St
     if let Some(rest) = statement.strip_prefix("import ") {
         for part in rest.split(',') {
             let module = part.split(" as ").next().unwrap_or("").trim();
-            if let Some(found) = roots.iter().find_map(|r| python_module_file(r, module, layout)) {
+            if let Some(found) = roots
+                .iter()
+                .find_map(|r| python_module_file(r, module, layout))
+            {
                 out.push(found);
             }
         }
@@ -361,7 +400,7 @@ fn resolve_python(path: &str, statement: &str, layout: &ProjectLayout) -> Vec<St
     let bases: Vec<String> = if level > 0 {
         let mut base = dir.to_owned();
         for _ in 1..level {
-            base = split_dir(&base).0.to_owned();
+            split_dir(&base).0.clone_into(&mut base);
         }
         vec![base]
     } else {
@@ -370,7 +409,11 @@ fn resolve_python(path: &str, statement: &str, layout: &ProjectLayout) -> Vec<St
     for base in &bases {
         let mut found_any = false;
         for name in &names {
-            let sub = if module.is_empty() { (*name).to_owned() } else { format!("{module}.{name}") };
+            let sub = if module.is_empty() {
+                (*name).to_owned()
+            } else {
+                format!("{module}.{name}")
+            };
             if let Some(found) = python_module_file(base, &sub, layout) {
                 out.push(found);
                 found_any = true;
@@ -395,7 +438,9 @@ fn resolve_python(path: &str, statement: &str, layout: &ProjectLayout) -> Vec<St
 /// The last quoted string in a statement (the module specifier).
 fn last_quoted(statement: &str) -> Option<&str> {
     let bytes = statement.as_bytes();
-    let end = bytes.iter().rposition(|&b| b == b'\'' || b == b'"' || b == b'`')?;
+    let end = bytes
+        .iter()
+        .rposition(|&b| b == b'\'' || b == b'"' || b == b'`')?;
     let quote = bytes[end];
     let start = bytes[..end].iter().rposition(|&b| b == quote)?;
     Some(&statement[start + 1..end])
@@ -413,12 +458,22 @@ fn resolve_js(path: &str, statement: &str, layout: &ProjectLayout) -> Option<Str
     let mut candidates = vec![base.clone()];
     candidates.extend(JS_EXTENSIONS.iter().map(|e| format!("{base}.{e}")));
     // TypeScript ESM: `./x.js` names the source `./x.ts`.
-    for (from, to) in [(".js", "ts"), (".js", "tsx"), (".jsx", "tsx"), (".mjs", "mts"), (".cjs", "cts")] {
+    for (from, to) in [
+        (".js", "ts"),
+        (".js", "tsx"),
+        (".jsx", "tsx"),
+        (".mjs", "mts"),
+        (".cjs", "cts"),
+    ] {
         if let Some(stem) = base.strip_suffix(from) {
             candidates.push(format!("{stem}.{to}"));
         }
     }
-    candidates.extend(JS_EXTENSIONS.iter().map(|e| join(&base, &format!("index.{e}"))));
+    candidates.extend(
+        JS_EXTENSIONS
+            .iter()
+            .map(|e| join(&base, &format!("index.{e}"))),
+    );
     layout.first_existing(candidates)
 }
 
@@ -443,7 +498,11 @@ fn resolve_go(statement: &str, layout: &ProjectLayout) -> Option<String> {
 }
 
 fn resolve_java(statement: &str, layout: &ProjectLayout) -> Option<String> {
-    let body = statement.trim().strip_prefix("import ")?.trim_end_matches(';').trim();
+    let body = statement
+        .trim()
+        .strip_prefix("import ")?
+        .trim_end_matches(';')
+        .trim();
     let body = body.strip_prefix("static ").unwrap_or(body).trim();
     let segments: Vec<&str> = body.split('.').collect();
     for len in (1..=segments.len()).rev() {
@@ -464,7 +523,12 @@ fn resolve_java(statement: &str, layout: &ProjectLayout) -> Option<String> {
 }
 
 fn resolve_include(path: &str, statement: &str, layout: &ProjectLayout) -> Option<String> {
-    let text = statement.trim().strip_prefix("#")?.trim_start().strip_prefix("include")?.trim();
+    let text = statement
+        .trim()
+        .strip_prefix("#")?
+        .trim_start()
+        .strip_prefix("include")?
+        .trim();
     let (dir, _) = split_dir(path);
     if let Some(quoted) = text.strip_prefix('"').and_then(|t| t.split('"').next()) {
         let mut candidates: Vec<String> = Vec::new();
@@ -479,7 +543,11 @@ fn resolve_include(path: &str, statement: &str, layout: &ProjectLayout) -> Optio
         return layout.files.iter().find(|f| f.ends_with(&suffix)).cloned();
     }
     let angled = text.strip_prefix('<').and_then(|t| t.split('>').next())?;
-    layout.first_existing([join("include", angled), angled.to_owned(), join("src", angled)])
+    layout.first_existing([
+        join("include", angled),
+        angled.to_owned(),
+        join("src", angled),
+    ])
 }
 
 // --- putting it together ---------------------------------------------------------------
@@ -493,14 +561,16 @@ pub fn related(source: &str, summaries: &[FileSummary], layout: &ProjectLayout) 
         .map(|f| resolve_imports(f, layout))
         .unwrap_or_default();
     let source_dir = split_dir(source).0;
-    let source_is_go = source.ends_with(".go");
+    let source_is_go = Language::from_path(std::path::Path::new(source)) == Some(Language::Go);
     let mut imported_by = Vec::new();
     for file in summaries {
         if file.path == source {
             continue;
         }
         if let Some(hit) = resolve_imports(file, layout).into_iter().find(|r| {
-            r.path == source || (source_is_go && (r.path == source_dir || (r.path == "." && source_dir.is_empty())))
+            r.path == source
+                || (source_is_go
+                    && (r.path == source_dir || (r.path == "." && source_dir.is_empty())))
         }) {
             imported_by.push(RelatedFile {
                 path: file.path.clone(),
@@ -539,7 +609,9 @@ pub fn test_files(source: &str, layout: &ProjectLayout) -> Vec<RelatedFile> {
         }
         "rs" => {}
         _ => {
-            for e in ["js", "jsx", "ts", "tsx", "mjs", "cjs", "c", "cc", "cpp", "cxx"] {
+            for e in [
+                "js", "jsx", "ts", "tsx", "mjs", "cjs", "c", "cc", "cpp", "cxx",
+            ] {
                 names.insert(format!("{stem}.test.{e}"));
                 names.insert(format!("{stem}.spec.{e}"));
                 names.insert(format!("{stem}_test.{e}"));
@@ -557,7 +629,8 @@ pub fn test_files(source: &str, layout: &ProjectLayout) -> Vec<RelatedFile> {
             continue;
         }
         let (file_dir, file_name) = split_dir(path);
-        let by_name = names.contains(file_name) && (file_dir == dir || is_test_dir(path) || ext == "java");
+        let by_name =
+            names.contains(file_name) && (file_dir == dir || is_test_dir(path) || ext == "java");
         // Rust: an integration test named after the module, in the crate's tests/ dir.
         let rust_test = ext == "rs"
             && file_name == name
@@ -599,53 +672,122 @@ mod tests {
     }
 
     fn targets(file: &FileSummary, layout: &ProjectLayout) -> Vec<String> {
-        resolve_imports(file, layout).into_iter().map(|r| r.path).collect()
+        resolve_imports(file, layout)
+            .into_iter()
+            .map(|r| r.path)
+            .collect()
     }
 
     #[test]
     fn rust_mods_uses_and_workspace_crates() {
         let l = layout(&[
-            "Cargo.toml", "src/main.rs", "src/cli/mod.rs", "src/cli/args.rs", "src/util.rs",
-            "crates/b/Cargo.toml", "crates/b/src/lib.rs", "crates/b/src/x.rs",
+            "Cargo.toml",
+            "src/main.rs",
+            "src/cli/mod.rs",
+            "src/cli/args.rs",
+            "src/util.rs",
+            "crates/b/Cargo.toml",
+            "crates/b/src/lib.rs",
+            "crates/b/src/x.rs",
         ]);
         let main = summary(
             "src/main.rs",
             Language::Rust,
-            &["mod cli;", "use crate::util::{helper, Other as O};", "use crate_b::x::Thing;", "use std::fs;"],
+            &[
+                "mod cli;",
+                "use crate::util::{helper, Other as O};",
+                "use crate_b::x::Thing;",
+                "use std::fs;",
+            ],
         );
-        assert_eq!(targets(&main, &l), ["src/cli/mod.rs", "src/util.rs", "crates/b/src/x.rs"]);
-        let cli = summary("src/cli/mod.rs", Language::Rust, &["pub mod args;", "use super::util;"]);
+        assert_eq!(
+            targets(&main, &l),
+            ["src/cli/mod.rs", "src/util.rs", "crates/b/src/x.rs"]
+        );
+        let cli = summary(
+            "src/cli/mod.rs",
+            Language::Rust,
+            &["pub mod args;", "use super::util;"],
+        );
         assert_eq!(targets(&cli, &l), ["src/cli/args.rs", "src/util.rs"]);
     }
 
     #[test]
     fn python_js_go_java_and_includes() {
         let l = layout(&[
-            "pkg/__init__.py", "pkg/a.py", "pkg/sub/b.py", "src/web/app.ts", "src/web/util/index.ts",
-            "src/web/x.tsx", "go.mod", "internal/store/db.go", "main.go",
-            "src/main/java/com/acme/Foo.java", "lib/x.h", "lib/x.c",
+            "pkg/__init__.py",
+            "pkg/a.py",
+            "pkg/sub/b.py",
+            "src/web/app.ts",
+            "src/web/util/index.ts",
+            "src/web/x.tsx",
+            "go.mod",
+            "internal/store/db.go",
+            "main.go",
+            "src/main/java/com/acme/Foo.java",
+            "lib/x.h",
+            "lib/x.c",
         ]);
-        let py = summary("pkg/sub/b.py", Language::Python, &["from .. import a", "import pkg.a", "from pkg.sub import b"]);
+        let py = summary(
+            "pkg/sub/b.py",
+            Language::Python,
+            &["from .. import a", "import pkg.a", "from pkg.sub import b"],
+        );
         assert_eq!(targets(&py, &l), ["pkg/a.py"]);
-        let ts = summary("src/web/app.ts", Language::TypeScript, &["import { u } from './util';", "import X from \"./x.js\";", "import r from 'react';"]);
+        let ts = summary(
+            "src/web/app.ts",
+            Language::TypeScript,
+            &[
+                "import { u } from './util';",
+                "import X from \"./x.js\";",
+                "import r from 'react';",
+            ],
+        );
         assert_eq!(targets(&ts, &l), ["src/web/util/index.ts", "src/web/x.tsx"]);
-        let go = summary("main.go", Language::Go, &["import \"fmt\"", "import \"example.com/app/internal/store\""]);
+        let go = summary(
+            "main.go",
+            Language::Go,
+            &[
+                "import \"fmt\"",
+                "import \"example.com/app/internal/store\"",
+            ],
+        );
         assert_eq!(targets(&go, &l), ["internal/store"]);
-        let java = summary("B.java", Language::Java, &["import com.acme.Foo;", "import java.util.List;"]);
+        let java = summary(
+            "B.java",
+            Language::Java,
+            &["import com.acme.Foo;", "import java.util.List;"],
+        );
         assert_eq!(targets(&java, &l), ["src/main/java/com/acme/Foo.java"]);
-        let c = summary("lib/x.c", Language::C, &["#include \"x.h\"", "#include <stdio.h>"]);
+        let c = summary(
+            "lib/x.c",
+            Language::C,
+            &["#include \"x.h\"", "#include <stdio.h>"],
+        );
         assert_eq!(targets(&c, &l), ["lib/x.h"]);
     }
 
     #[test]
     fn importers_and_test_files() {
-        let l = layout(&["src/util.py", "src/app.py", "tests/test_util.py", "src/util_test.go", "src/util.go"]);
+        let l = layout(&[
+            "src/util.py",
+            "src/app.py",
+            "tests/test_util.py",
+            "src/util_test.go",
+            "src/util.go",
+        ]);
         let summaries = vec![
             summary("src/app.py", Language::Python, &["from util import f"]),
             summary("src/util.py", Language::Python, &[]),
         ];
         let r = related("src/util.py", &summaries, &l);
-        assert_eq!(r.imported_by, [RelatedFile { path: "src/app.py".into(), reason: "from util import f".into() }]);
+        assert_eq!(
+            r.imported_by,
+            [RelatedFile {
+                path: "src/app.py".into(),
+                reason: "from util import f".into()
+            }]
+        );
         assert_eq!(r.test_files[0].path, "tests/test_util.py");
         let go_tests = test_files("src/util.go", &l);
         assert_eq!(go_tests[0].path, "src/util_test.go");

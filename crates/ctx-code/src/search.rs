@@ -97,7 +97,10 @@ fn check_regex(pattern: &str) -> Result<(), CodeError> {
 }
 
 /// Searches the text of `entries` for `query`. Binary files are skipped (as ripgrep does).
-pub fn search_text(entries: &[WalkEntry], query: &TextQuery) -> Result<Vec<SearchMatch>, CodeError> {
+pub fn search_text(
+    entries: &[WalkEntry],
+    query: &TextQuery,
+) -> Result<Vec<SearchMatch>, CodeError> {
     let matcher = build_matcher(query)?;
     let files: Vec<&WalkEntry> = entries.iter().filter(|e| !e.is_dir).collect();
     thread_local! {
@@ -321,7 +324,7 @@ fn around(bytes: &[u8], line: usize, n: usize) -> Vec<ContextLine> {
                 text: line_text(text),
             })
         })
-        .filter(|c| !(c.text.is_empty() && c.line as usize == lines.len()))
+        .filter(|c| !(c.text.is_empty() && usize::try_from(c.line).is_ok_and(|l| l == lines.len())))
         .collect()
 }
 
@@ -349,12 +352,23 @@ mod tests {
             ("a.txt", "a.b\naxb\n"),
             ("bin.dat", "foo\0binary"),
         ]);
-        let literal = TextQuery { pattern: "a.b".into(), ..TextQuery::default() };
+        let literal = TextQuery {
+            pattern: "a.b".into(),
+            ..TextQuery::default()
+        };
         let found = search_text(&entries, &literal).expect("search");
         assert_eq!(found.len(), 1, "literal `.` does not match `x`");
-        let regex = TextQuery { pattern: "a.b".into(), regex: true, ..TextQuery::default() };
+        let regex = TextQuery {
+            pattern: "a.b".into(),
+            regex: true,
+            ..TextQuery::default()
+        };
         assert_eq!(search_text(&entries, &regex).expect("search").len(), 2);
-        let ctx = TextQuery { pattern: "foo(".into(), context: 1, ..TextQuery::default() };
+        let ctx = TextQuery {
+            pattern: "foo(".into(),
+            context: 1,
+            ..TextQuery::default()
+        };
         let found = search_text(&entries, &ctx).expect("search");
         assert_eq!(found.len(), 1, "binary file skipped");
         assert_eq!((found[0].line, found[0].column), (2, 1));
@@ -364,7 +378,11 @@ mod tests {
 
     #[test]
     fn invalid_regex_names_the_problem_and_column() {
-        let query = TextQuery { pattern: "fn (a".into(), regex: true, ..TextQuery::default() };
+        let query = TextQuery {
+            pattern: "fn (a".into(),
+            regex: true,
+            ..TextQuery::default()
+        };
         let err = build_matcher(&query).expect_err("invalid").to_string();
         assert!(err.contains("unclosed group"), "{err}");
         assert!(err.contains("column 4"), "{err}");
@@ -373,8 +391,14 @@ mod tests {
     #[test]
     fn symbols_and_callers() {
         let (_dir, entries) = tree(&[
-            ("src/lib.rs", "pub fn parse_file() {}\nfn run() { parse_file(); }\n"),
-            ("app.py", "from x import parse_file\ndef go():\n    parse_file()\n    # parse_file() in a comment\n"),
+            (
+                "src/lib.rs",
+                "pub fn parse_file() {}\nfn run() { parse_file(); }\n",
+            ),
+            (
+                "app.py",
+                "from x import parse_file\ndef go():\n    parse_file()\n    # parse_file() in a comment\n",
+            ),
         ]);
         let defs = search_symbols(&entries, "parse_file", 0, None).expect("symbols");
         assert_eq!(defs.len(), 1);
@@ -386,6 +410,9 @@ mod tests {
             .iter()
             .map(|m| (m.path.as_str(), m.line, m.scope.as_deref()))
             .collect();
-        assert_eq!(got, [("app.py", 3, Some("go")), ("src/lib.rs", 2, Some("run"))]);
+        assert_eq!(
+            got,
+            [("app.py", 3, Some("go")), ("src/lib.rs", 2, Some("run"))]
+        );
     }
 }

@@ -47,13 +47,12 @@ fn collect(
 ) {
     let mut scope_here = scope;
     if let Some(def) = classify(lang, node, src, scope) {
-        if def.kind.is_callable() {
-            if let Some(body) = def.body
-                && let Some(edit) = elide(lang, body, src)
-            {
-                edits.push(edit);
-                return;
-            }
+        if def.kind.is_callable()
+            && let Some(body) = def.body
+            && let Some(edit) = elide(lang, body, src)
+        {
+            edits.push(edit);
+            return;
         }
         if def.kind.is_container() || def.kind.is_callable() {
             scope_here = Some(def.kind);

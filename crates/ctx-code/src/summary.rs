@@ -118,7 +118,9 @@ pub fn summarize_files(
 
     // Read and hash in parallel.
     let loaded: Vec<Result<Loaded, Skipped>> =
-        par_map(&candidates, opts.threads, |&(entry, lang)| load(entry, lang));
+        par_map(&candidates, opts.threads, |&(entry, lang)| {
+            load(entry, lang)
+        });
     let mut files: Vec<Loaded> = Vec::with_capacity(loaded.len());
     for item in loaded {
         match item {
@@ -219,22 +221,21 @@ fn finish(
         (Some(tree), true) => Some(skeleton_from_tree(file.lang, &file.bytes, tree)),
         _ => None,
     };
-    let (summary, payload) = match hit {
-        Some(summary) => (summary, None),
-        None => {
-            let extracted = tree
-                .as_ref()
-                .map(|t| extract_from_tree(file.lang, &file.bytes, t))
-                .unwrap_or_default();
-            let summary = CachedSummary {
-                lines: count_lines(&file.bytes),
-                symbols: extracted.symbols,
-                imports: extracted.imports,
-                has_errors: extracted.has_errors || tree.is_none(),
-            };
-            let payload = serde_json::to_vec(&summary).ok();
-            (summary, payload)
-        }
+    let (summary, payload) = if let Some(summary) = hit {
+        (summary, None)
+    } else {
+        let extracted = tree
+            .as_ref()
+            .map(|t| extract_from_tree(file.lang, &file.bytes, t))
+            .unwrap_or_default();
+        let summary = CachedSummary {
+            lines: count_lines(&file.bytes),
+            symbols: extracted.symbols,
+            imports: extracted.imports,
+            has_errors: extracted.has_errors || tree.is_none(),
+        };
+        let payload = serde_json::to_vec(&summary).ok();
+        (summary, payload)
     };
     (
         FileSummary {
@@ -317,7 +318,11 @@ pub fn summarize_file(
 }
 
 /// Maps `f` over `items` on up to `threads` threads (0: available parallelism), keeping order.
-pub fn par_map<T: Sync, R: Send>(items: &[T], threads: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+pub fn par_map<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
     let threads = if threads == 0 {
         std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
     } else {
@@ -364,7 +369,10 @@ mod tests {
 
     impl SummaryCache for MemoryCache {
         fn get_many(&self, keys: &[CacheKey]) -> Result<Vec<Option<Vec<u8>>>, String> {
-            Ok(keys.iter().map(|k| self.0.borrow().get(k).cloned()).collect())
+            Ok(keys
+                .iter()
+                .map(|k| self.0.borrow().get(k).cloned())
+                .collect())
         }
         fn put_many(&self, entries: &[(CacheKey, Vec<u8>)]) -> Result<(), String> {
             self.0.borrow_mut().extend(entries.iter().cloned());
@@ -381,31 +389,61 @@ mod tests {
         std::fs::write(dir.path().join("d.rs"), b"\0\x01binary").expect("write");
         let entries = ctx_fs::walk(dir.path(), &ctx_fs::WalkOptions::default()).expect("walk");
         let cache = MemoryCache::default();
-        let first = summarize_files(&entries, SummarizeOptions::default(), Some(&cache)).expect("run");
-        assert_eq!(first.stats, SummaryStats { cached: 0, parsed: 2 });
+        let first =
+            summarize_files(&entries, SummarizeOptions::default(), Some(&cache)).expect("run");
+        assert_eq!(
+            first.stats,
+            SummaryStats {
+                cached: 0,
+                parsed: 2
+            }
+        );
         assert_eq!(
             first.skipped,
             [
-                Skipped { path: "c.txt".into(), reason: "unsupported language".into() },
-                Skipped { path: "d.rs".into(), reason: "binary file".into() },
+                Skipped {
+                    path: "c.txt".into(),
+                    reason: "unsupported language".into()
+                },
+                Skipped {
+                    path: "d.rs".into(),
+                    reason: "binary file".into()
+                },
             ]
         );
-        let second = summarize_files(&entries, SummarizeOptions::default(), Some(&cache)).expect("run");
-        assert_eq!(second.stats, SummaryStats { cached: 2, parsed: 0 });
+        let second =
+            summarize_files(&entries, SummarizeOptions::default(), Some(&cache)).expect("run");
+        assert_eq!(
+            second.stats,
+            SummaryStats {
+                cached: 2,
+                parsed: 0
+            }
+        );
         assert_eq!(first.files, second.files);
         assert_eq!(second.files[0].symbols[0].name, "a");
         // A change in content is a miss again.
         std::fs::write(dir.path().join("a.rs"), "fn changed() {}\n").expect("write");
         let entries = ctx_fs::walk(dir.path(), &ctx_fs::WalkOptions::default()).expect("walk");
-        let third = summarize_files(&entries, SummarizeOptions::default(), Some(&cache)).expect("run");
-        assert_eq!(third.stats, SummaryStats { cached: 1, parsed: 1 });
+        let third =
+            summarize_files(&entries, SummarizeOptions::default(), Some(&cache)).expect("run");
+        assert_eq!(
+            third.stats,
+            SummaryStats {
+                cached: 1,
+                parsed: 1
+            }
+        );
         assert_eq!(third.files[0].symbols[0].name, "changed");
     }
 
     #[test]
     fn par_map_keeps_order() {
         let items: Vec<usize> = (0..1000).collect();
-        assert_eq!(par_map(&items, 4, |x| x * 2), items.iter().map(|x| x * 2).collect::<Vec<_>>());
+        assert_eq!(
+            par_map(&items, 4, |x| x * 2),
+            items.iter().map(|x| x * 2).collect::<Vec<_>>()
+        );
     }
 
     #[test]

@@ -210,7 +210,12 @@ impl Walker<'_> {
         if let Some(import) = import_text(self.lang, node, self.src) {
             self.out.imports.push(import);
         }
-        let def = classify(self.lang, node, self.src, self.scopes.last().map(|s| s.kind));
+        let def = classify(
+            self.lang,
+            node,
+            self.src,
+            self.scopes.last().map(|s| s.kind),
+        );
         let mut pushed = false;
         if let Some(def) = def {
             let parent = match (&def.own_parent, self.scopes.last()) {
@@ -302,7 +307,8 @@ pub(crate) fn classify<'t>(
     src: &[u8],
     scope: Option<SymbolKind>,
 ) -> Option<Def<'t>> {
-    let in_type = scope.is_some_and(|k| k.is_container() && k != SymbolKind::Module && k != SymbolKind::Namespace);
+    let in_type = scope
+        .is_some_and(|k| k.is_container() && k != SymbolKind::Module && k != SymbolKind::Namespace);
     let def = |kind, name: String, body: Option<Node<'t>>| Def {
         kind,
         name,
@@ -352,9 +358,15 @@ pub(crate) fn classify<'t>(
             };
             Some(def(kind, field_text(node, "name", src)?, body))
         }
-        Language::JavaScript | Language::TypeScript | Language::Tsx => classify_js(node, src, scope, in_type),
+        Language::JavaScript | Language::TypeScript | Language::Tsx => {
+            classify_js(node, src, scope, in_type)
+        }
         Language::Go => match node.kind() {
-            "function_declaration" => Some(def(SymbolKind::Function, field_text(node, "name", src)?, body)),
+            "function_declaration" => Some(def(
+                SymbolKind::Function,
+                field_text(node, "name", src)?,
+                body,
+            )),
             "method_declaration" => {
                 let receiver = node
                     .child_by_field_name("receiver")
@@ -372,12 +384,14 @@ pub(crate) fn classify<'t>(
                     Some("interface_type") if node.kind() == "type_spec" => SymbolKind::Interface,
                     _ => SymbolKind::Type,
                 };
-                let body = ty.and_then(|t| first_child_of_kind(t, &["field_declaration_list"]).or(
-                    if t.kind() == "interface_type" { Some(t) } else { None },
-                ));
+                let body = ty.and_then(|t| first_child_of_kind(t, &["field_declaration_list"]));
                 Some(def(kind, name, body))
             }
-            "method_elem" | "method_spec" => Some(def(SymbolKind::Method, field_text(node, "name", src)?, None)),
+            "method_elem" | "method_spec" => Some(def(
+                SymbolKind::Method,
+                field_text(node, "name", src)?,
+                None,
+            )),
             _ => None,
         },
         Language::Java => {
@@ -386,7 +400,9 @@ pub(crate) fn classify<'t>(
                 "interface_declaration" | "annotation_type_declaration" => SymbolKind::Interface,
                 "enum_declaration" => SymbolKind::Enum,
                 "method_declaration" => SymbolKind::Method,
-                "constructor_declaration" | "compact_constructor_declaration" => SymbolKind::Constructor,
+                "constructor_declaration" | "compact_constructor_declaration" => {
+                    SymbolKind::Constructor
+                }
                 _ => return None,
             };
             Some(def(kind, field_text(node, "name", src)?, body))
@@ -395,7 +411,12 @@ pub(crate) fn classify<'t>(
     }
 }
 
-fn classify_js<'t>(node: Node<'t>, src: &[u8], scope: Option<SymbolKind>, in_type: bool) -> Option<Def<'t>> {
+fn classify_js<'t>(
+    node: Node<'t>,
+    src: &[u8],
+    scope: Option<SymbolKind>,
+    in_type: bool,
+) -> Option<Def<'t>> {
     let body = node.child_by_field_name("body");
     let def = |kind, name: String, body: Option<Node<'t>>| Def {
         kind,
@@ -412,10 +433,16 @@ fn classify_js<'t>(node: Node<'t>, src: &[u8], scope: Option<SymbolKind>, in_typ
     };
     match node.kind() {
         "function_declaration" | "generator_function_declaration" | "function_signature" => {
-            let kind = if in_type { SymbolKind::Method } else { SymbolKind::Function };
+            let kind = if in_type {
+                SymbolKind::Method
+            } else {
+                SymbolKind::Function
+            };
             Some(def(kind, field_text(node, "name", src)?, body))
         }
-        "class_declaration" | "abstract_class_declaration" => Some(def(SymbolKind::Class, field_text(node, "name", src)?, body)),
+        "class_declaration" | "abstract_class_declaration" => {
+            Some(def(SymbolKind::Class, field_text(node, "name", src)?, body))
+        }
         "class" => Some(def(SymbolKind::Class, field_text(node, "name", src)?, body)),
         "method_definition" | "method_signature" | "abstract_method_signature" => {
             let name = field_text(node, "name", src)?;
@@ -426,12 +453,22 @@ fn classify_js<'t>(node: Node<'t>, src: &[u8], scope: Option<SymbolKind>, in_typ
             };
             Some(def(kind, name, body))
         }
-        "interface_declaration" => Some(def(SymbolKind::Interface, field_text(node, "name", src)?, body)),
-        "type_alias_declaration" => Some(def(SymbolKind::Type, field_text(node, "name", src)?, None)),
+        "interface_declaration" => Some(def(
+            SymbolKind::Interface,
+            field_text(node, "name", src)?,
+            body,
+        )),
+        "type_alias_declaration" => {
+            Some(def(SymbolKind::Type, field_text(node, "name", src)?, None))
+        }
         "enum_declaration" => Some(def(SymbolKind::Enum, field_text(node, "name", src)?, body)),
         "internal_module" | "module" => {
             let name = field_text(node, "name", src)?;
-            Some(def(SymbolKind::Namespace, name.trim_matches(['"', '\'']).to_owned(), body))
+            Some(def(
+                SymbolKind::Namespace,
+                name.trim_matches(['"', '\'']).to_owned(),
+                body,
+            ))
         }
         "variable_declarator" => {
             let value = node.child_by_field_name("value")?;
@@ -505,12 +542,7 @@ fn classify_js<'t>(node: Node<'t>, src: &[u8], scope: Option<SymbolKind>, in_typ
     }
 }
 
-fn classify_c<'t>(
-    lang: Language,
-    node: Node<'t>,
-    src: &[u8],
-    in_type: bool,
-) -> Option<Def<'t>> {
+fn classify_c<'t>(lang: Language, node: Node<'t>, src: &[u8], in_type: bool) -> Option<Def<'t>> {
     let body = node.child_by_field_name("body");
     let def = |kind, name: String, body: Option<Node<'t>>| Def {
         kind,
@@ -572,7 +604,9 @@ fn classify_c<'t>(
             Some(def(SymbolKind::Type, name, None))
         }
         "alias_declaration" => Some(def(SymbolKind::Type, field_text(node, "name", src)?, None)),
-        "preproc_def" | "preproc_function_def" => Some(def(SymbolKind::Macro, field_text(node, "name", src)?, None)),
+        "preproc_def" | "preproc_function_def" => {
+            Some(def(SymbolKind::Macro, field_text(node, "name", src)?, None))
+        }
         _ => None,
     }
 }
@@ -608,7 +642,8 @@ fn has_function_declarator(mut node: Node<'_>) -> bool {
 fn c_declarator_name(mut node: Node<'_>, src: &[u8]) -> Option<(String, Option<String>)> {
     loop {
         match node.kind() {
-            "identifier" | "field_identifier" | "type_identifier" | "destructor_name" | "operator_name" | "primitive_type" => {
+            "identifier" | "field_identifier" | "type_identifier" | "destructor_name"
+            | "operator_name" | "primitive_type" => {
                 return Some((node_text(node, src).into_owned(), None));
             }
             "qualified_identifier" => {
@@ -631,15 +666,18 @@ fn c_declarator_name(mut node: Node<'_>, src: &[u8]) -> Option<(String, Option<S
 /// The type name an `impl` is for: `Foo` for `impl<T> Trait for Foo<T>`.
 fn type_base_name(ty: Node<'_>, src: &[u8]) -> String {
     match ty.kind() {
-        "generic_type" => ty
-            .child_by_field_name("type")
-            .map_or_else(|| node_text(ty, src).into_owned(), |t| type_base_name(t, src)),
-        "scoped_type_identifier" => ty
-            .child_by_field_name("name")
-            .map_or_else(|| node_text(ty, src).into_owned(), |t| node_text(t, src).into_owned()),
-        "reference_type" | "pointer_type" => ty
-            .child_by_field_name("type")
-            .map_or_else(|| node_text(ty, src).into_owned(), |t| type_base_name(t, src)),
+        "generic_type" => ty.child_by_field_name("type").map_or_else(
+            || node_text(ty, src).into_owned(),
+            |t| type_base_name(t, src),
+        ),
+        "scoped_type_identifier" => ty.child_by_field_name("name").map_or_else(
+            || node_text(ty, src).into_owned(),
+            |t| node_text(t, src).into_owned(),
+        ),
+        "reference_type" | "pointer_type" => ty.child_by_field_name("type").map_or_else(
+            || node_text(ty, src).into_owned(),
+            |t| type_base_name(t, src),
+        ),
         _ => node_text(ty, src).into_owned(),
     }
 }
@@ -659,7 +697,8 @@ fn go_receiver_type(receiver: Node<'_>, src: &[u8]) -> String {
 
 fn first_child_of_kind<'t>(node: Node<'t>, kinds: &[&str]) -> Option<Node<'t>> {
     let mut cursor = node.walk();
-    node.named_children(&mut cursor).find(|c| kinds.contains(&c.kind()))
+    node.named_children(&mut cursor)
+        .find(|c| kinds.contains(&c.kind()))
 }
 
 /// The definition's header on one line: its text up to the body, whitespace collapsed.
@@ -667,15 +706,16 @@ fn signature(lang: Language, def: &Def<'_>, src: &[u8]) -> String {
     match (lang, def.node.kind()) {
         (Language::Rust, "macro_definition") => return format!("macro_rules! {}", def.name),
         (Language::Go, "type_spec" | "type_alias") => {
-            let start = def.node.start_byte();
-            let end = def.body.map_or(def.node.end_byte(), |b| b.start_byte().max(start));
-            let text = collapse_whitespace(&String::from_utf8_lossy(&src[start..end]));
-            return format!("type {}", text.trim_end_matches('{').trim_end());
+            let text = node_text(def.node, src);
+            let head = text.split('{').next().unwrap_or(&text);
+            return format!("type {}", collapse_whitespace(head));
         }
         _ => {}
     }
     let start = def.node.start_byte();
-    let end = def.body.map_or(def.node.end_byte(), |b| b.start_byte().max(start));
+    let end = def
+        .body
+        .map_or(def.node.end_byte(), |b| b.start_byte().max(start));
     let mut text = collapse_whitespace(&String::from_utf8_lossy(&src[start..end]));
     // Arrow functions and function values keep their binding keyword: `const f = (x) =>`.
     if def.node.kind() == "variable_declarator"
@@ -686,11 +726,13 @@ fn signature(lang: Language, def: &Def<'_>, src: &[u8]) -> String {
         text = format!("{} {text}", keyword.kind());
     }
     let trimmed = text
-        .trim_end_matches(|c: char| c == '{' || c == ':' && lang == Language::Python || c.is_whitespace())
+        .trim_end_matches(|c: char| {
+            c == '{' || c == ':' && lang == Language::Python || c.is_whitespace()
+        })
         .trim_end_matches([';'])
         .trim_end();
-    let mut out = trimmed.to_owned();
     const MAX: usize = 240;
+    let mut out = trimmed.to_owned();
     if out.len() > MAX {
         let mut cut = MAX;
         while !out.is_char_boundary(cut) {
@@ -722,7 +764,7 @@ pub(crate) fn collapse_whitespace(text: &str) -> String {
 
 /// The outermost node that belongs to a definition: wrappers (`export`, decorators,
 /// templates) included, so the comments above the wrapper are found.
-fn outer_node<'t>(lang: Language, node: Node<'t>) -> Node<'t> {
+fn outer_node(lang: Language, node: Node<'_>) -> Node<'_> {
     let mut current = node;
     if current.kind() == "variable_declarator"
         && let Some(decl) = current.parent()
@@ -758,7 +800,10 @@ fn doc_comment(lang: Language, def: &Def<'_>, src: &[u8]) -> Option<String> {
     let mut sibling = outer.prev_sibling();
     while let Some(node) = sibling {
         let kind = node.kind();
-        if matches!(kind, "attribute_item" | "decorator" | "annotation" | "marker_annotation") {
+        if matches!(
+            kind,
+            "attribute_item" | "decorator" | "annotation" | "marker_annotation"
+        ) {
             next_row = node.start_position().row;
             sibling = node.prev_sibling();
             continue;
@@ -832,7 +877,13 @@ fn python_docstring(body: Node<'_>, src: &[u8]) -> Option<String> {
     let doc = lines
         .iter()
         .enumerate()
-        .map(|(i, l)| if i == 0 { l.trim() } else { l.get(indent..).unwrap_or("").trim_end() })
+        .map(|(i, l)| {
+            if i == 0 {
+                l.trim()
+            } else {
+                l.get(indent..).unwrap_or("").trim_end()
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n");
     let doc = doc.trim().to_owned();
@@ -858,12 +909,21 @@ fn visibility(lang: Language, def: &Def<'_>, src: &[u8], scope: Option<&Scope>) 
         }
         Language::Go => {
             let first = def.name.chars().next()?;
-            Some(if first.is_uppercase() { "exported" } else { "unexported" }.to_owned())
+            Some(
+                if first.is_uppercase() {
+                    "exported"
+                } else {
+                    "unexported"
+                }
+                .to_owned(),
+            )
         }
         Language::Java => {
             let mut cursor = node.walk();
             let modifiers = node.children(&mut cursor).find(|c| c.kind() == "modifiers");
-            let text = modifiers.map(|m| node_text(m, src).into_owned()).unwrap_or_default();
+            let text = modifiers
+                .map(|m| node_text(m, src).into_owned())
+                .unwrap_or_default();
             let words: Vec<&str> = text.split_whitespace().collect();
             let vis = ["public", "protected", "private"]
                 .into_iter()
@@ -939,7 +999,10 @@ fn import_text(lang: Language, node: Node<'_>, src: &[u8]) -> Option<String> {
             _ => None,
         },
         Language::Go => match kind {
-            "import_spec" => Some(format!("import {}", collapse_whitespace(&node_text(node, src)))),
+            "import_spec" => Some(format!(
+                "import {}",
+                collapse_whitespace(&node_text(node, src))
+            )),
             _ => None,
         },
         Language::Java => match kind {
@@ -1013,7 +1076,7 @@ fn collect_calls(
 }
 
 /// The callee expression of a call node.
-fn callee_of<'t>(lang: Language, node: Node<'t>) -> Option<Node<'t>> {
+fn callee_of(lang: Language, node: Node<'_>) -> Option<Node<'_>> {
     match (lang, node.kind()) {
         (Language::Python, "call")
         | (
@@ -1027,9 +1090,12 @@ fn callee_of<'t>(lang: Language, node: Node<'t>) -> Option<Node<'t>> {
             "call_expression",
         ) => node.child_by_field_name("function"),
         (Language::Rust, "macro_invocation") => node.child_by_field_name("macro"),
-        (Language::JavaScript | Language::TypeScript | Language::Tsx | Language::Cpp, "new_expression") => {
-            node.child_by_field_name("constructor").or_else(|| node.child_by_field_name("type"))
-        }
+        (
+            Language::JavaScript | Language::TypeScript | Language::Tsx | Language::Cpp,
+            "new_expression",
+        ) => node
+            .child_by_field_name("constructor")
+            .or_else(|| node.child_by_field_name("type")),
         (Language::Java, "method_invocation") => node.child_by_field_name("name"),
         (Language::Java, "object_creation_expression") => node.child_by_field_name("type"),
         _ => None,
@@ -1041,13 +1107,16 @@ fn last_segment(callee: Node<'_>, src: &[u8]) -> String {
     let mut node = callee;
     loop {
         let next = match node.kind() {
-            "field_expression" => node.child_by_field_name("field"),
+            "field_expression" | "selector_expression" => node.child_by_field_name("field"),
             "member_expression" => node.child_by_field_name("property"),
             "attribute" => node.child_by_field_name("attribute"),
-            "selector_expression" => node.child_by_field_name("field"),
-            "scoped_identifier" | "qualified_identifier" | "scoped_type_identifier" => node.child_by_field_name("name"),
+            "scoped_identifier" | "qualified_identifier" | "scoped_type_identifier" => {
+                node.child_by_field_name("name")
+            }
             "generic_function" => node.child_by_field_name("function"),
-            "template_function" | "generic_type" | "template_type" => node.child_by_field_name("name").or_else(|| node.child_by_field_name("type")),
+            "template_function" | "generic_type" | "template_type" => node
+                .child_by_field_name("name")
+                .or_else(|| node.child_by_field_name("type")),
             "parenthesized_expression" => node.named_child(0),
             _ => None,
         };
@@ -1057,7 +1126,11 @@ fn last_segment(callee: Node<'_>, src: &[u8]) -> String {
         }
     }
     let text = node_text(node, src);
-    text.rsplit(['.', ':']).next().unwrap_or(&text).trim().to_owned()
+    text.rsplit(['.', ':'])
+        .next()
+        .unwrap_or(&text)
+        .trim()
+        .to_owned()
 }
 
 #[cfg(test)]
@@ -1107,7 +1180,10 @@ mod tests {
         assert_eq!(got.symbols[0].doc_comment.as_deref(), Some("Doc.\n\nMore."));
         assert_eq!(got.symbols[1].signature, "def m(self) -> int");
         assert_eq!(got.symbols[1].line, 9);
-        assert_eq!(names(Language::Python, src), ["class A", "method A/m", "function f", "function f/inner"]);
+        assert_eq!(
+            names(Language::Python, src),
+            ["class A", "method A/m", "function f", "function f/inner"]
+        );
         assert_eq!(got.imports, ["import os", "from . import x"]);
     }
 
@@ -1117,7 +1193,17 @@ mod tests {
         let got = extract(Language::TypeScript, src.as_bytes());
         assert_eq!(
             names(Language::TypeScript, src),
-            ["interface I", "method I/m", "type T", "function f", "class C", "method C/g", "method C/h", "namespace N", "function N/k"]
+            [
+                "interface I",
+                "method I/m",
+                "type T",
+                "function f",
+                "class C",
+                "method C/g",
+                "method C/h",
+                "namespace N",
+                "function N/k"
+            ]
         );
         let f = &got.symbols[3];
         assert_eq!(f.signature, "const f = (x: number): number =>");
@@ -1131,7 +1217,16 @@ mod tests {
     fn go_methods_carry_their_receiver() {
         let src = "package p\nimport (\n\t\"fmt\"\n\tx \"a/b\"\n)\n// S is.\ntype S struct{ a int }\ntype I interface { M() }\nfunc (s *S) Run() {}\nfunc helper() {}\n";
         let got = extract(Language::Go, src.as_bytes());
-        assert_eq!(names(Language::Go, src), ["struct S", "interface I", "method I/M", "method S/Run", "function helper"]);
+        assert_eq!(
+            names(Language::Go, src),
+            [
+                "struct S",
+                "interface I",
+                "method I/M",
+                "method S/Run",
+                "function helper"
+            ]
+        );
         assert_eq!(got.symbols[0].doc_comment.as_deref(), Some("S is."));
         assert_eq!(got.symbols[3].visibility.as_deref(), Some("exported"));
         assert_eq!(got.imports, ["import \"fmt\"", "import x \"a/b\""]);
@@ -1143,7 +1238,15 @@ mod tests {
         let got = extract(Language::Cpp, src.as_bytes());
         assert_eq!(
             names(Language::Cpp, src),
-            ["namespace ns", "class ns/K", "method ns::K/K", "method ns::K/m", "method ns::K/f", "method ns::K/m", "function main"]
+            [
+                "namespace ns",
+                "class ns/K",
+                "method ns::K/K",
+                "method ns::K/m",
+                "method ns::K/f",
+                "method ns::K/m",
+                "function main"
+            ]
         );
         assert_eq!(got.symbols[3].visibility.as_deref(), Some("public"));
         assert_eq!(got.symbols[4].visibility.as_deref(), Some("private"));
@@ -1153,9 +1256,21 @@ mod tests {
     #[test]
     fn java_and_c_definitions() {
         let java = "import java.util.List;\npublic class A { /** Doc. */ public A() {} void run() {} interface I { void x(); } }\n";
-        assert_eq!(names(Language::Java, java), ["class A", "constructor A/A", "method A/run", "interface A/I", "method A.I/x"]);
+        assert_eq!(
+            names(Language::Java, java),
+            [
+                "class A",
+                "constructor A/A",
+                "method A/run",
+                "interface A/I",
+                "method A.I/x"
+            ]
+        );
         let c = "#include <stdio.h>\n#define N 3\ntypedef struct P { int x; } P;\nstatic int *make(void) { return 0; }\n";
-        assert_eq!(names(Language::C, c), ["macro N", "type P", "struct P", "function make"]);
+        assert_eq!(
+            names(Language::C, c),
+            ["macro N", "type P", "struct P", "function make"]
+        );
     }
 
     #[test]
@@ -1175,7 +1290,11 @@ mod tests {
             .collect();
         assert_eq!(
             found,
-            [("b".into(), Some("a".into())), ("c".into(), Some("a".into())), ("d".into(), Some("a".into()))]
+            [
+                ("b".into(), Some("a".into())),
+                ("c".into(), Some("a".into())),
+                ("d".into(), Some("a".into()))
+            ]
         );
     }
 }

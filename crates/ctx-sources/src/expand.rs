@@ -1,6 +1,7 @@
 //! Render-time expansion: a stored source becomes units of text, collections sorted by byte
 //! order; files that cannot be included become skipped units with a reason.
 
+use std::fmt::Write as _;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -369,12 +370,12 @@ fn command_unit(command: &str, dir: &Path, options: &ExpandOptions<'_>) -> Unit 
                 _ if run.timed_out => {
                     let secs = options.command_timeout.as_secs_f64();
                     notes.push(format!("timed out after {secs}s and was killed"));
-                    text.push_str(&format!("[timed out after {secs}s; killed]\n"));
+                    let _ = writeln!(text, "[timed out after {secs}s; killed]");
                 }
                 Some(0) => text.push_str("[exit code: 0]\n"),
                 Some(code) => {
                     notes.push(format!("exited with code {code}"));
-                    text.push_str(&format!("[exit code: {code}]\n"));
+                    let _ = writeln!(text, "[exit code: {code}]");
                 }
                 None => {
                     notes.push("killed by a signal".to_owned());

@@ -1,6 +1,6 @@
 //! Source URIs: parsing, validation at `pack add` time, and their stored form.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 
 use ctx_core::{ContentHash, DocumentId, canonical};
@@ -127,10 +127,10 @@ impl Source {
             Self::GitDiff { base, head, .. } => {
                 let mut uri = "git:diff".to_owned();
                 if let Some(b) = base {
-                    uri.push_str(&format!(" --base={b}"));
+                    let _ = write!(uri, " --base={b}");
                 }
                 if let Some(h) = head {
-                    uri.push_str(&format!(" --head={h}"));
+                    let _ = write!(uri, " --head={h}");
                 }
                 uri
             }
@@ -247,12 +247,11 @@ fn parse_range(uri: &str, range: &str) -> Result<LineRange, SourceError> {
             Ok(n)
         }
     };
-    let (start, end) = match range.split_once('-') {
-        Some((a, b)) => (number(a)?, number(b)?),
-        None => {
-            let n = number(range)?;
-            (n, n)
-        }
+    let (start, end) = if let Some((a, b)) = range.split_once('-') {
+        (number(a)?, number(b)?)
+    } else {
+        let n = number(range)?;
+        (n, n)
     };
     if start > end {
         return Err(malformed("ends before it starts"));

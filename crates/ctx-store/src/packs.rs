@@ -500,7 +500,7 @@ mod tests {
         (dir, db)
     }
 
-    fn artifact<'a>(id: &'a str, priority: i64) -> NewArtifact<'a> {
+    fn artifact(id: &str, priority: i64) -> NewArtifact<'_> {
         NewArtifact {
             artifact_id: id,
             priority,
