@@ -398,11 +398,11 @@ fn resolve_python(path: &str, statement: &str, layout: &ProjectLayout) -> Vec<St
     let level = module.chars().take_while(|&c| c == '.').count();
     let module = &module[level..];
     let bases: Vec<String> = if level > 0 {
-        let mut base = dir.to_owned();
+        let mut base = dir;
         for _ in 1..level {
-            split_dir(&base).0.clone_into(&mut base);
+            base = split_dir(base).0;
         }
-        vec![base]
+        vec![base.to_owned()]
     } else {
         roots.iter().map(|r| (*r).to_owned()).collect()
     };

@@ -701,6 +701,9 @@ fn first_child_of_kind<'t>(node: Node<'t>, kinds: &[&str]) -> Option<Node<'t>> {
         .find(|c| kinds.contains(&c.kind()))
 }
 
+/// Signatures longer than this many bytes are cut (with `…`).
+const MAX_SIGNATURE: usize = 240;
+
 /// The definition's header on one line: its text up to the body, whitespace collapsed.
 fn signature(lang: Language, def: &Def<'_>, src: &[u8]) -> String {
     match (lang, def.node.kind()) {
@@ -731,10 +734,9 @@ fn signature(lang: Language, def: &Def<'_>, src: &[u8]) -> String {
         })
         .trim_end_matches([';'])
         .trim_end();
-    const MAX: usize = 240;
     let mut out = trimmed.to_owned();
-    if out.len() > MAX {
-        let mut cut = MAX;
+    if out.len() > MAX_SIGNATURE {
+        let mut cut = MAX_SIGNATURE;
         while !out.is_char_boundary(cut) {
             cut -= 1;
         }

@@ -35,7 +35,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, Input, MatchKind};
+use aho_corasick::{AhoCorasick, Input, MatchKind, packed};
 use regex::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
 
@@ -112,7 +112,7 @@ pub struct Redactor {
     rules: Vec<Rule>,
     /// Searchers over the rules' fingerprints, [`FINGERPRINTS_PER_SEARCHER`] at most each, with
     /// the index of each one's first fingerprint.
-    searchers: Vec<(AhoCorasick, usize)>,
+    searchers: Vec<(FingerprintSearcher, usize)>,
     /// For each fingerprint, the rules to run where it is seen: its own, and those of every
     /// fingerprint it contains (a leftmost-longest search reports only the longest of the
     /// fingerprints starting at one place).
@@ -257,7 +257,10 @@ impl Redactor {
                 by_fingerprint.entry(fingerprint).or_default().push(index);
             }
         }
-        let fingerprints: Vec<&str> = by_fingerprint.keys().copied().collect();
+        // Shortest first: a searcher's speed depends on its shortest literal, so similar
+        // lengths go together.
+        let mut fingerprints: Vec<&str> = by_fingerprint.keys().copied().collect();
+        fingerprints.sort_by_key(|f| (f.len(), *f));
         let fingerprint_rules = fingerprints
             .iter()
             .map(|outer| {
@@ -275,11 +278,10 @@ impl Redactor {
             .chunks(FINGERPRINTS_PER_SEARCHER)
             .enumerate()
             .map(|(i, chunk)| {
-                let searcher = AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .build(chunk)
-                    .expect("a few short literals form a valid automaton");
-                (searcher, i * FINGERPRINTS_PER_SEARCHER)
+                (
+                    FingerprintSearcher::new(chunk),
+                    i * FINGERPRINTS_PER_SEARCHER,
+                )
             })
             .collect();
         Self {
@@ -297,9 +299,9 @@ impl Redactor {
             let mut at = 0;
             // Restarting one byte after each hit (not after its end) reports fingerprints that
             // overlap an earlier one.
-            while let Some(hit) = searcher.find(Input::new(text).span(at..text.len())) {
-                hits.push((hit.start(), first + hit.pattern().as_usize()));
-                at = hit.start() + 1;
+            while let Some((start, pattern)) = searcher.find(text, at) {
+                hits.push((start, first + pattern));
+                at = start + 1;
             }
         }
         hits.sort_unstable();
@@ -363,6 +365,49 @@ impl Redactor {
             });
         }
         spans
+    }
+}
+
+/// A leftmost-longest search for a few literals.
+#[derive(Clone)]
+enum FingerprintSearcher {
+    /// Teddy, the SIMD multi-literal search, where the CPU has it.
+    Packed(packed::Searcher),
+    /// An Aho-Corasick automaton elsewhere.
+    Automaton(AhoCorasick),
+}
+
+impl FingerprintSearcher {
+    fn new(literals: &[&str]) -> Self {
+        packed::Config::new()
+            .match_kind(packed::MatchKind::LeftmostLongest)
+            .builder()
+            .extend(literals)
+            .build()
+            .map_or_else(
+                || {
+                    Self::Automaton(
+                        AhoCorasick::builder()
+                            .match_kind(MatchKind::LeftmostLongest)
+                            .build(literals)
+                            .expect("a few short literals form a valid automaton"),
+                    )
+                },
+                Self::Packed,
+            )
+    }
+
+    /// The first literal found at or after `at`, as (start, literal index).
+    fn find(&self, text: &str, at: usize) -> Option<(usize, usize)> {
+        let found = match self {
+            Self::Packed(searcher) => {
+                searcher.find_in(text.as_bytes(), aho_corasick::Span::from(at..text.len()))
+            }
+            Self::Automaton(automaton) => {
+                automaton.find(Input::new(text).span(at..text.len()))
+            }
+        };
+        found.map(|m| (m.start(), m.pattern().as_usize()))
     }
 }
 
@@ -741,7 +786,7 @@ const BUILTIN_RULES: &[RuleSpec] = &[
     RuleSpec {
         id: "TWILIO_AUTH_TOKEN",
         pattern: r#"(?i)twilio[A-Za-z0-9_.\-]*?(?:auth[_.\-]?)?token["']?[ \t]*(?::=|=>|=|:)[ \t]*["']?([0-9a-f]{32})\b"#,
-        fingerprints: &["twilio", "Twilio", "TWILIO"],
+        fingerprints: &["token", "Token", "TOKEN"],
         scope: Scope::Line,
         accept: accept_hex_token,
     },

@@ -132,7 +132,7 @@ fn walk_under(
         }
     } else {
         for entry in &mut entries {
-            entry.rel = prefix.to_owned();
+            prefix.clone_into(&mut entry.rel);
         }
     }
     Ok(entries)
@@ -325,7 +325,7 @@ pub fn related(
     let (root, repo) = project_root(&cwd);
     let rel = full
         .strip_prefix(&root)
-        .map(|p| display_prefix(p))
+        .map(display_prefix)
         .map_err(|_| CodeError::NotFound {
             path: file.to_owned(),
         })?;

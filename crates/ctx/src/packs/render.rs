@@ -118,7 +118,8 @@ pub(crate) fn expand_options<'a>(ctx: &'a PackContext<'_>) -> ExpandOptions<'a> 
 
 struct Ready {
     content_hash: ContentHash,
-    content: String,
+    /// Kept only for the JSON style, whose first block differs (no leading comma).
+    content: Option<String>,
     findings: Vec<RedactionFinding>,
     block: String,
     block_hash: ContentHash,
@@ -314,7 +315,8 @@ pub fn render(ctx: &PackContext<'_>, request: &RenderRequest) -> Result<Render, 
     let mut excluded = Vec::new();
     let mut redactions: BTreeMap<(String, String, u32, String), u64> = BTreeMap::new();
     let mut items = Vec::new();
-    for (position, p) in prepared.iter().enumerate() {
+    // Consumed as the payload grows, so each block's memory is freed once it is copied.
+    for (position, p) in prepared.into_iter().enumerate() {
         let path = p.unit.label.clone();
         let item_key = format!("{}:{}", p.artifact_id, p.unit.key);
         match &p.body {
@@ -338,8 +340,12 @@ pub fn render(ctx: &PackContext<'_>, request: &RenderRequest) -> Result<Render, 
             }
             Ok(ready) => {
                 let rest_count = block_counts.next().expect("one count per ready block");
-                let first_block = (style == PayloadStyle::Json && included.is_empty())
-                    .then(|| make_block(style, &p.unit, &ready.content_hash, &ready.content, true));
+                let first_block = match &ready.content {
+                    Some(content) if included.is_empty() => {
+                        Some(make_block(style, &p.unit, &ready.content_hash, content, true))
+                    }
+                    _ => None,
+                };
                 let tokens = match &first_block {
                     Some(text) => counter.count_one(text)?,
                     None => rest_count,

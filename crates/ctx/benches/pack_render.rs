@@ -1,0 +1,61 @@
+//! Bench binary: preview a whole tree as one pack (`glob:**/*`), cold and warm.
+//!
+//! `cargo bench -p ctx --bench pack_render [-- TREE]`; TREE defaults to the cargo registry's
+//! sources (`~/.cargo/registry/src`, over 10,000 files on a developer machine). Cold is the
+//! first render into an empty store (every block tokenized); warm is the second (every count
+//! from the token cache). Prints files, bytes, tokens and wall times.
+#![allow(clippy::print_stdout)]
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use ctx::core::TokenizerKind;
+use ctx::core::redact::Redactor;
+use ctx::packs::{self, PackContext, PackSettings, PayloadStyle, RenderRequest};
+use ctx::sources::AddOptions;
+use ctx::sources::sensitive::SensitivePaths;
+use ctx::store::Store;
+
+fn main() {
+    let tree = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with("--"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo/registry/src"));
+    let root = tree.canonicalize().expect("the tree exists");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (store, _) = Store::init(&dir.path().join(".ctx")).expect("init");
+    let ctx = PackContext {
+        store: &store,
+        root: root.clone(),
+        settings: PackSettings {
+            default_budget: u64::MAX / 2,
+            default_tokenizer: TokenizerKind::O200kBase,
+            max_file_bytes: 1 << 20,
+            command_timeout: Duration::from_secs(30),
+            redactor: Redactor::with_custom(&[]).expect("rules"),
+            sensitive: SensitivePaths::with_extra(&[]).expect("patterns"),
+        },
+    };
+    packs::create_pack(&ctx, "tree", None, None, 0).expect("create");
+    packs::add_source(&ctx, "tree", "glob:**/*", &root, &AddOptions::default(), 0, 0).expect("add");
+    let request = RenderRequest { packs: vec!["tree".into()], budget: None, tokenizer: None, style: PayloadStyle::Markdown };
+    println!("tree: {}", root.display());
+    for label in ["cold", "warm", "warm"] {
+        let started = Instant::now();
+        let rendered = packs::render(&ctx, &request).expect("render");
+        let elapsed = started.elapsed();
+        let r = &rendered.report;
+        println!(
+            "{label}: {:.3} s  {} files included, {} excluded, {:.1} MB payload, {} tokens ({} counted, {} cached), {:.1} MB/s",
+            elapsed.as_secs_f64(),
+            r.included.len(),
+            r.excluded.len(),
+            r.payload_bytes as f64 / 1e6,
+            r.tokens_used,
+            r.tokens_counted,
+            r.tokens_cached,
+            r.payload_bytes as f64 / 1e6 / elapsed.as_secs_f64(),
+        );
+    }
+}
