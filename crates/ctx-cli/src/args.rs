@@ -86,5 +86,6 @@ pub enum Command {
     Search(commands::search::SearchArgs),
     Related(commands::related::RelatedArgs),
     DiffContext(commands::diff_context::DiffContextArgs),
+    Mcp(commands::mcp::McpArgs),
     Completions(commands::completions::CompletionsArgs),
 }

@@ -80,40 +80,19 @@ impl Context {
         Ok((Store::open(&location.dir)?, location))
     }
 
-    /// The workspace root paths in packs are relative to: the project root for a project
-    /// store, the directory holding `--store DIR` for an explicit one, and the file-system
-    /// root for the global store (its paths are absolute, as there is no project).
+    /// The workspace root paths in packs are relative to (see [`ctx::packs::sources_root`]).
     pub fn workspace_root(&self, location: &StoreLocation) -> PathBuf {
-        match &location.kind {
-            StoreKind::Project { root } => root.clone(),
-            StoreKind::Explicit => location
-                .dir
-                .canonicalize()
-                .ok()
-                .and_then(|d| d.parent().map(PathBuf::from))
-                .unwrap_or_else(|| self.cwd.clone()),
-            StoreKind::Global => PathBuf::from("/"),
-        }
+        ctx::packs::sources_root(location, &self.cwd)
     }
 
     /// Everything pack commands need, from config and the store's location.
     pub fn pack_context<'a>(&self, store: &'a Store) -> Result<ctx::packs::PackContext<'a>> {
         let layers = self.config_layers()?;
         let location = self.locate_store()?;
-        let redactor = ctx::core::redact::Redactor::with_custom(&layers.redaction_rules()?)?;
-        let sensitive =
-            ctx::sources::sensitive::SensitivePaths::with_extra(&layers.sensitive_extra()?)?;
         Ok(ctx::packs::PackContext {
             store,
             root: self.workspace_root(&location),
-            settings: ctx::packs::PackSettings {
-                default_budget: layers.count("budget")?,
-                default_tokenizer: layers.tokenizer()?,
-                max_file_bytes: layers.count("max_file_bytes")?,
-                command_timeout: std::time::Duration::from_secs(layers.count("cmd_timeout_secs")?),
-                redactor,
-                sensitive,
-            },
+            settings: ctx::packs::PackSettings::from_layers(&layers)?,
         })
     }
 

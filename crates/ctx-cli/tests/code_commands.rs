@@ -19,7 +19,14 @@ fn write(root: &Path, rel: &str, body: &[u8]) {
 /// Runs git in `dir` with a cleared environment and fixed identity and dates.
 fn git(dir: &Path, home: &Path, args: &[&str]) {
     let out = Command::new("git")
-        .args(["-c", "user.name=Test", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"])
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "init.defaultBranch=main",
+        ])
         .args(args)
         .current_dir(dir)
         .env_clear()
@@ -30,14 +37,22 @@ fn git(dir: &Path, home: &Path, args: &[&str]) {
         .env("GIT_COMMITTER_DATE", "2024-01-02T03:04:05Z")
         .output()
         .expect("run git");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn project() -> Env {
     let env = Env::new();
     let w = env.work();
     write(&w, "src/lib.rs", b"//! Lib.\npub mod util;\n\n/// Adds.\npub fn add(a: i32, b: i32) -> i32 {\n    util::check(a);\n    a + b\n}\n");
-    write(&w, "src/util.rs", b"pub fn check(x: i32) -> bool {\n    x > 0\n}\n");
+    write(
+        &w,
+        "src/util.rs",
+        b"pub fn check(x: i32) -> bool {\n    x > 0\n}\n",
+    );
     write(&w, "README.md", b"# demo\n");
     write(&w, "Cargo.toml", b"[package]\nname = \"demo\"\n");
     env.run(&["init"]).ok();
@@ -47,10 +62,13 @@ fn project() -> Env {
 #[test]
 fn nonexistent_paths_are_named() {
     let env = project();
-    env.run(&["summarize", "nope.rs"]).bad_input("`nope.rs` does not exist");
+    env.run(&["summarize", "nope.rs"])
+        .bad_input("`nope.rs` does not exist");
     env.run(&["map", "nope"]).bad_input("`nope` does not exist");
-    env.run(&["search", "x", "nope"]).bad_input("`nope` does not exist");
-    env.run(&["related", "nope.rs"]).bad_input("`nope.rs` does not exist");
+    env.run(&["search", "x", "nope"])
+        .bad_input("`nope` does not exist");
+    env.run(&["related", "nope.rs"])
+        .bad_input("`nope.rs` does not exist");
     env.run(&["related", "src"]).bad_input("is a directory");
 }
 
@@ -58,39 +76,72 @@ fn nonexistent_paths_are_named() {
 fn binary_and_unsupported_files() {
     let env = project();
     write(&env.work(), "blob.rs", b"\0\x01\x02binary");
-    env.run(&["summarize", "blob.rs"]).bad_input("`blob.rs` is a binary file");
-    env.run(&["summarize", "README.md"]).bad_input("not in a supported language");
+    env.run(&["summarize", "blob.rs"])
+        .bad_input("`blob.rs` is a binary file");
+    env.run(&["summarize", "README.md"])
+        .bad_input("not in a supported language");
     // A directory run skips them and says so, without failing.
     let run = env.run(&["--json", "summarize", "."]);
     let report = run.ok().json();
-    let files: Vec<&str> = report["files"].as_array().expect("files").iter().map(|f| f["path"].as_str().expect("p")).collect();
+    let files: Vec<&str> = report["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| f["path"].as_str().expect("p"))
+        .collect();
     assert_eq!(files, ["src/lib.rs", "src/util.rs"]);
     let skipped: Vec<(&str, &str)> = report["skipped"]
         .as_array()
         .expect("skipped")
         .iter()
-        .map(|s| (s["path"].as_str().expect("p"), s["reason"].as_str().expect("r")))
+        .map(|s| {
+            (
+                s["path"].as_str().expect("p"),
+                s["reason"].as_str().expect("r"),
+            )
+        })
         .collect();
     assert_eq!(
         skipped,
-        [("Cargo.toml", "unsupported language"), ("README.md", "unsupported language"), ("blob.rs", "binary file")]
+        [
+            ("Cargo.toml", "unsupported language"),
+            ("README.md", "unsupported language"),
+            ("blob.rs", "binary file")
+        ]
     );
     let human = env.run(&["summarize", "."]);
     human.ok();
-    assert!(human.stderr.contains("skipped blob.rs: binary file"), "{}", human.stderr);
+    assert!(
+        human.stderr.contains("skipped blob.rs: binary file"),
+        "{}",
+        human.stderr
+    );
 }
 
 #[test]
 fn syntax_errors_give_partial_symbols() {
     let env = project();
-    write(&env.work(), "broken.py", b"def ok():\n    return 1\n\ndef broken(:\n    pass\n\nclass After:\n    pass\n");
+    write(
+        &env.work(),
+        "broken.py",
+        b"def ok():\n    return 1\n\ndef broken(:\n    pass\n\nclass After:\n    pass\n",
+    );
     let report = env.run(&["--json", "summarize", "broken.py"]).ok().json();
     assert_eq!(report["has_errors"], true);
-    let names: Vec<&str> = report["symbols"].as_array().expect("s").iter().map(|s| s["name"].as_str().expect("n")).collect();
+    let names: Vec<&str> = report["symbols"]
+        .as_array()
+        .expect("s")
+        .iter()
+        .map(|s| s["name"].as_str().expect("n"))
+        .collect();
     assert!(names.contains(&"ok"), "{names:?}");
     assert!(names.contains(&"After"), "{names:?}");
     let human = env.run(&["summarize", "broken.py"]);
-    assert!(human.ok().stdout.contains("syntax errors"), "{}", human.stdout);
+    assert!(
+        human.ok().stdout.contains("syntax errors"),
+        "{}",
+        human.stdout
+    );
 }
 
 #[test]
@@ -103,8 +154,15 @@ fn invalid_regex_points_at_the_error_and_no_match_exits_one() {
     assert_eq!(none.code, 1, "{}", none.stderr);
     assert_eq!(none.stdout, "");
     let found = env.run(&["search", "a + b"]);
-    assert_eq!(found.ok().stdout, "src/lib.rs:7:5: a + b\n");
-    let capped = env.run(&["--json", "search", "--regex", "\\bfn\\b", "--max-results", "1"]);
+    assert_eq!(found.ok().stdout, "src/lib.rs:7:5:     a + b\n");
+    let capped = env.run(&[
+        "--json",
+        "search",
+        "--regex",
+        "\\bfn\\b",
+        "--max-results",
+        "1",
+    ]);
     let report = capped.ok().json();
     assert_eq!(report["total"], 2);
     assert_eq!(report["truncated"], true);
@@ -120,7 +178,10 @@ fn search_context_symbol_and_caller_human_output() {
         "src/lib.rs-5-pub fn add(a: i32, b: i32) -> i32 {\nsrc/lib.rs:6:5: util::check(a);  (in add)\nsrc/lib.rs-7-    a + b\n--\n"
     );
     let symbol = env.run(&["search", "--symbol", "check"]);
-    assert_eq!(symbol.ok().stdout, "src/util.rs:1:1: [fn] pub fn check(x: i32) -> bool\n");
+    assert_eq!(
+        symbol.ok().stdout,
+        "src/util.rs:1:1: [fn] pub fn check(x: i32) -> bool\n"
+    );
 }
 
 #[test]
@@ -129,13 +190,18 @@ fn map_lists_files_symbols_and_honours_budget() {
     let map = env.run(&["map"]);
     assert_eq!(
         map.ok().stdout,
-        ". (4 files, 16 lines)\n  Cargo.toml (2 lines)\n  README.md (1 lines)\n  src/ (2 files, 13 lines)\n    lib.rs (rust, 8 lines): fn add\n    util.rs (rust, 3 lines): fn check\n"
+        ". (4 files, 14 lines)\n  Cargo.toml (2 lines)\n  README.md (1 lines)\n  src/ (2 files, 11 lines)\n    lib.rs (rust, 8 lines): fn add\n    util.rs (rust, 3 lines): fn check\n"
     );
     let json = env.run(&["--json", "map", "--budget", "20"]).ok().json();
     assert_eq!(json["truncated"], true);
     assert_eq!(json["budget"], 20);
     let depth = env.run(&["--json", "map", "--depth", "1"]).ok().json();
-    let paths: Vec<&str> = depth["entries"].as_array().expect("e").iter().map(|e| e["path"].as_str().expect("p")).collect();
+    let paths: Vec<&str> = depth["entries"]
+        .as_array()
+        .expect("e")
+        .iter()
+        .map(|e| e["path"].as_str().expect("p"))
+        .collect();
     assert_eq!(paths, ["Cargo.toml", "README.md", "src"]);
     env.run(&["map", "src/lib.rs"]).bad_input("not a directory");
 }
@@ -147,15 +213,29 @@ fn outside_git_status_degrades_and_diff_context_refuses() {
     assert_eq!(status["project_name"], "demo");
     assert_eq!(status["project_type"], "rust");
     assert_eq!(status["is_git_repo"], false);
-    assert!(status["note"].as_str().expect("note").contains("not a git repository"));
+    assert!(
+        status["note"]
+            .as_str()
+            .expect("note")
+            .contains("not a git repository")
+    );
     let human = env.run(&["status"]);
-    assert!(human.ok().stdout.contains("not a git repository"), "{}", human.stdout);
-    env.run(&["diff-context"]).bad_input("is not inside a git repository");
+    assert!(
+        human.ok().stdout.contains("not a git repository"),
+        "{}",
+        human.stdout
+    );
+    env.run(&["diff-context"])
+        .bad_input("is not inside a git repository");
     let related = env.run(&["--json", "related", "src/util.rs"]);
     let report = related.ok().json();
     assert_eq!(report["imported_by"][0]["path"], "src/lib.rs");
     assert_eq!(report["co_changed"], serde_json::json!([]));
-    assert!(related.stderr.contains("not a git repository"), "{}", related.stderr);
+    assert!(
+        related.stderr.contains("not a git repository"),
+        "{}",
+        related.stderr
+    );
 }
 
 #[test]
@@ -165,7 +245,11 @@ fn git_status_co_change_and_diff_context() {
     git(&w, &env.home, &["init", "-q"]);
     git(&w, &env.home, &["add", "-A"]);
     git(&w, &env.home, &["commit", "-q", "-m", "first"]);
-    write(&w, "src/util.rs", b"pub fn check(x: i32) -> bool {\n    x >= 0\n}\n");
+    write(
+        &w,
+        "src/util.rs",
+        b"pub fn check(x: i32) -> bool {\n    x >= 0\n}\n",
+    );
     write(&w, "src/lib.rs", b"//! Lib.\npub mod util;\n\n/// Adds.\npub fn add(a: i32, b: i32) -> i32 {\n    util::check(b);\n    a + b\n}\n");
     git(&w, &env.home, &["commit", "-q", "-am", "second"]);
     write(&w, "src/lib.rs", b"//! Lib.\npub mod util;\n\n/// Adds.\npub fn add(a: i32, b: i32) -> i32 {\n    util::check(b);\n    a - b\n}\n");
@@ -174,7 +258,13 @@ fn git_status_co_change_and_diff_context() {
     let status = env.run(&["--json", "status"]).ok().json();
     assert_eq!(status["branch"], "main");
     assert_eq!(status["is_git_repo"], true);
-    assert_eq!((status["modified_count"].as_u64(), status["untracked_count"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(
+        (
+            status["modified_count"].as_u64(),
+            status["untracked_count"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
     assert_eq!(status["recent_commits"][0]["message"], "second");
     assert_eq!(status["recent_commits"][0]["time"], "2024-01-02T03:04:05Z");
     assert_eq!(status["diff_stats"], serde_json::json!([1, 1]));
@@ -182,18 +272,34 @@ fn git_status_co_change_and_diff_context() {
 
     let related = env.run(&["--json", "related", "src/util.rs"]).ok().json();
     assert_eq!(related["co_changed"][0]["path"], "src/lib.rs");
-    assert_eq!(related["co_changed"][0]["reason"], "1 commit together");
+    assert_eq!(related["co_changed"][0]["reason"], "2 commits together");
 
     let diff = env.run(&["diff-context"]);
     assert_eq!(
         diff.ok().stdout,
-        "diff src/lib.rs (modified)\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -2,7 +2,7 @@ function add\n pub mod util;\n \n /// Adds.\n pub fn add(a: i32, b: i32) -> i32 {\n     util::check(b);\n-    a + b\n+    a - b\n }\n"
+        "diff src/lib.rs (modified)\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -4,5 +4,5 @@ function add\n /// Adds.\n pub fn add(a: i32, b: i32) -> i32 {\n     util::check(b);\n-    a + b\n+    a - b\n }\n"
     );
-    let between = env.run(&["--json", "diff-context", "--base", "HEAD~1", "--head", "HEAD"]).ok().json();
-    let paths: Vec<&str> = between["files"].as_array().expect("f").iter().map(|f| f["path"].as_str().expect("p")).collect();
+    let between = env
+        .run(&[
+            "--json",
+            "diff-context",
+            "--base",
+            "HEAD~1",
+            "--head",
+            "HEAD",
+        ])
+        .ok()
+        .json();
+    let paths: Vec<&str> = between["files"]
+        .as_array()
+        .expect("f")
+        .iter()
+        .map(|f| f["path"].as_str().expect("p"))
+        .collect();
     assert_eq!(paths, ["src/lib.rs", "src/util.rs"]);
     assert_eq!(between["files"][1]["hunks"][0]["scope"]["name"], "check");
-    env.run(&["diff-context", "--base", "nope"]).bad_input("unknown revision `nope`");
+    env.run(&["diff-context", "--base", "nope"])
+        .bad_input("unknown revision `nope`");
     // No difference: exit 1.
     git(&w, &env.home, &["commit", "-q", "-am", "third"]);
     let clean = env.run(&["diff-context"]);

@@ -192,6 +192,8 @@ fn widen_patch(
         let (hunk, count) = patch.hunk(h)?;
         let mut lines = Vec::with_capacity(count);
         let (mut change_first, mut change_last) = (usize::MAX, 0);
+        // The new-file line a deleted line sits before.
+        let mut next_new = hunk.new_start() as usize;
         for l in 0..count {
             let line = patch.line_in_hunk(h, l)?;
             let origin = line.origin();
@@ -201,8 +203,15 @@ fn widen_patch(
             let text = String::from_utf8_lossy(line.content());
             let text = text.trim_end_matches(['\n', '\r']).to_owned();
             let anchor = match (origin, line.new_lineno()) {
-                ('+', Some(n)) => Some(n as usize),
-                ('-', _) => Some(hunk.new_start() as usize + usize::from(hunk.new_lines() == 0)),
+                ('+', Some(n)) => {
+                    next_new = n as usize + 1;
+                    Some(n as usize)
+                }
+                ('-', _) => Some(next_new.max(1)),
+                (_, Some(n)) => {
+                    next_new = n as usize + 1;
+                    None
+                }
                 _ => None,
             };
             if let Some(n) = anchor {

@@ -170,11 +170,10 @@ impl Redactor {
                     },
                 });
             }
-            let regex =
-                Regex::new(&rule.regex).map_err(|err| RedactionError::InvalidRegex {
-                    id: rule.id.clone(),
-                    message: err.to_string(),
-                })?;
+            let regex = Regex::new(&rule.regex).map_err(|err| RedactionError::InvalidRegex {
+                id: rule.id.clone(),
+                message: err.to_string(),
+            })?;
             if regex.is_match("") {
                 return Err(RedactionError::MatchesEmpty {
                     id: rule.id.clone(),
@@ -403,9 +402,7 @@ impl FingerprintSearcher {
             Self::Packed(searcher) => {
                 searcher.find_in(text.as_bytes(), aho_corasick::Span::from(at..text.len()))
             }
-            Self::Automaton(automaton) => {
-                automaton.find(Input::new(text).span(at..text.len()))
-            }
+            Self::Automaton(automaton) => automaton.find(Input::new(text).span(at..text.len())),
         };
         found.map(|m| (m.start(), m.pattern().as_usize()))
     }
@@ -425,21 +422,37 @@ impl Rule {
     /// Adds this rule's accepted candidates in `text[from..to]` to `spans`.
     fn search(&self, index: usize, text: &str, from: usize, to: usize, spans: &mut Vec<Span>) {
         let haystack = &text[from..to];
-        for caps in self.regex.captures_iter(haystack) {
-            let (group, found) = caps
-                .iter()
-                .enumerate()
-                .skip(1)
-                .find_map(|(i, m)| m.map(|m| (i, m)))
-                .unwrap_or_else(|| (0, caps.get_match()));
-            if found.is_empty() {
+        // A DFA scan first: most searched lines hold no match, and finding none is cheap.
+        let Some(first) = self.regex.find(haystack) else {
+            return;
+        };
+        let mut locations = self.regex.capture_locations();
+        let mut at = first.start();
+        while at <= haystack.len() {
+            let Some(whole) = self.regex.captures_read_at(&mut locations, haystack, at) else {
+                break;
+            };
+            at = if whole.is_empty() {
+                // Step over one character so an empty match cannot repeat forever.
+                haystack[whole.end()..]
+                    .chars()
+                    .next()
+                    .map_or(haystack.len() + 1, |c| whole.end() + c.len_utf8())
+            } else {
+                whole.end()
+            };
+            // The span is the first capture group that took part, else the whole match.
+            let (group, (start, end)) = (1..locations.len())
+                .find_map(|i| locations.get(i).map(|span| (i, span)))
+                .unwrap_or((0, (whole.start(), whole.end())));
+            if start == end {
                 continue;
             }
             let candidate = Candidate {
                 text,
-                match_start: from + caps.get_match().start(),
-                start: from + found.start(),
-                end: from + found.end(),
+                match_start: from + whole.start(),
+                start: from + start,
+                end: from + end,
                 group,
             };
             if (self.accept)(&candidate) {
@@ -706,8 +719,18 @@ const BUILTIN_RULES: &[RuleSpec] = &[
         id: "GITLAB_TOKEN",
         pattern: r"\b((?:gl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent|ffct)-|GR1348941)[0-9A-Za-z_\-]{20,255}(?:\.[0-9a-z]{2}\.[0-9a-z]{7,9})?)",
         fingerprints: &[
-            "glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "gloas-", "glsoat-", "glft-",
-            "glimt-", "glagent-", "glffct-", "GR1348941",
+            "glpat-",
+            "gldt-",
+            "glrt-",
+            "glptt-",
+            "glcbt-",
+            "gloas-",
+            "glsoat-",
+            "glft-",
+            "glimt-",
+            "glagent-",
+            "glffct-",
+            "GR1348941",
         ],
         scope: Scope::Line,
         accept: accept_token,
@@ -990,10 +1013,10 @@ const BUILTIN_RULES: &[RuleSpec] = &[
     },
     RuleSpec {
         id: "CONNECTION_STRING_PASSWORD",
-        pattern: r#"(?i)(?:[;&?][ \t]*(?:password|pwd)[ \t]*=[ \t]*([^;&"'\s<>{}]{1,256})|\b(?:password|pwd)[ \t]*=[ \t]*([^;&"'\s<>{}]{1,256})[ \t]*;)"#,
+        pattern: r#"(?i)[;&?][ \t]*(?:password|pwd)[ \t]*=[ \t]*([^;&"'\s<>{}]{1,256})"#,
         fingerprints: &["pass", "Pass", "PASS", "pwd", "Pwd", "PWD"],
         scope: Scope::Line,
-        accept: accept_credential,
+        accept: accept_password,
     },
     // --- Generic assignments (last: any specific rule with the same span wins) ----------------
     RuleSpec {
@@ -1003,7 +1026,7 @@ const BUILTIN_RULES: &[RuleSpec] = &[
             secret_key!(),
             r#"["'\]]?[ \t]*(?::=|=>|=|:)[ \t]*"#,
             r#"(?:"([^"\s\\]{8,})"|'([^'\s\\]{8,})'|`([^`\s\\]{8,})`"#,
-            r#"|([^\s"'`,;&(){}\[\]<>\\=][^\s"'`,;&(){}\[\]<>\\]{7,}))"#
+            r#"|([^\s"'`,;&(){}\[\]<>\\=:][^\s"'`,;&(){}\[\]<>\\]{7,}))"#
         ),
         fingerprints: SECRET_KEY_FINGERPRINTS,
         scope: Scope::Line,
@@ -1102,31 +1125,68 @@ fn accept_credential(c: &Candidate<'_>) -> bool {
     !is_placeholder(c.secret()) && !is_code_or_path(c.secret())
 }
 
+/// A password in a connection string: four characters at least (`a:b@host` is a test), not a
+/// placeholder.
+fn accept_password(c: &Candidate<'_>) -> bool {
+    c.secret().chars().count() >= 4 && accept_credential(c)
+}
+
 fn accept_url_password(c: &Candidate<'_>) -> bool {
     let password = c.secret();
     // `host:8080@…` is a port, not a password.
     let port_like = password.len() <= 5 && password.bytes().all(|b| b.is_ascii_digit());
-    !port_like && !is_placeholder(password)
+    !port_like && accept_password(c)
 }
 
 fn accept_bearer(c: &Candidate<'_>) -> bool {
-    !c.next_byte().is_some_and(is_token_byte)
-        && !is_placeholder(c.secret())
-        && looks_random(c.secret())
+    let token = c.secret();
+    // `Bearer realm="api"`: a challenge's parameter, not a token.
+    let parameter = token.ends_with('=') && c.next_byte() == Some(b'"');
+    !parameter
+        && !c.next_byte().is_some_and(is_token_byte)
+        && !is_placeholder(token)
+        && !is_identifier_like(token.trim_end_matches('='))
+        && looks_random(token)
 }
 
 /// A generic `key = value`: the value must look generated and not be code or a placeholder.
 fn accept_generic(c: &Candidate<'_>) -> bool {
     let value = c.secret();
-    // Group 4 is the unquoted form: `token = make_token(…)` or `token = tokens[i]` is code.
-    if c.group == 4 && c.next_byte().is_some_and(|b| matches!(b, b'(' | b'[' | b'{')) {
-        return false;
+    // Group 4 is the unquoted form. In code an unquoted value is an expression or a type:
+    // `token = make_token(…)`, `token: Token,`, `const TOKEN: Kind = …;`. In `.env` files, YAML
+    // and shell it ends the line or is followed by a comment or another argument.
+    if c.group == 4 {
+        let after = c.text[c.end..].trim_start_matches([' ', '\t']);
+        // In a URL query (`?access_token=…&page=2`) the next parameter follows.
+        let in_query = c.text[..c.match_start].ends_with(['?', '&']) && after.starts_with('&');
+        let code = after.starts_with([
+            '(', '[', '{', '<', '=', ',', ';', ')', '|', '&', '?', ':', '.',
+        ]);
+        if (code && !in_query) || value.bytes().all(|b| b.is_ascii_alphabetic()) {
+            return false;
+        }
     }
     // `https://x-access-token:…@host` is a URL's user and password: URL_PASSWORD's to judge.
     if c.text[..c.match_start].ends_with("://") {
         return false;
     }
-    !is_placeholder(value) && !is_code_or_path(value) && looks_random(value)
+    !is_placeholder(value)
+        && !is_code_or_path(value)
+        && !is_identifier_like(value)
+        && looks_random(value)
+}
+
+/// Whether a value reads as a name: words of letters, each optionally ending in digits, joined
+/// by `_`, `-` or `.` (`WIN32_ERROR`, `_bindgen_ty_7`, `access-1`, `PULONG64`). Generated
+/// secrets mix letters and digits all through.
+fn is_identifier_like(value: &str) -> bool {
+    value
+        .split(['_', '-', '.'])
+        .filter(|part| !part.is_empty())
+        .all(|part| {
+            let letters = part.bytes().take_while(u8::is_ascii_alphabetic).count();
+            part.bytes().skip(letters).all(|b| b.is_ascii_digit())
+        })
 }
 
 fn is_token_byte(b: u8) -> bool {
@@ -1191,25 +1251,134 @@ fn is_sequential(text: &str) -> bool {
 
 /// Substrings that mark a value as a template, a reference or a documentation placeholder.
 const PLACEHOLDER_MARKERS: &[&str] = &[
-    "${", "{{", "}}", "<", ">", "$(", "%s", "%(", "%{", "process.env", "os.environ", "getenv",
-    "environ[", "env[", "env.", "...", "\u{2026}", "***", "xxxx", "example", "placeholder",
-    "your", "changeme", "change_me", "change-me", "changeit", "replace", "redacted", "dummy",
-    "sample", "fake", "insert", "todo", "fixme", "_here", "-here", "notreal", "not_real",
-    "not-real", "lorem",
+    "${",
+    "{{",
+    "}}",
+    "<",
+    ">",
+    "$(",
+    "%s",
+    "%(",
+    "%{",
+    "process.env",
+    "os.environ",
+    "getenv",
+    "environ[",
+    "env[",
+    "env.",
+    "...",
+    "\u{2026}",
+    "***",
+    "xxxx",
+    "example",
+    "placeholder",
+    "your",
+    "changeme",
+    "change_me",
+    "change-me",
+    "changeit",
+    "replace",
+    "redacted",
+    "dummy",
+    "sample",
+    "fake",
+    "insert",
+    "todo",
+    "fixme",
+    "_here",
+    "-here",
+    "notreal",
+    "not_real",
+    "not-real",
+    "lorem",
+    "passw",
+    "secret",
+    "token",
 ];
 
 /// Weak or demo values, compared after [`normalize_weak`].
 const WEAK_VALUES: &[&str] = &[
-    "password", "passwd", "pass", "pw", "secret", "token", "changeme", "changeit", "admin",
-    "administrator", "root", "toor", "test", "testing", "tester", "demo", "default", "example",
-    "sample", "foo", "bar", "foobar", "baz", "qux", "qwerty", "qwertyuiop", "letmein",
-    "welcome", "hunter", "abc", "abcdef", "xyz", "none", "null", "nil", "empty", "mysecret",
-    "mypassword", "mypass", "mysecretpassword", "secretpassword", "supersecret",
-    "supersecretpassword", "topsecret", "secretkey", "mysecretkey", "apikey", "myapikey",
-    "mytoken", "yourpassword", "userpassword", "dbpassword", "dbpass", "pgpassword",
-    "hidden", "masked", "notasecret", "notsecret", "insecure", "dev", "development", "local",
-    "localhost", "postgres", "postgresql", "mysql", "redis", "mongo", "mongodb", "rabbitmq",
-    "guest", "user", "username", "oracle", "docker", "ubuntu", "vagrant", "pa", "pwd", "ok",
+    "password",
+    "passwd",
+    "pass",
+    "pw",
+    "secret",
+    "token",
+    "changeme",
+    "changeit",
+    "admin",
+    "administrator",
+    "root",
+    "toor",
+    "test",
+    "testing",
+    "tester",
+    "demo",
+    "default",
+    "example",
+    "sample",
+    "foo",
+    "bar",
+    "foobar",
+    "baz",
+    "qux",
+    "qwerty",
+    "qwertyuiop",
+    "letmein",
+    "welcome",
+    "hunter",
+    "abc",
+    "abcdef",
+    "xyz",
+    "none",
+    "null",
+    "nil",
+    "empty",
+    "mysecret",
+    "mypassword",
+    "mypass",
+    "mysecretpassword",
+    "secretpassword",
+    "supersecret",
+    "supersecretpassword",
+    "topsecret",
+    "secretkey",
+    "mysecretkey",
+    "apikey",
+    "myapikey",
+    "mytoken",
+    "yourpassword",
+    "userpassword",
+    "dbpassword",
+    "dbpass",
+    "pgpassword",
+    "hidden",
+    "masked",
+    "notasecret",
+    "notsecret",
+    "insecure",
+    "dev",
+    "development",
+    "local",
+    "localhost",
+    "postgres",
+    "postgresql",
+    "mysql",
+    "redis",
+    "mongo",
+    "mongodb",
+    "rabbitmq",
+    "guest",
+    "user",
+    "username",
+    "oracle",
+    "docker",
+    "ubuntu",
+    "vagrant",
+    "pa",
+    "pwd",
+    "ok",
+    "opensesame",
 ];
 
 /// Whether a value is a placeholder, a reference to another value, or a weak demo value.
@@ -1245,12 +1414,16 @@ fn normalize_weak(value: &str) -> String {
         .collect()
 }
 
-/// Whether a value is a URL, a file path or a dotted name (`self.password`, `config.json`).
+/// Whether a value is a URL, a file path, a path in code (`crate::Token`) or a dotted name
+/// (`self.password`, `config.json`, `self.next_token?`).
 fn is_code_or_path(value: &str) -> bool {
-    if value.contains("://") {
+    if value.contains("://") || value.contains("::") || value.contains("->") {
         return true;
     }
-    let pathish = ["/", "./", "../", "~/"].iter().any(|p| value.starts_with(p))
+    let value = value.trim_end_matches(['?', '!']);
+    let pathish = ["/", "./", "../", "~/"]
+        .iter()
+        .any(|p| value.starts_with(p))
         && value.matches('/').count() >= 2
         && !value.contains(['+', '=']);
     let dotted_name = value.contains('.')
@@ -1288,11 +1461,7 @@ fn looks_random(value: &str) -> bool {
     if digit == 0 && separators_only {
         // Words: `my-app-secret`, `GITHUB_TOKEN`, `SomeIdentifier`. Random letters have case
         // changes all through and no separators.
-        return other == 0
-            && len >= 20
-            && upper * 4 >= len
-            && lower * 4 >= len
-            && entropy >= 3.9;
+        return other == 0 && len >= 20 && upper * 4 >= len && lower * 4 >= len && entropy >= 3.9;
     }
     let classes = [lower, upper, digit, other]
         .iter()
@@ -1445,9 +1614,11 @@ mod tests {
         assert_eq!(out.text, "x = acme_[REDACTED:ACME_INTERNAL_TOKEN];\n");
         assert_eq!(out.findings[0].rule, "ACME_INTERNAL_TOKEN");
         // The built-in set itself is unchanged.
-        assert!(!Redactor::builtin()
-            .rule_ids()
-            .contains(&"ACME_INTERNAL_TOKEN"));
+        assert!(
+            !Redactor::builtin()
+                .rule_ids()
+                .contains(&"ACME_INTERNAL_TOKEN")
+        );
     }
 
     #[test]
@@ -1466,14 +1637,27 @@ mod tests {
         let err = Redactor::with_custom(&[rule("--", "x")]).expect_err("no id");
         assert_eq!(err, RedactionError::InvalidId { id: "--".into() });
         let err = Redactor::with_custom(&[rule("jwt", "x")]).expect_err("taken");
-        assert!(matches!(err, RedactionError::DuplicateId { owner: "a built-in rule", .. }));
+        assert!(matches!(
+            err,
+            RedactionError::DuplicateId {
+                owner: "a built-in rule",
+                ..
+            }
+        ));
         let err = Redactor::with_custom(&[rule("a-b", "x"), rule("A_B", "y")]).expect_err("dup");
-        assert!(matches!(err, RedactionError::DuplicateId { owner: "another custom rule", .. }));
+        assert!(matches!(
+            err,
+            RedactionError::DuplicateId {
+                owner: "another custom rule",
+                ..
+            }
+        ));
     }
 
     #[test]
     fn findings_serialize_without_the_secret() {
-        let out = Redactor::builtin().redact("export NPM_TOKEN=npm_Qw8Er2Ty6Ui0Op4As9Df3Gh7Jk1Lz5Xc2Vb6\n");
+        let out = Redactor::builtin()
+            .redact("export NPM_TOKEN=npm_Qw8Er2Ty6Ui0Op4As9Df3Gh7Jk1Lz5Xc2Vb6\n");
         let json = serde_json::to_string(&out.findings).expect("serializes");
         assert_eq!(json, r#"[{"rule":"NPM_TOKEN","line":1}]"#);
     }
@@ -1495,7 +1679,10 @@ mod tests {
         assert!(is_code_or_path("/run/secrets/db_password"));
         assert!(!is_code_or_path("Zq8rT2vLx9Kp4mNw"));
         assert_eq!(decode_base64("dXNlcjpwYXNz"), Some(b"user:pass".to_vec()));
-        assert_eq!(decode_base64("dXNlcjpwYXNzd29yZA=="), Some(b"user:password".to_vec()));
+        assert_eq!(
+            decode_base64("dXNlcjpwYXNzd29yZA=="),
+            Some(b"user:password".to_vec())
+        );
         assert_eq!(decode_base64("not base64!"), None);
         assert_eq!(rule_id_of("my rule-2"), Some("MY_RULE_2".to_owned()));
     }

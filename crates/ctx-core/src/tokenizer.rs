@@ -149,7 +149,10 @@ impl Tokenizer for Exact {
                 if memo.len() >= MEMO_MAX_ENTRIES {
                     memo.clear();
                 }
-                memo.insert(piece.into(), u32::try_from(count).expect("a short piece has few tokens"));
+                memo.insert(
+                    piece.into(),
+                    u32::try_from(count).expect("a short piece has few tokens"),
+                );
                 total += count;
             }
             total
@@ -217,7 +220,11 @@ mod tests {
             (TokenizerKind::Cl100kBase, bpe_openai::cl100k_base()),
         ] {
             assert_eq!(kind.count(&text), plain.count(text.as_str()), "{kind}");
-            assert_eq!(kind.count(&text), plain.count(text.as_str()), "{kind}, memo warm");
+            assert_eq!(
+                kind.count(&text),
+                plain.count(text.as_str()),
+                "{kind}, memo warm"
+            );
         }
     }
 

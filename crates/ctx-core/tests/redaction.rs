@@ -49,7 +49,10 @@ fn cases(name: &str) -> Vec<Case> {
         } else if let Some((_, body)) = out.last_mut() {
             body.push_str(line);
         } else {
-            assert!(line.starts_with('#'), "{name}: text before the first case: {line:?}");
+            assert!(
+                line.starts_with('#'),
+                "{name}: text before the first case: {line:?}"
+            );
         }
     }
     out.into_iter()
@@ -75,7 +78,9 @@ fn parse_case(name: String, raw: &str) -> Case {
             .unwrap_or_else(|| panic!("{name}: a marker is ⟦RULE_ID:secret⟧"));
         let line = 1 + u32::try_from(input.matches('\n').count()).expect("small fixture");
         input.push_str(value);
-        expected.push_str(&format!("[REDACTED:{rule}]"));
+        expected.push_str("[REDACTED:");
+        expected.push_str(rule);
+        expected.push(']');
         secrets.push(Secret {
             rule: rule.to_owned(),
             value: value.to_owned(),
@@ -136,7 +141,11 @@ fn corpus_recall_and_false_positives() {
     }
     let mut touched = 0;
     for case in &benign {
-        assert!(case.secrets.is_empty(), "{}: benign cases mark nothing", case.name);
+        assert!(
+            case.secrets.is_empty(),
+            "{}: benign cases mark nothing",
+            case.name
+        );
         let out = redactor.redact(&case.input);
         if out.text != case.input || !out.findings.is_empty() {
             touched += 1;
@@ -175,7 +184,10 @@ fn every_builtin_rule_has_a_positive_case() {
         .into_iter()
         .filter(|id| !covered.contains(*id))
         .collect();
-    assert!(missing.is_empty(), "rules without a positive case: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "rules without a positive case: {missing:?}"
+    );
 }
 
 #[test]
@@ -206,7 +218,10 @@ fn the_whole_corpus_as_one_text_gives_the_same_result_with_absolute_lines() {
     {
         panic!("line {}: got\n{got}\nwant\n{want}", n + 1);
     }
-    assert!(out.text == expected, "the concatenated corpus redacts as its cases do");
+    assert!(
+        out.text == expected,
+        "the concatenated corpus redacts as its cases do"
+    );
     assert_eq!(out.findings, want);
     // Deterministic: a second run gives the same bytes.
     assert_eq!(Redactor::builtin().redact(&input), out);

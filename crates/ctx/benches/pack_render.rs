@@ -21,10 +21,16 @@ fn main() {
         .skip(1)
         .find(|a| !a.starts_with("--"))
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo/registry/src"));
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo/registry/src")
+        });
     let root = tree.canonicalize().expect("the tree exists");
+    // CTX_BENCH_STORE=DIR keeps the store (and its token cache) between runs, for profiling
+    // the warm path alone.
     let dir = tempfile::tempdir().expect("tempdir");
-    let (store, _) = Store::init(&dir.path().join(".ctx")).expect("init");
+    let store_dir =
+        std::env::var_os("CTX_BENCH_STORE").map_or_else(|| dir.path().join(".ctx"), PathBuf::from);
+    let (store, _) = Store::init(&store_dir).expect("init");
     let ctx = PackContext {
         store: &store,
         root: root.clone(),
@@ -37,9 +43,25 @@ fn main() {
             sensitive: SensitivePaths::with_extra(&[]).expect("patterns"),
         },
     };
-    packs::create_pack(&ctx, "tree", None, None, 0).expect("create");
-    packs::add_source(&ctx, "tree", "glob:**/*", &root, &AddOptions::default(), 0, 0).expect("add");
-    let request = RenderRequest { packs: vec!["tree".into()], budget: None, tokenizer: None, style: PayloadStyle::Markdown };
+    if store.db().get_pack("tree").expect("query").is_none() {
+        packs::create_pack(&ctx, "tree", None, None, 0).expect("create");
+        packs::add_source(
+            &ctx,
+            "tree",
+            "glob:**/*",
+            &root,
+            &AddOptions::default(),
+            0,
+            0,
+        )
+        .expect("add");
+    }
+    let request = RenderRequest {
+        packs: vec!["tree".into()],
+        budget: None,
+        tokenizer: None,
+        style: PayloadStyle::Markdown,
+    };
     println!("tree: {}", root.display());
     for label in ["cold", "warm", "warm"] {
         let started = Instant::now();

@@ -54,6 +54,12 @@ pub const KEYS: &[ConfigKey] = &[
         help: "files larger than this are left out of packs without being read",
     },
     ConfigKey {
+        name: "mcp.max_tokens",
+        kind: ValueKind::Count,
+        default: "8000",
+        help: "most tokens one MCP tool answer may hold (larger answers are paged with a cursor)",
+    },
+    ConfigKey {
         name: "tokenizer",
         kind: ValueKind::Tokenizer,
         default: "o200k_base",

@@ -11,6 +11,8 @@ pub enum CtxError {
     Config(#[from] crate::config::ConfigError),
     #[error(transparent)]
     Redaction(#[from] ctx_core::redact::RedactionError),
+    #[error(transparent)]
+    SensitivePattern(#[from] ctx_sources::sensitive::SensitivePatternError),
     #[error("{0}")]
     InvalidInput(String),
     #[error("{0}")]

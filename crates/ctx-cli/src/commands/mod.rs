@@ -5,6 +5,7 @@ pub mod config;
 pub mod diff_context;
 pub mod init;
 pub mod map;
+pub mod mcp;
 pub mod pack;
 pub mod related;
 pub mod search;
@@ -32,6 +33,7 @@ pub fn run(command: Command, ctx: &Context, out: &Output) -> Result<Status> {
         Command::Search(args) => search::run(&args, ctx, out),
         Command::Related(args) => related::run(&args, ctx, out),
         Command::DiffContext(args) => diff_context::run(&args, ctx, out),
+        Command::Mcp(args) => mcp::run(&args, ctx, out),
         Command::Completions(args) => completions::run(&args, out),
     }
 }

@@ -27,6 +27,7 @@ use crate::output::{Output, Status, Style};
 ///   ctx search --caller parse_file --context 2
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
+#[allow(clippy::struct_excessive_bools)] // independent command-line switches
 pub struct SearchArgs {
     /// Text, regex, symbol name or called name.
     #[arg(value_name = "PATTERN")]

@@ -2,6 +2,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use std::fmt::Write as _;
+
 use anyhow::Result;
 use clap::Args;
 
@@ -30,11 +32,12 @@ pub fn run(_args: &StatusArgs, ctx: &Context, out: &Output) -> Result<Status> {
     }
     let mut text = String::new();
     let kind = status.project_type.as_deref().unwrap_or("unknown type");
-    text.push_str(&format!(
-        "{} {} ({kind})\n",
+    let _ = writeln!(
+        text,
+        "{} {} ({kind})",
         out.paint(Style::Bold, "project:"),
         status.project_name
-    ));
+    );
     match &status.branch {
         Some(branch) => {
             let state = if status.is_dirty {
@@ -45,39 +48,42 @@ pub fn run(_args: &StatusArgs, ctx: &Context, out: &Output) -> Result<Status> {
             } else {
                 "clean".to_owned()
             };
-            text.push_str(&format!(
-                "{} {branch} ({state})\n",
+            let _ = writeln!(
+                text,
+                "{} {branch} ({state})",
                 out.paint(Style::Bold, "branch:")
-            ));
-            text.push_str(&format!(
-                "{} +{} -{} against HEAD\n",
+            );
+            let _ = writeln!(
+                text,
+                "{} +{} -{} against HEAD",
                 out.paint(Style::Bold, "diff:"),
                 status.diff_stats[0],
                 status.diff_stats[1]
-            ));
+            );
         }
         None => {
             if let Some(note) = &status.note {
-                text.push_str(&format!("{}\n", out.paint(Style::Dim, note)));
+                let _ = writeln!(text, "{}", out.paint(Style::Dim, note));
             }
         }
     }
     if !status.recent_commits.is_empty() {
-        text.push_str(&format!("{}\n", out.paint(Style::Bold, "recent commits:")));
+        let _ = writeln!(text, "{}", out.paint(Style::Bold, "recent commits:"));
         for commit in &status.recent_commits {
-            text.push_str(&format!(
-                "  {} {:>9}  {} ({})\n",
+            let _ = writeln!(
+                text,
+                "  {} {:>9}  {} ({})",
                 out.paint(Style::Dim, &commit.sha),
                 commit.time_ago,
                 commit.message,
                 commit.author
-            ));
+            );
         }
     }
     if !status.hot_directories.is_empty() {
-        text.push_str(&format!("{}\n", out.paint(Style::Bold, "hot directories:")));
+        let _ = writeln!(text, "{}", out.paint(Style::Bold, "hot directories:"));
         for dir in &status.hot_directories {
-            text.push_str(&format!("  {}  {} commits\n", dir.path, dir.commit_count));
+            let _ = writeln!(text, "  {}  {} commits", dir.path, dir.commit_count);
         }
     }
     out.raw(text.as_bytes())?;

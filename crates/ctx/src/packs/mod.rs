@@ -11,7 +11,7 @@ use ctx_core::TokenizerKind;
 use ctx_core::redact::Redactor;
 use ctx_sources::sensitive::SensitivePaths;
 use ctx_sources::{AddOptions, Source, SourceSpec, parse_source};
-use ctx_store::{ArtifactRecord, NewArtifact, PackRecord, Store};
+use ctx_store::{ArtifactRecord, NewArtifact, PackRecord, Store, StoreKind, StoreLocation};
 use serde::Serialize;
 
 pub use payload::PayloadStyle;
@@ -21,6 +21,7 @@ pub use render::{
     verify_snapshot,
 };
 
+use crate::config::ConfigLayers;
 use crate::error::CtxError;
 
 /// Everything a pack operation needs: the store, the workspace root, and settings.
@@ -39,6 +40,38 @@ pub struct PackSettings {
     pub command_timeout: Duration,
     pub redactor: Redactor,
     pub sensitive: SensitivePaths,
+}
+
+impl PackSettings {
+    /// The settings in force for `layers` (flags, environment, project and global files),
+    /// so every front end (CLI, MCP, HTTP) renders with the same policy.
+    pub fn from_layers(layers: &ConfigLayers) -> Result<Self, CtxError> {
+        Ok(Self {
+            default_budget: layers.count("budget")?,
+            default_tokenizer: layers.tokenizer()?,
+            max_file_bytes: layers.count("max_file_bytes")?,
+            command_timeout: Duration::from_secs(layers.count("cmd_timeout_secs")?),
+            redactor: Redactor::with_custom(&layers.redaction_rules()?)?,
+            sensitive: SensitivePaths::with_extra(&layers.sensitive_extra()?)
+                .map_err(|e| CtxError::InvalidInput(format!("sensitive.extra: {e}")))?,
+        })
+    }
+}
+
+/// The directory pack sources are stored relative to: the project root for a project store,
+/// the directory holding an explicit store, and the file-system root for the global store
+/// (its paths are absolute, as there is no project).
+pub fn sources_root(location: &StoreLocation, cwd: &Path) -> PathBuf {
+    match &location.kind {
+        StoreKind::Project { root } => root.clone(),
+        StoreKind::Explicit => location
+            .dir
+            .canonicalize()
+            .ok()
+            .and_then(|d| d.parent().map(PathBuf::from))
+            .unwrap_or_else(|| cwd.to_owned()),
+        StoreKind::Global => PathBuf::from("/"),
+    }
 }
 
 /// Pack names: letters, digits, `.`, `_` and `-`, starting with a letter or digit.

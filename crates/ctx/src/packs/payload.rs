@@ -76,9 +76,23 @@ pub struct BlockHeader<'a> {
     pub lang: &'a str,
 }
 
-/// Writes one unit's block. `first` matters only for JSON (commas go before later elements).
+/// One unit's block as a new string (see [`write_block`]).
+#[cfg(test)]
 pub fn block(style: PayloadStyle, header: &BlockHeader<'_>, content: &str, first: bool) -> String {
     let mut out = String::with_capacity(content.len() + header.label.len() + 128);
+    write_block(&mut out, style, header, content, first);
+    out
+}
+
+/// Appends one unit's block to `out`. `first` matters only for JSON (commas go before later
+/// elements).
+pub fn write_block(
+    out: &mut String,
+    style: PayloadStyle,
+    header: &BlockHeader<'_>,
+    content: &str,
+    first: bool,
+) {
     let newline = if content.is_empty() || content.ends_with('\n') {
         ""
     } else {
@@ -133,22 +147,36 @@ pub fn block(style: PayloadStyle, header: &BlockHeader<'_>, content: &str, first
             if !first {
                 out.push(',');
             }
-            out.push_str(&serde_json::to_string(&element).expect("strings serialize"));
+            serde_json::to_writer(StringWriter(out), &element).expect("strings serialize");
             out.push('\n');
         }
     }
-    out
+}
+
+/// Lets serde_json write straight into a `String` (it only ever writes valid UTF-8).
+struct StringWriter<'a>(&'a mut String);
+
+impl std::io::Write for StringWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = std::str::from_utf8(buf)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        self.0.push_str(text);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn longest_backtick_run(text: &str) -> usize {
-    let (mut longest, mut run) = (0, 0);
-    for b in text.bytes() {
-        if b == b'`' {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
-        }
+    let bytes = text.as_bytes();
+    let (mut longest, mut at) = (0, 0);
+    while let Some(offset) = memchr::memchr(b'`', &bytes[at..]) {
+        let start = at + offset;
+        let run = bytes[start..].iter().take_while(|&&b| b == b'`').count();
+        longest = longest.max(run);
+        at = start + run;
     }
     longest
 }
@@ -252,6 +280,14 @@ mod tests {
         let value: serde_json::Value = serde_json::from_str(&payload).expect("valid JSON");
         assert_eq!(value[0]["content"], "x\"y");
         assert_eq!(value[1]["path"], "b");
+    }
+
+    #[test]
+    fn backtick_runs_are_measured() {
+        assert_eq!(longest_backtick_run(""), 0);
+        assert_eq!(longest_backtick_run("a `b` ``c`` d"), 2);
+        assert_eq!(longest_backtick_run("````"), 4);
+        assert_eq!(longest_backtick_run("x```y`"), 3);
     }
 
     #[test]

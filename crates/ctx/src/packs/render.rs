@@ -9,7 +9,7 @@ use ctx_store::{SnapshotItemRecord, SnapshotRecord};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::payload::{BlockHeader, PayloadStyle, block};
+use super::payload::{BlockHeader, PayloadStyle, write_block};
 use super::{PackContext, spec_of};
 use crate::error::CtxError;
 
@@ -118,11 +118,11 @@ pub(crate) fn expand_options<'a>(ctx: &'a PackContext<'_>) -> ExpandOptions<'a> 
 
 struct Ready {
     content_hash: ContentHash,
-    /// Kept only for the JSON style, whose first block differs (no leading comma).
-    content: Option<String>,
+    /// The redacted text.
+    content: String,
     findings: Vec<RedactionFinding>,
-    block: String,
-    block_hash: ContentHash,
+    /// The token-cache key of this unit's (non-first) block.
+    block_key: ContentHash,
 }
 
 struct Prepared {
@@ -132,9 +132,23 @@ struct Prepared {
     body: Result<Ready, (String, String)>,
 }
 
-fn header(unit: &Unit, hash: &str) -> (Option<(u64, u64)>, String) {
+fn append_block(
+    payload: &mut String,
+    style: PayloadStyle,
+    unit: &Unit,
+    content_hash: &ContentHash,
+    content: &str,
+    first: bool,
+) {
+    let hash = content_hash.to_string();
     let lines = unit.lines.map(|r| (r.start, r.end));
-    (lines, hash.to_owned())
+    let header = BlockHeader {
+        label: &unit.label,
+        lines,
+        hash: &hash,
+        lang: unit.lang,
+    };
+    write_block(payload, style, &header, content, first);
 }
 
 fn make_block(
@@ -144,19 +158,38 @@ fn make_block(
     content: &str,
     first: bool,
 ) -> String {
-    let hash = content_hash.to_string();
-    let (lines, hash) = header(unit, &hash);
-    block(
-        style,
-        &BlockHeader {
-            label: &unit.label,
-            lines,
-            hash: &hash,
-            lang: unit.lang,
-        },
-        content,
-        first,
-    )
+    let mut out = String::with_capacity(content.len() + unit.label.len() + 128);
+    append_block(&mut out, style, unit, content_hash, content, first);
+    out
+}
+
+/// The token-cache key of a block: a hash of everything the block's bytes are a function of
+/// (style, header fields, first-or-not, and the content's hash), so the content is hashed once,
+/// not twice.
+fn block_identity(
+    style: PayloadStyle,
+    unit: &Unit,
+    content_hash: &ContentHash,
+    first: bool,
+) -> ContentHash {
+    let mut hasher = ctx_core::ContentHasher::new();
+    let lines = unit
+        .lines
+        .map(|r| format!("{}-{}", r.start, r.end))
+        .unwrap_or_default();
+    for field in [
+        "ctx-block-v1",
+        style.name(),
+        &unit.label,
+        &lines,
+        unit.lang,
+        if first { "first" } else { "rest" },
+        &content_hash.to_string(),
+    ] {
+        hasher.update(&(field.len() as u64).to_le_bytes());
+        hasher.update(field.as_bytes());
+    }
+    hasher.finish()
 }
 
 /// Counts blocks through the store's token cache, counting the misses in parallel.
@@ -168,26 +201,32 @@ struct BlockCounter<'a> {
 }
 
 impl BlockCounter<'_> {
-    fn count_all(&mut self, blocks: &[(&ContentHash, &str)]) -> Result<Vec<u64>, CtxError> {
+    /// Token counts of the blocks keyed by `keys`; `build(i)` writes block `i`, called only for
+    /// cache misses (in parallel), so a warm render builds no block text at all.
+    fn count_all(
+        &mut self,
+        keys: &[ContentHash],
+        build: impl Fn(usize) -> String + Sync,
+    ) -> Result<Vec<u64>, CtxError> {
         let db = self.ctx.store.db();
-        let mut counts = vec![None; blocks.len()];
+        let mut counts = vec![None; keys.len()];
         if self.tokenizer.is_exact() {
-            for (slot, (hash, _)) in counts.iter_mut().zip(blocks) {
-                *slot = db.cached_token_count(hash, self.tokenizer)?;
+            for (slot, key) in counts.iter_mut().zip(keys) {
+                *slot = db.cached_token_count(key, self.tokenizer)?;
             }
         }
-        let misses: Vec<usize> = (0..blocks.len()).filter(|&i| counts[i].is_none()).collect();
+        let misses: Vec<usize> = (0..keys.len()).filter(|&i| counts[i].is_none()).collect();
         let tokenizer = self.tokenizer;
         let fresh: Vec<(usize, u64)> = misses
             .par_iter()
-            .map(|&i| (i, tokenizer.count(blocks[i].1) as u64))
+            .map(|&i| (i, tokenizer.count(&build(i)) as u64))
             .collect();
-        self.cached += (blocks.len() - fresh.len()) as u64;
+        self.cached += (keys.len() - fresh.len()) as u64;
         self.counted += fresh.len() as u64;
         let mut to_cache = Vec::with_capacity(fresh.len());
         for (i, count) in fresh {
             counts[i] = Some(count);
-            to_cache.push((*blocks[i].0, count));
+            to_cache.push((keys[i], count));
         }
         if self.tokenizer.is_exact() && !to_cache.is_empty() {
             db.cache_token_counts(self.tokenizer, &to_cache)?;
@@ -195,9 +234,9 @@ impl BlockCounter<'_> {
         Ok(counts.into_iter().map(|c| c.unwrap_or(0)).collect())
     }
 
-    fn count_one(&mut self, text: &str) -> Result<u64, CtxError> {
-        let hash = ContentHash::of(text.as_bytes());
-        Ok(self.count_all(&[(&hash, text)])?[0])
+    fn count_text(&mut self, text: &str) -> Result<u64, CtxError> {
+        let key = ContentHash::of(text.as_bytes());
+        Ok(self.count_all(&[key], |_| text.to_owned())?[0])
     }
 }
 
@@ -268,14 +307,12 @@ pub fn render(ctx: &PackContext<'_>, request: &RenderRequest) -> Result<Render, 
                     let findings = redacted.findings;
                     let content = redacted.text.into_owned();
                     let content_hash = ContentHash::of(content.as_bytes());
-                    let block = make_block(style, &unit, &content_hash, &content, false);
-                    let block_hash = ContentHash::of(block.as_bytes());
+                    let block_key = block_identity(style, &unit, &content_hash, false);
                     Ok(Ready {
                         content_hash,
                         content,
                         findings,
-                        block,
-                        block_hash,
+                        block_key,
                     })
                 }
                 Err(skip) => Err((skip.code().to_owned(), skip.to_string())),
@@ -295,19 +332,21 @@ pub fn render(ctx: &PackContext<'_>, request: &RenderRequest) -> Result<Render, 
         cached: 0,
         counted: 0,
     };
-    let blocks: Vec<(&ContentHash, &str)> = prepared
+    let ready: Vec<(&Unit, &Ready)> = prepared
         .iter()
-        .filter_map(|p| {
-            p.body
-                .as_ref()
-                .ok()
-                .map(|r| (&r.block_hash, r.block.as_str()))
-        })
+        .filter_map(|p| p.body.as_ref().ok().map(|r| (&p.unit, r)))
         .collect();
-    let mut block_counts = counter.count_all(&blocks)?.into_iter();
+    let keys: Vec<ContentHash> = ready.iter().map(|(_, r)| r.block_key).collect();
+    let mut block_counts = counter
+        .count_all(&keys, |i| {
+            let (unit, r) = ready[i];
+            make_block(style, unit, &r.content_hash, &r.content, false)
+        })?
+        .into_iter();
+    drop(ready);
 
     // Budget: add in order; what does not fit is excluded, later smaller units may still fit.
-    let fixed = counter.count_one(style.preamble())? + counter.count_one(style.epilogue())?;
+    let fixed = counter.count_text(style.preamble())? + counter.count_text(style.epilogue())?;
     let budget = policy.budget_tokens;
     let mut used = fixed;
     let mut payload = String::new();
@@ -340,20 +379,27 @@ pub fn render(ctx: &PackContext<'_>, request: &RenderRequest) -> Result<Render, 
             }
             Ok(ready) => {
                 let rest_count = block_counts.next().expect("one count per ready block");
-                let first_block = match &ready.content {
-                    Some(content) if included.is_empty() => {
-                        Some(make_block(style, &p.unit, &ready.content_hash, content, true))
-                    }
-                    _ => None,
-                };
-                let tokens = match &first_block {
-                    Some(text) => counter.count_one(text)?,
-                    None => rest_count,
+                // JSON's first element has no leading comma, so its block differs.
+                let first = style == PayloadStyle::Json && included.is_empty();
+                let tokens = if first {
+                    let key = block_identity(style, &p.unit, &ready.content_hash, true);
+                    counter.count_all(&[key], |_| {
+                        make_block(style, &p.unit, &ready.content_hash, &ready.content, true)
+                    })?[0]
+                } else {
+                    rest_count
                 };
                 let fits = fixed <= budget && used + tokens <= budget;
                 if fits {
                     used += tokens;
-                    payload.push_str(first_block.as_deref().unwrap_or(&ready.block));
+                    append_block(
+                        &mut payload,
+                        style,
+                        &p.unit,
+                        &ready.content_hash,
+                        &ready.content,
+                        first,
+                    );
                     for finding in &ready.findings {
                         *redactions
                             .entry((

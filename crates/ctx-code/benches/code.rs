@@ -1,0 +1,78 @@
+//! Hot paths of code intelligence: symbol extraction per language, skeletons, and text search
+//! over a generated tree. Real-tree figures (against ctags and ripgrep) come from
+//! `scripts/symbol-recall.sh` and `scripts/search-vs-rg.sh`.
+#![allow(clippy::unwrap_used)]
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ctx_code::Language;
+use ctx_code::search::{TextQuery, search_text};
+
+fn rust_source(functions: usize) -> String {
+    let mut src = String::from("use std::collections::BTreeMap;\n\n");
+    for i in 0..functions {
+        let _ = write!(
+            src,
+            "/// Doc {i}.\npub struct S{i} {{ a: u32 }}\n\nimpl S{i} {{\n    /// Method.\n    pub fn run_{i}(&self, x: u32) -> u32 {{\n        let mut m = BTreeMap::new();\n        m.insert(x, self.a);\n        helper(x) + m.len() as u32\n    }}\n}}\n\nfn helper_{i}(x: u32) -> u32 {{ x * 2 }}\n\n"
+        );
+    }
+    src
+}
+
+fn python_source(functions: usize) -> String {
+    let mut src = String::from("import os\n\n");
+    for i in 0..functions {
+        let _ = write!(
+            src,
+            "class C{i}:\n    \"\"\"Doc.\"\"\"\n\n    def run_{i}(self, x):\n        return os.path.join(str(x), 'a')\n\n\ndef helper_{i}(x):\n    return x * 2\n\n"
+        );
+    }
+    src
+}
+
+fn extraction(c: &mut Criterion) {
+    let mut group = c.benchmark_group("extract");
+    for (name, lang, src) in [
+        ("rust", Language::Rust, rust_source(400)),
+        ("python", Language::Python, python_source(400)),
+    ] {
+        group.throughput(Throughput::Bytes(src.len() as u64));
+        group.bench_function(name, |b| {
+            b.iter(|| ctx_code::symbols::extract(lang, black_box(src.as_bytes())));
+        });
+        group.bench_function(format!("{name}-skeleton"), |b| {
+            b.iter(|| ctx_code::skeleton::skeleton(lang, black_box(src.as_bytes())));
+        });
+    }
+    group.finish();
+}
+
+fn text_search(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..200 {
+        std::fs::write(dir.path().join(format!("f{i}.rs")), rust_source(20)).unwrap();
+    }
+    let entries = ctx_fs::walk(dir.path(), &ctx_fs::WalkOptions::default()).unwrap();
+    let bytes: u64 = entries.iter().map(|e| e.size).sum();
+    let mut group = c.benchmark_group("search");
+    group.throughput(Throughput::Bytes(bytes));
+    for (name, pattern, regex) in [
+        ("literal", "helper_1", false),
+        ("regex", r"fn run_\d+7\(", true),
+    ] {
+        let query = TextQuery {
+            pattern: pattern.to_owned(),
+            regex,
+            ..TextQuery::default()
+        };
+        group.bench_function(name, |b| {
+            b.iter(|| search_text(black_box(&entries), &query).unwrap());
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, extraction, text_search);
+criterion_main!(benches);

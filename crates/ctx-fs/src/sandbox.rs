@@ -1,0 +1,526 @@
+//! The workspace sandbox: every path a request names is resolved inside one root directory.
+//!
+//! A [`Workspace`] holds an open file descriptor of its root. A request's path is first checked
+//! lexically (NUL bytes, `..` that climbs above the root, absolute paths elsewhere are refused
+//! with a clear error), then resolved by the kernel relative to the root descriptor:
+//!
+//! - on Linux 5.6+ with `openat2(2)` and `RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS`, so a
+//!   symlink (in any component, including one swapped in while the request runs) that points
+//!   outside the root makes the open fail instead of escaping;
+//! - elsewhere (older kernels, seccomp filters that hide `openat2`), component by component
+//!   with `openat(…, O_NOFOLLOW)`, reading each symlink and resolving its target against a
+//!   stack of directory descriptors, so nothing is ever followed by the kernel.
+//!
+//! Either way the result is opened twice: first as `O_PATH` (which never touches the file's
+//! contents, so a FIFO cannot block and a device driver is never called), then, only for
+//! regular files and directories, for reading, checking that the second open found the same
+//! inode. FIFOs, sockets and device files are refused; so are regular files with more than
+//! one hard link (a hard link can share its contents with a file outside the root) unless
+//! [`SandboxOptions::allow_hard_links`] is set.
+
+use std::ffi::OsStr;
+use std::fs::{File, Metadata};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use rustix::fs::{Mode, OFlags, ResolveFlags};
+use rustix::io::Errno;
+
+use crate::error::SandboxError;
+
+/// Most symlinks followed while resolving one path (Linux's own limit).
+const MAX_SYMLINK_HOPS: usize = 40;
+
+/// How paths are resolved under the root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Resolver {
+    /// `openat2` with `RESOLVE_BENEATH` where the kernel has it, else [`Resolver::Components`].
+    #[default]
+    Auto,
+    /// Always `openat2` (fails with an I/O error where the kernel lacks it).
+    Openat2,
+    /// Component by component with `openat(O_NOFOLLOW)`; works on every Unix kernel.
+    Components,
+}
+
+/// Policy switches of a [`Workspace`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SandboxOptions {
+    /// How paths are resolved.
+    pub resolver: Resolver,
+    /// Allow regular files with more than one hard link. Default: refused, since a hard link
+    /// may share its contents with a file outside the root.
+    pub allow_hard_links: bool,
+}
+
+/// What a resolved path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+}
+
+impl EntryKind {
+    /// `"file"` or `"dir"`, as in JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::File => "file",
+            Self::Dir => "dir",
+        }
+    }
+}
+
+/// A path resolved inside a workspace and opened for reading.
+#[derive(Debug)]
+pub struct Resolved {
+    /// Workspace-relative path, `/`-separated, without `.` or `..`; `"."` for the root.
+    pub rel: String,
+    /// File or directory.
+    pub kind: EntryKind,
+    /// The open file (or directory), read-only.
+    pub file: File,
+    /// Its metadata, taken from the open descriptor.
+    pub meta: Metadata,
+}
+
+/// A directory every request path is confined to.
+#[derive(Debug)]
+pub struct Workspace {
+    root: PathBuf,
+    root_fd: OwnedFd,
+    options: SandboxOptions,
+}
+
+/// Whether `openat2` works here: 0 unknown, 1 yes, 2 no.
+static OPENAT2_STATE: AtomicU8 = AtomicU8::new(0);
+
+impl Workspace {
+    /// Opens `root` (which must be a directory) as a workspace with default options.
+    pub fn open(root: impl AsRef<Path>) -> Result<Self, SandboxError> {
+        Self::with_options(root, SandboxOptions::default())
+    }
+
+    /// Opens `root` as a workspace with the given options.
+    pub fn with_options(
+        root: impl AsRef<Path>,
+        options: SandboxOptions,
+    ) -> Result<Self, SandboxError> {
+        let given = root.as_ref();
+        let root_err = |source: std::io::Error| SandboxError::Root {
+            path: given.to_owned(),
+            source,
+        };
+        let root = given.canonicalize().map_err(root_err)?;
+        let root_fd = rustix::fs::open(
+            &root,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|errno| root_err(errno.into()))?;
+        Ok(Self {
+            root,
+            root_fd,
+            options,
+        })
+    }
+
+    /// The root, canonical (symlinks resolved, absolute).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The root's open descriptor.
+    pub fn root_fd(&self) -> BorrowedFd<'_> {
+        self.root_fd.as_fd()
+    }
+
+    /// The options this workspace was opened with.
+    pub fn options(&self) -> SandboxOptions {
+        self.options
+    }
+
+    /// Checks `path` lexically and returns it relative to the root, normalized (`"."` for the
+    /// root itself). Absolute paths are accepted when they lie under the root.
+    pub fn relative_path(&self, path: &str) -> Result<String, SandboxError> {
+        normalize(&self.root, path)
+    }
+
+    /// Resolves `path` inside the workspace and opens it for reading.
+    pub fn resolve(&self, path: &str) -> Result<Resolved, SandboxError> {
+        let rel = self.relative_path(path)?;
+        self.open_rel(&rel, path)
+    }
+
+    /// Resolves an already-normalized relative path (`"."` for the root); `shown` is the path
+    /// as the request named it, for error messages.
+    fn open_rel(&self, rel: &str, shown: &str) -> Result<Resolved, SandboxError> {
+        let (file, meta) = open_beneath(self.root_fd.as_fd(), rel, shown, self.options)?;
+        let kind = if meta.is_dir() {
+            EntryKind::Dir
+        } else {
+            EntryKind::File
+        };
+        Ok(Resolved {
+            rel: rel.to_owned(),
+            kind,
+            file,
+            meta,
+        })
+    }
+}
+
+/// Resolves `rel` beneath the directory `dir` and opens it for reading (see the module docs).
+/// `rel` must already be normalized (no `..`, no leading `/`); `"."` names `dir` itself.
+pub fn open_beneath(
+    dir: BorrowedFd<'_>,
+    rel: &str,
+    shown: &str,
+    options: SandboxOptions,
+) -> Result<(File, Metadata), SandboxError> {
+    let use_openat2 = match options.resolver {
+        Resolver::Openat2 => true,
+        Resolver::Components => false,
+        Resolver::Auto => openat2_available(dir),
+    };
+    if use_openat2 {
+        open_with_openat2(dir, rel, shown, options)
+    } else {
+        open_by_components(dir, rel, shown, options)
+    }
+}
+
+/// Refuses anything but regular files and directories, and shared hard links.
+fn check_kind(meta: &Metadata, shown: &str, options: SandboxOptions) -> Result<(), SandboxError> {
+    let file_type = meta.file_type();
+    if file_type.is_dir() {
+        return Ok(());
+    }
+    if file_type.is_file() {
+        if meta.nlink() > 1 && !options.allow_hard_links {
+            return Err(SandboxError::HardLink {
+                path: shown.to_owned(),
+                links: meta.nlink(),
+            });
+        }
+        return Ok(());
+    }
+    let kind = if file_type.is_fifo() {
+        "a FIFO"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else if file_type.is_char_device() || file_type.is_block_device() {
+        "a device file"
+    } else {
+        "not a regular file"
+    };
+    Err(SandboxError::SpecialFile {
+        path: shown.to_owned(),
+        kind,
+    })
+}
+
+fn openat2_available(dir: BorrowedFd<'_>) -> bool {
+    match OPENAT2_STATE.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            let works = !matches!(
+                rustix::fs::openat2(
+                    dir,
+                    ".",
+                    OFlags::PATH | OFlags::CLOEXEC,
+                    Mode::empty(),
+                    ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+                ),
+                Err(Errno::NOSYS | Errno::PERM | Errno::INVAL)
+            );
+            OPENAT2_STATE.store(if works { 1 } else { 2 }, Ordering::Relaxed);
+            works
+        }
+    }
+}
+
+const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGICLINKS);
+
+fn open_with_openat2(
+    dir: BorrowedFd<'_>,
+    rel: &str,
+    shown: &str,
+    options: SandboxOptions,
+) -> Result<(File, Metadata), SandboxError> {
+    let open = |flags: OFlags| {
+        // The kernel answers EAGAIN when a concurrent rename might have let `..` escape;
+        // trying again is the documented remedy.
+        for _ in 0..8 {
+            match rustix::fs::openat2(dir, rel, flags | OFlags::CLOEXEC, Mode::empty(), RESOLVE) {
+                Err(Errno::AGAIN) => {}
+                other => return other,
+            }
+        }
+        Err(Errno::AGAIN)
+    };
+    let probe = open(OFlags::PATH).map_err(|errno| map_errno(errno, shown))?;
+    let probe_meta = File::from(probe)
+        .metadata()
+        .map_err(|source| io_error(shown, source))?;
+    check_kind(&probe_meta, shown, options)?;
+    let fd = open(OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY)
+        .map_err(|errno| map_errno(errno, shown))?;
+    finish_open(fd, &probe_meta, shown, options)
+}
+
+/// Checks that the readable descriptor is the inode the probe found.
+fn finish_open(
+    fd: OwnedFd,
+    probe: &Metadata,
+    shown: &str,
+    options: SandboxOptions,
+) -> Result<(File, Metadata), SandboxError> {
+    let file = File::from(fd);
+    let meta = file.metadata().map_err(|source| io_error(shown, source))?;
+    if meta.dev() != probe.dev() || meta.ino() != probe.ino() {
+        return Err(SandboxError::Changed {
+            path: shown.to_owned(),
+        });
+    }
+    check_kind(&meta, shown, options)?;
+    Ok((file, meta))
+}
+
+/// Resolution without `openat2`: one component at a time, never letting the kernel follow
+/// a symlink.
+fn open_by_components(
+    dir: BorrowedFd<'_>,
+    rel: &str,
+    shown: &str,
+    options: SandboxOptions,
+) -> Result<(File, Metadata), SandboxError> {
+    // Directories entered so far; empty means "at the root" (`dir`).
+    let mut stack: Vec<OwnedFd> = Vec::new();
+    let mut pending: Vec<Vec<u8>> = components(rel.as_bytes());
+    pending.reverse();
+    let mut hops = 0;
+    while let Some(part) = pending.pop() {
+        if part == b".." {
+            if stack.pop().is_none() {
+                return Err(SandboxError::SymlinkEscapes {
+                    path: shown.to_owned(),
+                });
+            }
+            continue;
+        }
+        let parent = stack.last().map_or(dir, AsFd::as_fd);
+        let name = OsStr::from_bytes(&part);
+        let fd = rustix::fs::openat(
+            parent,
+            name,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|errno| map_errno(errno, shown))?;
+        let file = File::from(fd);
+        let meta = file.metadata().map_err(|source| io_error(shown, source))?;
+        if meta.file_type().is_symlink() {
+            hops += 1;
+            if hops > MAX_SYMLINK_HOPS {
+                return Err(map_errno(Errno::LOOP, shown));
+            }
+            let target = rustix::fs::readlinkat(parent, name, Vec::new())
+                .map_err(|errno| map_errno(errno, shown))?;
+            let target = target.as_bytes();
+            if target.first() == Some(&b'/') {
+                return Err(SandboxError::SymlinkEscapes {
+                    path: shown.to_owned(),
+                });
+            }
+            let mut parts = components(target);
+            parts.reverse();
+            pending.extend(parts);
+            continue;
+        }
+        if pending.is_empty() {
+            check_kind(&meta, shown, options)?;
+            let fd = rustix::fs::openat(
+                parent,
+                name,
+                OFlags::RDONLY
+                    | OFlags::NONBLOCK
+                    | OFlags::NOCTTY
+                    | OFlags::NOFOLLOW
+                    | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(|errno| match errno {
+                // Swapped for a symlink after the probe.
+                Errno::LOOP => SandboxError::Changed {
+                    path: shown.to_owned(),
+                },
+                other => map_errno(other, shown),
+            })?;
+            return finish_open(fd, &meta, shown, options);
+        }
+        if !meta.is_dir() {
+            return Err(map_errno(Errno::NOTDIR, shown));
+        }
+        stack.push(OwnedFd::from(file));
+    }
+    // The path ended on the root, on `..` or on a symlink to a directory: open where we are.
+    let here = stack.last().map_or(dir, AsFd::as_fd);
+    let fd = rustix::fs::openat(
+        here,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|errno| map_errno(errno, shown))?;
+    let file = File::from(fd);
+    let meta = file.metadata().map_err(|source| io_error(shown, source))?;
+    Ok((file, meta))
+}
+
+/// Splits a path into its non-empty, non-`.` components (keeping `..`).
+fn components(path: &[u8]) -> Vec<Vec<u8>> {
+    path.split(|&b| b == b'/')
+        .filter(|part| !part.is_empty() && *part != b".")
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+fn io_error(shown: &str, source: std::io::Error) -> SandboxError {
+    SandboxError::Io {
+        path: shown.to_owned(),
+        source,
+    }
+}
+
+/// Turns an errno from resolution into the error the user sees.
+fn map_errno(errno: Errno, shown: &str) -> SandboxError {
+    let path = shown.to_owned();
+    match errno {
+        Errno::NOENT => SandboxError::NotFound { path },
+        Errno::NOTDIR => SandboxError::NotADirectoryOnTheWay { path },
+        Errno::XDEV => SandboxError::SymlinkEscapes { path },
+        Errno::LOOP => SandboxError::SymlinkLoop { path },
+        Errno::NAMETOOLONG => SandboxError::TooLong { path },
+        Errno::ACCESS | Errno::PERM => SandboxError::PermissionDenied { path },
+        other => SandboxError::Io {
+            path,
+            source: other.into(),
+        },
+    }
+}
+
+/// Checks `path` lexically and returns it relative to `root` (see
+/// [`Workspace::relative_path`]).
+fn normalize(root: &Path, path: &str) -> Result<String, SandboxError> {
+    if path.contains('\0') {
+        return Err(SandboxError::Nul {
+            path: path.replace('\0', "\\0"),
+        });
+    }
+    if path.is_empty() {
+        return Err(SandboxError::Empty);
+    }
+    let as_path = Path::new(path);
+    let inside = if as_path.is_absolute() {
+        match strip_root(root, as_path) {
+            Some(rest) => rest,
+            None => {
+                return Err(SandboxError::AbsoluteOutside {
+                    path: path.to_owned(),
+                    root: root.to_owned(),
+                });
+            }
+        }
+    } else {
+        as_path.to_owned()
+    };
+    let mut parts: Vec<&OsStr> = Vec::new();
+    for component in inside.components() {
+        match component {
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+            Component::ParentDir => {
+                if parts.pop().is_none() {
+                    return Err(SandboxError::DotDotEscapes {
+                        path: path.to_owned(),
+                    });
+                }
+            }
+            Component::Normal(name) => parts.push(name),
+        }
+    }
+    if parts.is_empty() {
+        return Ok(".".to_owned());
+    }
+    let mut rel = String::with_capacity(path.len());
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            rel.push('/');
+        }
+        // The input was a &str, so every component is valid UTF-8.
+        rel.push_str(&part.to_string_lossy());
+    }
+    Ok(rel)
+}
+
+/// `path` with the root stripped, when it lies under the root (checked lexically, with `..`
+/// applied, so `/root/../etc` is not under `/root`).
+fn strip_root(root: &Path, path: &Path) -> Option<PathBuf> {
+    let mut stack: Vec<&OsStr> = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                stack.pop();
+            }
+            Component::Normal(name) => stack.push(name),
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+        }
+    }
+    let lexical: PathBuf = std::iter::once(OsStr::new("/")).chain(stack).collect();
+    lexical.strip_prefix(root).ok().map(Path::to_path_buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_keeps_paths_inside_and_refuses_climbing() {
+        let root = Path::new("/ws/root");
+        let ok = |p: &str| normalize(root, p).expect(p);
+        assert_eq!(ok("a/b"), "a/b");
+        assert_eq!(ok("./a//b/"), "a/b");
+        assert_eq!(ok("a/../b"), "b");
+        assert_eq!(ok("."), ".");
+        assert_eq!(ok("a/.."), ".");
+        assert_eq!(ok("/ws/root/a"), "a");
+        assert_eq!(ok("/ws/root"), ".");
+        assert_eq!(ok("/ws/other/../root/x"), "x");
+        assert!(matches!(
+            normalize(root, ".."),
+            Err(SandboxError::DotDotEscapes { .. })
+        ));
+        assert!(matches!(
+            normalize(root, "a/../../b"),
+            Err(SandboxError::DotDotEscapes { .. })
+        ));
+        assert!(matches!(
+            normalize(root, "/ws/root/../x"),
+            Err(SandboxError::AbsoluteOutside { .. })
+        ));
+        assert!(matches!(
+            normalize(root, "/ws/rootx/a"),
+            Err(SandboxError::AbsoluteOutside { .. })
+        ));
+        assert!(matches!(
+            normalize(root, "a\0b"),
+            Err(SandboxError::Nul { .. })
+        ));
+        assert!(matches!(normalize(root, ""), Err(SandboxError::Empty)));
+    }
+}

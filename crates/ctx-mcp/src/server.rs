@@ -1,0 +1,251 @@
+//! The MCP server handler: server info and instructions, `tools/list`, `tools/call` (through
+//! [`CtxServer::dispatch`], the one place every call passes), and the pack and snapshot
+//! resources.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use crate::config::{CallRecorder, McpConfig, RecordedCall};
+use crate::error::{McpError, ToolError};
+use crate::resources;
+use crate::tools::{self, Call, MAX_ARGUMENT_BYTES, ToolDef};
+use crate::workspace::Workspace;
+
+struct Inner {
+    workspace: Workspace,
+    tools: Vec<Arc<ToolDef>>,
+    /// Write tools left out because the server is read-only (to explain unknown-tool errors).
+    withheld: Vec<&'static str>,
+    recorder: Option<Arc<dyn CallRecorder>>,
+    clock: fn() -> i64,
+    instructions: String,
+}
+
+/// The ctx MCP server for one workspace. Cloning is cheap: clones share everything.
+#[derive(Clone)]
+pub struct CtxServer {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for CtxServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CtxServer")
+            .field("root", &self.inner.workspace.root())
+            .finish_non_exhaustive()
+    }
+}
+
+const WRITE_TOOLS: [&str; 3] = ["ctx_packs_create", "ctx_packs_add", "ctx_packs_remove"];
+
+impl CtxServer {
+    /// Opens the workspace (and its store) and prepares the tools.
+    pub fn new(config: &McpConfig) -> Result<Self, McpError> {
+        let workspace = Workspace::open(config)?;
+        let (tools, withheld): (Vec<_>, Vec<_>) = tools::definitions()
+            .into_iter()
+            .partition(|def| config.allow_write || !def.write);
+        let withheld = withheld
+            .iter()
+            .filter_map(|d| WRITE_TOOLS.iter().find(|w| **w == d.tool.name).copied())
+            .collect();
+        let instructions = instructions(&workspace, config.allow_write);
+        Ok(Self {
+            inner: Arc::new(Inner {
+                workspace,
+                tools,
+                withheld,
+                recorder: config.recorder.clone(),
+                clock: config.clock,
+                instructions,
+            }),
+        })
+    }
+
+    /// The workspace root.
+    pub fn root(&self) -> &std::path::Path {
+        self.inner.workspace.root()
+    }
+
+    /// The tools this server offers, as `tools/list` shows them.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.inner.tools.iter().map(|d| d.tool.clone()).collect()
+    }
+
+    fn find(&self, name: &str) -> Option<Arc<ToolDef>> {
+        self.inner
+            .tools
+            .iter()
+            .find(|d| d.tool.name == name)
+            .cloned()
+    }
+
+    /// Calls a tool. An unknown tool is a JSON-RPC error (-32602); everything else, including
+    /// bad arguments and failures, is a result (with `isError` for failures) that the
+    /// recorder, if any, sees.
+    pub async fn dispatch(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(def) = self.find(name) else {
+            let hint = if self.inner.withheld.contains(&name) {
+                " (write tools need the server to be started with --allow-write)"
+            } else {
+                ""
+            };
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`{hint}; tools/list names the tools this server offers"),
+                None,
+            ));
+        };
+        let started = Instant::now();
+        let size = serde_json::to_string(&arguments).map_or(usize::MAX, |s| s.len());
+        let result = if size > MAX_ARGUMENT_BYTES {
+            error_result(&ToolError::invalid(
+                name,
+                format!(
+                    "the arguments are {size} bytes, over the {MAX_ARGUMENT_BYTES}-byte limit; send shorter arguments"
+                ),
+            ))
+        } else {
+            let server = self.clone();
+            let args = arguments.clone();
+            let tool_name = name.to_owned();
+            let outcome = tokio::task::spawn_blocking(move || {
+                let call = Call {
+                    workspace: &server.inner.workspace,
+                    tool: &tool_name,
+                    arguments: &args,
+                    now: (server.inner.clock)(),
+                };
+                (def.run)(&call)
+            })
+            .await;
+            match outcome {
+                Ok(Ok(value)) => CallToolResult::structured(value),
+                Ok(Err(err)) => error_result(&err),
+                Err(join) => {
+                    tracing::error!(tool = name, "tool call failed: {join}");
+                    error_result(&ToolError::Failed(format!(
+                        "`{name}` failed unexpectedly ({join}); this is a bug in ctx, please report it"
+                    )))
+                }
+            }
+        };
+        tracing::debug!(tool = name, elapsed_ms = started.elapsed().as_secs_f64() * 1000.0, error = result.is_error.unwrap_or(false), "tool call");
+        if let Some(recorder) = &self.inner.recorder {
+            recorder.record(&RecordedCall {
+                tool: name,
+                arguments: &arguments,
+                result: &result,
+                elapsed: started.elapsed(),
+            });
+        }
+        Ok(result)
+    }
+
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Workspace) -> Result<T, ErrorData> + Send + 'static,
+    ) -> Result<T, ErrorData> {
+        let server = self.clone();
+        tokio::task::spawn_blocking(move || f(&server.inner.workspace))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("ctx failed unexpectedly: {e}"), None))?
+    }
+}
+
+fn error_result(err: &ToolError) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(err.to_string())])
+}
+
+fn instructions(workspace: &Workspace, allow_write: bool) -> String {
+    let mut text = format!(
+        "ctx gives you context for the workspace at {root}.\n\
+         Orient with ctx_status and ctx_map; find code with ctx_search (mode text, regex, symbol or caller) and ctx_summarize; follow dependencies with ctx_related; review changes with ctx_diff_context.\n\
+         Packs are curated, token-budgeted bundles of sources: ctx_packs_list and ctx_packs_get show them, ctx_packs_preview tells what a render includes or leaves out and why, ctx_packs_render returns the payload and records a snapshot that reproduces it byte for byte (ctx_packs_snapshot records one without returning it). Snapshots and packs are also resources: ctx://snapshot/<id> and ctx://pack/<name>.\n\
+         Every answer holds at most max_tokens tokens (default {max}); when next_cursor is not null, call the same tool again with the same arguments and cursor set to next_cursor to get the rest. Paths are relative to the workspace root and cannot leave it. A failed call returns isError with a message saying what to change.",
+        root = workspace.root().display(),
+        max = workspace.max_tokens(),
+    );
+    if allow_write {
+        text.push_str("\nWrite tools are on: ctx_packs_create, ctx_packs_add and ctx_packs_remove change packs.");
+    } else {
+        text.push_str("\nThe server is read-only: packs cannot be changed here (start it with --allow-write for ctx_packs_create, ctx_packs_add and ctx_packs_remove).");
+    }
+    text
+}
+
+impl ServerHandler for CtxServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_resources()
+                .enable_tools()
+                .build(),
+        )
+        .with_server_info(
+            Implementation::new("ctx", env!("CARGO_PKG_VERSION")).with_title("ctx context layer"),
+        )
+        .with_instructions(self.inner.instructions.clone())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.find(name).map(|d| d.tool.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.dispatch(&request.name, request.arguments.unwrap_or_default())
+            .await
+            .map(CallToolResponse::from)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let resources: Vec<Resource> = self.blocking(resources::list).await?;
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let templates: Vec<ResourceTemplate> = resources::templates();
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let contents: ResourceContents = self.blocking(move |ws| resources::read(ws, &uri)).await?;
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+}

@@ -1,0 +1,949 @@
+//! Code-intelligence tools: status, map, summarize, search, related and diff-context, on the
+//! `ctx::code` facade, with every path argument resolved inside the workspace.
+//!
+//! `related` and `diff-context` work on the git repository holding the workspace; when the
+//! repository is larger than the workspace, only files inside the workspace are reported, and
+//! every path is relative to the workspace root.
+
+use std::path::{Path, PathBuf};
+
+use ctx::code::{
+    self, CodeContext, CommitInfo, ContextLine, FileDiff, FileSummary, HotDirectory, Hunk, MapEntry,
+    RelatedFile, SearchKind, SearchMatch, Skipped, Symbol, TextQuery,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{Call, ToolDef, define, reads};
+use crate::error::ToolError;
+use crate::paging::{PageInfo, Section};
+
+pub fn definitions() -> Vec<ToolDef> {
+    vec![
+        define::<StatusArgs, StatusAnswer>(
+            "ctx_status",
+            "Project status",
+            "The project at a glance: name and type, git branch, staged/modified/untracked counts, recent commits and the directories that changed most. Call it first to orient yourself.",
+            reads(),
+            false,
+            status,
+        ),
+        define::<MapArgs, MapAnswer>(
+            "ctx_map",
+            "Map the code",
+            "An annotated tree of a directory: files with line counts, language and top-level symbols (functions, types), honouring .gitignore. Use it to find where things live before reading files.",
+            reads(),
+            false,
+            map,
+        ),
+        define::<SummarizeArgs, SummarizeAnswer>(
+            "ctx_summarize",
+            "Summarize files",
+            "The symbols (with signatures, lines and doc comments) and imports of a source file, or of every source file under a directory; with skeleton, the code with function bodies elided.",
+            reads(),
+            false,
+            summarize,
+        ),
+        define::<SearchArgs, SearchAnswer>(
+            "ctx_search",
+            "Search the code",
+            "Search the workspace: literal text (default) or a regular expression, symbol definitions by name (mode symbol), or call sites of a function (mode caller, from the syntax tree so comments and strings never match). Results are sorted by path and line.",
+            reads(),
+            false,
+            search,
+        ),
+        define::<RelatedArgs, RelatedAnswer>(
+            "ctx_related",
+            "Related files",
+            "Files related to one file: what it imports, what imports it, files that changed together with it in git history, and its tests.",
+            reads(),
+            false,
+            related,
+        ),
+        define::<DiffArgs, DiffAnswer>(
+            "ctx_diff_context",
+            "Diff with context",
+            "The working-tree diff (or base..head) with each hunk widened to its enclosing function or class, so changes are seen with their whole definitions.",
+            reads(),
+            false,
+            diff_context,
+        ),
+    ]
+}
+
+/// The git work tree holding `dir` and the path of `dir` inside it (`""` at the top).
+fn repository_prefix(dir: &Path) -> Option<String> {
+    let mut here = Some(dir);
+    while let Some(candidate) = here {
+        if candidate.join(".git").exists() {
+            let rel = dir.strip_prefix(candidate).ok()?;
+            let parts: Vec<String> = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            return Some(parts.join("/"));
+        }
+        here = candidate.parent();
+    }
+    None
+}
+
+/// A repository-relative path made relative to the workspace, or `None` if it is outside.
+fn in_workspace(prefix: &str, path: &str) -> Option<String> {
+    if prefix.is_empty() {
+        Some(path.to_owned())
+    } else {
+        path.strip_prefix(prefix)
+            .and_then(|rest| rest.strip_prefix('/'))
+            .map(str::to_owned)
+    }
+}
+
+// ---- ctx_status ----------------------------------------------------------------------------
+
+/// Arguments of ctx_status.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatusArgs {
+    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// The next_cursor of a previous answer to this same call, to get the next page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// A recent commit.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Commit {
+    /// Abbreviated id.
+    pub sha: String,
+    /// First line of the message.
+    pub message: String,
+    /// Author name.
+    pub author: String,
+    /// Commit time, RFC 3339 UTC.
+    pub time: String,
+    /// How long ago, e.g. `2h ago`.
+    pub time_ago: String,
+}
+
+impl From<CommitInfo> for Commit {
+    fn from(c: CommitInfo) -> Self {
+        Self {
+            sha: c.sha,
+            message: c.message,
+            author: c.author,
+            time: c.time,
+            time_ago: c.time_ago,
+        }
+    }
+}
+
+/// A directory many recent commits touched.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HotDir {
+    /// The directory, relative to the repository root.
+    pub path: String,
+    /// Recent commits that touched it.
+    pub commit_count: u64,
+}
+
+impl From<HotDirectory> for HotDir {
+    fn from(h: HotDirectory) -> Self {
+        Self {
+            path: h.path,
+            commit_count: h.commit_count as u64,
+        }
+    }
+}
+
+/// Answer of ctx_status.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StatusAnswer {
+    /// The project's name (from its manifest, else the directory name).
+    pub project_name: String,
+    /// rust, python, node, go, java, … when detected.
+    pub project_type: Option<String>,
+    /// Whether the workspace is in a git repository.
+    pub is_git_repo: bool,
+    /// The current branch.
+    pub branch: Option<String>,
+    /// Whether anything is staged, modified or untracked.
+    pub is_dirty: bool,
+    /// Staged files.
+    pub staged_count: u64,
+    /// Modified, unstaged files.
+    pub modified_count: u64,
+    /// Untracked files.
+    pub untracked_count: u64,
+    /// Lines added and removed against HEAD.
+    pub diff_stats: [u64; 2],
+    /// Why some facts are missing (outside a git repository).
+    pub note: Option<String>,
+    /// Recent commits, newest first.
+    pub recent_commits: Vec<Commit>,
+    /// Directories most touched by recent commits.
+    pub hot_directories: Vec<HotDir>,
+    /// Pass as `cursor` to get the next page; null when this is the last page.
+    pub next_cursor: Option<String>,
+    /// Where this page sits in the whole answer.
+    pub page: PageInfo,
+}
+
+fn status(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: StatusArgs = call.parse()?;
+    let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
+    let s = code::status(call.workspace.root(), call.now)?;
+    let answer = StatusAnswer {
+        project_name: s.project_name,
+        project_type: s.project_type,
+        is_git_repo: s.is_git_repo,
+        branch: s.branch,
+        is_dirty: s.is_dirty,
+        staged_count: s.staged_count as u64,
+        modified_count: s.modified_count as u64,
+        untracked_count: s.untracked_count as u64,
+        diff_stats: [s.diff_stats[0] as u64, s.diff_stats[1] as u64],
+        note: s.note,
+        recent_commits: s.recent_commits.into_iter().map(Commit::from).collect(),
+        hot_directories: s.hot_directories.into_iter().map(HotDir::from).collect(),
+        next_cursor: None,
+        page: PageInfo::default(),
+    };
+    call.paged(
+        &answer,
+        &[
+            Section::Items("recent_commits"),
+            Section::Items("hot_directories"),
+        ],
+        &request,
+    )
+}
+
+// ---- ctx_map -------------------------------------------------------------------------------
+
+/// Arguments of ctx_map.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MapArgs {
+    /// Directory to map, relative to the workspace root (default: the root).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// List entries at most this many levels deep (deeper files count in their directory); at least 1.
+    #[serde(default)]
+    pub depth: Option<u64>,
+    /// Trim the map to about this many tokens (symbols first, then deeper levels) instead of paging it.
+    #[serde(default)]
+    pub budget: Option<u64>,
+    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// The next_cursor of a previous answer to this same call, to get the next page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// One entry of the map.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MapItem {
+    /// Path relative to the workspace root, `/`-separated.
+    pub path: String,
+    /// `dir` or `file`.
+    pub kind: String,
+    /// 1 for the mapped directory's children.
+    pub depth: u64,
+    /// Files below a directory (all depths).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<u64>,
+    /// Lines of a file, or of every file below a directory.
+    pub lines: u64,
+    /// The file's language, for source files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// Top-level symbols, e.g. `fn main`, `struct Args`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<String>,
+    /// Top-level symbols left out to fit the budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub more_symbols: Option<u64>,
+}
+
+impl From<MapEntry> for MapItem {
+    fn from(e: MapEntry) -> Self {
+        Self {
+            path: e.path,
+            kind: e.kind.to_owned(),
+            depth: e.depth as u64,
+            files: e.files.map(|n| n as u64),
+            lines: e.lines as u64,
+            language: e.language,
+            symbols: e.symbols,
+            more_symbols: (e.more_symbols > 0).then_some(e.more_symbols as u64),
+        }
+    }
+}
+
+/// Answer of ctx_map.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct MapAnswer {
+    /// The mapped directory, relative to the workspace root.
+    pub root: String,
+    /// Files in the tree.
+    pub total_files: u64,
+    /// Lines in the tree.
+    pub total_lines: u64,
+    /// Whether entries or symbols were left out for `depth` or `budget`.
+    pub truncated: bool,
+    /// Entries in tree order.
+    pub entries: Vec<MapItem>,
+    /// Pass as `cursor` to get the next page; null when this is the last page.
+    pub next_cursor: Option<String>,
+    /// Where this page sits in the whole answer.
+    pub page: PageInfo,
+}
+
+fn positive(call: &Call<'_>, name: &str, value: Option<u64>) -> Result<Option<usize>, ToolError> {
+    match value {
+        Some(0) => Err(ToolError::invalid(call.tool, format!("`{name}` must be at least 1"))),
+        Some(n) => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
+        None => Ok(None),
+    }
+}
+
+fn with_code<T>(
+    call: &Call<'_>,
+    use_cache: bool,
+    f: impl FnOnce(&CodeContext<'_>) -> Result<T, ToolError>,
+) -> Result<T, ToolError> {
+    let cwd: PathBuf = call.workspace.root().to_owned();
+    if use_cache {
+        call.workspace.with_store(|store| {
+            f(&CodeContext {
+                cwd: cwd.clone(),
+                store: Some(store),
+            })
+        })
+    } else {
+        f(&CodeContext { cwd, store: None })
+    }
+}
+
+fn map(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: MapArgs = call.parse()?;
+    let depth = positive(call, "depth", args.depth)?;
+    let budget = positive(call, "budget", args.budget)?;
+    let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
+    let target = call.workspace.resolve(args.path.as_deref().unwrap_or("."))?;
+    let (map, _) = with_code(call, true, |cx| {
+        Ok(code::map(cx, Path::new(&target.rel), depth, budget)?)
+    })?;
+    let answer = MapAnswer {
+        root: map.root,
+        total_files: map.total_files as u64,
+        total_lines: map.total_lines as u64,
+        truncated: map.truncated,
+        entries: map.entries.into_iter().map(MapItem::from).collect(),
+        next_cursor: None,
+        page: PageInfo::default(),
+    };
+    call.paged(&answer, &[Section::Items("entries")], &request)
+}
+
+// ---- ctx_summarize -------------------------------------------------------------------------
+
+/// Arguments of ctx_summarize.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SummarizeArgs {
+    /// A source file or a directory, relative to the workspace root.
+    pub path: String,
+    /// Also return each file's skeleton: the code with function bodies elided.
+    #[serde(default)]
+    pub skeleton: bool,
+    /// For a directory: only files at most this many levels deep; at least 1.
+    #[serde(default)]
+    pub depth: Option<u64>,
+    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged by file.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// The next_cursor of a previous answer to this same call, to get the next page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// A symbol defined in a file.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SymbolItem {
+    /// The defined name.
+    pub name: String,
+    /// function, method, class, struct, enum, trait, interface, impl, module, type, const, …
+    pub kind: String,
+    /// First line of the definition, 1-based.
+    pub line: u64,
+    /// Last line of the definition, 1-based.
+    pub end_line: u64,
+    /// The definition's header on one line.
+    pub signature: String,
+    /// The doc comment or docstring.
+    pub doc_comment: Option<String>,
+    /// The enclosing scope, if any.
+    pub parent: Option<String>,
+    /// Visibility where the language has it.
+    pub visibility: Option<String>,
+}
+
+impl From<Symbol> for SymbolItem {
+    fn from(s: Symbol) -> Self {
+        Self {
+            name: s.name,
+            kind: s.kind.name().to_owned(),
+            line: s.line as u64,
+            end_line: s.end_line as u64,
+            signature: s.signature,
+            doc_comment: s.doc_comment,
+            parent: s.parent,
+            visibility: s.visibility,
+        }
+    }
+}
+
+/// The summary of one file.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FileItem {
+    /// Path relative to the workspace root.
+    pub path: String,
+    /// The language.
+    pub language: String,
+    /// Lines in the file.
+    pub lines: u64,
+    /// Symbols in source order.
+    pub symbols: Vec<SymbolItem>,
+    /// Import statements as written.
+    pub imports: Vec<String>,
+    /// Whether the file has syntax errors (symbols may be partial).
+    pub has_errors: bool,
+    /// The code with bodies elided, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skeleton: Option<String>,
+}
+
+impl From<FileSummary> for FileItem {
+    fn from(f: FileSummary) -> Self {
+        Self {
+            path: f.path,
+            language: serde_json::to_value(f.language)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            lines: f.lines as u64,
+            symbols: f.symbols.into_iter().map(SymbolItem::from).collect(),
+            imports: f.imports,
+            has_errors: f.has_errors,
+            skeleton: f.skeleton,
+        }
+    }
+}
+
+/// A file left out, and why.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SkippedItem {
+    /// Path relative to the workspace root.
+    pub path: String,
+    /// Why it was left out (unsupported language, binary, too large, …).
+    pub reason: String,
+}
+
+impl From<Skipped> for SkippedItem {
+    fn from(s: Skipped) -> Self {
+        Self {
+            path: s.path,
+            reason: s.reason,
+        }
+    }
+}
+
+/// Answer of ctx_summarize.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SummarizeAnswer {
+    /// The path summarized, relative to the workspace root.
+    pub path: String,
+    /// File summaries in path order.
+    pub files: Vec<FileItem>,
+    /// Files left out, with reasons (directories only).
+    pub skipped: Vec<SkippedItem>,
+    /// Pass as `cursor` to get the next page; null when this is the last page.
+    pub next_cursor: Option<String>,
+    /// Where this page sits in the whole answer.
+    pub page: PageInfo,
+}
+
+fn summarize(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: SummarizeArgs = call.parse()?;
+    let depth = positive(call, "depth", args.depth)?;
+    let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
+    let target = call.workspace.resolve(&args.path)?;
+    let report = with_code(call, true, |cx| {
+        Ok(code::summarize(cx, Path::new(&target.rel), depth, args.skeleton)?)
+    })?;
+    let (files, skipped) = match report {
+        code::SummarizeReport::File(file) => (vec![FileItem::from(file)], Vec::new()),
+        code::SummarizeReport::Directory { files, skipped, .. } => (
+            files.into_iter().map(FileItem::from).collect(),
+            skipped.into_iter().map(SkippedItem::from).collect(),
+        ),
+    };
+    let answer = SummarizeAnswer {
+        path: target.rel,
+        files,
+        skipped,
+        next_cursor: None,
+        page: PageInfo::default(),
+    };
+    call.paged(
+        &answer,
+        &[Section::Items("files"), Section::Items("skipped")],
+        &request,
+    )
+}
+
+// ---- ctx_search ----------------------------------------------------------------------------
+
+/// How ctx_search matches.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    /// Literal text.
+    #[default]
+    Text,
+    /// A regular expression (Rust regex syntax, as ripgrep).
+    Regex,
+    /// Definitions named `pattern` (`Type::method` narrows the scope).
+    Symbol,
+    /// Call sites of the function `pattern`.
+    Caller,
+}
+
+/// Arguments of ctx_search.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// What to look for: text, a regular expression, a symbol name or a called function's name.
+    pub pattern: String,
+    /// File or directory to search, relative to the workspace root (default: the root).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// text (default), regex, symbol or caller.
+    #[serde(default)]
+    pub mode: SearchMode,
+    /// Match text and regex case-insensitively.
+    #[serde(default)]
+    pub ignore_case: bool,
+    /// Lines of context before and after each match (default 0, at most 20).
+    #[serde(default)]
+    pub context: u64,
+    /// Return at most this many results (the answer says how many there were).
+    #[serde(default)]
+    pub max_results: Option<u64>,
+    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// The next_cursor of a previous answer to this same call, to get the next page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// A line shown around a match.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Line {
+    /// 1-based line number.
+    pub line: u64,
+    /// The line's text.
+    pub text: String,
+}
+
+impl From<ContextLine> for Line {
+    fn from(c: ContextLine) -> Self {
+        Self {
+            line: c.line,
+            text: c.text,
+        }
+    }
+}
+
+/// One result.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchHit {
+    /// Path relative to the workspace root.
+    pub path: String,
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based byte column of the match.
+    pub column: u64,
+    /// The matching line, or `[kind] signature` for symbols.
+    pub text: String,
+    /// Lines around the match, when context was asked for.
+    pub context: Vec<Line>,
+    /// For symbols: the symbol's kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// For symbols: the enclosing scope; for callers: the calling function.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
+impl From<SearchMatch> for SearchHit {
+    fn from(m: SearchMatch) -> Self {
+        Self {
+            path: m.path,
+            line: m.line,
+            column: m.column,
+            text: m.text,
+            context: m.context.into_iter().map(Line::from).collect(),
+            kind: m.kind,
+            scope: m.scope,
+        }
+    }
+}
+
+/// Answer of ctx_search.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchAnswer {
+    /// The pattern searched for.
+    pub query: String,
+    /// literal, regex, symbol or caller.
+    pub mode: String,
+    /// Results found in all (before max_results).
+    pub total: u64,
+    /// Whether max_results left results out.
+    pub truncated: bool,
+    /// Results sorted by path, then line.
+    pub results: Vec<SearchHit>,
+    /// Pass as `cursor` to get the next page; null when this is the last page.
+    pub next_cursor: Option<String>,
+    /// Where this page sits in the whole answer.
+    pub page: PageInfo,
+}
+
+fn search(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: SearchArgs = call.parse()?;
+    if args.pattern.is_empty() {
+        return Err(ToolError::invalid(
+            call.tool,
+            "`pattern` is empty; name the text, symbol or function to search for",
+        ));
+    }
+    if args.context > 20 {
+        return Err(ToolError::invalid(call.tool, "`context` must be at most 20 lines"));
+    }
+    let context = usize::try_from(args.context).unwrap_or(20);
+    let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
+    let target = call.workspace.resolve(args.path.as_deref().unwrap_or("."))?;
+    let (kind, mode) = match args.mode {
+        SearchMode::Text | SearchMode::Regex => (
+            SearchKind::Text(TextQuery {
+                pattern: args.pattern.clone(),
+                regex: matches!(args.mode, SearchMode::Regex),
+                ignore_case: args.ignore_case,
+                context,
+                threads: 0,
+            }),
+            if matches!(args.mode, SearchMode::Regex) { "regex" } else { "literal" },
+        ),
+        SearchMode::Symbol => (
+            SearchKind::Symbol {
+                name: args.pattern.clone(),
+                context,
+            },
+            "symbol",
+        ),
+        SearchMode::Caller => (
+            SearchKind::Caller {
+                name: args.pattern.clone(),
+                context,
+            },
+            "caller",
+        ),
+    };
+    let use_cache = matches!(args.mode, SearchMode::Symbol);
+    let mut results = with_code(call, use_cache, |cx| {
+        Ok(code::search(cx, Path::new(&target.rel), &kind)?)
+    })?;
+    let total = results.len();
+    let truncated = args
+        .max_results
+        .is_some_and(|max| total as u64 > max);
+    if let Some(max) = args.max_results {
+        results.truncate(usize::try_from(max).unwrap_or(usize::MAX));
+    }
+    let answer = SearchAnswer {
+        query: args.pattern,
+        mode: mode.to_owned(),
+        total: total as u64,
+        truncated,
+        results: results.into_iter().map(SearchHit::from).collect(),
+        next_cursor: None,
+        page: PageInfo::default(),
+    };
+    call.paged(&answer, &[Section::Items("results")], &request)
+}
+
+// ---- ctx_related ---------------------------------------------------------------------------
+
+/// Arguments of ctx_related.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RelatedArgs {
+    /// The file, relative to the workspace root.
+    pub file: String,
+    /// Commits of history to look at for co-changes (default 500).
+    #[serde(default)]
+    pub history: Option<u64>,
+    /// Most co-changed files to list (default 10).
+    #[serde(default)]
+    pub limit: Option<u64>,
+    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// The next_cursor of a previous answer to this same call, to get the next page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// A related file.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RelatedItem {
+    /// Path relative to the workspace root.
+    pub path: String,
+    /// Why it is related.
+    pub reason: String,
+}
+
+/// Answer of ctx_related.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RelatedAnswer {
+    /// The file asked about, relative to the workspace root.
+    pub file: String,
+    /// Why some relations are missing (outside a git repository).
+    pub note: Option<String>,
+    /// Files it imports.
+    pub imports: Vec<RelatedItem>,
+    /// Files that import it.
+    pub imported_by: Vec<RelatedItem>,
+    /// Files changed in the same commits, most often first.
+    pub co_changed: Vec<RelatedItem>,
+    /// Its tests.
+    pub test_files: Vec<RelatedItem>,
+    /// Pass as `cursor` to get the next page; null when this is the last page.
+    pub next_cursor: Option<String>,
+    /// Where this page sits in the whole answer.
+    pub page: PageInfo,
+}
+
+fn related(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: RelatedArgs = call.parse()?;
+    let history = positive(call, "history", args.history)?.unwrap_or(500);
+    let limit = positive(call, "limit", args.limit)?.unwrap_or(10);
+    let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
+    let target = call.workspace.resolve(&args.file)?;
+    let report = with_code(call, true, |cx| {
+        Ok(code::related(cx, Path::new(&target.rel), history, limit)?)
+    })?;
+    let prefix = repository_prefix(call.workspace.root()).unwrap_or_default();
+    let keep = |files: Vec<RelatedFile>| -> Vec<RelatedItem> {
+        files
+            .into_iter()
+            .filter_map(|f| {
+                in_workspace(&prefix, &f.path).map(|path| RelatedItem {
+                    path,
+                    reason: f.reason,
+                })
+            })
+            .collect()
+    };
+    let r = report.related;
+    let answer = RelatedAnswer {
+        file: target.rel,
+        note: report.note,
+        imports: keep(r.imports),
+        imported_by: keep(r.imported_by),
+        co_changed: keep(r.co_changed),
+        test_files: keep(r.test_files),
+        next_cursor: None,
+        page: PageInfo::default(),
+    };
+    call.paged(
+        &answer,
+        &[
+            Section::Items("imports"),
+            Section::Items("imported_by"),
+            Section::Items("co_changed"),
+            Section::Items("test_files"),
+        ],
+        &request,
+    )
+}
+
+// ---- ctx_diff_context ----------------------------------------------------------------------
+
+/// Arguments of ctx_diff_context.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiffArgs {
+    /// The revision to compare against (default HEAD).
+    #[serde(default)]
+    pub base: Option<String>,
+    /// The revision to compare (default: the working tree with the index); needs base.
+    #[serde(default)]
+    pub head: Option<String>,
+    /// Only files under this path, relative to the workspace root.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged by file.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// The next_cursor of a previous answer to this same call, to get the next page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// The definition a hunk sits in.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Scope {
+    /// Its name.
+    pub name: String,
+    /// Its kind (function, class, …).
+    pub kind: String,
+    /// First line in the new file.
+    pub start_line: u64,
+    /// Last line in the new file.
+    pub end_line: u64,
+}
+
+/// One widened hunk.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HunkItem {
+    /// First line in the old file.
+    pub old_start: u64,
+    /// Lines in the old file.
+    pub old_lines: u64,
+    /// First line in the new file.
+    pub new_start: u64,
+    /// Lines in the new file.
+    pub new_lines: u64,
+    /// The innermost function or class containing the change.
+    pub scope: Option<Scope>,
+    /// Unified-diff lines, each starting with ` `, `+` or `-`.
+    pub lines: Vec<String>,
+}
+
+impl From<Hunk> for HunkItem {
+    fn from(h: Hunk) -> Self {
+        Self {
+            old_start: h.old_start as u64,
+            old_lines: h.old_lines as u64,
+            new_start: h.new_start as u64,
+            new_lines: h.new_lines as u64,
+            scope: h.scope.map(|s| Scope {
+                name: s.name,
+                kind: s.kind,
+                start_line: s.start_line as u64,
+                end_line: s.end_line as u64,
+            }),
+            lines: h.lines,
+        }
+    }
+}
+
+/// One changed file.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FileDiffItem {
+    /// Path relative to the workspace root.
+    pub path: String,
+    /// The old path, for renames.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+    /// added, deleted, modified, renamed or typechange.
+    pub status: String,
+    /// Whether the file is binary (no hunks).
+    pub binary: bool,
+    /// Lines added.
+    pub insertions: u64,
+    /// Lines removed.
+    pub deletions: u64,
+    /// The widened hunks.
+    pub hunks: Vec<HunkItem>,
+}
+
+/// Answer of ctx_diff_context.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DiffAnswer {
+    /// The base revision.
+    pub base: String,
+    /// The head revision, or `working tree`.
+    pub head: String,
+    /// Lines added in the files listed (all pages).
+    pub insertions: u64,
+    /// Lines removed in the files listed (all pages).
+    pub deletions: u64,
+    /// Changed files in path order.
+    pub files: Vec<FileDiffItem>,
+    /// Pass as `cursor` to get the next page; null when this is the last page.
+    pub next_cursor: Option<String>,
+    /// Where this page sits in the whole answer.
+    pub page: PageInfo,
+}
+
+fn diff_context(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: DiffArgs = call.parse()?;
+    if args.head.is_some() && args.base.is_none() {
+        return Err(ToolError::invalid(call.tool, "`head` needs `base`"));
+    }
+    let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
+    let under = match &args.path {
+        Some(path) => {
+            let resolved = call.workspace.resolve(path)?;
+            (resolved.rel != ".").then_some(resolved.rel)
+        }
+        None => None,
+    };
+    let diff = code::diff_context(
+        call.workspace.root(),
+        args.base.as_deref(),
+        args.head.as_deref(),
+    )?;
+    let prefix = repository_prefix(call.workspace.root()).unwrap_or_default();
+    let files: Vec<FileDiffItem> = diff
+        .files
+        .into_iter()
+        .filter_map(|f: FileDiff| {
+            let path = in_workspace(&prefix, &f.path)?;
+            if let Some(under) = &under
+                && path != *under
+                && !path.starts_with(&format!("{under}/"))
+            {
+                return None;
+            }
+            Some(FileDiffItem {
+                old_path: f.old_path.and_then(|p| in_workspace(&prefix, &p)),
+                path,
+                status: f.status,
+                binary: f.binary,
+                insertions: f.insertions as u64,
+                deletions: f.deletions as u64,
+                hunks: f.hunks.into_iter().map(HunkItem::from).collect(),
+            })
+        })
+        .collect();
+    let answer = DiffAnswer {
+        base: diff.base,
+        head: diff.head,
+        insertions: files.iter().map(|f| f.insertions).sum(),
+        deletions: files.iter().map(|f| f.deletions).sum(),
+        files,
+        next_cursor: None,
+        page: PageInfo::default(),
+    };
+    call.paged(&answer, &[Section::Items("files")], &request)
+}

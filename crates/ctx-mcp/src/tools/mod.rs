@@ -1,0 +1,228 @@
+//! The tools: their definitions (name, schemas, annotations) and the one dispatch function
+//! every call goes through, so a recorder can see each call and its answer.
+//!
+//! A tool is a plain function from a [`Call`] (the workspace and the raw arguments) to the JSON
+//! of its answer. Arguments are parsed into a typed struct whose JSON schema (with a
+//! description on every field) is the tool's `inputSchema`; the answer is a typed struct whose
+//! schema is its `outputSchema`. Tools that return content are paged by [`crate::paging`].
+
+mod code;
+mod packs;
+
+use std::sync::Arc;
+
+use rmcp::handler::server::tool::{schema_for_input, schema_for_output};
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::error::ToolError;
+use crate::paging::{Cursor, MIN_MAX_TOKENS, PageRequest, Section, paginate, pin_for};
+use crate::workspace::Workspace;
+
+/// Arguments larger than this (as JSON) are refused before parsing.
+pub const MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
+
+/// A tool's implementation.
+pub type ToolFn = fn(&Call<'_>) -> Result<Value, ToolError>;
+
+/// A tool: what `tools/list` shows, whether it writes, and its implementation.
+pub struct ToolDef {
+    pub tool: Tool,
+    /// Offered only with `--allow-write`.
+    pub write: bool,
+    pub run: ToolFn,
+}
+
+/// One call: the workspace, the tool's name and its raw arguments.
+pub struct Call<'a> {
+    pub workspace: &'a Workspace,
+    pub tool: &'a str,
+    pub arguments: &'a JsonObject,
+    /// Unix seconds, for records that carry a time.
+    pub now: i64,
+}
+
+impl Call<'_> {
+    /// Parses the arguments into the tool's argument type.
+    pub fn parse<A: DeserializeOwned>(&self) -> Result<A, ToolError> {
+        serde_json::from_value(Value::Object(self.arguments.clone()))
+            .map_err(|e| ToolError::invalid(self.tool, e.to_string()))
+    }
+
+    /// The page a call asks for, after checking `max_tokens` and `cursor`. `pin_extra` ties
+    /// cursors to the state the answer was built from (a payload hash), besides the arguments.
+    pub fn page_request(
+        &self,
+        max_tokens: Option<u64>,
+        cursor: Option<&str>,
+        pin_extra: &str,
+    ) -> Result<PageRequest, ToolError> {
+        let max_tokens = max_tokens.unwrap_or(self.workspace.max_tokens());
+        if max_tokens < MIN_MAX_TOKENS {
+            return Err(ToolError::invalid(
+                self.tool,
+                format!("`max_tokens` must be at least {MIN_MAX_TOKENS} (got {max_tokens})"),
+            ));
+        }
+        let mut pin = pin_for(self.tool, self.arguments);
+        if !pin_extra.is_empty() {
+            pin = pin_for(&pin, &serde_json::Map::from_iter([(
+                "state".to_owned(),
+                Value::String(pin_extra.to_owned()),
+            )]));
+        }
+        let start = match cursor {
+            Some(text) => {
+                let cursor = Cursor::parse(text)?;
+                cursor.check_pin(&pin)?;
+                cursor.start
+            }
+            None => 0,
+        };
+        Ok(PageRequest {
+            max_tokens,
+            start,
+            pin,
+            tokenizer: self.workspace.tokenizer(),
+        })
+    }
+
+    /// Serializes `answer` and cuts the page `request` asks for.
+    pub fn paged(
+        &self,
+        answer: &impl Serialize,
+        sections: &[Section],
+        request: &PageRequest,
+    ) -> Result<Value, ToolError> {
+        let value = serde_json::to_value(answer).expect("answers serialize");
+        paginate(value, sections, request)
+    }
+
+    /// Serializes an answer that is never paged.
+    pub fn whole(answer: &impl Serialize) -> Result<Value, ToolError> {
+        Ok(serde_json::to_value(answer).expect("answers serialize"))
+    }
+}
+
+/// Annotations of a tool that only reads.
+fn reads() -> ToolAnnotations {
+    ToolAnnotations::new().read_only(true).open_world(false)
+}
+
+/// Annotations of a tool that adds records to the store but changes nothing else.
+fn records(idempotent: bool) -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(false)
+        .destructive(false)
+        .idempotent(idempotent)
+        .open_world(false)
+}
+
+/// Builds a definition from the argument and answer types.
+fn define<A: JsonSchema + 'static, O: JsonSchema + 'static>(
+    name: &'static str,
+    title: &str,
+    description: &'static str,
+    annotations: ToolAnnotations,
+    write: bool,
+    run: ToolFn,
+) -> ToolDef {
+    let input = schema_for_input::<A>()
+        .unwrap_or_else(|e| panic!("the input schema of `{name}` is not an object: {e}"));
+    let tool = Tool::new(name, description, input)
+        .with_title(title)
+        .with_raw_output_schema(schema_for_output::<O>())
+        .with_annotations(annotations.with_title_text(title));
+    ToolDef { tool, write, run }
+}
+
+trait WithTitle {
+    fn with_title_text(self, title: &str) -> Self;
+}
+
+impl WithTitle for ToolAnnotations {
+    fn with_title_text(mut self, title: &str) -> Self {
+        self.title = Some(title.to_owned());
+        self
+    }
+}
+
+/// Every tool, in the order `tools/list` shows them.
+pub fn definitions() -> Vec<Arc<ToolDef>> {
+    let mut all = packs::definitions();
+    all.extend(code::definitions());
+    all.into_iter().map(Arc::new).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Walks a schema and returns the paths of properties without a description.
+    fn undocumented(schema: &Value, path: &str, out: &mut Vec<String>) {
+        if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+            for (name, prop) in props {
+                let here = format!("{path}.{name}");
+                if prop.get("description").and_then(Value::as_str).is_none_or(str::is_empty) {
+                    out.push(here.clone());
+                }
+                undocumented(prop, &here, out);
+            }
+        }
+        if let Some(defs) = schema.get("$defs").and_then(Value::as_object) {
+            for (name, def) in defs {
+                undocumented(def, &format!("{path}#{name}"), out);
+            }
+        }
+    }
+
+    #[test]
+    fn every_input_field_has_a_description() {
+        for def in definitions() {
+            let schema = Value::Object(def.tool.input_schema.as_ref().clone());
+            let mut missing = Vec::new();
+            undocumented(&schema, &def.tool.name, &mut missing);
+            assert!(missing.is_empty(), "undocumented: {missing:?}");
+            assert_eq!(schema["type"], "object");
+            assert_eq!(
+                schema["additionalProperties"],
+                Value::Bool(false),
+                "{} refuses unknown arguments",
+                def.tool.name
+            );
+        }
+    }
+
+    #[test]
+    fn every_tool_has_an_output_schema_and_annotations() {
+        for def in definitions() {
+            let tool = &def.tool;
+            assert!(tool.name.starts_with("ctx_"), "{}", tool.name);
+            assert!(tool.output_schema.is_some(), "{}", tool.name);
+            let annotations = tool.annotations.as_ref().expect("annotations");
+            assert!(annotations.read_only_hint.is_some(), "{}", tool.name);
+            assert_eq!(annotations.open_world_hint, Some(false), "{}", tool.name);
+            assert!(tool.description.as_ref().is_some_and(|d| d.len() > 40));
+        }
+    }
+
+    #[test]
+    fn content_tools_take_max_tokens_and_cursor() {
+        for def in definitions() {
+            let props = def.tool.input_schema["properties"].as_object().expect("props");
+            let output = def.tool.output_schema.as_ref().expect("output");
+            let paged = output["properties"]
+                .as_object()
+                .is_some_and(|p| p.contains_key("next_cursor"));
+            assert_eq!(
+                props.contains_key("max_tokens") && props.contains_key("cursor"),
+                paged,
+                "{}: max_tokens/cursor in and next_cursor out go together",
+                def.tool.name
+            );
+        }
+    }
+}

@@ -1,0 +1,882 @@
+//! Pack tools (seed 000 §5.2): list, get, preview, render (which records a snapshot unless
+//! given one), snapshot; and with `--allow-write`, create, add and remove.
+
+use ctx::packs::{
+    self, ArtifactView, ExcludedItem, IncludedItem, PayloadStyle, RedactionSummary, RenderReport,
+    RenderRequest,
+};
+use ctx::sources::AddOptions;
+use ctx::store::{PackRecord, SnapshotRecord};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{Call, ToolDef, define, reads, records};
+use crate::error::ToolError;
+use crate::paging::{PageInfo, Section};
+
+pub fn definitions() -> Vec<ToolDef> {
+    vec![
+        define::<ListArgs, ListAnswer>(
+            "ctx_packs_list",
+            "List packs",
+            "List the context packs in this workspace's store: name, token budget, tokenizer and number of sources. Start here, then use ctx_packs_get for one pack's sources and snapshots.",
+            reads(),
+            false,
+            packs_list,
+        ),
+        define::<GetArgs, GetAnswer>(
+            "ctx_packs_get",
+            "Show a pack",
+            "Show one pack: its settings, its sources (artifacts) in render order, and the snapshots recorded from it, newest first.",
+            reads(),
+            false,
+            packs_get,
+        ),
+        define::<PreviewArgs, PreviewAnswer>(
+            "ctx_packs_preview",
+            "Preview a render",
+            "Render packs without recording anything: which files and parts are included or left out (and why), what was redacted, the exact tokens used against the budget, and the hashes. With show_payload the payload text is returned too, byte for byte what `ctx pack preview --show-payload` prints.",
+            reads(),
+            false,
+            packs_preview,
+        ),
+        define::<RenderArgs, RenderAnswer>(
+            "ctx_packs_render",
+            "Render packs",
+            "Return a rendered payload to use as context. With `packs`, renders them and records a snapshot (the same inputs give the same snapshot id), so the payload can be reproduced and verified later; with `snapshot_id`, returns that snapshot's stored payload byte for byte. Long payloads come in pages: pass next_cursor to continue.",
+            records(true),
+            false,
+            packs_render,
+        ),
+        define::<SnapshotArgs, SnapshotAnswer>(
+            "ctx_packs_snapshot",
+            "Record a snapshot",
+            "Render packs and record a snapshot (optionally labelled, e.g. v1.0) without returning the payload; read it later with ctx_packs_render and its snapshot_id, or as the resource ctx://snapshot/<id>.",
+            records(true),
+            false,
+            packs_snapshot,
+        ),
+        define::<CreateArgs, PackSummary>(
+            "ctx_packs_create",
+            "Create a pack",
+            "Create an empty pack with a token budget and tokenizer (defaults from the workspace settings). Add sources with ctx_packs_add.",
+            records(false),
+            true,
+            packs_create,
+        ),
+        define::<AddArgs, AddAnswer>(
+            "ctx_packs_add",
+            "Add a source to a pack",
+            "Add a source to a pack: file:PATH, file:PATH#L10-L50, md:PATH, md_dir:DIR, glob:PATTERN, git:diff [--base=REV --head=REV] or text:STRING. Paths are relative to the workspace root and must stay inside it; cmd: sources cannot be added over MCP.",
+            records(true),
+            true,
+            packs_add,
+        ),
+        define::<RemoveArgs, RemoveAnswer>(
+            "ctx_packs_remove",
+            "Remove a source from a pack",
+            "Remove one source (artifact) from a pack by its id or a unique prefix of it, as ctx_packs_get lists them.",
+            ToolAnnotations::destructive_store(),
+            true,
+            packs_remove,
+        ),
+    ]
+}
+
+/// Annotations of the one tool that deletes a record.
+struct ToolAnnotations;
+
+impl ToolAnnotations {
+    fn destructive_store() -> rmcp::model::ToolAnnotations {
+        rmcp::model::ToolAnnotations::new()
+            .read_only(false)
+            .destructive(true)
+            .idempotent(false)
+            .open_world(false)
+    }
+}
+
+// ---- shared answer parts -------------------------------------------------------------------
+
+/// A pack in a listing.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PackSummary {
+    /// The pack's name (its id).
+    pub name: String,
+    /// Token budget of a render.
+    pub budget_tokens: u64,
+    /// Tokenizer budgets are counted with: o200k_base, cl100k_base or approx.
+    pub tokenizer: String,
+    /// Number of sources (artifacts).
+    pub artifact_count: u64,
+    /// When it was created, Unix seconds.
+    pub created_at: i64,
+    /// The pack as a resource.
+    pub uri: String,
+}
+
+impl From<PackRecord> for PackSummary {
+    fn from(p: PackRecord) -> Self {
+        Self {
+            uri: format!("ctx://pack/{}", p.name),
+            name: p.name,
+            budget_tokens: p.budget_tokens,
+            tokenizer: p.tokenizer.name().to_owned(),
+            artifact_count: p.artifact_count,
+            created_at: p.created_at,
+        }
+    }
+}
+
+/// One source of a pack.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Artifact {
+    /// Stable id (12 hex digits of the source's hash).
+    pub artifact_id: String,
+    /// file, file_range, md, md_dir, glob, git_diff, cmd or text.
+    pub kind: String,
+    /// The source URI as stored (paths relative to the project root).
+    pub uri: String,
+    /// Higher priorities render first.
+    pub priority: i64,
+    /// Order of addition.
+    pub seq: u64,
+    /// Whether it expands to many files (md_dir, glob, git_diff).
+    pub collection: bool,
+    /// Whether sensitive files are included.
+    pub allow_sensitive: bool,
+}
+
+impl From<ArtifactView> for Artifact {
+    fn from(a: ArtifactView) -> Self {
+        Self {
+            artifact_id: a.artifact_id,
+            kind: a.kind.to_owned(),
+            uri: a.uri,
+            priority: a.priority,
+            seq: a.seq,
+            collection: a.collection,
+            allow_sensitive: a.allow_sensitive,
+        }
+    }
+}
+
+/// A recorded snapshot.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SnapshotSummary {
+    /// The snapshot's id, `sha256:…`.
+    pub snapshot_id: String,
+    /// Its label, if one was given.
+    pub label: Option<String>,
+    /// The packs rendered, in order.
+    pub packs: Vec<String>,
+    /// Hash of the packs, policy and included content.
+    pub render_hash: String,
+    /// Hash of the payload bytes.
+    pub payload_hash: String,
+    /// Tokens of the payload.
+    pub tokens: u64,
+    /// When it was recorded, Unix seconds.
+    pub created_at: i64,
+    /// The payload as a resource.
+    pub uri: String,
+}
+
+impl From<&SnapshotRecord> for SnapshotSummary {
+    fn from(s: &SnapshotRecord) -> Self {
+        Self {
+            snapshot_id: s.snapshot_id.to_string(),
+            label: s.label.clone(),
+            packs: s.packs.clone(),
+            render_hash: s.render_hash.to_string(),
+            payload_hash: s.payload_object.to_string(),
+            tokens: s.tokens,
+            created_at: s.created_at,
+            uri: format!("ctx://snapshot/{}", s.snapshot_id),
+        }
+    }
+}
+
+// ---- ctx_packs_list ------------------------------------------------------------------------
+
+/// Arguments of ctx_packs_list.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {
+    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// The next_cursor of a previous answer to this same call, to get the next page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// Answer of ctx_packs_list.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListAnswer {
+    /// Packs in name order.
+    pub packs: Vec<PackSummary>,
+    /// Pass as `cursor` to get the next page; null when this is the last page.
+    pub next_cursor: Option<String>,
+    /// Where this page sits in the whole answer.
+    pub page: PageInfo,
+}
+
+fn packs_list(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: ListArgs = call.parse()?;
+    let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
+    let list = call
+        .workspace
+        .with_store(|store| Ok(store.db().list_packs()?))?;
+    let answer = ListAnswer {
+        packs: list.into_iter().map(PackSummary::from).collect(),
+        next_cursor: None,
+        page: PageInfo::default(),
+    };
+    call.paged(&answer, &[Section::Items("packs")], &request)
+}
+
+// ---- ctx_packs_get -------------------------------------------------------------------------
+
+/// Arguments of ctx_packs_get.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetArgs {
+    /// The pack's name.
+    pub pack: String,
+    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// The next_cursor of a previous answer to this same call, to get the next page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// Answer of ctx_packs_get.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct GetAnswer {
+    /// The pack.
+    pub pack: PackSummary,
+    /// Its sources in render order (priority descending, then order of addition).
+    pub artifacts: Vec<Artifact>,
+    /// Snapshots that rendered this pack, newest first.
+    pub snapshots: Vec<SnapshotSummary>,
+    /// Pass as `cursor` to get the next page; null when this is the last page.
+    pub next_cursor: Option<String>,
+    /// Where this page sits in the whole answer.
+    pub page: PageInfo,
+}
+
+fn packs_get(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: GetArgs = call.parse()?;
+    let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
+    let answer = call.workspace.with_packs(|pcx| {
+        let view = packs::show_pack(pcx, &args.pack)?;
+        let snapshots = pcx
+            .store
+            .db()
+            .list_snapshots()?
+            .iter()
+            .filter(|s| s.packs.iter().any(|p| *p == args.pack))
+            .map(SnapshotSummary::from)
+            .collect();
+        let mut pack = view.pack;
+        pack.artifact_count = view.artifacts.len() as u64;
+        Ok(GetAnswer {
+            pack: pack.into(),
+            artifacts: view.artifacts.into_iter().map(Artifact::from).collect(),
+            snapshots,
+            next_cursor: None,
+            page: PageInfo::default(),
+        })
+    })?;
+    call.paged(
+        &answer,
+        &[Section::Items("artifacts"), Section::Items("snapshots")],
+        &request,
+    )
+}
+
+// ---- ctx_packs_preview ---------------------------------------------------------------------
+
+fn parse_style(call: &Call<'_>, style: Option<&str>) -> Result<PayloadStyle, ToolError> {
+    style.map_or(Ok(PayloadStyle::default()), |s| {
+        s.parse().map_err(|e: String| ToolError::invalid(call.tool, format!("`style`: {e}")))
+    })
+}
+
+fn check_packs(call: &Call<'_>, names: &[String]) -> Result<(), ToolError> {
+    if names.is_empty() {
+        return Err(ToolError::invalid(
+            call.tool,
+            "`packs` is empty; name at least one pack (ctx_packs_list lists them)",
+        ));
+    }
+    Ok(())
+}
+
+/// Arguments of ctx_packs_preview.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PreviewArgs {
+    /// Packs to render, in order; the first one's budget and tokenizer apply.
+    pub packs: Vec<String>,
+    /// Token budget instead of the first pack's.
+    #[serde(default)]
+    pub budget: Option<u64>,
+    /// Payload style: markdown (default), xml, plain or json.
+    #[serde(default)]
+    pub style: Option<String>,
+    /// Also return the payload text (default false: only the report).
+    #[serde(default)]
+    pub show_payload: bool,
+    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// The next_cursor of a previous answer to this same call, to get the next page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// A part included in the payload.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Included {
+    /// The pack it came from.
+    pub pack: String,
+    /// The source it came from.
+    pub artifact_id: String,
+    /// The file (or label) of the part.
+    pub path: String,
+    /// First and last line, for line ranges.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<[u64; 2]>,
+    /// Hash of the part's content.
+    pub content_hash: String,
+    /// Tokens of the part's block.
+    pub tokens: u64,
+    /// Notes such as redactions.
+    pub notes: Vec<String>,
+}
+
+impl From<IncludedItem> for Included {
+    fn from(i: IncludedItem) -> Self {
+        Self {
+            pack: i.pack,
+            artifact_id: i.artifact_id,
+            path: i.path,
+            lines: i.lines,
+            content_hash: i.content_hash.to_string(),
+            tokens: i.tokens,
+            notes: i.notes,
+        }
+    }
+}
+
+/// A part left out of the payload.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Excluded {
+    /// The pack it came from.
+    pub pack: String,
+    /// The source it came from.
+    pub artifact_id: String,
+    /// The file (or label) of the part.
+    pub path: String,
+    /// over_budget, duplicate, binary, too_large, not_utf8, sensitive, missing, …
+    pub reason: String,
+    /// Details of the reason.
+    pub detail: String,
+    /// Tokens it would have taken, when counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+}
+
+impl From<ExcludedItem> for Excluded {
+    fn from(e: ExcludedItem) -> Self {
+        Self {
+            pack: e.pack,
+            artifact_id: e.artifact_id,
+            path: e.path,
+            reason: e.reason,
+            detail: e.detail,
+            tokens: e.tokens,
+        }
+    }
+}
+
+/// Secrets replaced on one line (never the secret itself).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Redaction {
+    /// The source the line belongs to.
+    pub artifact_id: String,
+    /// The file.
+    pub path: String,
+    /// The line, 1-based.
+    pub line: u32,
+    /// The rule that matched.
+    pub rule: String,
+    /// How many times it matched on the line.
+    pub count: u64,
+}
+
+impl From<RedactionSummary> for Redaction {
+    fn from(r: RedactionSummary) -> Self {
+        Self {
+            artifact_id: r.artifact_id,
+            path: r.path,
+            line: r.line,
+            rule: r.rule,
+            count: r.count,
+        }
+    }
+}
+
+/// Answer of ctx_packs_preview.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PreviewAnswer {
+    /// The packs rendered, in order.
+    pub packs: Vec<String>,
+    /// The token budget applied.
+    pub budget_tokens: u64,
+    /// Tokens of the payload.
+    pub tokens_used: u64,
+    /// Tokenizer used for counts.
+    pub tokenizer: String,
+    /// Payload style.
+    pub style: String,
+    /// Hash of the packs, policy and included content.
+    pub render_hash: String,
+    /// Hash of the payload bytes.
+    pub payload_hash: String,
+    /// Size of the whole payload in bytes.
+    pub payload_bytes: u64,
+    /// Number of parts included (in the whole answer, not only this page).
+    pub included_count: u64,
+    /// Number of parts left out (in the whole answer).
+    pub excluded_count: u64,
+    /// Parts included, in payload order.
+    pub included: Vec<Included>,
+    /// Parts left out, and why.
+    pub excluded: Vec<Excluded>,
+    /// Secrets replaced, by rule and line.
+    pub redactions: Vec<Redaction>,
+    /// The payload (this page's part of it), only with show_payload.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payload: Option<String>,
+    /// Pass as `cursor` to get the next page; null when this is the last page.
+    pub next_cursor: Option<String>,
+    /// Where this page sits in the whole answer.
+    pub page: PageInfo,
+}
+
+fn preview_answer(report: RenderReport, payload: Option<String>) -> PreviewAnswer {
+    PreviewAnswer {
+        packs: report.packs,
+        budget_tokens: report.budget_tokens,
+        tokens_used: report.tokens_used,
+        tokenizer: report.tokenizer.name().to_owned(),
+        style: report.style.name().to_owned(),
+        render_hash: report.render_hash.to_string(),
+        payload_hash: report.payload_hash.to_string(),
+        payload_bytes: report.payload_bytes,
+        included_count: report.included.len() as u64,
+        excluded_count: report.excluded.len() as u64,
+        included: report.included.into_iter().map(Included::from).collect(),
+        excluded: report.excluded.into_iter().map(Excluded::from).collect(),
+        redactions: report.redactions.into_iter().map(Redaction::from).collect(),
+        payload,
+        next_cursor: None,
+        page: PageInfo::default(),
+    }
+}
+
+fn packs_preview(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: PreviewArgs = call.parse()?;
+    check_packs(call, &args.packs)?;
+    let style = parse_style(call, args.style.as_deref())?;
+    // Check paging arguments before the (possibly long) render.
+    call.page_request(args.max_tokens, None, "")?;
+    let rendered = call.workspace.with_packs(|pcx| {
+        Ok(packs::render(
+            pcx,
+            &RenderRequest {
+                packs: args.packs.clone(),
+                budget: args.budget,
+                tokenizer: None,
+                style,
+            },
+        )?)
+    })?;
+    // The cursor is tied to the payload too: if files changed between pages, say so.
+    let request = call.page_request(
+        args.max_tokens,
+        args.cursor.as_deref(),
+        &rendered.report.payload_hash.to_string(),
+    )?;
+    let payload = args.show_payload.then_some(rendered.payload);
+    let answer = preview_answer(rendered.report, payload);
+    call.paged(
+        &answer,
+        &[
+            Section::Items("included"),
+            Section::Items("excluded"),
+            Section::Items("redactions"),
+            Section::Text("payload"),
+        ],
+        &request,
+    )
+}
+
+// ---- ctx_packs_render ----------------------------------------------------------------------
+
+/// Arguments of ctx_packs_render.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RenderArgs {
+    /// Packs to render, in order (records a snapshot). Give this or snapshot_id.
+    #[serde(default)]
+    pub packs: Option<Vec<String>>,
+    /// A snapshot to return byte for byte: its id (sha256:…), a unique prefix, or its label. Give this or packs.
+    #[serde(default)]
+    pub snapshot_id: Option<String>,
+    /// Token budget instead of the first pack's (with packs only).
+    #[serde(default)]
+    pub budget: Option<u64>,
+    /// Payload style: markdown (default), xml, plain or json (with packs only).
+    #[serde(default)]
+    pub style: Option<String>,
+    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); longer payloads are paged.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// The next_cursor of a previous answer, to get the next page of the same payload.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// Answer of ctx_packs_render.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RenderAnswer {
+    /// The snapshot holding this payload (recorded by this call when packs were given).
+    pub snapshot_id: String,
+    /// The snapshot's label, if any.
+    pub label: Option<String>,
+    /// The packs rendered, in order.
+    pub packs: Vec<String>,
+    /// Hash of the packs, policy and included content.
+    pub render_hash: String,
+    /// Hash of the whole payload's bytes.
+    pub payload_hash: String,
+    /// Tokens of the whole payload.
+    pub tokens_used: u64,
+    /// Size of the whole payload in bytes.
+    pub payload_bytes: u64,
+    /// The snapshot as a resource.
+    pub uri: String,
+    /// The payload (this page's part of it; the pages concatenate to the exact bytes).
+    pub payload: String,
+    /// Pass as `cursor` to get the next page; null when this is the last page.
+    pub next_cursor: Option<String>,
+    /// Where this page sits in the whole answer.
+    pub page: PageInfo,
+}
+
+fn packs_render(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: RenderArgs = call.parse()?;
+    let style = parse_style(call, args.style.as_deref())?;
+    let continued = args
+        .cursor
+        .as_deref()
+        .map(crate::paging::Cursor::parse)
+        .transpose()?;
+    let (snapshot, bytes) = call.workspace.with_packs(|pcx| {
+        if let Some(cursor) = &continued {
+            // Later pages come from the snapshot the first page recorded, so they fit together.
+            let (snapshot, bytes) = packs::render_snapshot(pcx, &format!("sha256:{}", cursor.pin))
+                .map_err(|_| {
+                    ToolError::BadCursor(
+                        "this cursor names no snapshot in this store; leave `cursor` out to start over".into(),
+                    )
+                })?;
+            if let Some(reference) = &args.snapshot_id {
+                let named = pcx.store.db().find_snapshot(reference)?;
+                if named.snapshot_id != snapshot.snapshot_id {
+                    return Err(ToolError::BadCursor(
+                        "this cursor belongs to another snapshot; repeat the call that returned it with only `cursor` changed".into(),
+                    ));
+                }
+            }
+            if let Some(names) = &args.packs
+                && *names != snapshot.packs
+            {
+                return Err(ToolError::BadCursor(
+                    "this cursor belongs to a render of other packs; repeat the call that returned it with only `cursor` changed".into(),
+                ));
+            }
+            return Ok((snapshot, bytes));
+        }
+        match (&args.packs, &args.snapshot_id) {
+            (Some(_), Some(_)) => Err(ToolError::invalid(
+                call.tool,
+                "give either `packs` (to render and record a snapshot) or `snapshot_id` (to return a recorded payload), not both",
+            )),
+            (None, None) => Err(ToolError::invalid(
+                call.tool,
+                "name `packs` to render, or `snapshot_id` to return a recorded payload",
+            )),
+            (None, Some(reference)) => {
+                if args.budget.is_some() || args.style.is_some() {
+                    return Err(ToolError::invalid(
+                        call.tool,
+                        "`budget` and `style` apply to renders of `packs`; a snapshot's payload is returned as recorded",
+                    ));
+                }
+                Ok(packs::render_snapshot(pcx, reference)?)
+            }
+            (Some(names), None) => {
+                check_packs(call, names)?;
+                let (snapshot, rendered) = packs::snapshot(
+                    pcx,
+                    &RenderRequest {
+                        packs: names.clone(),
+                        budget: args.budget,
+                        tokenizer: None,
+                        style,
+                    },
+                    None,
+                    call.now,
+                )?;
+                Ok((snapshot, rendered.payload.into_bytes()))
+            }
+        }
+    })?;
+    let payload = String::from_utf8(bytes).map_err(|_| {
+        ToolError::Failed(format!(
+            "snapshot {} holds a payload that is not UTF-8; run `ctx store verify`",
+            snapshot.snapshot_id
+        ))
+    })?;
+    let hex = snapshot.snapshot_id.to_string();
+    let hex = hex.strip_prefix("sha256:").unwrap_or(&hex);
+    let mut request = call.page_request(args.max_tokens, None, "")?;
+    request.pin = hex.to_owned();
+    if let Some(cursor) = &continued {
+        request.start = cursor.start;
+    }
+    let answer = RenderAnswer {
+        snapshot_id: snapshot.snapshot_id.to_string(),
+        label: snapshot.label.clone(),
+        packs: snapshot.packs.clone(),
+        render_hash: snapshot.render_hash.to_string(),
+        payload_hash: snapshot.payload_object.to_string(),
+        tokens_used: snapshot.tokens,
+        payload_bytes: payload.len() as u64,
+        uri: format!("ctx://snapshot/{}", snapshot.snapshot_id),
+        payload,
+        next_cursor: None,
+        page: PageInfo::default(),
+    };
+    call.paged(&answer, &[Section::Text("payload")], &request)
+}
+
+// ---- ctx_packs_snapshot --------------------------------------------------------------------
+
+/// Arguments of ctx_packs_snapshot.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotArgs {
+    /// Packs to render, in order; the first one's budget and tokenizer apply.
+    pub packs: Vec<String>,
+    /// A label to find the snapshot by later (e.g. v1.0).
+    #[serde(default)]
+    pub label: Option<String>,
+    /// Token budget instead of the first pack's.
+    #[serde(default)]
+    pub budget: Option<u64>,
+    /// Payload style: markdown (default), xml, plain or json.
+    #[serde(default)]
+    pub style: Option<String>,
+}
+
+/// Answer of ctx_packs_snapshot.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SnapshotAnswer {
+    /// The snapshot recorded.
+    pub snapshot: SnapshotSummary,
+    /// Number of parts included.
+    pub included_count: u64,
+    /// Number of parts left out.
+    pub excluded_count: u64,
+    /// The token budget applied.
+    pub budget_tokens: u64,
+}
+
+fn packs_snapshot(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: SnapshotArgs = call.parse()?;
+    check_packs(call, &args.packs)?;
+    let style = parse_style(call, args.style.as_deref())?;
+    let (snapshot, rendered) = call.workspace.with_packs(|pcx| {
+        Ok(packs::snapshot(
+            pcx,
+            &RenderRequest {
+                packs: args.packs.clone(),
+                budget: args.budget,
+                tokenizer: None,
+                style,
+            },
+            args.label.as_deref(),
+            call.now,
+        )?)
+    })?;
+    Call::whole(&SnapshotAnswer {
+        snapshot: SnapshotSummary::from(&snapshot),
+        included_count: rendered.report.included.len() as u64,
+        excluded_count: rendered.report.excluded.len() as u64,
+        budget_tokens: rendered.report.budget_tokens,
+    })
+}
+
+// ---- write tools ---------------------------------------------------------------------------
+
+/// Arguments of ctx_packs_create.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateArgs {
+    /// The pack's name: letters, digits, `.`, `_` and `-`, starting with a letter or digit.
+    pub name: String,
+    /// Token budget of a render (default: the `budget` setting).
+    #[serde(default)]
+    pub budget: Option<u64>,
+    /// Tokenizer: o200k_base, cl100k_base or approx (default: the `tokenizer` setting).
+    #[serde(default)]
+    pub tokenizer: Option<String>,
+}
+
+fn packs_create(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: CreateArgs = call.parse()?;
+    let tokenizer = args
+        .tokenizer
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|e: ctx::core::tokenizer::UnknownTokenizer| {
+            ToolError::invalid(call.tool, format!("`tokenizer`: {e}"))
+        })?;
+    let pack = call.workspace.with_packs(|pcx| {
+        Ok(packs::create_pack(pcx, &args.name, args.budget, tokenizer, call.now)?)
+    })?;
+    Call::whole(&PackSummary::from(pack))
+}
+
+/// Arguments of ctx_packs_add.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddArgs {
+    /// The pack.
+    pub pack: String,
+    /// The source URI: file:PATH, file:PATH#L10-L50, md:PATH, md_dir:DIR, glob:PATTERN, git:diff [--base=REV --head=REV] or text:STRING.
+    pub source: String,
+    /// Higher priorities render first and survive tight budgets (default 0).
+    #[serde(default)]
+    pub priority: i64,
+    /// md_dir: include subdirectories.
+    #[serde(default)]
+    pub recursive: bool,
+    /// Collections: at most this many files (the first in byte order).
+    #[serde(default)]
+    pub max_files: Option<u64>,
+    /// Collections: leave out files matching these globs.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+}
+
+/// Answer of ctx_packs_add.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AddAnswer {
+    /// The pack.
+    pub pack: String,
+    /// The source as stored.
+    pub artifact: Artifact,
+    /// For collections: how many files match now (they expand again at each render).
+    pub matches: Option<u64>,
+    /// Things worth knowing (no matches yet, sensitive files skipped).
+    pub warnings: Vec<String>,
+}
+
+fn packs_add(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: AddArgs = call.parse()?;
+    let (scheme, rest) = args.source.split_once(':').unwrap_or(("", ""));
+    match scheme {
+        "cmd" => {
+            return Err(ToolError::invalid(
+                call.tool,
+                "cmd: sources run commands and cannot be added over MCP; add them with `ctx pack add` on the command line",
+            ));
+        }
+        "file" | "md" | "md_dir" => {
+            let path = if scheme == "file" {
+                rest.rsplit_once('#').map_or(rest, |(p, _)| p)
+            } else {
+                rest
+            };
+            call.workspace.resolve(if path.is_empty() { "." } else { path })?;
+        }
+        _ => {}
+    }
+    let root = call.workspace.root().to_owned();
+    let options = AddOptions {
+        recursive: args.recursive,
+        max_files: args.max_files,
+        exclude: args.exclude.clone(),
+        allow_sensitive: false,
+    };
+    let report = call.workspace.with_packs(|pcx| {
+        Ok(packs::add_source(
+            pcx,
+            &args.pack,
+            &args.source,
+            &root,
+            &options,
+            args.priority,
+            call.now,
+        )?)
+    })?;
+    Call::whole(&AddAnswer {
+        pack: report.pack,
+        artifact: report.artifact.into(),
+        matches: report.matches.map(|n| n as u64),
+        warnings: report.warnings,
+    })
+}
+
+/// Arguments of ctx_packs_remove.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveArgs {
+    /// The pack.
+    pub pack: String,
+    /// The artifact's id, or a unique prefix of it, as ctx_packs_get lists it.
+    pub artifact_id: String,
+}
+
+/// Answer of ctx_packs_remove.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RemoveAnswer {
+    /// The pack.
+    pub pack: String,
+    /// The id of the artifact removed.
+    pub artifact_id: String,
+    /// Its source URI.
+    pub uri: String,
+}
+
+fn packs_remove(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: RemoveArgs = call.parse()?;
+    let removed = call.workspace.with_store(|store| {
+        Ok(store.db().remove_artifact(&args.pack, &args.artifact_id)?)
+    })?;
+    Call::whole(&RemoveAnswer {
+        pack: args.pack,
+        artifact_id: removed.artifact_id,
+        uri: removed.uri,
+    })
+}

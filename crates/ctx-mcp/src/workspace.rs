@@ -1,0 +1,200 @@
+//! The workspace a server answers for: its root directory (the sandbox every path argument is
+//! resolved in), its store, and the settings in force.
+//!
+//! Stores hold a SQLite connection, which one thread uses at a time, so the workspace keeps a
+//! small pool of open stores (each with its compiled pack settings) and lends one to each tool
+//! call; concurrent calls get their own.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use ctx::config::ConfigLayers;
+use ctx::core::TokenizerKind;
+use ctx::packs::{PackContext, PackSettings};
+use ctx::store::Store;
+
+use crate::config::McpConfig;
+use crate::error::{McpError, ToolError};
+
+/// Open stores kept for reuse; more may be open at once under load, the rest are closed.
+const POOL_SIZE: usize = 16;
+
+/// A path argument resolved inside the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The absolute path (lexically normalized; inside the root).
+    pub abs: PathBuf,
+    /// The path relative to the root, `/`-separated; `.` for the root itself.
+    pub rel: String,
+}
+
+/// One pooled store with the settings compiled for it.
+struct Worker {
+    store: Store,
+    settings: PackSettings,
+}
+
+/// The root, store and settings one server answers for.
+pub struct Workspace {
+    root: PathBuf,
+    store_dir: PathBuf,
+    sources_root: PathBuf,
+    layers: ConfigLayers,
+    tokenizer: TokenizerKind,
+    max_tokens: u64,
+    pool: Mutex<Vec<Worker>>,
+}
+
+impl Workspace {
+    /// Checks the root, opens the store once (so a broken store fails at start, not on the
+    /// first call) and resolves the settings.
+    pub fn open(config: &McpConfig) -> Result<Self, McpError> {
+        let root = config
+            .workspace_root
+            .canonicalize()
+            .map_err(|source| McpError::WorkspaceRoot {
+                path: config.workspace_root.clone(),
+                source,
+            })?;
+        if !root.is_dir() {
+            return Err(McpError::WorkspaceRoot {
+                path: config.workspace_root.clone(),
+                source: std::io::Error::other("not a directory"),
+            });
+        }
+        let tokenizer = config.layers.tokenizer().map_err(ctx::CtxError::from)?;
+        let max_tokens = config
+            .layers
+            .count("mcp.max_tokens")
+            .map_err(ctx::CtxError::from)?;
+        let workspace = Self {
+            root,
+            store_dir: config.store_dir.clone(),
+            sources_root: config.sources_root.clone(),
+            layers: config.layers.clone(),
+            tokenizer,
+            max_tokens,
+            pool: Mutex::new(Vec::new()),
+        };
+        let worker = workspace.new_worker()?;
+        workspace.give_back(worker);
+        Ok(workspace)
+    }
+
+    /// The workspace root (canonical).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The tokenizer answers are measured with.
+    pub fn tokenizer(&self) -> TokenizerKind {
+        self.tokenizer
+    }
+
+    /// The default token cap of an answer (`mcp.max_tokens`).
+    pub fn max_tokens(&self) -> u64 {
+        self.max_tokens
+    }
+
+    fn new_worker(&self) -> Result<Worker, McpError> {
+        Ok(Worker {
+            store: Store::open(&self.store_dir)?,
+            settings: PackSettings::from_layers(&self.layers)?,
+        })
+    }
+
+    fn take(&self) -> Result<Worker, ToolError> {
+        let pooled = self
+            .pool
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        match pooled {
+            Some(worker) => Ok(worker),
+            None => self
+                .new_worker()
+                .map_err(|e| ToolError::Failed(e.to_string())),
+        }
+    }
+
+    fn give_back(&self, worker: Worker) {
+        let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
+        if pool.len() < POOL_SIZE {
+            pool.push(worker);
+        }
+    }
+
+    /// Runs `f` with a pack context on a pooled store.
+    pub fn with_packs<T>(
+        &self,
+        f: impl FnOnce(&PackContext<'_>) -> Result<T, ToolError>,
+    ) -> Result<T, ToolError> {
+        let Worker { store, settings } = self.take()?;
+        let pcx = PackContext {
+            store: &store,
+            root: self.sources_root.clone(),
+            settings,
+        };
+        let result = f(&pcx);
+        let settings = pcx.settings;
+        self.give_back(Worker { store, settings });
+        result
+    }
+
+    /// Runs `f` with a pooled store.
+    pub fn with_store<T>(&self, f: impl FnOnce(&Store) -> Result<T, ToolError>) -> Result<T, ToolError> {
+        let worker = self.take()?;
+        let result = f(&worker.store);
+        self.give_back(worker);
+        result
+    }
+
+    /// Resolves a path argument inside the root: relative paths against the root, absolute
+    /// ones as given. `..`, absolute paths elsewhere, symbolic links that lead out and NUL
+    /// bytes are refused.
+    pub fn resolve(&self, path: &str) -> Result<Resolved, ToolError> {
+        let outside = || ToolError::OutsideWorkspace {
+            path: path.to_owned(),
+            root: self.root.clone(),
+        };
+        if path.contains('\0') {
+            return Err(outside());
+        }
+        let given = Path::new(path);
+        let joined = if given.is_absolute() {
+            given.to_owned()
+        } else {
+            self.root.join(given)
+        };
+        let mut normal = PathBuf::new();
+        for component in joined.components() {
+            match component {
+                Component::Prefix(p) => normal.push(p.as_os_str()),
+                Component::RootDir => normal.push(Component::RootDir.as_os_str()),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if !normal.pop() {
+                        return Err(outside());
+                    }
+                }
+                Component::Normal(part) => normal.push(part),
+            }
+        }
+        let rel = normal.strip_prefix(&self.root).map_err(|_| outside())?;
+        // A symbolic link inside the root may point out of it.
+        if let Ok(real) = normal.canonicalize()
+            && !real.starts_with(&self.root)
+        {
+            return Err(outside());
+        }
+        let rel = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/");
+        Ok(Resolved {
+            abs: normal,
+            rel: if rel.is_empty() { ".".to_owned() } else { rel },
+        })
+    }
+}
