@@ -30,7 +30,7 @@ compare() { # name, ctx args..., -- rg args...
   while [[ "$1" != "--" ]]; do ctx_args+=("$1"); shift; done; shift
   rg_args=("$@")
   "$ctx" "${ctx_args[@]}" >"$work/ctx.txt" || true
-  "${rg_base[@]}" "${rg_args[@]}" >"$work/rg.txt" 2>/dev/null || true
+  "${rg_base[@]}" "${rg_args[@]}" . </dev/null >"$work/rg.txt" 2>/dev/null || true
   python3 - "$work/ctx.txt" "$work/rg.txt" "$name" <<'PY'
 import sys
 def load(path, sep):
@@ -66,7 +66,7 @@ import subprocess, sys, time
 best = None
 for _ in range(5):
     s = time.perf_counter()
-    subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     e = time.perf_counter() - s
     best = e if best is None else min(best, e)
 print(f"{best:.4f}")
@@ -74,7 +74,7 @@ PY
 }
 for pat in "unsafe fn" "fn [a-z_]+_mut\\("; do
   if [[ "$pat" == "unsafe fn" ]]; then cargs=(search "$pat"); rargs=(-F "$pat"); else cargs=(search --regex "$pat"); rargs=("$pat"); fi
-  r=$(timeit "${rg_base[@]}" "${rargs[@]}")
+  r=$(timeit "${rg_base[@]}" "${rargs[@]}" .)
   c=$(timeit "$ctx" "${cargs[@]}")
-  python3 -c "print(f'time {repr(\"$pat\")}: rg {$r:.3f}s, ctx {$c:.3f}s, ratio {$c / $r:.2f}x')"
+  python3 -c 'import sys; p, r, c = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]); print(f"time {p!r}: rg {r:.3f}s, ctx {c:.3f}s, ratio {c / r:.2f}x")' "$pat" "$r" "$c"
 done

@@ -291,15 +291,27 @@ impl Redactor {
         }
     }
 
-    /// Every place a fingerprint starts, as (offset, fingerprint index), sorted.
+    /// Where fingerprints start, as (offset, fingerprint index), sorted: each fingerprint once
+    /// per line (rules search whole lines, so its first place on a line is enough).
     fn fingerprint_hits(&self, text: &str) -> Vec<(usize, usize)> {
         let mut hits = Vec::new();
         for (searcher, first) in &self.searchers {
             let mut at = 0;
+            // The end of the current line, and which of this searcher's fingerprints it holds.
+            let mut line_end = 0;
+            let mut seen: u32 = 0;
             // Restarting one byte after each hit (not after its end) reports fingerprints that
             // overlap an earlier one.
             while let Some((start, pattern)) = searcher.find(text, at) {
-                hits.push((start, first + pattern));
+                if start >= line_end {
+                    line_end = text[start..].find('\n').map_or(text.len(), |i| start + i + 1);
+                    seen = 0;
+                }
+                let bit = 1 << pattern;
+                if seen & bit == 0 {
+                    seen |= bit;
+                    hits.push((start, first + pattern));
+                }
                 at = start + 1;
             }
         }
@@ -469,6 +481,10 @@ impl Rule {
 /// How many fingerprints one searcher takes: small sets keep the SIMD (Teddy) search fast, where
 /// one set of all of them would fall back to a slower automaton.
 const FINGERPRINTS_PER_SEARCHER: usize = 16;
+const _: () = assert!(
+    FINGERPRINTS_PER_SEARCHER <= 32,
+    "fingerprint_hits keeps one bit per fingerprint of a searcher in a u32"
+);
 
 /// Where a rule's regex runs once one of its fingerprints is seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1522,6 +1538,20 @@ mod tests {
                 "{id}"
             );
         }
+    }
+
+    #[test]
+    fn a_redactor_can_be_shared_between_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<Redactor>();
+    }
+
+    #[test]
+    fn a_long_line_full_of_fingerprints_is_handled_in_one_pass() {
+        // Each fingerprint is recorded once per line; the line is searched once per rule.
+        let line = "key token secret pass ".repeat(50_000);
+        let out = Redactor::builtin().redact(&line);
+        assert!(!out.is_redacted());
     }
 
     #[test]

@@ -1,0 +1,230 @@
+//! The server over a byte stream, as an MCP client on stdio sees it: handshake, lists,
+//! resources, and bad input (malformed JSON, requests before initialize, huge arguments,
+//! unknown tools, closed input).
+
+mod common;
+
+use std::time::Duration;
+
+use common::Fixture;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+
+struct Client {
+    write: DuplexStream,
+    read: BufReader<DuplexStream>,
+    server: tokio::task::JoinHandle<Result<(), ctx_mcp::McpError>>,
+}
+
+impl Client {
+    fn start(server: ctx_mcp::CtxServer) -> Self {
+        // Two pipes, like stdin and stdout: closing the client's end of the first is EOF.
+        let (write, server_read) = tokio::io::duplex(64 * 1024 * 1024);
+        let (server_write, read) = tokio::io::duplex(64 * 1024 * 1024);
+        let server = tokio::spawn(ctx_mcp::serve_io(server, server_read, server_write));
+        Self {
+            write,
+            read: BufReader::new(read),
+            server,
+        }
+    }
+
+    async fn send_raw(&mut self, line: &str) {
+        self.write.write_all(line.as_bytes()).await.expect("write");
+        self.write.write_all(b"\n").await.expect("write");
+        self.write.flush().await.expect("flush");
+    }
+
+    async fn send(&mut self, message: &Value) {
+        self.send_raw(&message.to_string()).await;
+    }
+
+    async fn receive(&mut self) -> Value {
+        let mut line = String::new();
+        tokio::time::timeout(Duration::from_secs(20), self.read.read_line(&mut line))
+            .await
+            .expect("an answer in time")
+            .expect("read");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    async fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await;
+        loop {
+            let message = self.receive().await;
+            if message.get("id") == Some(&json!(id)) {
+                return message;
+            }
+        }
+    }
+
+    async fn initialize(&mut self) -> Value {
+        let answer = self
+            .request(
+                1,
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": { "name": "test", "version": "1" }
+                }),
+            )
+            .await;
+        self.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+            .await;
+        answer
+    }
+
+    async fn close(self) {
+        drop(self.write);
+        let done = tokio::time::timeout(Duration::from_secs(5), self.server)
+            .await
+            .expect("the server stops promptly when its input closes")
+            .expect("join");
+        done.expect("a closed input is a clean end");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn handshake_lists_and_calls() {
+    let fx = Fixture::new();
+    let mut client = Client::start(fx.with_packs().await);
+    let init = client.initialize().await;
+    let result = &init["result"];
+    assert_eq!(result["serverInfo"]["name"], "ctx");
+    assert_eq!(result["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(result["protocolVersion"], "2025-11-25");
+    assert!(result["instructions"].as_str().expect("instructions").contains("next_cursor"));
+    assert!(result["capabilities"]["tools"].is_object());
+    assert!(result["capabilities"]["resources"].is_object());
+
+    let tools = client.request(2, "tools/list", json!({})).await;
+    let tools = tools["result"]["tools"].as_array().expect("tools").clone();
+    assert_eq!(tools.len(), 14);
+    let search = tools.iter().find(|t| t["name"] == "ctx_search").expect("ctx_search");
+    assert_eq!(search["annotations"]["readOnlyHint"], true);
+    assert_eq!(search["annotations"]["openWorldHint"], false);
+    assert!(search["outputSchema"]["properties"]["results"].is_object());
+    assert!(search["inputSchema"]["properties"]["pattern"]["description"].is_string());
+
+    let called = client
+        .request(3, "tools/call", json!({ "name": "ctx_search", "arguments": { "pattern": "helper" } }))
+        .await;
+    let result = &called["result"];
+    assert_eq!(result["isError"], false);
+    assert!(result["structuredContent"]["total"].as_u64().expect("total") > 0);
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().expect("text"))
+        .expect("JSON text");
+    assert_eq!(text, result["structuredContent"]);
+
+    let unknown = client
+        .request(4, "tools/call", json!({ "name": "ctx_nope", "arguments": {} }))
+        .await;
+    assert_eq!(unknown["error"]["code"], -32602);
+
+    let failed = client
+        .request(5, "tools/call", json!({ "name": "ctx_map", "arguments": { "path": "/etc" } }))
+        .await;
+    assert_eq!(failed["result"]["isError"], true);
+    assert!(failed["result"]["content"][0]["text"].as_str().expect("text").contains("outside the workspace"));
+
+    let resources = client.request(6, "resources/list", json!({})).await;
+    let uris: Vec<&str> = resources["result"]["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .map(|r| r["uri"].as_str().expect("uri"))
+        .collect();
+    assert_eq!(uris, ["ctx://pack/code", "ctx://pack/docs"]);
+    let templates = client.request(7, "resources/templates/list", json!({})).await;
+    assert_eq!(templates["result"]["resourceTemplates"].as_array().expect("templates").len(), 2);
+    let pack = client.request(8, "resources/read", json!({ "uri": "ctx://pack/docs" })).await;
+    let contents = &pack["result"]["contents"][0];
+    assert_eq!(contents["mimeType"], "application/json");
+    let view: Value = serde_json::from_str(contents["text"].as_str().expect("text")).expect("json");
+    assert_eq!(view["name"], "docs");
+
+    let rendered = client
+        .request(9, "tools/call", json!({ "name": "ctx_packs_render", "arguments": { "packs": ["docs"] } }))
+        .await;
+    let structured = &rendered["result"]["structuredContent"];
+    let uri = structured["uri"].as_str().expect("uri");
+    let snapshot = client.request(10, "resources/read", json!({ "uri": uri })).await;
+    let contents = &snapshot["result"]["contents"][0];
+    assert_eq!(contents["text"], structured["payload"], "the resource is the payload");
+    assert_eq!(contents["mimeType"], "text/markdown");
+    let missing = client
+        .request(11, "resources/read", json!({ "uri": "ctx://snapshot/sha256:0000" }))
+        .await;
+    assert!(missing["error"]["message"].as_str().expect("message").contains("0000"));
+    let foreign = client.request(12, "resources/read", json!({ "uri": "file:///etc/passwd" })).await;
+    assert!(foreign["error"]["message"].as_str().expect("message").contains("ctx://pack"));
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_input_gets_clear_errors_and_the_server_keeps_serving() {
+    let fx = Fixture::new();
+    let mut client = Client::start(fx.server(false));
+
+    // A request before initialize (the 2025 era needs the handshake first).
+    let early = client.request(1, "tools/list", json!({})).await;
+    assert!(early["error"]["message"].is_string(), "{early}");
+    // Malformed JSON is ignored (there is no id to answer); the server goes on.
+    client.send_raw("{ this is not json").await;
+    client.send_raw("[1, 2").await;
+    let init = client.initialize().await;
+    assert_eq!(init["result"]["serverInfo"]["name"], "ctx");
+    // Well-formed JSON that is not a message gets an error.
+    client.send_raw(r#"{"hello": "world"}"#).await;
+    // Huge arguments: a clear error, then more service.
+    let huge = "y".repeat(ctx_mcp::MAX_ARGUMENT_BYTES * 2);
+    let answer = client
+        .request(2, "tools/call", json!({ "name": "ctx_search", "arguments": { "pattern": huge } }))
+        .await;
+    assert_eq!(answer["result"]["isError"], true);
+    assert!(answer["result"]["content"][0]["text"].as_str().expect("text").contains("limit"));
+    let after = client
+        .request(3, "tools/call", json!({ "name": "ctx_status", "arguments": {} }))
+        .await;
+    assert_eq!(after["result"]["isError"], false);
+    // Unknown methods are JSON-RPC errors.
+    let unknown = client.request(4, "no/such/method", json!({})).await;
+    assert!(unknown["error"]["code"].is_i64());
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn closed_input_before_the_handshake_ends_cleanly() {
+    let fx = Fixture::new();
+    let client = Client::start(fx.server(false));
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stateless_requests_of_the_2026_era() {
+    let fx = Fixture::new();
+    let mut client = Client::start(fx.server(false));
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { "name": "test", "version": "1" },
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    let discover = client.request(1, "server/discover", json!({ "_meta": meta })).await;
+    assert_eq!(
+        discover["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "ctx",
+        "{discover}"
+    );
+    let called = client
+        .request(
+            2,
+            "tools/call",
+            json!({ "name": "ctx_status", "arguments": {}, "_meta": meta }),
+        )
+        .await;
+    assert_eq!(called["result"]["isError"], false, "{called}");
+    assert_eq!(called["result"]["structuredContent"]["branch"], "main");
+    client.close().await;
+}
