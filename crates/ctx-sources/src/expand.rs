@@ -110,41 +110,25 @@ pub fn expand(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Vec<Unit> {
             recursive,
             max_files,
             exclude,
-        } => {
-            let walk_options = WalkOptions {
-                max_depth: if *recursive { None } else { Some(1) },
-                globs: vec!["*.md".into(), "*.markdown".into(), "*.mdx".into()],
-                excludes: exclude.clone(),
-                ..WalkOptions::default()
-            };
-            collection(
-                path,
-                &walk_options,
-                *max_files,
-                spec.allow_sensitive,
-                options,
-            )
-        }
+        } => collection(
+            path,
+            &markdown_walk(*recursive, exclude),
+            *max_files,
+            spec.allow_sensitive,
+            options,
+        ),
         Source::Glob {
             base,
             pattern,
             max_files,
             exclude,
-        } => {
-            let walk_options = WalkOptions {
-                hidden: pattern.starts_with('.') || pattern.contains("/."),
-                globs: vec![pattern.clone()],
-                excludes: exclude.clone(),
-                ..WalkOptions::default()
-            };
-            collection(
-                base,
-                &walk_options,
-                *max_files,
-                spec.allow_sensitive,
-                options,
-            )
-        }
+        } => collection(
+            base,
+            &glob_walk(pattern, exclude),
+            *max_files,
+            spec.allow_sensitive,
+            options,
+        ),
         Source::GitDiff { dir, base, head } => crate::git::diff_units(
             &join(options.root, dir),
             base.as_deref(),
@@ -180,13 +164,15 @@ fn join(root: &Path, id: &str) -> PathBuf {
     }
 }
 
-fn collection(
+/// The files a collection matches, in byte order, without reading them: `(id, None)` for a file
+/// to read, `(id, Some(unit))` for one already skipped (sensitive, or the walk failed).
+fn plan_collection(
     dir: &str,
     walk_options: &WalkOptions,
     max_files: Option<u64>,
     allow_sensitive: bool,
     options: &ExpandOptions<'_>,
-) -> Vec<Unit> {
+) -> Vec<(String, Option<Unit>)> {
     let base = join(options.root, dir);
     let entries = match walk(&base, walk_options) {
         Ok(entries) => entries,
@@ -198,7 +184,7 @@ fn collection(
             } else {
                 Skip::Missing
             };
-            return vec![skipped(dir, skip)];
+            return vec![(dir.to_owned(), Some(skipped(dir, skip)))];
         }
     };
     let mut ids: Vec<String> = entries
@@ -213,40 +199,110 @@ fn collection(
         })
         .collect();
     ids.sort();
-    let mut units = Vec::with_capacity(ids.len());
-    let mut kept = Vec::with_capacity(ids.len());
+    let mut planned = Vec::with_capacity(ids.len());
+    let mut kept = 0usize;
+    let max = max_files.map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX));
     for id in ids {
         match options.sensitive.matches(&id) {
             Some(pattern) if !allow_sensitive => {
-                units.push((
-                    id.clone(),
-                    Some(skipped(
-                        &id,
-                        Skip::Sensitive {
-                            pattern: pattern.to_owned(),
-                        },
-                    )),
-                ));
+                let unit = skipped(
+                    &id,
+                    Skip::Sensitive {
+                        pattern: pattern.to_owned(),
+                    },
+                );
+                planned.push((id, Some(unit)));
             }
+            _ if kept >= max => {}
             _ => {
-                kept.push(id.clone());
-                units.push((id, None));
+                kept += 1;
+                planned.push((id, None));
             }
         }
     }
-    if let Some(max) = max_files {
-        let max = usize::try_from(max).unwrap_or(usize::MAX);
-        if kept.len() > max {
-            let dropped: std::collections::BTreeSet<String> =
-                kept.split_off(max).into_iter().collect();
-            units.retain(|(id, skip)| skip.is_some() || !dropped.contains(id));
-        }
-    }
-    let loaded: Vec<Unit> = units
+    planned
+}
+
+fn collection(
+    dir: &str,
+    walk_options: &WalkOptions,
+    max_files: Option<u64>,
+    allow_sensitive: bool,
+    options: &ExpandOptions<'_>,
+) -> Vec<Unit> {
+    plan_collection(dir, walk_options, max_files, allow_sensitive, options)
         .into_par_iter()
         .map(|(id, skip)| skip.unwrap_or_else(|| file_unit(&id, None, options)))
-        .collect();
-    loaded
+        .collect()
+}
+
+/// How many files a collection source matches right now, and how many of those it skips as
+/// sensitive, without reading any file; `None` for sources that are not collections.
+pub fn count_matches(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Option<(usize, usize)> {
+    let planned = match &spec.source {
+        Source::MarkdownDir {
+            path,
+            recursive,
+            max_files,
+            exclude,
+        } => plan_collection(
+            path,
+            &markdown_walk(*recursive, exclude),
+            *max_files,
+            spec.allow_sensitive,
+            options,
+        ),
+        Source::Glob {
+            base,
+            pattern,
+            max_files,
+            exclude,
+        } => plan_collection(
+            base,
+            &glob_walk(pattern, exclude),
+            *max_files,
+            spec.allow_sensitive,
+            options,
+        ),
+        Source::GitDiff { .. } => {
+            let units = expand(spec, options);
+            let sensitive = units
+                .iter()
+                .filter(|u| matches!(u.body, Err(Skip::Sensitive { .. })))
+                .count();
+            return Some((units.iter().filter(|u| u.body.is_ok()).count(), sensitive));
+        }
+        _ => return None,
+    };
+    let sensitive = planned
+        .iter()
+        .filter(|(_, u)| {
+            u.as_ref()
+                .is_some_and(|u| matches!(u.body, Err(Skip::Sensitive { .. })))
+        })
+        .count();
+    Some((
+        planned.iter().filter(|(_, u)| u.is_none()).count(),
+        sensitive,
+    ))
+}
+
+fn markdown_walk(recursive: bool, exclude: &[String]) -> WalkOptions {
+    WalkOptions {
+        max_depth: if recursive { None } else { Some(1) },
+        globs: vec!["*.md".into(), "*.markdown".into(), "*.mdx".into()],
+        excludes: exclude.to_vec(),
+        ..WalkOptions::default()
+    }
+}
+
+fn glob_walk(pattern: &str, exclude: &[String]) -> WalkOptions {
+    WalkOptions {
+        hidden: pattern.starts_with('.') || pattern.contains("/."),
+        globs: vec![pattern.to_owned()],
+        excludes: exclude.to_vec(),
+        ..WalkOptions::default()
+    }
 }
 
 fn skipped(key: &str, skip: Skip) -> Unit {

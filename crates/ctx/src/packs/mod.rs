@@ -210,13 +210,8 @@ pub fn add_source(
         ctx_sources::git::check(uri, &ctx.root.join(dir), base.as_deref(), head.as_deref())?;
     }
     let mut warnings = Vec::new();
-    let matches = if spec.source.is_collection() {
-        let units = ctx_sources::expand(&spec, &render::expand_options(ctx));
-        let included = units.iter().filter(|u| u.body.is_ok()).count();
-        let sensitive = units
-            .iter()
-            .filter(|u| matches!(u.body, Err(ctx_sources::Skip::Sensitive { .. })))
-            .count();
+    let matches = ctx_sources::count_matches(&spec, &render::expand_options(ctx));
+    if let Some((included, sensitive)) = matches {
         if included == 0 {
             warnings.push(format!(
                 "`{uri}` matches no files right now; it will expand again at render time"
@@ -227,10 +222,8 @@ pub fn add_source(
                 "`{uri}` matches {sensitive} sensitive file(s) that will be skipped; add --allow-sensitive to include them"
             ));
         }
-        Some(included)
-    } else {
-        None
-    };
+    }
+    let matches = matches.map(|(included, _)| included);
     let artifact_id = spec.artifact_id();
     let source_json = serde_json::to_string(&spec).expect("specs serialize");
     let record = ctx.store.db().add_artifact(
