@@ -304,7 +304,9 @@ impl Redactor {
             // overlap an earlier one.
             while let Some((start, pattern)) = searcher.find(text, at) {
                 if start >= line_end {
-                    line_end = text[start..].find('\n').map_or(text.len(), |i| start + i + 1);
+                    line_end = text[start..]
+                        .find('\n')
+                        .map_or(text.len(), |i| start + i + 1);
                     seen = 0;
                 }
                 let bit = 1 << pattern;
