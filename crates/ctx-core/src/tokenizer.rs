@@ -185,6 +185,8 @@ impl Tokenizer for Approx {
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use super::*;
 
     #[test]
@@ -210,7 +212,10 @@ mod tests {
     #[test]
     fn memoized_counts_equal_the_plain_bpe_counts() {
         // Enough distinct short pieces to overflow and clear the memo several times.
-        let mut text: String = (0..(3 * MEMO_MAX_ENTRIES)).map(|i| format!("w{i:x} ι{i} ")).collect();
+        let mut text = String::new();
+        for i in 0..(3 * MEMO_MAX_ENTRIES) {
+            let _ = write!(text, "w{i:x} ι{i} ");
+        }
         text.push_str(&"x".repeat(100)); // a piece longer than the memo limit
         for (kind, plain) in [
             (TokenizerKind::O200kBase, bpe_openai::o200k_base()),
