@@ -51,14 +51,15 @@ measure() { # label, command...
 # A fresh project store inside the repo (the walker skips .ctx): the token cache starts empty.
 rm -rf "$repo/.ctx"
 "$ctx" -C "$repo" init >/dev/null
-"$ctx" -C "$repo" pack create all --budget 1000000000 >/dev/null
-"$ctx" -C "$repo" pack add all 'glob:**/*' >/dev/null
+# cl100k_base, the encoding code2prompt counts with; both count exactly.
+"$ctx" -C "$repo" pack create all --budget 1000000000 --tokenizer cl100k_base >/dev/null
+"$ctx" -C "$repo" pack add all 'glob:**/*' >/dev/null 2>&1
 
 measure "ctx cold (empty cache)" "$ctx" -C "$repo" --json pack preview all --tokens
 measure "ctx warm (token cache)" "$ctx" -C "$repo" --json pack preview all --tokens
 measure "ctx warm, payload to file" "$ctx" -C "$repo" pack render all -o "$out/ctx.md"
-measure "code2prompt (o200k)" "$C2P" "$repo" --no-clipboard --output-file "$out/c2p.md" --encoding o200k
-measure "code2prompt again" "$C2P" "$repo" --no-clipboard --output-file "$out/c2p.md" --encoding o200k
+measure "code2prompt (cl100k)" "$C2P" "$repo" --output-file "$out/c2p.md" --encoding cl100k --token-format raw --quiet
+measure "code2prompt again" "$C2P" "$repo" --output-file "$out/c2p.md" --encoding cl100k --token-format raw --quiet
 measure "repomix cold" "$REPOMIX" "$repo" --output "$out/repomix.xml" --quiet
 measure "repomix warm" "$REPOMIX" "$repo" --output "$out/repomix.xml" --quiet
 measure "cat of every file" sh -c "cd '$repo' && git ls-files -z | xargs -0 cat"

@@ -24,7 +24,7 @@ for f in d["files"]:
 ' "$work/cold.json" >"$work/files.txt"
 echo "files summarized by ctx: $(wc -l <"$work/files.txt") (under $dir)"
 
-ctags --output-format=json --fields=+nKe -L "$work/files.txt" -f "$work/tags.json" 2>/dev/null
+ctags --output-format=json --fields=+nKle -L "$work/files.txt" -f "$work/tags.json" 2>/dev/null
 python3 "$here/scripts/symbol_recall.py" "$work/cold.json" "$work/tags.json"
 
 # Timing: best of 3 for ctags and warm ctx; cold ctx with a fresh cache each time.
@@ -32,7 +32,7 @@ best() { python3 -c 'import sys; print(min(float(x) for x in sys.argv[1:]))' "$@
 t() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N); python3 -c "print($e-$s)"; }
 ct=(); cold=(); warm=()
 for _ in 1 2 3; do
-  ct+=("$(t ctags --fields=+nKe -L "$work/files.txt" -f "$work/tags.out")")
+  ct+=("$(t ctags --fields=+nKle -L "$work/files.txt" -f "$work/tags.out")")
   rm -rf "$CTX_HOME"
   cold+=("$(t "$ctx" --compact summarize .)")
   warm+=("$(t "$ctx" --compact summarize .)")

@@ -4,7 +4,7 @@
 Usage: symbol_recall.py CTX_JSON CTAGS_JSON
 
 CTX_JSON is `ctx --compact summarize DIR` output; CTAGS_JSON is
-`ctags --output-format=json --fields=+nKe -L FILES -f -` output over the same files.
+`ctags --output-format=json --fields=+nKle -L FILES -f -` output over the same files.
 A ctags definition of kind function/class/method/struct (per language, see KINDS) counts as
 found when ctx reports a symbol with the same name in the same file whose line range contains
 the ctags line. Prints a table and the first misses per language (for fixing real misses).

@@ -87,5 +87,15 @@ pub enum Command {
     Related(commands::related::RelatedArgs),
     DiffContext(commands::diff_context::DiffContextArgs),
     Mcp(commands::mcp::McpArgs),
+    /// Document indexes: build, verify, inspect, list.
+    #[command(subcommand)]
+    Index(commands::index::IndexCommand),
+    Select(commands::select::SelectArgs),
+    Inject(commands::inject::InjectArgs),
+    /// Agent hooks (Claude Code).
+    #[command(subcommand)]
+    Hook(commands::hook::HookCommand),
+    Read(commands::read::ReadArgs),
+    Serve(commands::serve::ServeArgs),
     Completions(commands::completions::CompletionsArgs),
 }

@@ -259,8 +259,9 @@ fn config_set_get_list_and_bad_input() {
         .bad_input("unknown config key `nope`");
     env.run(&["config", "set", "tokenizer", "gpt2"])
         .bad_input("unknown tokenizer");
-    env.run(&["config", "set", "nope", "1"])
-        .bad_input("known keys: budget, cmd_timeout_secs, max_file_bytes, mcp.max_tokens, tokenizer");
+    env.run(&["config", "set", "nope", "1"]).bad_input(
+        "known keys: budget, cmd_timeout_secs, max_file_bytes, mcp.max_tokens, tokenizer",
+    );
     assert_eq!(
         snapshot(&env.work().join(".ctx")),
         before,

@@ -43,6 +43,24 @@ impl Language {
         Self::from_extension(ext)
     }
 
+    /// The language of a file from its name and contents: a `.h` header that uses C++
+    /// (`class`, `namespace`, `template`, `::`) is C++.
+    pub fn detect(path: &Path, bytes: &[u8]) -> Option<Self> {
+        let lang = Self::from_path(path)?;
+        if lang == Self::C && path.extension().is_some_and(|e| e == "h") {
+            let finder = |needle: &str| memchr::memmem::find(bytes, needle.as_bytes()).is_some();
+            if finder("namespace ")
+                || finder("class ")
+                || finder("template<")
+                || finder("template <")
+                || finder("::")
+            {
+                return Some(Self::Cpp);
+            }
+        }
+        Some(lang)
+    }
+
     /// The language of a file extension (without the dot).
     pub fn from_extension(ext: &str) -> Option<Self> {
         Some(match ext {
@@ -159,6 +177,12 @@ mod tests {
         assert_eq!(Language::from_path(Path::new("x.h")), Some(Language::C));
         assert_eq!(Language::from_path(Path::new("README")), None);
         assert_eq!(Language::from_path(Path::new("x.rb")), None);
+        let h = Path::new("a.h");
+        assert_eq!(Language::detect(h, b"int f(void);"), Some(Language::C));
+        assert_eq!(
+            Language::detect(h, b"namespace a { class B {}; }"),
+            Some(Language::Cpp)
+        );
         for &lang in LANGUAGES {
             let mut parser = tree_sitter::Parser::new();
             parser.set_language(&lang.grammar()).expect("grammar loads");

@@ -279,6 +279,7 @@ pub fn search_callers(
         if finder.find(&bytes).is_none() || crate::summary::is_binary(&bytes) {
             return Vec::new();
         }
+        let lang = Language::detect(Path::new(&entry.rel), &bytes).unwrap_or(lang);
         let Some(tree) = parse(lang, &bytes) else {
             return Vec::new();
         };

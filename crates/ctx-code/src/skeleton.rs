@@ -8,7 +8,9 @@
 use tree_sitter::{Node, Tree};
 
 use crate::lang::Language;
-use crate::symbols::{SymbolKind, classify, parse};
+use std::cell::RefCell;
+
+use crate::symbols::{SymbolKind, classify, parse, traverse};
 
 /// The marker a brace-language body becomes.
 pub const ELIDED_BODY: &str = "{ /* ... */ }";
@@ -22,7 +24,7 @@ pub fn skeleton(lang: Language, source: &[u8]) -> Option<String> {
 /// The skeleton of an already parsed tree.
 pub fn skeleton_from_tree(lang: Language, source: &[u8], tree: &Tree) -> String {
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
-    collect(lang, tree.root_node(), source, None, &mut edits);
+    collect(lang, tree.root_node(), source, &mut edits);
     edits.sort_by_key(|e| e.0);
     let mut out = Vec::with_capacity(source.len() / 2);
     let mut at = 0;
@@ -38,30 +40,34 @@ pub fn skeleton_from_tree(lang: Language, source: &[u8], tree: &Tree) -> String 
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn collect(
-    lang: Language,
-    node: Node<'_>,
-    src: &[u8],
-    scope: Option<SymbolKind>,
-    edits: &mut Vec<(usize, usize, String)>,
-) {
-    let mut scope_here = scope;
-    if let Some(def) = classify(lang, node, src, scope) {
-        if def.kind.is_callable()
-            && let Some(body) = def.body
-            && let Some(edit) = elide(lang, body, src)
-        {
-            edits.push(edit);
-            return;
-        }
-        if def.kind.is_container() || def.kind.is_callable() {
-            scope_here = Some(def.kind);
-        }
-    }
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        collect(lang, child, src, scope_here, edits);
-    }
+fn collect(lang: Language, root: Node<'_>, src: &[u8], edits: &mut Vec<(usize, usize, String)>) {
+    let scopes: RefCell<Vec<SymbolKind>> = RefCell::new(Vec::new());
+    traverse(
+        root,
+        |node| {
+            let scope = scopes.borrow().last().copied();
+            let Some(def) = classify(lang, node, src, scope) else {
+                return (false, true);
+            };
+            if def.kind.is_callable()
+                && let Some(body) = def.body
+                && let Some(edit) = elide(lang, body, src)
+            {
+                edits.push(edit);
+                return (false, false);
+            }
+            if def.kind.is_container() || def.kind.is_callable() {
+                scopes.borrow_mut().push(def.kind);
+                return (true, true);
+            }
+            (false, true)
+        },
+        |pushed| {
+            if pushed {
+                scopes.borrow_mut().pop();
+            }
+        },
+    );
 }
 
 /// The edit that elides `body`, if it is a block worth eliding.

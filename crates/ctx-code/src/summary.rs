@@ -195,6 +195,7 @@ fn load(entry: &WalkEntry, lang: Language) -> Result<Loaded, Skipped> {
             reason: "binary file".to_owned(),
         });
     }
+    let lang = Language::detect(Path::new(&entry.rel), &bytes).unwrap_or(lang);
     let key = CacheKey {
         content_hash: format!("blake3:{}", blake3::hash(&bytes).to_hex()),
         extractor: lang.extractor_key(),

@@ -166,7 +166,7 @@ pub fn extract(lang: Language, source: &[u8]) -> Extracted {
 
 /// Extracts symbols and imports from an already parsed tree.
 pub fn extract_from_tree(lang: Language, source: &[u8], tree: &Tree) -> Extracted {
-    let mut walker = Walker {
+    let walker = Walker {
         lang,
         src: source,
         out: Extracted {
@@ -174,9 +174,26 @@ pub fn extract_from_tree(lang: Language, source: &[u8], tree: &Tree) -> Extracte
             ..Extracted::default()
         },
         scopes: Vec::new(),
+        ancestors: Vec::new(),
     };
-    walker.visit(tree.root_node());
-    walker.out
+    let walker = RefCell::new(walker);
+    traverse(
+        tree.root_node(),
+        |node| {
+            let mut w = walker.borrow_mut();
+            let pushed = w.enter(node);
+            w.ancestors.push(node);
+            (pushed, true)
+        },
+        |pushed| {
+            let mut w = walker.borrow_mut();
+            w.ancestors.pop();
+            if pushed {
+                w.scopes.pop();
+            }
+        },
+    );
+    walker.into_inner().out
 }
 
 /// A definition recognised at a node.
@@ -198,15 +215,18 @@ struct Scope {
     access: Option<&'static str>,
 }
 
-struct Walker<'s> {
+struct Walker<'s, 't> {
     lang: Language,
     src: &'s [u8],
     out: Extracted,
     scopes: Vec<Scope>,
+    /// The nodes above the current one, root first (`Node::parent` is slow on wide trees).
+    ancestors: Vec<Node<'t>>,
 }
 
-impl Walker<'_> {
-    fn visit(&mut self, node: Node<'_>) {
+impl<'t> Walker<'_, 't> {
+    /// Handles a node on the way down; returns whether it opened a scope.
+    fn enter(&mut self, node: Node<'t>) -> bool {
         if let Some(import) = import_text(self.lang, node, self.src) {
             self.out.imports.push(import);
         }
@@ -228,14 +248,15 @@ impl Walker<'_> {
                 (None, Some(scope)) => Some(scope.qualified.clone()),
                 (None, None) => None,
             };
-            let visibility = visibility(self.lang, &def, self.src, self.scopes.last());
+            let ancestors = &self.ancestors;
+            let visibility = visibility(self.lang, &def, self.src, self.scopes.last(), ancestors);
             let symbol = Symbol {
                 name: def.name.clone(),
                 kind: def.kind,
                 line: def.node.start_position().row + 1,
                 end_line: end_line(def.node),
-                signature: signature(self.lang, &def, self.src),
-                doc_comment: doc_comment(self.lang, &def, self.src),
+                signature: signature(self.lang, &def, self.src, ancestors),
+                doc_comment: doc_comment(self.lang, &def, self.src, ancestors),
                 parent: parent.clone(),
                 visibility,
             };
@@ -269,13 +290,7 @@ impl Walker<'_> {
                 _ => "private",
             });
         }
-        let mut cursor = node.walk();
-        for child in node.children(&mut cursor) {
-            self.visit(child);
-        }
-        if pushed {
-            self.scopes.pop();
-        }
+        pushed
     }
 }
 
@@ -287,6 +302,37 @@ pub(crate) fn end_line(node: Node<'_>) -> usize {
         end.row
     } else {
         end.row + 1
+    }
+}
+
+/// Visits every node under `root` depth-first without recursion (syntax trees of generated
+/// code can be deeper than a thread's stack). `enter` returns (a value handed back to
+/// `leave` when the node's subtree is done, whether to descend into the node).
+pub(crate) fn traverse<'t, T>(
+    root: Node<'t>,
+    mut enter: impl FnMut(Node<'t>) -> (T, bool),
+    mut leave: impl FnMut(T),
+) {
+    let mut cursor = root.walk();
+    let mut open: Vec<T> = Vec::new();
+    loop {
+        let (state, descend) = enter(cursor.node());
+        if descend && cursor.goto_first_child() {
+            open.push(state);
+            continue;
+        }
+        leave(state);
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+            if let Some(state) = open.pop() {
+                leave(state);
+            }
+        }
     }
 }
 
@@ -705,7 +751,7 @@ fn first_child_of_kind<'t>(node: Node<'t>, kinds: &[&str]) -> Option<Node<'t>> {
 const MAX_SIGNATURE: usize = 240;
 
 /// The definition's header on one line: its text up to the body, whitespace collapsed.
-fn signature(lang: Language, def: &Def<'_>, src: &[u8]) -> String {
+fn signature(lang: Language, def: &Def<'_>, src: &[u8], ancestors: &[Node<'_>]) -> String {
     match (lang, def.node.kind()) {
         (Language::Rust, "macro_definition") => return format!("macro_rules! {}", def.name),
         (Language::Go, "type_spec" | "type_alias") => {
@@ -722,7 +768,7 @@ fn signature(lang: Language, def: &Def<'_>, src: &[u8]) -> String {
     let mut text = collapse_whitespace(&String::from_utf8_lossy(&src[start..end]));
     // Arrow functions and function values keep their binding keyword: `const f = (x) =>`.
     if def.node.kind() == "variable_declarator"
-        && let Some(decl) = def.node.parent()
+        && let Some(decl) = ancestors.last()
         && let Some(keyword) = decl.child(0)
         && matches!(keyword.kind(), "const" | "let" | "var")
     {
@@ -764,67 +810,121 @@ pub(crate) fn collapse_whitespace(text: &str) -> String {
     out
 }
 
-/// The outermost node that belongs to a definition: wrappers (`export`, decorators,
-/// templates) included, so the comments above the wrapper are found.
-fn outer_node(lang: Language, node: Node<'_>) -> Node<'_> {
-    let mut current = node;
-    if current.kind() == "variable_declarator"
-        && let Some(decl) = current.parent()
+/// Whether the outermost node of a definition (through declarations of arrow functions and
+/// expression statements) is an `export`. `ancestors` are the definition's ancestors.
+fn is_exported(lang: Language, node: Node<'_>, ancestors: &[Node<'_>]) -> bool {
+    let mut kind = node.kind().to_owned();
+    let mut above = ancestors.iter().rev();
+    if kind == "variable_declarator"
+        && let Some(decl) = above.next()
     {
-        current = decl;
+        decl.kind().clone_into(&mut kind);
     }
-    while let Some(parent) = current.parent() {
+    for parent in above {
         let wraps = match lang {
-            Language::Python => parent.kind() == "decorated_definition",
             Language::JavaScript | Language::TypeScript | Language::Tsx => {
                 matches!(parent.kind(), "export_statement" | "expression_statement")
             }
-            Language::Cpp => parent.kind() == "template_declaration",
-            Language::Go => parent.kind() == "type_declaration",
-            Language::Rust | Language::Java | Language::C => false,
+            _ => false,
         };
         if !wraps {
             break;
         }
-        current = parent;
+        parent.kind().clone_into(&mut kind);
     }
-    current
+    kind == "export_statement"
 }
 
-/// The doc comment above a definition, or a Python docstring.
-fn doc_comment(lang: Language, def: &Def<'_>, src: &[u8]) -> Option<String> {
+/// The doc comment above a definition (read from the source lines above it, past
+/// attributes, decorators and `template <…>` lines), or a Python docstring.
+fn doc_comment(
+    lang: Language,
+    def: &Def<'_>,
+    src: &[u8],
+    ancestors: &[Node<'_>],
+) -> Option<String> {
     if lang == Language::Python {
         return python_docstring(def.body?, src);
     }
-    let outer = outer_node(lang, def.node);
-    let mut lines: Vec<String> = Vec::new();
-    let mut next_row = outer.start_position().row;
-    let mut sibling = outer.prev_sibling();
-    while let Some(node) = sibling {
-        let kind = node.kind();
-        if matches!(
-            kind,
-            "attribute_item" | "decorator" | "annotation" | "marker_annotation"
-        ) {
-            next_row = node.start_position().row;
-            sibling = node.prev_sibling();
+    // Start at the line of the outermost wrapper (an `export`, a declaration, a template).
+    let mut start = def.node.start_byte();
+    for ancestor in ancestors.iter().rev() {
+        let wraps = matches!(
+            ancestor.kind(),
+            "export_statement"
+                | "lexical_declaration"
+                | "variable_declaration"
+                | "template_declaration"
+                | "type_declaration"
+        );
+        if !wraps {
+            break;
+        }
+        start = ancestor.start_byte();
+    }
+    let mut line_start = src[..start]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let mut collected: Vec<String> = Vec::new();
+    while line_start > 0 {
+        let prev_end = line_start - 1;
+        let prev_start = src[..prev_end]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let line = String::from_utf8_lossy(&src[prev_start..prev_end]);
+        let trimmed = line.trim();
+        let skip = match lang {
+            Language::Rust => trimmed.starts_with("#[") && trimmed.ends_with(']'),
+            Language::Java | Language::TypeScript | Language::Tsx | Language::JavaScript => {
+                trimmed.starts_with('@')
+            }
+            Language::Cpp => trimmed.starts_with("template"),
+            _ => false,
+        };
+        if skip {
+            line_start = prev_start;
             continue;
         }
-        if !kind.contains("comment") || node.end_position().row + 1 < next_row {
+        if trimmed.ends_with("*/") {
+            // A block comment: gather up to its opening line.
+            let mut block_start = prev_start;
+            let mut text = line.into_owned();
+            while !text.trim_start().starts_with("/*") {
+                if block_start == 0 {
+                    return None;
+                }
+                let e = block_start - 1;
+                let s0 = src[..e]
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |i| i + 1);
+                text = format!("{}\n{text}", String::from_utf8_lossy(&src[s0..e]));
+                block_start = s0;
+            }
+            if lang == Language::Rust && !text.trim_start().starts_with("/**") {
+                break;
+            }
+            let mut block = clean_comment(text.trim());
+            block.append(&mut collected);
+            collected = block;
+            line_start = block_start;
+            continue;
+        }
+        let is_line_comment = match lang {
+            Language::Rust => trimmed.starts_with("///") && !trimmed.starts_with("////"),
+            _ => trimmed.starts_with("//"),
+        };
+        if !is_line_comment {
             break;
         }
-        let text = node_text(node, src);
-        if lang == Language::Rust && !(text.starts_with("///") || text.starts_with("/**")) {
-            break;
-        }
-        let mut block: Vec<String> = clean_comment(&text);
-        block.append(&mut lines);
-        lines = block;
-        next_row = node.start_position().row;
-        sibling = node.prev_sibling();
+        let mut block = clean_comment(trimmed);
+        block.append(&mut collected);
+        collected = block;
+        line_start = prev_start;
     }
-    // Rust doc comments, JSDoc and Javadoc of a node also sit inside some grammars' wrappers.
-    let doc = lines.join("\n").trim().to_owned();
+    let doc = collected.join("\n").trim().to_owned();
     if doc.is_empty() { None } else { Some(doc) }
 }
 
@@ -892,14 +992,20 @@ fn python_docstring(body: Node<'_>, src: &[u8]) -> Option<String> {
     if doc.is_empty() { None } else { Some(doc) }
 }
 
-fn visibility(lang: Language, def: &Def<'_>, src: &[u8], scope: Option<&Scope>) -> Option<String> {
+fn visibility(
+    lang: Language,
+    def: &Def<'_>,
+    src: &[u8],
+    scope: Option<&Scope>,
+    ancestors: &[Node<'_>],
+) -> Option<String> {
     let node = def.node;
     match lang {
         Language::Rust => {
             if scope.is_some_and(|s| s.kind == SymbolKind::Trait) || def.kind == SymbolKind::Impl {
                 return None;
             }
-            if scope.is_some_and(|s| s.kind == SymbolKind::Impl) && is_trait_impl(node) {
+            if scope.is_some_and(|s| s.kind == SymbolKind::Impl) && is_trait_impl(ancestors) {
                 return None;
             }
             let mut cursor = node.walk();
@@ -949,23 +1055,19 @@ fn visibility(lang: Language, def: &Def<'_>, src: &[u8], scope: Option<&Scope>) 
                 }
                 return None;
             }
-            let outer = outer_node(lang, node);
-            (outer.kind() == "export_statement").then(|| "export".to_owned())
+            is_exported(lang, node, ancestors).then(|| "export".to_owned())
         }
         Language::Cpp => scope.and_then(|s| s.access).map(str::to_owned),
         Language::Python | Language::C => None,
     }
 }
 
-fn is_trait_impl(method: Node<'_>) -> bool {
-    let mut current = method.parent();
-    while let Some(node) = current {
-        if node.kind() == "impl_item" {
-            return node.child_by_field_name("trait").is_some();
-        }
-        current = node.parent();
-    }
-    false
+fn is_trait_impl(ancestors: &[Node<'_>]) -> bool {
+    ancestors
+        .iter()
+        .rev()
+        .find(|n| n.kind() == "impl_item")
+        .is_some_and(|n| n.child_by_field_name("trait").is_some())
 }
 
 /// The import statement at `node`, if it is one.
@@ -1022,17 +1124,31 @@ fn import_text(lang: Language, node: Node<'_>, src: &[u8]) -> Option<String> {
 pub fn calls(lang: Language, source: &[u8], tree: &Tree) -> Vec<Call> {
     let mut out = Vec::new();
     let mut scopes: Vec<(String, SymbolKind)> = Vec::new();
-    collect_calls(lang, tree.root_node(), source, &mut scopes, &mut out);
+    let scopes_cell = RefCell::new(&mut scopes);
+    traverse(
+        tree.root_node(),
+        |node| {
+            let pushed =
+                enter_call_node(lang, node, source, &mut scopes_cell.borrow_mut(), &mut out);
+            (pushed, true)
+        },
+        |pushed| {
+            if pushed {
+                scopes_cell.borrow_mut().pop();
+            }
+        },
+    );
     out
 }
 
-fn collect_calls(
+/// Records a call at `node` and opens a scope for a definition; returns whether it did.
+fn enter_call_node(
     lang: Language,
     node: Node<'_>,
     src: &[u8],
     scopes: &mut Vec<(String, SymbolKind)>,
     out: &mut Vec<Call>,
-) {
+) -> bool {
     let scope_kind = scopes.last().map(|s| s.1);
     let def = classify(lang, node, src, scope_kind);
     let mut pushed = false;
@@ -1068,13 +1184,7 @@ fn collect_calls(
             });
         }
     }
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        collect_calls(lang, child, src, scopes, out);
-    }
-    if pushed {
-        scopes.pop();
-    }
+    pushed
 }
 
 /// The callee expression of a call node.
@@ -1273,6 +1383,32 @@ mod tests {
             names(Language::C, c),
             ["macro N", "type P", "struct P", "function make"]
         );
+    }
+
+    #[test]
+    fn deep_trees_do_not_overflow_a_small_stack() {
+        // Generated code nests deeper than a worker thread's stack allows for recursion.
+        let src = format!(
+            "fn deep() -> u32 {{ {} }}\n",
+            vec!["(1"; 20_000].join("+") + &")".repeat(20_000)
+        );
+        let handle = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let tree = parse(Language::Rust, src.as_bytes()).expect("parse");
+                let got = extract_from_tree(Language::Rust, src.as_bytes(), &tree);
+                let skeleton =
+                    crate::skeleton::skeleton_from_tree(Language::Rust, src.as_bytes(), &tree);
+                (
+                    got.symbols.len(),
+                    calls(Language::Rust, src.as_bytes(), &tree).len(),
+                    skeleton,
+                )
+            })
+            .expect("spawn");
+        let (symbols, calls, skeleton) = handle.join().expect("no stack overflow");
+        assert_eq!((symbols, calls), (1, 0));
+        assert_eq!(skeleton, "fn deep() -> u32 { /* ... */ }\n");
     }
 
     #[test]

@@ -93,6 +93,7 @@ pub struct Resolved {
 pub struct Workspace {
     root: PathBuf,
     root_fd: OwnedFd,
+    root_id: (u64, u64),
     options: SandboxOptions,
 }
 
@@ -122,9 +123,14 @@ impl Workspace {
             Mode::empty(),
         )
         .map_err(|errno| root_err(errno.into()))?;
+        let stat = rustix::fs::fstat(&root_fd).map_err(|errno| root_err(errno.into()))?;
+        // Field widths differ between targets; both fit in u64.
+        #[allow(clippy::useless_conversion)]
+        let identity = (u64::from(stat.st_dev), u64::from(stat.st_ino));
         Ok(Self {
             root,
             root_fd,
+            root_id: identity,
             options,
         })
     }
@@ -132,6 +138,11 @@ impl Workspace {
     /// The root, canonical (symlinks resolved, absolute).
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The root directory's (device, inode), to tell whether a path still names it.
+    pub fn root_id(&self) -> (u64, u64) {
+        self.root_id
     }
 
     /// The root's open descriptor.

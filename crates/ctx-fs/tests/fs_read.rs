@@ -1,6 +1,7 @@
 //! `fs_read` through the library: each mode, batches with failing operations, the response
 //! cap and its continuations, bad input, and the text form.
 
+use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
@@ -31,19 +32,28 @@ fn run_with(root: &Path, request: &Value, options: &ReadOptions) -> Value {
 #[test]
 fn line_mode_reads_ranges_and_reports_numbers() {
     let dir = tree(&[("src/a.rs", b"one\r\ntwo\r\nthree\r\nfour\r\n")]);
-    let out = run(dir.path(), &json!({"operations": [
-        {"mode": "Line", "path": "src/a.rs", "start_line": 2, "end_line": 3},
-        {"mode": "Line", "path": "src/a.rs", "start_line": -1},
-        {"mode": "Line", "path": "src/a.rs"},
-    ]}));
+    let out = run(
+        dir.path(),
+        &json!({"operations": [
+            {"mode": "Line", "path": "src/a.rs", "start_line": 2, "end_line": 3},
+            {"mode": "Line", "path": "src/a.rs", "start_line": -1},
+            {"mode": "Line", "path": "src/a.rs"},
+        ]}),
+    );
     assert_eq!(out["failed"], 0);
     let r = &out["results"][0]["result"];
     assert_eq!(r["content"], "two\nthree");
-    assert_eq!((r["start_line"].as_u64(), r["end_line"].as_u64()), (Some(2), Some(3)));
+    assert_eq!(
+        (r["start_line"].as_u64(), r["end_line"].as_u64()),
+        (Some(2), Some(3))
+    );
     assert_eq!(r["total_lines"], 4);
     assert_eq!(out["results"][1]["result"]["content"], "four");
-    assert_eq!(out["results"][2]["result"]["content"], "one\ntwo\nthree\nfour");
-    assert_eq!(out["results"][2]["result"]["file_bytes"], 22);
+    assert_eq!(
+        out["results"][2]["result"]["content"],
+        "one\ntwo\nthree\nfour"
+    );
+    assert_eq!(out["results"][2]["result"]["file_bytes"], 23);
 }
 
 #[test]
@@ -68,11 +78,17 @@ fn directory_mode_is_breadth_first_sorted_and_honours_ignore_rules() {
         .collect();
     assert_eq!(paths, [".github", ".gitignore", "A.txt", "a", "b.txt"]);
     let b = &r["entries"][4];
-    assert_eq!((b["kind"].as_str(), b["size"].as_u64()), (Some("file"), Some(2)));
+    assert_eq!(
+        (b["kind"].as_str(), b["size"].as_u64()),
+        (Some("file"), Some(2))
+    );
     assert!(b["mtime"].as_i64().expect("mtime") > 1_600_000_000);
     assert_eq!(r["entries"][3]["kind"], "dir");
 
-    let out = run(dir.path(), &json!({"mode": "Directory", "path": ".", "depth": 1}));
+    let out = run(
+        dir.path(),
+        &json!({"mode": "Directory", "path": ".", "depth": 1}),
+    );
     let paths: Vec<&str> = out["results"][0]["result"]["entries"]
         .as_array()
         .expect("entries")
@@ -81,10 +97,22 @@ fn directory_mode_is_breadth_first_sorted_and_honours_ignore_rules() {
         .collect();
     assert_eq!(
         paths,
-        [".github", ".gitignore", "A.txt", "a", "b.txt", ".github/ci.yml", "a/deep", "a/z.txt"]
+        [
+            ".github",
+            ".gitignore",
+            "A.txt",
+            "a",
+            "b.txt",
+            ".github/ci.yml",
+            "a/deep",
+            "a/z.txt"
+        ]
     );
 
-    let out = run(dir.path(), &json!({"mode": "Directory", "path": "a", "depth": 5}));
+    let out = run(
+        dir.path(),
+        &json!({"mode": "Directory", "path": "a", "depth": 5}),
+    );
     let paths: Vec<&str> = out["results"][0]["result"]["entries"]
         .as_array()
         .expect("entries")
@@ -104,20 +132,26 @@ fn search_mode_finds_literals_regexes_and_skips_binaries() {
         (".gitignore", b"ignored/\n"),
         ("ignored/c.rs", b"TODO hidden by gitignore"),
     ]);
-    let out = run(dir.path(), &json!({"operations": [
-        {"mode": "Search", "path": ".", "pattern": "todo", "context_lines": 1},
-        {"mode": "Search", "path": "src/b.rs", "pattern": "a.b", "context_lines": 0},
-        {"mode": "Search", "path": "src", "pattern": "fn \\w+\\(", "regex": true, "context_lines": 0},
-        {"mode": "Search", "path": "src", "pattern": "todo", "case_sensitive": true, "context_lines": 0},
-        {"mode": "Search", "path": "src", "pattern": "nothing here"},
-        {"mode": "Search", "path": "bin.dat", "pattern": "TODO"},
-    ]}));
+    let out = run(
+        dir.path(),
+        &json!({"operations": [
+            {"mode": "Search", "path": ".", "pattern": "todo", "context_lines": 1},
+            {"mode": "Search", "path": "src/b.rs", "pattern": "a.b", "context_lines": 0},
+            {"mode": "Search", "path": "src", "pattern": "fn \\w+\\(", "regex": true, "context_lines": 0},
+            {"mode": "Search", "path": "src", "pattern": "todo", "case_sensitive": true, "context_lines": 0},
+            {"mode": "Search", "path": "src", "pattern": "nothing here"},
+            {"mode": "Search", "path": "bin.dat", "pattern": "TODO"},
+        ]}),
+    );
     let all = &out["results"][0]["result"];
     assert_eq!(all["total_matches"], 2, "{all}");
     assert_eq!(all["files_skipped"], 1, "the binary file");
     assert_eq!(all["matches"][0]["path"], "src/a.rs");
     assert_eq!(all["matches"][0]["line_number"], 2);
-    assert_eq!(all["matches"][0]["context"], "  1: fn main() {\n→ 2:     // TODO: fix\n  3: }\n");
+    assert_eq!(
+        all["matches"][0]["context"],
+        "  1: fn main() {\n→ 2:     // TODO: fix\n  3: }\n"
+    );
     assert_eq!(all["matches"][1]["path"], "src/b.rs");
     let literal = &out["results"][1]["result"];
     assert_eq!(literal["total_matches"], 1);
@@ -127,23 +161,36 @@ fn search_mode_finds_literals_regexes_and_skips_binaries() {
     assert_eq!(out["results"][4]["result"]["total_matches"], 0);
     let binary = &out["results"][5];
     assert_eq!(binary["ok"], false);
-    assert!(binary["error"]["message"].as_str().expect("message").contains("binary"));
+    assert!(
+        binary["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("binary")
+    );
 }
 
 #[test]
 fn a_failing_operation_does_not_stop_the_batch() {
     let dir = tree(&[("a.txt", b"a\n"), ("b.txt", b"b\n")]);
-    let out = run(dir.path(), &json!({"operations": [
-        {"mode": "Line", "path": "a.txt"},
-        {"mode": "Line", "path": "missing.txt"},
-        {"mode": "Frobnicate", "path": "a.txt"},
-        {"mode": "Line", "path": "b.txt"},
-    ]}));
+    let out = run(
+        dir.path(),
+        &json!({"operations": [
+            {"mode": "Line", "path": "a.txt"},
+            {"mode": "Line", "path": "missing.txt"},
+            {"mode": "Frobnicate", "path": "a.txt"},
+            {"mode": "Line", "path": "b.txt"},
+        ]}),
+    );
     assert_eq!(out["failed"], 2);
     let results = out["results"].as_array().expect("results");
     assert_eq!(results[0]["result"]["content"], "a");
     assert_eq!(results[1]["error"]["kind"], "not_found");
-    assert!(results[1]["error"]["message"].as_str().expect("m").contains("missing.txt"));
+    assert!(
+        results[1]["error"]["message"]
+            .as_str()
+            .expect("m")
+            .contains("missing.txt")
+    );
     assert_eq!(results[2]["error"]["kind"], "invalid_input");
     assert_eq!(results[2]["mode"], "Frobnicate");
     assert_eq!(results[3]["result"]["content"], "b");
@@ -152,19 +199,35 @@ fn a_failing_operation_does_not_stop_the_batch() {
 #[test]
 fn bad_input_is_explained() {
     let dir = tree(&[("bin.dat", b"\xff\xfe\x00abc"), ("d/x", b"")]);
-    let out = run(dir.path(), &json!({"operations": [
-        {"mode": "Line", "path": "bin.dat"},
-        {"mode": "Search", "path": "d"},
-        {"mode": "Directory", "path": "d", "depth": -1},
-        {"mode": "Line", "path": "d"},
-        {"mode": "Directory", "path": "bin.dat"},
-        {"mode": "Line", "path": "bin.dat", "start_line": 9},
-        {"mode": "Line", "path": "d/x", "start_line": 2},
-    ]}));
-    let message = |i: usize| out["results"][i]["error"]["message"].as_str().expect("message").to_owned();
-    assert!(message(0).contains("not UTF-8") && message(0).contains("6 bytes"), "{}", message(0));
+    let out = run(
+        dir.path(),
+        &json!({"operations": [
+            {"mode": "Line", "path": "bin.dat"},
+            {"mode": "Search", "path": "d"},
+            {"mode": "Directory", "path": "d", "depth": -1},
+            {"mode": "Line", "path": "d"},
+            {"mode": "Directory", "path": "bin.dat"},
+            {"mode": "Line", "path": "bin.dat", "start_line": 9},
+            {"mode": "Line", "path": "d/x", "start_line": 2},
+        ]}),
+    );
+    let message = |i: usize| {
+        out["results"][i]["error"]["message"]
+            .as_str()
+            .expect("message")
+            .to_owned()
+    };
+    assert!(
+        message(0).contains("not UTF-8") && message(0).contains("6 bytes"),
+        "{}",
+        message(0)
+    );
     assert!(message(1).contains("needs a `pattern`"), "{}", message(1));
-    assert!(message(2).contains("`depth` must be 0 or more"), "{}", message(2));
+    assert!(
+        message(2).contains("`depth` must be 0 or more"),
+        "{}",
+        message(2)
+    );
     assert!(message(3).contains("is a directory"), "{}", message(3));
     assert!(message(4).contains("not a directory"), "{}", message(4));
     assert!(message(6).contains("has 0 lines"), "{}", message(6));
@@ -173,34 +236,62 @@ fn bad_input_is_explained() {
 
 #[test]
 fn the_response_cap_truncates_in_order_and_continuations_resume() {
-    let body: String = (1..=200).map(|i| format!("line {i:04}\n")).collect();
+    let body = (1..=200).fold(String::new(), |mut acc, i| {
+        let _ = writeln!(acc, "line {i:04}");
+        acc
+    });
     let dir = tree(&[("a.txt", body.as_bytes()), ("b.txt", body.as_bytes())]);
     let options = ReadOptions {
         max_response_bytes: 1000,
         ..ReadOptions::default()
     };
-    // a.txt fills 900 bytes (90 lines); b.txt gets the 100 left (9 whole lines).
-    let out = run_with(dir.path(), &json!({"operations": [
-        {"mode": "Line", "path": "a.txt", "start_line": 1, "end_line": 90},
-        {"mode": "Line", "path": "b.txt"},
-    ]}), &options);
+    // a.txt fills 899 bytes (90 lines joined by \n); b.txt gets the 101 left: 10 lines.
+    let out = run_with(
+        dir.path(),
+        &json!({"operations": [
+            {"mode": "Line", "path": "a.txt", "start_line": 1, "end_line": 90},
+            {"mode": "Line", "path": "b.txt"},
+        ]}),
+        &options,
+    );
     assert_eq!(out["truncated"], true);
     let a = &out["results"][0]["result"];
-    assert_eq!((a["lines_returned"].as_u64(), a["truncated"].as_bool()), (Some(90), Some(false)));
+    assert_eq!(
+        (a["lines_returned"].as_u64(), a["truncated"].as_bool()),
+        (Some(90), Some(false))
+    );
     let b = &out["results"][1]["result"];
     assert_eq!(b["truncated"], true);
-    assert_eq!(b["lines_returned"], 9);
-    assert_eq!(b["next_start_line"], 10);
-    let again = run_with(dir.path(), &json!({"mode": "Line", "path": "b.txt", "start_line": 10}), &options);
-    assert!(again["results"][0]["result"]["content"].as_str().expect("c").starts_with("line 0010\n"));
+    assert_eq!(b["lines_returned"], 10);
+    assert_eq!(b["next_start_line"], 11);
+    let again = run_with(
+        dir.path(),
+        &json!({"mode": "Line", "path": "b.txt", "start_line": 11}),
+        &options,
+    );
+    assert!(
+        again["results"][0]["result"]["content"]
+            .as_str()
+            .expect("c")
+            .starts_with("line 0011\n")
+    );
 
     // Directory and Search continue by offset; the pages join up to the whole listing.
-    let many: Vec<(String, Vec<u8>)> = (0..60).map(|i| (format!("d/f{i:02}.txt"), b"hit\n".to_vec())).collect();
-    let many_refs: Vec<(&str, &[u8])> = many.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
+    let many: Vec<(String, Vec<u8>)> = (0..60)
+        .map(|i| (format!("d/f{i:02}.txt"), b"hit\n".to_vec()))
+        .collect();
+    let many_refs: Vec<(&str, &[u8])> = many
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.as_slice()))
+        .collect();
     let dir = tree(&many_refs);
     for (mode, extra, list) in [
         ("Directory", json!({}), "entries"),
-        ("Search", json!({"pattern": "hit", "context_lines": 0}), "matches"),
+        (
+            "Search",
+            json!({"pattern": "hit", "context_lines": 0}),
+            "matches",
+        ),
     ] {
         let mut seen = Vec::new();
         let mut offset = 0;
@@ -228,7 +319,11 @@ fn the_response_cap_truncates_in_order_and_continuations_resume() {
 fn the_text_form_is_amazon_q_style() {
     let dir = tree(&[("a.txt", b"alpha\nbeta\n"), ("d/x.rs", b"x")]);
     let ws = Workspace::open(dir.path()).expect("workspace");
-    let single = fs_read(&ws, &FsReadInput::new([Operation::line("a.txt")]), &ReadOptions::default());
+    let single = fs_read(
+        &ws,
+        &FsReadInput::new([Operation::line("a.txt")]),
+        &ReadOptions::default(),
+    );
     assert_eq!(single.to_text(), "alpha\nbeta\n");
     let batch = fs_read(
         &ws,
@@ -240,10 +335,19 @@ fn the_text_form_is_amazon_q_style() {
         &ReadOptions::default(),
     );
     let text = batch.to_text();
-    assert!(text.starts_with("=== [1] Search a.txt ===\na.txt:2\n  1: alpha\n→ 2: beta\n"), "{text}");
-    assert!(text.contains("=== [2] Directory d ===\n-          1 "), "{text}");
+    assert!(
+        text.starts_with("=== [1] Search a.txt ===\na.txt:2\n  1: alpha\n→ 2: beta\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("=== [2] Directory d ===\n-          1 "),
+        "{text}"
+    );
     assert!(text.contains(" d/x.rs\n"), "{text}");
-    assert!(text.contains("=== [3] Line nope ===\nerror: `nope` does not exist"), "{text}");
+    assert!(
+        text.contains("=== [3] Line nope ===\nerror: `nope` does not exist"),
+        "{text}"
+    );
     assert!(matches!(batch.results[0].result, Some(OpResult::Search(_))));
 }
 
@@ -253,11 +357,26 @@ fn the_schema_names_every_field_the_parser_accepts() {
     let props = schema["properties"]["operations"]["items"]["properties"]
         .as_object()
         .expect("properties");
-    for field in ["mode", "path", "start_line", "end_line", "depth", "pattern", "context_lines", "regex", "case_sensitive", "offset"] {
+    for field in [
+        "mode",
+        "path",
+        "start_line",
+        "end_line",
+        "depth",
+        "pattern",
+        "context_lines",
+        "regex",
+        "case_sensitive",
+        "offset",
+    ] {
         assert!(props.contains_key(field), "{field}");
         let mut op = json!({"mode": "Search", "path": "x", "pattern": "p"});
         if !["mode", "path", "pattern"].contains(&field) {
-            op[field] = if ["regex", "case_sensitive"].contains(&field) { json!(true) } else { json!(1) };
+            op[field] = if ["regex", "case_sensitive"].contains(&field) {
+                json!(true)
+            } else {
+                json!(1)
+            };
         }
         let input = FsReadInput::from_json(&op).expect("parses");
         assert!(input.operations[0].operation.is_ok(), "{field}");

@@ -63,12 +63,19 @@ fn the_tail_of_a_1_gib_file_is_read_without_reading_the_file() {
     let read = proc_field("io", "rchar:") - read_before;
     let rss_growth_kb = proc_field("status", "VmRSS:").saturating_sub(rss_before);
 
-    let OpResult::Line(tail) = tail else { panic!("line result") };
+    let OpResult::Line(tail) = tail else {
+        panic!("line result")
+    };
     let want: Vec<String> = (991..=1000).map(|i| format!("tail line {i}")).collect();
     assert_eq!(tail.content, want.join("\n"));
     assert_eq!(tail.lines_returned, 10);
-    assert_eq!(tail.total_lines, None, "the line count would need the whole file");
-    let OpResult::Line(head) = head else { panic!("line result") };
+    assert_eq!(
+        tail.total_lines, None,
+        "the line count would need the whole file"
+    );
+    let OpResult::Line(head) = head else {
+        panic!("line result")
+    };
     assert_eq!(head.content, "head line 2\nhead line 3");
     assert_eq!(head.start_line, Some(2));
 
@@ -77,9 +84,7 @@ fn the_tail_of_a_1_gib_file_is_read_without_reading_the_file() {
     assert!(elapsed.as_millis() < 2000, "took {elapsed:?}");
     // Figures for the notes (shown with --nocapture).
     let _ = std::io::stderr().write_all(
-        format!(
-            "1 GiB tail+head: {elapsed:?}, {read} bytes read, RSS +{rss_growth_kb} kB\n"
-        )
-        .as_bytes(),
+        format!("1 GiB tail+head: {elapsed:?}, {read} bytes read, RSS +{rss_growth_kb} kB\n")
+            .as_bytes(),
     );
 }

@@ -39,7 +39,9 @@ fn every_attack_is_refused_with_the_expected_kind() {
     let cases = attacks::cases(&fixture);
     assert!(cases.len() >= 30, "only {} cases", cases.len());
     for resolver in resolvers() {
-        let Some(ws) = workspace(&fixture, resolver) else { continue };
+        let Some(ws) = workspace(&fixture, resolver) else {
+            continue;
+        };
         for case in &cases {
             match ws.resolve(&case.path) {
                 Ok(resolved) => panic!(
@@ -64,7 +66,9 @@ fn every_attack_is_refused_with_the_expected_kind() {
 fn every_attack_fails_in_every_mode_and_no_output_holds_a_secret() {
     let fixture = attacks::build();
     for resolver in resolvers() {
-        let Some(ws) = workspace(&fixture, resolver) else { continue };
+        let Some(ws) = workspace(&fixture, resolver) else {
+            continue;
+        };
         let mut ops = Vec::new();
         for case in attacks::cases(&fixture) {
             ops.push(Operation::line(case.path.clone()));
@@ -75,8 +79,14 @@ fn every_attack_fails_in_every_mode_and_no_output_holds_a_secret() {
         let output = fs_read(&ws, &FsReadInput::new(ops), &ReadOptions::default());
         assert_eq!(output.failed, count, "{resolver:?}: some attack succeeded");
         let json = serde_json::to_string(&output).expect("json");
-        assert!(!json.contains(attacks::SECRET), "{resolver:?}: secret leaked");
-        assert!(!json.contains("root:x:0"), "{resolver:?}: /etc/passwd leaked");
+        assert!(
+            !json.contains(attacks::SECRET),
+            "{resolver:?}: secret leaked"
+        );
+        assert!(
+            !json.contains("root:x:0"),
+            "{resolver:?}: /etc/passwd leaked"
+        );
     }
 }
 
@@ -84,7 +94,9 @@ fn every_attack_fails_in_every_mode_and_no_output_holds_a_secret() {
 fn listing_and_searching_the_root_shows_nothing_from_outside() {
     let fixture = attacks::build();
     for resolver in resolvers() {
-        let Some(ws) = workspace(&fixture, resolver) else { continue };
+        let Some(ws) = workspace(&fixture, resolver) else {
+            continue;
+        };
         let input = FsReadInput::new([
             Operation::directory(".", 5),
             Operation::search(".", "secret"),
@@ -98,7 +110,10 @@ fn listing_and_searching_the_root_shows_nothing_from_outside() {
         assert!(!json.contains("root:x:0"), "{resolver:?}");
         // A symlink that stays inside is followed.
         assert!(output.results[3].ok, "{resolver:?}: {json}");
-        assert!(json.contains("\"content\":\"inner\""), "{resolver:?}: {json}");
+        assert!(
+            json.contains("\"content\":\"inner\""),
+            "{resolver:?}: {json}"
+        );
     }
 }
 
@@ -106,7 +121,9 @@ fn listing_and_searching_the_root_shows_nothing_from_outside() {
 fn legitimate_paths_still_resolve() {
     let fixture = attacks::build();
     for resolver in resolvers() {
-        let Some(ws) = workspace(&fixture, resolver) else { continue };
+        let Some(ws) = workspace(&fixture, resolver) else {
+            continue;
+        };
         for path in [
             "ok.txt",
             "./ok.txt",
@@ -116,7 +133,9 @@ fn legitimate_paths_still_resolve() {
             ".",
             "sub",
         ] {
-            let resolved = ws.resolve(path).unwrap_or_else(|e| panic!("{resolver:?} {path}: {e}"));
+            let resolved = ws
+                .resolve(path)
+                .unwrap_or_else(|e| panic!("{resolver:?} {path}: {e}"));
             assert!(!resolved.rel.contains(".."), "{path}");
         }
         let abs = fixture.root.join("ok.txt").display().to_string();
@@ -142,7 +161,9 @@ fn hard_links_are_allowed_when_the_policy_says_so() {
 fn a_symlink_swapped_during_requests_never_escapes() {
     let fixture = attacks::build();
     for resolver in resolvers() {
-        let Some(ws) = workspace(&fixture, resolver) else { continue };
+        let Some(ws) = workspace(&fixture, resolver) else {
+            continue;
+        };
         let stop = Arc::new(AtomicBool::new(false));
         let flipper = attacks::flipper(&fixture.root, Arc::clone(&stop));
         let mut inside_reads = 0;
@@ -156,7 +177,10 @@ fn a_symlink_swapped_during_requests_never_escapes() {
             let output = fs_read(&ws, &input, &ReadOptions::default());
             let json = serde_json::to_string(&output).expect("json");
             assert!(!json.contains(attacks::SECRET), "{resolver:?}: {json}");
-            assert!(!json.contains("only_outside.txt\",\"kind"), "{resolver:?}: {json}");
+            assert!(
+                !json.contains("only_outside.txt\",\"kind"),
+                "{resolver:?}: {json}"
+            );
             assert!(!output.results[0].ok, "{resolver:?}: {json}");
             if output.results[1].ok {
                 inside_reads += 1;
@@ -165,6 +189,9 @@ fn a_symlink_swapped_during_requests_never_escapes() {
         stop.store(true, Ordering::Relaxed);
         let flips = flipper.join().expect("flipper");
         assert!(flips > 10, "the flipper barely ran ({flips} flips)");
-        assert!(inside_reads > 0, "{resolver:?}: the legitimate target never resolved");
+        assert!(
+            inside_reads > 0,
+            "{resolver:?}: the legitimate target never resolved"
+        );
     }
 }

@@ -176,7 +176,11 @@ impl Split {
                     units.extend(items.into_iter().map(|item| (index, Unit::Item(item))));
                 }
                 (Section::Text(_), Some(Value::String(text))) => {
-                    units.extend(text_units(&text).into_iter().map(|t| (index, Unit::Text(t))));
+                    units.extend(
+                        text_units(&text)
+                            .into_iter()
+                            .map(|t| (index, Unit::Text(t))),
+                    );
                 }
                 _ => {}
             }
@@ -223,7 +227,10 @@ impl Split {
             }
             .encode()
         });
-        object.insert("next_cursor".to_owned(), next.map_or(Value::Null, Value::String));
+        object.insert(
+            "next_cursor".to_owned(),
+            next.map_or(Value::Null, Value::String),
+        );
         object.insert(
             "page".to_owned(),
             serde_json::json!({ "start": start, "count": end - start, "total": total }),
@@ -311,6 +318,7 @@ pub fn paginate(
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::fmt::Write as _;
 
     fn request(max_tokens: u64, start: usize) -> PageRequest {
         PageRequest {
@@ -340,10 +348,17 @@ mod tests {
         let mut start = 0;
         let mut pages = 0;
         loop {
-            let page = paginate(answer.clone(), &[Section::Items("results")], &request(300, start))
-                .expect("page");
+            let page = paginate(
+                answer.clone(),
+                &[Section::Items("results")],
+                &request(300, start),
+            )
+            .expect("page");
             let text = page.to_string();
-            assert!(TokenizerKind::O200kBase.count(&text) <= 300, "page over the cap");
+            assert!(
+                TokenizerKind::O200kBase.count(&text) <= 300,
+                "page over the cap"
+            );
             seen.extend(page["results"].as_array().expect("array").iter().cloned());
             pages += 1;
             match page["next_cursor"].as_str() {
@@ -359,15 +374,19 @@ mod tests {
     fn text_pages_concatenate_to_the_text() {
         let mut text = String::new();
         for i in 0..400 {
-            text.push_str(&format!("line {i}: \"quoted\" \\ text with ünïcode\n"));
+            writeln!(text, "line {i}: \"quoted\" \\ text with ünïcode").expect("write");
         }
         text.push_str(&"x".repeat(5000)); // a long last line without a newline
         let answer = json!({ "payload": text.clone(), "next_cursor": null, "page": {} });
         let mut joined = String::new();
         let mut start = 0;
         loop {
-            let page = paginate(answer.clone(), &[Section::Text("payload")], &request(500, start))
-                .expect("page");
+            let page = paginate(
+                answer.clone(),
+                &[Section::Text("payload")],
+                &request(500, start),
+            )
+            .expect("page");
             assert!(TokenizerKind::O200kBase.count(&page.to_string()) <= 500);
             joined.push_str(page["payload"].as_str().expect("text"));
             match page["next_cursor"].as_str() {
@@ -389,14 +408,21 @@ mod tests {
     #[test]
     fn cursors_parse_and_check_their_pin() {
         let cursor = Cursor::parse("12.00ff").expect("parse");
-        assert_eq!(cursor, Cursor { start: 12, pin: "00ff".into() });
+        assert_eq!(
+            cursor,
+            Cursor {
+                start: 12,
+                pin: "00ff".into()
+            }
+        );
         assert!(cursor.check_pin("00ff").is_ok());
         assert!(cursor.check_pin("1234").is_err());
         for bad in ["", "12", "x.00ff", "12.", "12.zz"] {
             assert!(Cursor::parse(bad).is_err(), "{bad}");
         }
-        let a = serde_json::from_value(json!({ "pattern": "x", "cursor": "1.ab", "max_tokens": 5 }))
-            .expect("object");
+        let a =
+            serde_json::from_value(json!({ "pattern": "x", "cursor": "1.ab", "max_tokens": 5 }))
+                .expect("object");
         let b = serde_json::from_value(json!({ "pattern": "x" })).expect("object");
         assert_eq!(pin_for("ctx_search", &a), pin_for("ctx_search", &b));
         assert_ne!(pin_for("ctx_search", &b), pin_for("ctx_map", &b));

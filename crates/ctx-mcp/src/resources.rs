@@ -49,7 +49,10 @@ pub fn list(ws: &Workspace) -> Result<Vec<Resource>, ErrorData> {
         }
         for snapshot in store.db().list_snapshots()? {
             let id = snapshot.snapshot_id.to_string();
-            let name = snapshot.label.clone().unwrap_or_else(|| id[..19].to_owned());
+            let name = snapshot
+                .label
+                .clone()
+                .unwrap_or_else(|| id[..19].to_owned());
             out.push(
                 Resource::new(format!("{SNAPSHOT_PREFIX}{id}"), name)
                     .with_title(format!("Snapshot of {}", snapshot.packs.join(" + ")))
@@ -105,7 +108,9 @@ pub fn read(ws: &Workspace, uri: &str) -> Result<ResourceContents, ErrorData> {
             .with_mime_type(mime_of_style(&style_of(&snapshot.policy_json))));
     }
     Err(ErrorData::resource_not_found(
-        format!("unknown resource `{uri}`; ctx serves ctx://pack/<name> and ctx://snapshot/<id> (resources/list lists them)"),
+        format!(
+            "unknown resource `{uri}`; ctx serves ctx://pack/<name> and ctx://snapshot/<id> (resources/list lists them)"
+        ),
         None,
     ))
 }

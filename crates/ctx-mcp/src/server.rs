@@ -103,7 +103,9 @@ impl CtxServer {
                 ""
             };
             return Err(ErrorData::invalid_params(
-                format!("unknown tool `{name}`{hint}; tools/list names the tools this server offers"),
+                format!(
+                    "unknown tool `{name}`{hint}; tools/list names the tools this server offers"
+                ),
                 None,
             ));
         };
@@ -141,7 +143,12 @@ impl CtxServer {
                 }
             }
         };
-        tracing::debug!(tool = name, elapsed_ms = started.elapsed().as_secs_f64() * 1000.0, error = result.is_error.unwrap_or(false), "tool call");
+        tracing::debug!(
+            tool = name,
+            elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+            error = result.is_error.unwrap_or(false),
+            "tool call"
+        );
         if let Some(recorder) = &self.inner.recorder {
             recorder.record(&RecordedCall {
                 tool: name,

@@ -57,9 +57,15 @@ impl HttpOptions {
                 IpAddr::V4(v4) => v4.to_string(),
                 IpAddr::V6(v6) => v6.to_string(),
             };
-            let bracketed = if ip.is_ipv6() { format!("[{host}]") } else { host.clone() };
+            let bracketed = if ip.is_ipv6() {
+                format!("[{host}]")
+            } else {
+                host.clone()
+            };
             options.allowed_hosts.push(host);
-            options.allowed_origins.push(format!("http://{bracketed}:*"));
+            options
+                .allowed_origins
+                .push(format!("http://{bracketed}:*"));
         }
         options
     }

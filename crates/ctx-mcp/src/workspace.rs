@@ -43,19 +43,22 @@ pub struct Workspace {
     tokenizer: TokenizerKind,
     max_tokens: u64,
     pool: Mutex<Vec<Worker>>,
+    /// The file engine's sandbox (holds the root open), for `fs_read`.
+    sandbox: Result<ctx::fs::Workspace, String>,
 }
 
 impl Workspace {
     /// Checks the root, opens the store once (so a broken store fails at start, not on the
     /// first call) and resolves the settings.
     pub fn open(config: &McpConfig) -> Result<Self, McpError> {
-        let root = config
-            .workspace_root
-            .canonicalize()
-            .map_err(|source| McpError::WorkspaceRoot {
-                path: config.workspace_root.clone(),
-                source,
-            })?;
+        let root =
+            config
+                .workspace_root
+                .canonicalize()
+                .map_err(|source| McpError::WorkspaceRoot {
+                    path: config.workspace_root.clone(),
+                    source,
+                })?;
         if !root.is_dir() {
             return Err(McpError::WorkspaceRoot {
                 path: config.workspace_root.clone(),
@@ -67,7 +70,9 @@ impl Workspace {
             .layers
             .count("mcp.max_tokens")
             .map_err(ctx::CtxError::from)?;
+        let sandbox = ctx::fs::Workspace::open(&root).map_err(|e| e.to_string());
         let workspace = Self {
+            sandbox,
             root,
             store_dir: config.store_dir.clone(),
             sources_root: config.sources_root.clone(),
@@ -94,6 +99,13 @@ impl Workspace {
     /// The default token cap of an answer (`mcp.max_tokens`).
     pub fn max_tokens(&self) -> u64 {
         self.max_tokens
+    }
+
+    /// The file engine's sandbox of the root.
+    pub fn sandbox(&self) -> Result<&ctx::fs::Workspace, ToolError> {
+        self.sandbox
+            .as_ref()
+            .map_err(|e| ToolError::Failed(e.clone()))
     }
 
     fn new_worker(&self) -> Result<Worker, McpError> {
@@ -142,7 +154,10 @@ impl Workspace {
     }
 
     /// Runs `f` with a pooled store.
-    pub fn with_store<T>(&self, f: impl FnOnce(&Store) -> Result<T, ToolError>) -> Result<T, ToolError> {
+    pub fn with_store<T>(
+        &self,
+        f: impl FnOnce(&Store) -> Result<T, ToolError>,
+    ) -> Result<T, ToolError> {
         let worker = self.take()?;
         let result = f(&worker.store);
         self.give_back(worker);

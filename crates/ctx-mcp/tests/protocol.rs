@@ -95,39 +95,69 @@ async fn handshake_lists_and_calls() {
     assert_eq!(result["serverInfo"]["name"], "ctx");
     assert_eq!(result["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(result["protocolVersion"], "2025-11-25");
-    assert!(result["instructions"].as_str().expect("instructions").contains("next_cursor"));
+    assert!(
+        result["instructions"]
+            .as_str()
+            .expect("instructions")
+            .contains("next_cursor")
+    );
     assert!(result["capabilities"]["tools"].is_object());
     assert!(result["capabilities"]["resources"].is_object());
 
     let tools = client.request(2, "tools/list", json!({})).await;
     let tools = tools["result"]["tools"].as_array().expect("tools").clone();
-    assert_eq!(tools.len(), 14);
-    let search = tools.iter().find(|t| t["name"] == "ctx_search").expect("ctx_search");
+    assert_eq!(tools.len(), 15);
+    let search = tools
+        .iter()
+        .find(|t| t["name"] == "ctx_search")
+        .expect("ctx_search");
     assert_eq!(search["annotations"]["readOnlyHint"], true);
     assert_eq!(search["annotations"]["openWorldHint"], false);
     assert!(search["outputSchema"]["properties"]["results"].is_object());
     assert!(search["inputSchema"]["properties"]["pattern"]["description"].is_string());
 
     let called = client
-        .request(3, "tools/call", json!({ "name": "ctx_search", "arguments": { "pattern": "helper" } }))
+        .request(
+            3,
+            "tools/call",
+            json!({ "name": "ctx_search", "arguments": { "pattern": "helper" } }),
+        )
         .await;
     let result = &called["result"];
     assert_eq!(result["isError"], false);
-    assert!(result["structuredContent"]["total"].as_u64().expect("total") > 0);
+    assert!(
+        result["structuredContent"]["total"]
+            .as_u64()
+            .expect("total")
+            > 0
+    );
     let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().expect("text"))
         .expect("JSON text");
     assert_eq!(text, result["structuredContent"]);
 
     let unknown = client
-        .request(4, "tools/call", json!({ "name": "ctx_nope", "arguments": {} }))
+        .request(
+            4,
+            "tools/call",
+            json!({ "name": "ctx_nope", "arguments": {} }),
+        )
         .await;
     assert_eq!(unknown["error"]["code"], -32602);
 
     let failed = client
-        .request(5, "tools/call", json!({ "name": "ctx_map", "arguments": { "path": "/etc" } }))
+        .request(
+            5,
+            "tools/call",
+            json!({ "name": "ctx_map", "arguments": { "path": "/etc" } }),
+        )
         .await;
     assert_eq!(failed["result"]["isError"], true);
-    assert!(failed["result"]["content"][0]["text"].as_str().expect("text").contains("outside the workspace"));
+    assert!(
+        failed["result"]["content"][0]["text"]
+            .as_str()
+            .expect("text")
+            .contains("outside the workspace")
+    );
 
     let resources = client.request(6, "resources/list", json!({})).await;
     let uris: Vec<&str> = resources["result"]["resources"]
@@ -137,29 +167,64 @@ async fn handshake_lists_and_calls() {
         .map(|r| r["uri"].as_str().expect("uri"))
         .collect();
     assert_eq!(uris, ["ctx://pack/code", "ctx://pack/docs"]);
-    let templates = client.request(7, "resources/templates/list", json!({})).await;
-    assert_eq!(templates["result"]["resourceTemplates"].as_array().expect("templates").len(), 2);
-    let pack = client.request(8, "resources/read", json!({ "uri": "ctx://pack/docs" })).await;
+    let templates = client
+        .request(7, "resources/templates/list", json!({}))
+        .await;
+    assert_eq!(
+        templates["result"]["resourceTemplates"]
+            .as_array()
+            .expect("templates")
+            .len(),
+        2
+    );
+    let pack = client
+        .request(8, "resources/read", json!({ "uri": "ctx://pack/docs" }))
+        .await;
     let contents = &pack["result"]["contents"][0];
     assert_eq!(contents["mimeType"], "application/json");
     let view: Value = serde_json::from_str(contents["text"].as_str().expect("text")).expect("json");
     assert_eq!(view["name"], "docs");
 
     let rendered = client
-        .request(9, "tools/call", json!({ "name": "ctx_packs_render", "arguments": { "packs": ["docs"] } }))
+        .request(
+            9,
+            "tools/call",
+            json!({ "name": "ctx_packs_render", "arguments": { "packs": ["docs"] } }),
+        )
         .await;
     let structured = &rendered["result"]["structuredContent"];
     let uri = structured["uri"].as_str().expect("uri");
-    let snapshot = client.request(10, "resources/read", json!({ "uri": uri })).await;
+    let snapshot = client
+        .request(10, "resources/read", json!({ "uri": uri }))
+        .await;
     let contents = &snapshot["result"]["contents"][0];
-    assert_eq!(contents["text"], structured["payload"], "the resource is the payload");
+    assert_eq!(
+        contents["text"], structured["payload"],
+        "the resource is the payload"
+    );
     assert_eq!(contents["mimeType"], "text/markdown");
     let missing = client
-        .request(11, "resources/read", json!({ "uri": "ctx://snapshot/sha256:0000" }))
+        .request(
+            11,
+            "resources/read",
+            json!({ "uri": "ctx://snapshot/sha256:0000" }),
+        )
         .await;
-    assert!(missing["error"]["message"].as_str().expect("message").contains("0000"));
-    let foreign = client.request(12, "resources/read", json!({ "uri": "file:///etc/passwd" })).await;
-    assert!(foreign["error"]["message"].as_str().expect("message").contains("ctx://pack"));
+    assert!(
+        missing["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("0000")
+    );
+    let foreign = client
+        .request(12, "resources/read", json!({ "uri": "file:///etc/passwd" }))
+        .await;
+    assert!(
+        foreign["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("ctx://pack")
+    );
     client.close().await;
 }
 
@@ -181,12 +246,25 @@ async fn bad_input_gets_clear_errors_and_the_server_keeps_serving() {
     // Huge arguments: a clear error, then more service.
     let huge = "y".repeat(ctx_mcp::MAX_ARGUMENT_BYTES * 2);
     let answer = client
-        .request(2, "tools/call", json!({ "name": "ctx_search", "arguments": { "pattern": huge } }))
+        .request(
+            2,
+            "tools/call",
+            json!({ "name": "ctx_search", "arguments": { "pattern": huge } }),
+        )
         .await;
     assert_eq!(answer["result"]["isError"], true);
-    assert!(answer["result"]["content"][0]["text"].as_str().expect("text").contains("limit"));
+    assert!(
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .expect("text")
+            .contains("limit")
+    );
     let after = client
-        .request(3, "tools/call", json!({ "name": "ctx_status", "arguments": {} }))
+        .request(
+            3,
+            "tools/call",
+            json!({ "name": "ctx_status", "arguments": {} }),
+        )
         .await;
     assert_eq!(after["result"]["isError"], false);
     // Unknown methods are JSON-RPC errors.
@@ -211,10 +289,11 @@ async fn stateless_requests_of_the_2026_era() {
         "io.modelcontextprotocol/clientInfo": { "name": "test", "version": "1" },
         "io.modelcontextprotocol/clientCapabilities": {}
     });
-    let discover = client.request(1, "server/discover", json!({ "_meta": meta })).await;
+    let discover = client
+        .request(1, "server/discover", json!({ "_meta": meta }))
+        .await;
     assert_eq!(
-        discover["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
-        "ctx",
+        discover["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "ctx",
         "{discover}"
     );
     let called = client

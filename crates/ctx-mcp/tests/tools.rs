@@ -7,7 +7,7 @@ use common::{Fixture, call, fails, object, ok, text_of};
 use ctx_mcp::rmcp::model::ErrorCode;
 use serde_json::{Value, json};
 
-const READ_TOOLS: [&str; 11] = [
+const READ_TOOLS: [&str; 12] = [
     "ctx_packs_list",
     "ctx_packs_get",
     "ctx_packs_preview",
@@ -19,6 +19,7 @@ const READ_TOOLS: [&str; 11] = [
     "ctx_search",
     "ctx_related",
     "ctx_diff_context",
+    "fs_read",
 ];
 
 fn names(server: &ctx_mcp::CtxServer) -> Vec<String> {
@@ -62,13 +63,23 @@ async fn unknown_tools_are_invalid_params() {
 async fn every_tool_refuses_unknown_and_ill_typed_arguments() {
     let fx = Fixture::new();
     let server = fx.with_packs().await;
-    for tool in server.tools() {
+    // fs_read's arguments are the file engine's batch format, tested in `fs_read` below.
+    for tool in server.tools().into_iter().filter(|t| t.name != "fs_read") {
         let name = tool.name.to_string();
         let message = fails(&server, &name, json!({ "bogus": 1 })).await;
-        assert!(message.contains("unknown field `bogus`"), "{name}: {message}");
-        assert!(message.starts_with(&format!("invalid arguments for `{name}`")), "{message}");
+        assert!(
+            message.contains("unknown field `bogus`"),
+            "{name}: {message}"
+        );
+        assert!(
+            message.starts_with(&format!("invalid arguments for `{name}`")),
+            "{message}"
+        );
         // Every property with a type rejects a value of the wrong type.
-        let props = tool.input_schema["properties"].as_object().expect("props").clone();
+        let props = tool.input_schema["properties"]
+            .as_object()
+            .expect("props")
+            .clone();
         for (prop, schema) in props {
             let wrong = match schema.get("type") {
                 Some(Value::String(t)) if t == "string" => json!(12),
@@ -83,11 +94,11 @@ async fn every_tool_refuses_unknown_and_ill_typed_arguments() {
             assert!(message.contains("invalid"), "{name}.{prop}: {message}");
         }
         // Required arguments are required.
-        if let Some(required) = tool.input_schema.get("required").and_then(Value::as_array) {
-            if !required.is_empty() {
-                let message = fails(&server, &name, json!({})).await;
-                assert!(message.contains("missing field"), "{name}: {message}");
-            }
+        if let Some(required) = tool.input_schema.get("required").and_then(Value::as_array)
+            && !required.is_empty()
+        {
+            let message = fails(&server, &name, json!({})).await;
+            assert!(message.contains("missing field"), "{name}: {message}");
         }
     }
 }
@@ -110,7 +121,11 @@ async fn paging_arguments_are_checked_everywhere() {
     ];
     for (tool, args) in valid {
         let answer = ok(&server, tool, args.clone()).await;
-        assert_eq!(answer["next_cursor"], Value::Null, "{tool}: small answers are whole");
+        assert_eq!(
+            answer["next_cursor"],
+            Value::Null,
+            "{tool}: small answers are whole"
+        );
         assert!(answer["page"]["total"].is_u64(), "{tool}");
         let mut small = args.clone();
         small["max_tokens"] = json!(10);
@@ -161,7 +176,12 @@ async fn pack_tools() {
         json!({ "packs": ["docs"], "show_payload": true }),
     )
     .await;
-    assert!(with_payload["payload"].as_str().expect("payload").contains("# Demo"));
+    assert!(
+        with_payload["payload"]
+            .as_str()
+            .expect("payload")
+            .contains("# Demo")
+    );
     for (args, needle) in [
         (json!({ "packs": [] }), "at least one pack"),
         (json!({ "packs": ["nope"] }), "nope"),
@@ -172,7 +192,12 @@ async fn pack_tools() {
     }
 
     // render records a snapshot; rendering it by id returns the same bytes.
-    let rendered = ok(&server, "ctx_packs_render", json!({ "packs": ["docs", "code"] })).await;
+    let rendered = ok(
+        &server,
+        "ctx_packs_render",
+        json!({ "packs": ["docs", "code"] }),
+    )
+    .await;
     let id = rendered["snapshot_id"].as_str().expect("id").to_owned();
     assert!(id.starts_with("sha256:"));
     let again = ok(&server, "ctx_packs_render", json!({ "snapshot_id": id })).await;
@@ -197,7 +222,12 @@ async fn pack_tools() {
     assert_eq!(snap["snapshot"]["label"], "v1");
     let by_label = ok(&server, "ctx_packs_render", json!({ "snapshot_id": "v1" })).await;
     assert_eq!(by_label["snapshot_id"], snap["snapshot"]["snapshot_id"]);
-    let message = fails(&server, "ctx_packs_snapshot", json!({ "packs": ["docs"], "label": "" })).await;
+    let message = fails(
+        &server,
+        "ctx_packs_snapshot",
+        json!({ "packs": ["docs"], "label": "" }),
+    )
+    .await;
     assert!(message.contains("label"), "{message}");
     let docs = ok(&server, "ctx_packs_get", json!({ "pack": "docs" })).await;
     assert_eq!(docs["snapshots"].as_array().expect("snapshots").len(), 2);
@@ -207,7 +237,12 @@ async fn pack_tools() {
 async fn write_tools() {
     let fx = Fixture::new();
     let server = fx.server(true);
-    let pack = ok(&server, "ctx_packs_create", json!({ "name": "p", "tokenizer": "approx" })).await;
+    let pack = ok(
+        &server,
+        "ctx_packs_create",
+        json!({ "name": "p", "tokenizer": "approx" }),
+    )
+    .await;
     assert_eq!(pack["tokenizer"], "approx");
     assert_eq!(pack["budget_tokens"], 128_000);
     for (args, needle) in [
@@ -224,22 +259,48 @@ async fn write_tools() {
         json!({ "pack": "p", "source": "file:src/lib.rs#L1-L5", "priority": 3 }),
     )
     .await;
-    let artifact = added["artifact"]["artifact_id"].as_str().expect("id").to_owned();
+    let artifact = added["artifact"]["artifact_id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
     assert_eq!(added["artifact"]["kind"], "file_range");
     for (args, needle) in [
-        (json!({ "pack": "p", "source": "cmd:ls" }), "cannot be added over MCP"),
-        (json!({ "pack": "p", "source": "file:../outside.txt" }), "outside the workspace"),
-        (json!({ "pack": "p", "source": "file:/etc/passwd" }), "outside the workspace"),
-        (json!({ "pack": "p", "source": "md_dir:/tmp" }), "outside the workspace"),
+        (
+            json!({ "pack": "p", "source": "cmd:ls" }),
+            "cannot be added over MCP",
+        ),
+        (
+            json!({ "pack": "p", "source": "file:../outside.txt" }),
+            "outside the workspace",
+        ),
+        (
+            json!({ "pack": "p", "source": "file:/etc/passwd" }),
+            "outside the workspace",
+        ),
+        (
+            json!({ "pack": "p", "source": "md_dir:/tmp" }),
+            "outside the workspace",
+        ),
         (json!({ "pack": "p", "source": "glob:../**" }), ".."),
         (json!({ "pack": "p", "source": "nothing" }), "nothing"),
-        (json!({ "pack": "p", "source": "file:missing.rs" }), "missing.rs"),
-        (json!({ "pack": "nope", "source": "file:README.md" }), "nope"),
+        (
+            json!({ "pack": "p", "source": "file:missing.rs" }),
+            "missing.rs",
+        ),
+        (
+            json!({ "pack": "nope", "source": "file:README.md" }),
+            "nope",
+        ),
     ] {
         let message = fails(&server, "ctx_packs_add", args).await;
         assert!(message.contains(needle), "{message}");
     }
-    let message = fails(&server, "ctx_packs_remove", json!({ "pack": "p", "artifact_id": "zzz" })).await;
+    let message = fails(
+        &server,
+        "ctx_packs_remove",
+        json!({ "pack": "p", "artifact_id": "zzz" }),
+    )
+    .await;
     assert!(message.contains("zzz"), "{message}");
     let removed = ok(
         &server,
@@ -281,7 +342,12 @@ async fn code_tools() {
         assert!(message.contains(needle), "{message}");
     }
 
-    let summary = ok(&server, "ctx_summarize", json!({ "path": "src/lib.rs", "skeleton": true })).await;
+    let summary = ok(
+        &server,
+        "ctx_summarize",
+        json!({ "path": "src/lib.rs", "skeleton": true }),
+    )
+    .await;
     let file = &summary["files"][0];
     assert_eq!(file["path"], "src/lib.rs");
     assert_eq!(file["language"], "rust");
@@ -291,8 +357,16 @@ async fn code_tools() {
         .iter()
         .map(|s| s["name"].as_str().expect("name"))
         .collect();
-    assert!(symbols.contains(&"Parser") && symbols.contains(&"helper"), "{symbols:?}");
-    assert!(file["skeleton"].as_str().expect("skeleton").contains("pub fn helper"));
+    assert!(
+        symbols.contains(&"Parser") && symbols.contains(&"helper"),
+        "{symbols:?}"
+    );
+    assert!(
+        file["skeleton"]
+            .as_str()
+            .expect("skeleton")
+            .contains("pub fn helper")
+    );
     let dir = ok(&server, "ctx_summarize", json!({ "path": "." })).await;
     assert!(dir["files"].as_array().expect("files").len() >= 3);
     for (args, needle) in [
@@ -308,9 +382,19 @@ async fn code_tools() {
     let text = ok(&server, "ctx_search", json!({ "pattern": "helper" })).await;
     assert_eq!(text["mode"], "literal");
     assert!(text["total"].as_u64().expect("total") >= 3);
-    let symbol = ok(&server, "ctx_search", json!({ "pattern": "helper", "mode": "symbol" })).await;
+    let symbol = ok(
+        &server,
+        "ctx_search",
+        json!({ "pattern": "helper", "mode": "symbol" }),
+    )
+    .await;
     assert_eq!(symbol["results"][0]["path"], "src/lib.rs");
-    let callers = ok(&server, "ctx_search", json!({ "pattern": "helper", "mode": "caller" })).await;
+    let callers = ok(
+        &server,
+        "ctx_search",
+        json!({ "pattern": "helper", "mode": "caller" }),
+    )
+    .await;
     assert_eq!(callers["results"][0]["path"], "src/main.rs");
     let regex = ok(
         &server,
@@ -320,14 +404,25 @@ async fn code_tools() {
     .await;
     assert_eq!(regex["results"].as_array().expect("results").len(), 1);
     assert_eq!(regex["truncated"], true);
-    let none = ok(&server, "ctx_search", json!({ "pattern": "no such text anywhere" })).await;
+    let none = ok(
+        &server,
+        "ctx_search",
+        json!({ "pattern": "no such text anywhere" }),
+    )
+    .await;
     assert_eq!(none["total"], 0);
     for (args, needle) in [
         (json!({ "pattern": "" }), "empty"),
         (json!({ "pattern": "(", "mode": "regex" }), "regex"),
-        (json!({ "pattern": "x", "mode": "fuzzy" }), "unknown variant"),
+        (
+            json!({ "pattern": "x", "mode": "fuzzy" }),
+            "unknown variant",
+        ),
         (json!({ "pattern": "x", "context": 99 }), "at most 20"),
-        (json!({ "pattern": "x", "path": "../.." }), "outside the workspace"),
+        (
+            json!({ "pattern": "x", "path": "../.." }),
+            "outside the workspace",
+        ),
         (json!({ "pattern": "x", "path": "nope" }), "nope"),
     ] {
         let message = fails(&server, "ctx_search", args).await;
@@ -367,10 +462,19 @@ async fn code_tools() {
 async fn large_answers_are_paged_never_cut() {
     let fx = Fixture::new();
     for i in 0..120 {
-        common::write(&fx.root, &format!("gen/file_{i:03}.rs"), &format!("pub fn helper_{i}() -> u32 {{ helper({i}) }}\n"));
+        common::write(
+            &fx.root,
+            &format!("gen/file_{i:03}.rs"),
+            &format!("pub fn helper_{i}() -> u32 {{ helper({i}) }}\n"),
+        );
     }
     let server = fx.server(false);
-    let whole = ok(&server, "ctx_search", json!({ "pattern": "helper", "path": "gen", "max_tokens": 1_000_000 })).await;
+    let whole = ok(
+        &server,
+        "ctx_search",
+        json!({ "pattern": "helper", "path": "gen", "max_tokens": 1_000_000 }),
+    )
+    .await;
     assert_eq!(whole["next_cursor"], Value::Null);
     let total = whole["results"].as_array().expect("results").len();
     assert_eq!(total, 120);
@@ -397,12 +501,26 @@ async fn large_answers_are_paged_never_cut() {
         }
     }
     assert!(pages > 3, "{pages}");
-    assert_eq!(Value::Array(seen), whole["results"], "pages concatenate to the whole answer");
+    assert_eq!(
+        Value::Array(seen),
+        whole["results"],
+        "pages concatenate to the whole answer"
+    );
 
     // A cursor cannot continue a different query.
-    let first = ok(&server, "ctx_search", json!({ "pattern": "helper", "path": "gen", "max_tokens": 500 })).await;
+    let first = ok(
+        &server,
+        "ctx_search",
+        json!({ "pattern": "helper", "path": "gen", "max_tokens": 500 }),
+    )
+    .await;
     let next = first["next_cursor"].as_str().expect("more");
-    let message = fails(&server, "ctx_search", json!({ "pattern": "fn", "path": "gen", "cursor": next })).await;
+    let message = fails(
+        &server,
+        "ctx_search",
+        json!({ "pattern": "fn", "path": "gen", "cursor": next }),
+    )
+    .await;
     assert!(message.contains("different call"), "{message}");
 }
 
@@ -410,24 +528,51 @@ async fn large_answers_are_paged_never_cut() {
 async fn render_pages_concatenate_to_the_snapshot_bytes() {
     let fx = Fixture::new();
     for i in 0..40 {
-        common::write(&fx.root, &format!("src/gen_{i:02}.rs"), &format!("/// Generated {i}.\npub fn generated_{i}(a: u32, b: u32) -> u32 {{\n    a * {i} + b\n}}\n"));
+        common::write(
+            &fx.root,
+            &format!("src/gen_{i:02}.rs"),
+            &format!(
+                "/// Generated {i}.\npub fn generated_{i}(a: u32, b: u32) -> u32 {{\n    a * {i} + b\n}}\n"
+            ),
+        );
     }
     let server = fx.with_packs().await;
-    let first = ok(&server, "ctx_packs_render", json!({ "packs": ["code"], "max_tokens": 400 })).await;
+    let first = ok(
+        &server,
+        "ctx_packs_render",
+        json!({ "packs": ["code"], "max_tokens": 400 }),
+    )
+    .await;
     let id = first["snapshot_id"].as_str().expect("id").to_owned();
     let mut payload = first["payload"].as_str().expect("payload").to_owned();
     let mut cursor = first["next_cursor"].as_str().map(str::to_owned);
     assert!(cursor.is_some(), "a long payload is paged");
     while let Some(c) = cursor {
-        let page = ok(&server, "ctx_packs_render", json!({ "packs": ["code"], "max_tokens": 400, "cursor": c })).await;
-        assert_eq!(page["snapshot_id"], id.as_str(), "later pages come from the same snapshot");
+        let page = ok(
+            &server,
+            "ctx_packs_render",
+            json!({ "packs": ["code"], "max_tokens": 400, "cursor": c }),
+        )
+        .await;
+        assert_eq!(
+            page["snapshot_id"],
+            id.as_str(),
+            "later pages come from the same snapshot"
+        );
         payload.push_str(page["payload"].as_str().expect("payload"));
         cursor = page["next_cursor"].as_str().map(str::to_owned);
     }
     let store = ctx::store::Store::open(&fx.root.join(".ctx")).expect("store");
     let record = store.db().find_snapshot(&id).expect("snapshot");
-    let bytes = store.objects().get(&record.payload_object).expect("payload object");
-    assert_eq!(payload.as_bytes(), bytes.as_slice(), "pages are the snapshot's bytes");
+    let bytes = store
+        .objects()
+        .get(&record.payload_object)
+        .expect("payload object");
+    assert_eq!(
+        payload.as_bytes(),
+        bytes.as_slice(),
+        "pages are the snapshot's bytes"
+    );
     assert_eq!(first["payload_bytes"], bytes.len());
 }
 
@@ -455,7 +600,10 @@ async fn symbolic_links_cannot_leave_the_workspace() {
         ("ctx_map", json!({ "path": "link" })),
     ] {
         let message = fails(&server, tool, args).await;
-        assert!(message.contains("outside the workspace"), "{tool}: {message}");
+        assert!(
+            message.contains("outside the workspace"),
+            "{tool}: {message}"
+        );
     }
     let all = ok(&server, "ctx_search", json!({ "pattern": "secret" })).await;
     assert_eq!(all["total"], 0, "the walk does not follow the link out");
@@ -482,6 +630,82 @@ async fn a_recorder_sees_every_call() {
     let _ = server.dispatch("nope", object(json!({}))).await;
     assert_eq!(
         *log.0.lock().expect("lock"),
-        [("ctx_status".to_owned(), false), ("ctx_search".to_owned(), true)]
+        [
+            ("ctx_status".to_owned(), false),
+            ("ctx_search".to_owned(), true)
+        ]
     );
+}
+
+#[tokio::test]
+async fn fs_read() {
+    let fx = Fixture::new();
+    let server = fx.server(false);
+    let answer = ok(
+        &server,
+        "fs_read",
+        json!({ "operations": [
+            { "mode": "Line", "path": "src/lib.rs", "start_line": 1, "end_line": 3 },
+            { "mode": "Directory", "path": "src" },
+            { "mode": "Search", "path": ".", "pattern": "helper" },
+            { "mode": "Line", "path": "../outside" }
+        ] }),
+    )
+    .await;
+    let results = answer["results"].as_array().expect("results");
+    assert_eq!(results.len(), 4);
+    assert!(
+        results[0]["result"]["content"]
+            .as_str()
+            .expect("content")
+            .starts_with("//! The library.")
+    );
+    assert_eq!(
+        results[3]["ok"], false,
+        "one failing operation does not fail the call"
+    );
+    assert_eq!(answer["failed"], 1);
+
+    // A long file is cut to max_tokens and says where to continue.
+    let long = "line number N of a long generated file\n".repeat(3000);
+    common::write(&fx.root, "long.txt", &long);
+    let result = call(
+        &server,
+        "fs_read",
+        json!({ "operations": [{ "mode": "Line", "path": "long.txt" }], "max_tokens": 300 }),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+    assert!(ctx::core::TokenizerKind::O200kBase.count(&text_of(&result)) <= 300);
+    let line = &result.structured_content.expect("structured")["results"][0]["result"];
+    assert_eq!(line["truncated"], true);
+    assert!(line["next_start_line"].as_u64().expect("next") > 1);
+
+    for (args, needle) in [
+        (json!({}), "mode"),
+        (json!({ "operations": [] }), "operation"),
+        (
+            json!({ "operations": [{ "mode": "Line", "path": "/etc/passwd" }] }),
+            "/etc/passwd",
+        ),
+        (
+            json!({ "operations": [{ "mode": "Line", "path": "missing.txt" }] }),
+            "missing.txt",
+        ),
+        (
+            json!({ "operations": [{ "mode": "Line", "path": "long.txt" }], "max_tokens": 5 }),
+            "at least 64",
+        ),
+        (
+            json!({ "operations": [{ "mode": "Line", "path": "long.txt" }], "max_tokens": "many" }),
+            "whole number",
+        ),
+        (
+            json!({ "operations": [{ "mode": "Line", "path": "long.txt" }], "bogus": 1 }),
+            "bogus",
+        ),
+    ] {
+        let message = fails(&server, "fs_read", args).await;
+        assert!(message.contains(needle), "{message}");
+    }
 }

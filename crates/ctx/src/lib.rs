@@ -10,10 +10,12 @@ pub mod code;
 pub mod config;
 mod error;
 pub mod packs;
+pub mod select;
 pub mod tokens;
 
 pub use error::CtxError;
 
 pub use ctx_core as core;
+pub use ctx_fs as fs;
 pub use ctx_sources as sources;
 pub use ctx_store as store;

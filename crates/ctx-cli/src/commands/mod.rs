@@ -3,12 +3,18 @@
 pub mod completions;
 pub mod config;
 pub mod diff_context;
+pub mod hook;
+pub mod index;
 pub mod init;
+pub mod inject;
 pub mod map;
 pub mod mcp;
 pub mod pack;
+pub mod read;
 pub mod related;
 pub mod search;
+pub mod select;
+pub mod serve;
 pub mod status;
 pub mod store;
 pub mod summarize;
@@ -34,6 +40,12 @@ pub fn run(command: Command, ctx: &Context, out: &Output) -> Result<Status> {
         Command::Related(args) => related::run(&args, ctx, out),
         Command::DiffContext(args) => diff_context::run(&args, ctx, out),
         Command::Mcp(args) => mcp::run(&args, ctx, out),
+        Command::Index(cmd) => index::run(&cmd, ctx, out),
+        Command::Select(args) => select::run(&args, ctx, out),
+        Command::Inject(args) => inject::run(&args, ctx, out),
+        Command::Hook(cmd) => hook::run(&cmd, ctx, out),
+        Command::Read(args) => read::run(&args, ctx, out),
+        Command::Serve(args) => serve::run(&args, ctx, out),
         Command::Completions(args) => completions::run(&args, out),
     }
 }

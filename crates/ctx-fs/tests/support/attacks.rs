@@ -83,10 +83,9 @@ pub fn build() -> Fixture {
 
 /// The attack cases with placeholders filled in for this fixture.
 pub fn cases(fixture: &Fixture) -> Vec<Case> {
-    let raw: serde_json::Value = serde_json::from_str(include_str!(
-        "../fixtures/sandbox_attacks.json"
-    ))
-    .expect("attack cases parse");
+    let raw: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/sandbox_attacks.json"))
+            .expect("attack cases parse");
     let fill = |path: &str| {
         path.replace("{ROOT}", &fixture.root.display().to_string())
             .replace("{OUTSIDE}", &fixture.outside.display().to_string())
@@ -113,7 +112,10 @@ pub fn cases(fixture: &Fixture) -> Vec<Case> {
 
 /// Flips `ws/race` between a real directory (`race_real`) and a symlink to `outside` until
 /// `stop` is set, as fast as it can: the "symlink swapped during the request" attack.
-pub fn flipper(root: &Path, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> std::thread::JoinHandle<u64> {
+pub fn flipper(
+    root: &Path,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<u64> {
     let root = root.to_owned();
     std::thread::spawn(move || {
         let race = root.join("race");

@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use ctx::code::{
-    self, CodeContext, CommitInfo, ContextLine, FileDiff, FileSummary, HotDirectory, Hunk, MapEntry,
-    RelatedFile, SearchKind, SearchMatch, Skipped, Symbol, TextQuery,
+    self, CodeContext, CommitInfo, ContextLine, FileDiff, FileSummary, HotDirectory, Hunk,
+    MapEntry, RelatedFile, SearchKind, SearchMatch, Skipped, Symbol, TextQuery,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -306,7 +306,10 @@ pub struct MapAnswer {
 
 fn positive(call: &Call<'_>, name: &str, value: Option<u64>) -> Result<Option<usize>, ToolError> {
     match value {
-        Some(0) => Err(ToolError::invalid(call.tool, format!("`{name}` must be at least 1"))),
+        Some(0) => Err(ToolError::invalid(
+            call.tool,
+            format!("`{name}` must be at least 1"),
+        )),
         Some(n) => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
         None => Ok(None),
     }
@@ -335,7 +338,9 @@ fn map(call: &Call<'_>) -> Result<Value, ToolError> {
     let depth = positive(call, "depth", args.depth)?;
     let budget = positive(call, "budget", args.budget)?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
-    let target = call.workspace.resolve(args.path.as_deref().unwrap_or("."))?;
+    let target = call
+        .workspace
+        .resolve(args.path.as_deref().unwrap_or("."))?;
     let (map, _) = with_code(call, true, |cx| {
         Ok(code::map(cx, Path::new(&target.rel), depth, budget)?)
     })?;
@@ -485,7 +490,12 @@ fn summarize(call: &Call<'_>) -> Result<Value, ToolError> {
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
     let target = call.workspace.resolve(&args.path)?;
     let report = with_code(call, true, |cx| {
-        Ok(code::summarize(cx, Path::new(&target.rel), depth, args.skeleton)?)
+        Ok(code::summarize(
+            cx,
+            Path::new(&target.rel),
+            depth,
+            args.skeleton,
+        )?)
     })?;
     let (files, skipped) = match report {
         code::SummarizeReport::File(file) => (vec![FileItem::from(file)], Vec::new()),
@@ -635,11 +645,16 @@ fn search(call: &Call<'_>) -> Result<Value, ToolError> {
         ));
     }
     if args.context > 20 {
-        return Err(ToolError::invalid(call.tool, "`context` must be at most 20 lines"));
+        return Err(ToolError::invalid(
+            call.tool,
+            "`context` must be at most 20 lines",
+        ));
     }
     let context = usize::try_from(args.context).unwrap_or(20);
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
-    let target = call.workspace.resolve(args.path.as_deref().unwrap_or("."))?;
+    let target = call
+        .workspace
+        .resolve(args.path.as_deref().unwrap_or("."))?;
     let (kind, mode) = match args.mode {
         SearchMode::Text | SearchMode::Regex => (
             SearchKind::Text(TextQuery {
@@ -649,7 +664,11 @@ fn search(call: &Call<'_>) -> Result<Value, ToolError> {
                 context,
                 threads: 0,
             }),
-            if matches!(args.mode, SearchMode::Regex) { "regex" } else { "literal" },
+            if matches!(args.mode, SearchMode::Regex) {
+                "regex"
+            } else {
+                "literal"
+            },
         ),
         SearchMode::Symbol => (
             SearchKind::Symbol {
@@ -671,9 +690,7 @@ fn search(call: &Call<'_>) -> Result<Value, ToolError> {
         Ok(code::search(cx, Path::new(&target.rel), &kind)?)
     })?;
     let total = results.len();
-    let truncated = args
-        .max_results
-        .is_some_and(|max| total as u64 > max);
+    let truncated = args.max_results.is_some_and(|max| total as u64 > max);
     if let Some(max) = args.max_results {
         results.truncate(usize::try_from(max).unwrap_or(usize::MAX));
     }

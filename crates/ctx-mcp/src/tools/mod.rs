@@ -7,6 +7,7 @@
 //! schema is its `outputSchema`. Tools that return content are paged by [`crate::paging`].
 
 mod code;
+mod fs;
 mod packs;
 
 use std::sync::Arc;
@@ -69,10 +70,13 @@ impl Call<'_> {
         }
         let mut pin = pin_for(self.tool, self.arguments);
         if !pin_extra.is_empty() {
-            pin = pin_for(&pin, &serde_json::Map::from_iter([(
-                "state".to_owned(),
-                Value::String(pin_extra.to_owned()),
-            )]));
+            pin = pin_for(
+                &pin,
+                &serde_json::Map::from_iter([(
+                    "state".to_owned(),
+                    Value::String(pin_extra.to_owned()),
+                )]),
+            );
         }
         let start = match cursor {
             Some(text) => {
@@ -102,8 +106,8 @@ impl Call<'_> {
     }
 
     /// Serializes an answer that is never paged.
-    pub fn whole(answer: &impl Serialize) -> Result<Value, ToolError> {
-        Ok(serde_json::to_value(answer).expect("answers serialize"))
+    pub fn whole(answer: &impl Serialize) -> Value {
+        serde_json::to_value(answer).expect("answers serialize")
     }
 }
 
@@ -121,6 +125,15 @@ fn records(idempotent: bool) -> ToolAnnotations {
         .open_world(false)
 }
 
+/// Annotations of a tool that deletes a record from the store.
+fn deletes() -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(false)
+        .destructive(true)
+        .idempotent(false)
+        .open_world(false)
+}
+
 /// Builds a definition from the argument and answer types.
 fn define<A: JsonSchema + 'static, O: JsonSchema + 'static>(
     name: &'static str,
@@ -132,28 +145,20 @@ fn define<A: JsonSchema + 'static, O: JsonSchema + 'static>(
 ) -> ToolDef {
     let input = schema_for_input::<A>()
         .unwrap_or_else(|e| panic!("the input schema of `{name}` is not an object: {e}"));
+    let mut annotations = annotations;
+    annotations.title = Some(title.to_owned());
     let tool = Tool::new(name, description, input)
         .with_title(title)
         .with_raw_output_schema(schema_for_output::<O>())
-        .with_annotations(annotations.with_title_text(title));
+        .with_annotations(annotations);
     ToolDef { tool, write, run }
-}
-
-trait WithTitle {
-    fn with_title_text(self, title: &str) -> Self;
-}
-
-impl WithTitle for ToolAnnotations {
-    fn with_title_text(mut self, title: &str) -> Self {
-        self.title = Some(title.to_owned());
-        self
-    }
 }
 
 /// Every tool, in the order `tools/list` shows them.
 pub fn definitions() -> Vec<Arc<ToolDef>> {
     let mut all = packs::definitions();
     all.extend(code::definitions());
+    all.extend(fs::definitions());
     all.into_iter().map(Arc::new).collect()
 }
 
@@ -166,7 +171,11 @@ mod tests {
         if let Some(props) = schema.get("properties").and_then(Value::as_object) {
             for (name, prop) in props {
                 let here = format!("{path}.{name}");
-                if prop.get("description").and_then(Value::as_str).is_none_or(str::is_empty) {
+                if prop
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+                {
                     out.push(here.clone());
                 }
                 undocumented(prop, &here, out);
@@ -200,7 +209,11 @@ mod tests {
     fn every_tool_has_an_output_schema_and_annotations() {
         for def in definitions() {
             let tool = &def.tool;
-            assert!(tool.name.starts_with("ctx_"), "{}", tool.name);
+            assert!(
+                tool.name.starts_with("ctx_") || tool.name == "fs_read",
+                "{}",
+                tool.name
+            );
             assert!(tool.output_schema.is_some(), "{}", tool.name);
             let annotations = tool.annotations.as_ref().expect("annotations");
             assert!(annotations.read_only_hint.is_some(), "{}", tool.name);
@@ -212,7 +225,9 @@ mod tests {
     #[test]
     fn content_tools_take_max_tokens_and_cursor() {
         for def in definitions() {
-            let props = def.tool.input_schema["properties"].as_object().expect("props");
+            let props = def.tool.input_schema["properties"]
+                .as_object()
+                .expect("props");
             let output = def.tool.output_schema.as_ref().expect("output");
             let paged = output["properties"]
                 .as_object()

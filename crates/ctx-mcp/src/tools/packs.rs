@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Call, ToolDef, define, reads, records};
+use super::{Call, ToolDef, define, deletes, reads, records};
 use crate::error::ToolError;
 use crate::paging::{PageInfo, Section};
 
@@ -77,24 +77,11 @@ pub fn definitions() -> Vec<ToolDef> {
             "ctx_packs_remove",
             "Remove a source from a pack",
             "Remove one source (artifact) from a pack by its id or a unique prefix of it, as ctx_packs_get lists them.",
-            ToolAnnotations::destructive_store(),
+            deletes(),
             true,
             packs_remove,
         ),
     ]
-}
-
-/// Annotations of the one tool that deletes a record.
-struct ToolAnnotations;
-
-impl ToolAnnotations {
-    fn destructive_store() -> rmcp::model::ToolAnnotations {
-        rmcp::model::ToolAnnotations::new()
-            .read_only(false)
-            .destructive(true)
-            .idempotent(false)
-            .open_world(false)
-    }
 }
 
 // ---- shared answer parts -------------------------------------------------------------------
@@ -131,6 +118,7 @@ impl From<PackRecord> for PackSummary {
 
 /// One source of a pack.
 #[derive(Debug, Serialize, JsonSchema)]
+#[allow(clippy::struct_field_names)] // `artifact_id` is the name used everywhere else
 pub struct Artifact {
     /// Stable id (12 hex digits of the source's hash).
     pub artifact_id: String,
@@ -278,7 +266,7 @@ fn packs_get(call: &Call<'_>) -> Result<Value, ToolError> {
             .db()
             .list_snapshots()?
             .iter()
-            .filter(|s| s.packs.iter().any(|p| *p == args.pack))
+            .filter(|s| s.packs.contains(&args.pack))
             .map(SnapshotSummary::from)
             .collect();
         let mut pack = view.pack;
@@ -302,7 +290,8 @@ fn packs_get(call: &Call<'_>) -> Result<Value, ToolError> {
 
 fn parse_style(call: &Call<'_>, style: Option<&str>) -> Result<PayloadStyle, ToolError> {
     style.map_or(Ok(PayloadStyle::default()), |s| {
-        s.parse().map_err(|e: String| ToolError::invalid(call.tool, format!("`style`: {e}")))
+        s.parse()
+            .map_err(|e: String| ToolError::invalid(call.tool, format!("`style`: {e}")))
     })
 }
 
@@ -658,7 +647,7 @@ fn packs_render(call: &Call<'_>) -> Result<Value, ToolError> {
     let hex = snapshot.snapshot_id.to_string();
     let hex = hex.strip_prefix("sha256:").unwrap_or(&hex);
     let mut request = call.page_request(args.max_tokens, None, "")?;
-    request.pin = hex.to_owned();
+    hex.clone_into(&mut request.pin);
     if let Some(cursor) = &continued {
         request.start = cursor.start;
     }
@@ -727,12 +716,12 @@ fn packs_snapshot(call: &Call<'_>) -> Result<Value, ToolError> {
             call.now,
         )?)
     })?;
-    Call::whole(&SnapshotAnswer {
+    Ok(Call::whole(&SnapshotAnswer {
         snapshot: SnapshotSummary::from(&snapshot),
         included_count: rendered.report.included.len() as u64,
         excluded_count: rendered.report.excluded.len() as u64,
         budget_tokens: rendered.report.budget_tokens,
-    })
+    }))
 }
 
 // ---- write tools ---------------------------------------------------------------------------
@@ -762,9 +751,15 @@ fn packs_create(call: &Call<'_>) -> Result<Value, ToolError> {
             ToolError::invalid(call.tool, format!("`tokenizer`: {e}"))
         })?;
     let pack = call.workspace.with_packs(|pcx| {
-        Ok(packs::create_pack(pcx, &args.name, args.budget, tokenizer, call.now)?)
+        Ok(packs::create_pack(
+            pcx,
+            &args.name,
+            args.budget,
+            tokenizer,
+            call.now,
+        )?)
     })?;
-    Call::whole(&PackSummary::from(pack))
+    Ok(Call::whole(&PackSummary::from(pack)))
 }
 
 /// Arguments of ctx_packs_add.
@@ -818,7 +813,8 @@ fn packs_add(call: &Call<'_>) -> Result<Value, ToolError> {
             } else {
                 rest
             };
-            call.workspace.resolve(if path.is_empty() { "." } else { path })?;
+            call.workspace
+                .resolve(if path.is_empty() { "." } else { path })?;
         }
         _ => {}
     }
@@ -840,12 +836,12 @@ fn packs_add(call: &Call<'_>) -> Result<Value, ToolError> {
             call.now,
         )?)
     })?;
-    Call::whole(&AddAnswer {
+    Ok(Call::whole(&AddAnswer {
         pack: report.pack,
         artifact: report.artifact.into(),
         matches: report.matches.map(|n| n as u64),
         warnings: report.warnings,
-    })
+    }))
 }
 
 /// Arguments of ctx_packs_remove.
@@ -871,12 +867,12 @@ pub struct RemoveAnswer {
 
 fn packs_remove(call: &Call<'_>) -> Result<Value, ToolError> {
     let args: RemoveArgs = call.parse()?;
-    let removed = call.workspace.with_store(|store| {
-        Ok(store.db().remove_artifact(&args.pack, &args.artifact_id)?)
-    })?;
-    Call::whole(&RemoveAnswer {
+    let removed = call
+        .workspace
+        .with_store(|store| Ok(store.db().remove_artifact(&args.pack, &args.artifact_id)?))?;
+    Ok(Call::whole(&RemoveAnswer {
         pack: args.pack,
         artifact_id: removed.artifact_id,
         uri: removed.uri,
-    })
+    }))
 }

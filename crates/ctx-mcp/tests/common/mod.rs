@@ -1,6 +1,8 @@
 //! Fixtures for the in-process tests: a small git repository with a project store and packs.
 #![allow(dead_code)]
 
+pub mod http;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,7 +46,8 @@ pub fn write(dir: &Path, path: &str, content: &str) {
 }
 
 pub const LIB_RS: &str = "//! The library.\n\n/// Parses input.\npub struct Parser {\n    pub depth: usize,\n}\n\nimpl Parser {\n    /// Makes a parser.\n    pub fn new() -> Self {\n        Parser { depth: 0 }\n    }\n}\n\n/// Helps.\npub fn helper(x: u32) -> u32 {\n    x + 1\n}\n";
-pub const MAIN_RS: &str = "use demo::helper;\n\nfn main() {\n    let n = helper(41);\n    println!(\"{n}\");\n}\n";
+pub const MAIN_RS: &str =
+    "use demo::helper;\n\nfn main() {\n    let n = helper(41);\n    println!(\"{n}\");\n}\n";
 
 impl Fixture {
     /// A git repository with a Rust crate, a Python file, docs, a committed history, one
@@ -53,12 +56,28 @@ impl Fixture {
         let tmp = tempfile::tempdir().expect("tempdir");
         let root = tmp.path().canonicalize().expect("canonical").join("repo");
         fs::create_dir_all(&root).expect("mkdir");
-        write(&root, "Cargo.toml", "[package]\nname = \"demo\"\nversion = \"0.1.0\"\n");
-        write(&root, "README.md", "# Demo\n\nA demo project for the MCP tests.\n");
-        write(&root, "docs/guide.md", "# Guide\n\nUse `helper` to add one.\n");
+        write(
+            &root,
+            "Cargo.toml",
+            "[package]\nname = \"demo\"\nversion = \"0.1.0\"\n",
+        );
+        write(
+            &root,
+            "README.md",
+            "# Demo\n\nA demo project for the MCP tests.\n",
+        );
+        write(
+            &root,
+            "docs/guide.md",
+            "# Guide\n\nUse `helper` to add one.\n",
+        );
         write(&root, "src/lib.rs", LIB_RS);
         write(&root, "src/main.rs", MAIN_RS);
-        write(&root, "tools/script.py", "def greet(name):\n    return f\"hi {name}\"\n\n\ndef main():\n    greet(\"x\")\n");
+        write(
+            &root,
+            "tools/script.py",
+            "def greet(name):\n    return f\"hi {name}\"\n\n\ndef main():\n    greet(\"x\")\n",
+        );
         write(&root, ".gitignore", "/.ctx\n/target\n");
         git(&root, &["init", "-q", "-b", "main"]);
         git(&root, &["add", "-A"]);
@@ -86,11 +105,36 @@ impl Fixture {
     /// A server with packs `docs` (README + guide) and `code` (src/**/*.rs), write tools on.
     pub async fn with_packs(&self) -> CtxServer {
         let server = self.server(true);
-        ok(&server, "ctx_packs_create", serde_json::json!({ "name": "docs", "budget": 4000 })).await;
-        ok(&server, "ctx_packs_add", serde_json::json!({ "pack": "docs", "source": "file:README.md" })).await;
-        ok(&server, "ctx_packs_add", serde_json::json!({ "pack": "docs", "source": "md_dir:docs" })).await;
-        ok(&server, "ctx_packs_create", serde_json::json!({ "name": "code" })).await;
-        ok(&server, "ctx_packs_add", serde_json::json!({ "pack": "code", "source": "glob:src/**/*.rs" })).await;
+        ok(
+            &server,
+            "ctx_packs_create",
+            serde_json::json!({ "name": "docs", "budget": 4000 }),
+        )
+        .await;
+        ok(
+            &server,
+            "ctx_packs_add",
+            serde_json::json!({ "pack": "docs", "source": "file:README.md" }),
+        )
+        .await;
+        ok(
+            &server,
+            "ctx_packs_add",
+            serde_json::json!({ "pack": "docs", "source": "md_dir:docs" }),
+        )
+        .await;
+        ok(
+            &server,
+            "ctx_packs_create",
+            serde_json::json!({ "name": "code" }),
+        )
+        .await;
+        ok(
+            &server,
+            "ctx_packs_add",
+            serde_json::json!({ "pack": "code", "source": "glob:src/**/*.rs" }),
+        )
+        .await;
         server
     }
 }
@@ -103,7 +147,10 @@ pub fn object(value: Value) -> JsonObject {
 }
 
 pub async fn call(server: &CtxServer, tool: &str, args: Value) -> CallToolResult {
-    server.dispatch(tool, object(args)).await.expect("known tool")
+    server
+        .dispatch(tool, object(args))
+        .await
+        .expect("known tool")
 }
 
 /// A successful call's structured answer, checked against its text content.
@@ -111,7 +158,10 @@ pub async fn ok(server: &CtxServer, tool: &str, args: Value) -> Value {
     let result = call(server, tool, args.clone()).await;
     let text = text_of(&result);
     assert_eq!(result.is_error, Some(false), "{tool} {args} failed: {text}");
-    let structured = result.structured_content.clone().expect("structured content");
+    let structured = result
+        .structured_content
+        .clone()
+        .expect("structured content");
     let parsed: Value = serde_json::from_str(&text).expect("text is JSON");
     assert_eq!(parsed, structured, "text content equals structured content");
     structured
@@ -120,7 +170,12 @@ pub async fn ok(server: &CtxServer, tool: &str, args: Value) -> Value {
 /// A failed call's message (an isError result).
 pub async fn fails(server: &CtxServer, tool: &str, args: Value) -> String {
     let result = call(server, tool, args.clone()).await;
-    assert_eq!(result.is_error, Some(true), "{tool} {args} should fail: {}", text_of(&result));
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "{tool} {args} should fail: {}",
+        text_of(&result)
+    );
     assert!(result.structured_content.is_none());
     text_of(&result)
 }

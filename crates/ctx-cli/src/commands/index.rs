@@ -1,0 +1,202 @@
+//! `ctx index`: build, verify, inspect and list the document indexes selection reads.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+
+use crate::context::Context;
+use crate::output::{Output, Status, Style};
+
+/// Document indexes (seed 003 caches): what `ctx select` ranks.
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    Build(BuildArgs),
+    Verify(NameArgs),
+    Inspect(NameArgs),
+    /// List the store's indexes.
+    List,
+}
+
+/// Build or update an index of the workspace (or of PATHs in it).
+///
+/// Writes .ctx/indexes/NAME/: manifest.json, index.json, documents/<12 hex>.json and
+/// search.db, atomically. Rebuilds are incremental: files whose size and modification time
+/// are unchanged are reused without being read; with nothing changed nothing is written.
+///
+/// Examples:
+///   ctx index build
+///   ctx index build src docs --name code
+///   ctx index build --force
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct BuildArgs {
+    /// Files or directories to index (default: the whole workspace).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The index name (default: `default`, or a per-project name in the global store).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Read everything again, replacing the index even if it is damaged.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Check an index (`verify`) or describe it (`inspect`).
+#[derive(Debug, Args)]
+pub struct NameArgs {
+    /// The index name (default: the workspace's index).
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+}
+
+pub fn run(cmd: &IndexCommand, ctx: &Context, out: &Output) -> Result<Status> {
+    let (store, location) = ctx.open_store(out)?;
+    let cx = super::select::select_context(ctx, &store, &location)?;
+    match cmd {
+        IndexCommand::Build(args) => {
+            let report =
+                ctx::select::build(&cx, args.name.as_deref(), &ctx.cwd, &args.paths, args.force)?;
+            if out.is_json() {
+                out.json(&report)?;
+                return Ok(Status::Success);
+            }
+            if !report.skipped.is_empty() {
+                out.note(&format!(
+                    "{} file(s) left out (binary, too large or not UTF-8); `--json` lists them",
+                    report.skipped.len()
+                ));
+            }
+            let state = if report.up_to_date {
+                "up to date".to_owned()
+            } else {
+                format!(
+                    "{} read, {} reused, {} removed",
+                    report.read, report.reused, report.removed
+                )
+            };
+            out.line(&format!(
+                "{} {}: {} documents ({state})",
+                out.paint(Style::Bold, "index"),
+                report.name,
+                report.documents
+            ))?;
+            Ok(Status::Success)
+        }
+        IndexCommand::Verify(args) => {
+            let name = args
+                .name
+                .clone()
+                .unwrap_or_else(|| cx.default_index.clone());
+            let report = ctx::select::verify(&store, &name)?;
+            if out.is_json() {
+                out.json(&report)?;
+            } else {
+                let mut text = String::new();
+                for check in &report.checks {
+                    let mark = if check.ok {
+                        out.paint(Style::Green, "ok    ")
+                    } else {
+                        out.paint(Style::Red, "FAILED")
+                    };
+                    let _ = writeln!(text, "{mark} {}", check.check);
+                    for problem in &check.problems {
+                        let _ = writeln!(text, "       {problem}");
+                    }
+                }
+                if report.valid {
+                    let _ = writeln!(text, "index {name} is valid");
+                } else {
+                    let flag = if name == ctx::select::DEFAULT_INDEX_NAME {
+                        String::new()
+                    } else {
+                        format!(" --name {name}")
+                    };
+                    let _ = writeln!(
+                        text,
+                        "index {name} is damaged; rebuild it with `ctx index build --force{flag}`"
+                    );
+                }
+                out.raw(text.as_bytes())?;
+            }
+            Ok(if report.valid {
+                Status::Success
+            } else {
+                Status::Found
+            })
+        }
+        IndexCommand::Inspect(args) => {
+            let name = args
+                .name
+                .clone()
+                .unwrap_or_else(|| cx.default_index.clone());
+            let info = ctx::select::inspect(&store, &name)?;
+            if out.is_json() {
+                out.json(&info)?;
+            } else {
+                let mut text = String::new();
+                let _ = writeln!(text, "{} {}", out.paint(Style::Bold, "index"), info.name);
+                let _ = writeln!(text, "  path           {}", info.path);
+                if let Some(root) = &info.root {
+                    let _ = writeln!(text, "  root           {root}");
+                }
+                let _ = writeln!(text, "  format         {}", info.format_version);
+                let _ = writeln!(text, "  cache version  {}", info.cache_version);
+                let _ = writeln!(text, "  created        {}", info.created_at);
+                let _ = writeln!(
+                    text,
+                    "  documents      {} ({} left out)",
+                    info.documents, info.skipped
+                );
+                let _ = writeln!(text, "  content        {} bytes", info.content_bytes);
+                let _ = writeln!(text, "  on disk        {} bytes", info.disk_bytes);
+                let _ = writeln!(text, "  graph edges    {}", info.graph_edges);
+                let _ = writeln!(
+                    text,
+                    "  valid          {}",
+                    if info.valid { "yes" } else { "NO" }
+                );
+                for problem in &info.problems {
+                    let _ = writeln!(text, "    {problem}");
+                }
+                out.raw(text.as_bytes())?;
+            }
+            Ok(if info.valid {
+                Status::Success
+            } else {
+                Status::Found
+            })
+        }
+        IndexCommand::List => {
+            let list = ctx::select::list(&store)?;
+            if out.is_json() {
+                out.json(&list)?;
+                return Ok(Status::Success);
+            }
+            if list.is_empty() {
+                out.note("no indexes yet; `ctx index build` or `ctx select QUESTION` makes one");
+            }
+            for item in &list {
+                match &item.problem {
+                    Some(problem) => out.line(&format!(
+                        "{}  {}",
+                        item.name,
+                        out.paint(Style::Red, problem)
+                    ))?,
+                    None => out.line(&format!(
+                        "{}  {} documents  {}{}",
+                        item.name,
+                        item.documents,
+                        item.created_at,
+                        item.root
+                            .as_deref()
+                            .map(|r| format!("  {r}"))
+                            .unwrap_or_default()
+                    ))?,
+                }
+            }
+            Ok(Status::Success)
+        }
+    }
+}

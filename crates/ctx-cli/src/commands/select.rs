@@ -1,0 +1,221 @@
+//! `ctx select`: the files relevant to a question, within a token budget, with reasons.
+
+use std::fmt::Write as _;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use ctx::select::{ScorerKind, SelectContext, SelectOptions, SelectionResult};
+use ctx::store::{Store, StoreLocation};
+
+use crate::context::Context;
+use crate::output::{Output, Status, Style};
+
+/// Select the files relevant to a question, within a token budget, and say why.
+///
+/// Builds the workspace index on first use (into the project store, else the global store)
+/// and updates it incrementally afterwards. Ranking: BM25 over content, path segments and
+/// symbol names, plus a mentioned path (+10) or file name (+5), query words in the path
+/// (+1 each), recent git activity (+0.5 a commit, at most 2.5), a file type the question
+/// names (+2), and rank flowing from the files the question points at along imports and
+/// references. Files that do not fit whole may come as skeletons (bodies elided).
+///
+/// Examples:
+///   ctx select "how are indexes built" --budget 8000
+///   ctx select "fix the walker in walk.rs" --explain
+///   ctx --json select "token cache" --budget 2000
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct SelectArgs {
+    /// The question (several words are joined with spaces).
+    #[arg(value_name = "QUERY", required = true)]
+    pub query: Vec<String>,
+    /// Token budget for the selected content.
+    #[arg(long, value_name = "N", default_value_t = 8000)]
+    pub budget: u64,
+    /// Show every signal behind each score.
+    #[arg(long)]
+    pub explain: bool,
+    /// The index to use (default: the workspace's).
+    #[arg(long, value_name = "NAME")]
+    pub index: Option<String>,
+    /// The ranking.
+    #[arg(long, value_enum, default_value_t = ScorerArg::Default)]
+    pub scorer: ScorerArg,
+    /// Never replace a file by its skeleton.
+    #[arg(long)]
+    pub no_skeletons: bool,
+}
+
+/// Rankings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScorerArg {
+    /// BM25 plus path, git, file-type and graph signals.
+    Default,
+    /// BM25 over content, path segments and symbol names only.
+    Bm25,
+    /// Seed 003's term frequency (reads every document).
+    Tf,
+}
+
+impl From<ScorerArg> for ScorerKind {
+    fn from(arg: ScorerArg) -> Self {
+        match arg {
+            ScorerArg::Default => Self::Default,
+            ScorerArg::Bm25 => Self::Bm25,
+            ScorerArg::Tf => Self::Tf,
+        }
+    }
+}
+
+/// Unix seconds now (the CLI is where the clock is read).
+pub fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// The selection settings for this invocation.
+pub fn select_context<'a>(
+    ctx: &Context,
+    store: &'a Store,
+    location: &StoreLocation,
+) -> Result<SelectContext<'a>> {
+    let layers = ctx.config_layers()?;
+    let (root, default_index) = ctx::select::workspace(location, &ctx.cwd);
+    Ok(SelectContext {
+        store,
+        root,
+        default_index,
+        tokenizer: layers.tokenizer()?,
+        max_file_bytes: layers.count("max_file_bytes")?,
+        now: now(),
+    })
+}
+
+pub fn run(args: &SelectArgs, ctx: &Context, out: &Output) -> Result<Status> {
+    let query = args.query.join(" ");
+    if query.trim().is_empty() {
+        anyhow::bail!("{}", ctx::select::SelectionError::EmptyQuery);
+    }
+    let (store, location) = ctx.open_store(out)?;
+    let cx = select_context(ctx, &store, &location)?;
+    let opts = SelectOptions {
+        scorer: args.scorer.into(),
+        budget: args.budget,
+        degrade: !args.no_skeletons,
+        ..SelectOptions::default()
+    };
+    let outcome = ctx::select::select(&cx, args.index.as_deref(), &query, &opts)?;
+    let build = &outcome.build;
+    if !build.up_to_date {
+        out.note(&format!(
+            "index {}: {} documents ({} read, {} reused, {} removed)",
+            build.name, build.documents, build.read, build.reused, build.removed
+        ));
+    }
+    let result = &outcome.result;
+    if out.is_json() {
+        out.json(result)?;
+    } else {
+        out.raw(render(result, args.explain, out).as_bytes())?;
+    }
+    Ok(
+        if result.selection.documents_considered == 0 && args.budget > 0 {
+            out.note("nothing in the index matches the question; try other words, a file name or a symbol");
+            Status::Found
+        } else {
+            Status::Success
+        },
+    )
+}
+
+/// The human rendering: a summary with each file's reasons, then the files.
+pub fn render(result: &SelectionResult, explain: bool, out: &Output) -> String {
+    let meta = &result.selection;
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "{} {:?}: {} file(s), {} of {} tokens ({}), {} candidate(s){}",
+        out.paint(Style::Bold, "# ctx select"),
+        meta.query,
+        meta.documents_selected,
+        meta.tokens_used,
+        meta.budget,
+        meta.tokenizer,
+        meta.documents_considered,
+        if meta.degraded.is_empty() {
+            String::new()
+        } else {
+            format!(", {} as skeleton", meta.degraded.len())
+        }
+    );
+    for (i, doc) in result.documents.iter().enumerate() {
+        let mut signals: Vec<String> = doc
+            .why
+            .signals
+            .iter()
+            .map(|s| format!("{} {:+.2}", s.name, s.contribution))
+            .collect();
+        if !explain {
+            signals.truncate(4);
+        }
+        let _ = writeln!(
+            text,
+            "#  {:>2}. {}{}  score {:.2}, {} tokens: {}",
+            i + 1,
+            doc.id,
+            if doc.degraded { " (skeleton)" } else { "" },
+            doc.score,
+            doc.tokens,
+            signals.join(", ")
+        );
+        if explain {
+            let matches: Vec<String> = doc
+                .why
+                .term_matches
+                .iter()
+                .map(|(t, n)| format!("{t}×{n}"))
+                .collect();
+            let _ = writeln!(
+                text,
+                "#        terms [{}]; matches [{}] of {} words",
+                doc.why.query_terms.join(", "),
+                matches.join(", "),
+                doc.why.total_words
+            );
+            for signal in doc.why.signals.iter().filter(|s| !s.detail.is_empty()) {
+                let _ = writeln!(text, "#        {}: {}", signal.name, signal.detail);
+            }
+        }
+    }
+    text.push('\n');
+    text.push_str(&ctx_snippets(result));
+    text
+}
+
+fn ctx_snippets(result: &SelectionResult) -> String {
+    let mut out = String::new();
+    for doc in &result.documents {
+        let ext = doc.id.as_str().rsplit_once('.').map_or("", |(_, e)| e);
+        let fence = fence_for(&doc.content);
+        let _ = writeln!(
+            out,
+            "## {}{}",
+            doc.id,
+            if doc.degraded { " (skeleton)" } else { "" }
+        );
+        let _ = writeln!(out, "{fence}{ext}");
+        out.push_str(&doc.content);
+        if !doc.content.ends_with('\n') {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "{fence}\n");
+    }
+    out
+}
+
+fn fence_for(content: &str) -> String {
+    let longest = content.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat((longest + 1).max(3))
+}

@@ -1,0 +1,134 @@
+//! `ctx serve`: the HTTP tool server for many workspaces.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+use clap::Args;
+use ctx_mcp::{CtxServer, HttpOptions, McpConfig};
+use ctx_server::{Mcp, ServerConfig};
+
+use crate::context::Context;
+use crate::output::{Output, Status};
+
+/// Serve fs_read for every workspace under DIR over HTTP (and MCP per workspace).
+///
+/// Workspaces are the subdirectories of DIR, picked up when they are added. POST /tool with
+/// {"workspace": ID, "tool": "fs_read", "params": {"operations": [...]}} answers
+/// {success, result, error, latency_ms}; GET /health lists the workspaces; each workspace's
+/// MCP Streamable HTTP service is at /mcp/ID. Past --max-concurrent requests at once the
+/// server answers 503 with Retry-After instead of queueing. SIGTERM or Ctrl-C stops it after
+/// the requests in flight. Request logs go to stderr with -v.
+///
+/// Examples:
+///   ctx serve --workspaces /srv/repos
+///   ctx -v serve --workspaces ~/src --addr 127.0.0.1:9000 --max-concurrent 500
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct ServeArgs {
+    /// The directory whose subdirectories are the workspaces.
+    #[arg(long, value_name = "DIR")]
+    pub workspaces: std::path::PathBuf,
+    /// Address to listen on (loopback unless you name another).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub addr: String,
+    /// Requests running at once before the server answers 503.
+    #[arg(long, value_name = "N", default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrent: u32,
+    /// Cap on the bytes of content in one response.
+    #[arg(long, value_name = "N", default_value_t = ctx::fs::read::DEFAULT_MAX_RESPONSE_BYTES)]
+    pub max_bytes: usize,
+    /// Results kept in the read cache (0 turns it off).
+    #[arg(long, value_name = "N", default_value_t = ctx_server::DEFAULT_CACHE_ENTRIES)]
+    pub cache_entries: usize,
+    /// Do not mount the MCP service at /mcp/ID.
+    #[arg(long)]
+    pub no_mcp: bool,
+}
+
+pub fn run(args: &ServeArgs, ctx: &Context, out: &Output) -> Result<Status> {
+    let addr: SocketAddr = args.addr.parse().with_context(|| {
+        format!(
+            "--addr `{}` is not an address; write it as 127.0.0.1:8080",
+            args.addr
+        )
+    })?;
+    let mut config = ServerConfig::new(ctx.cwd.join(&args.workspaces));
+    config.max_concurrent = usize::try_from(args.max_concurrent).unwrap_or(usize::MAX);
+    config.read_options.max_response_bytes = args.max_bytes;
+    config.cache_entries = args.cache_entries;
+    // Fail before binding when the directory is wrong.
+    let workspaces = config.state()?.registry().ids().len();
+    let mcp = if args.no_mcp {
+        None
+    } else {
+        Some(mcp_mount(ctx, out)?)
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr}; is another server using it?"))?;
+        let bound = listener.local_addr()?;
+        out.note(&format!(
+            "serving {workspaces} workspace{} from {} at http://{bound} (POST /tool, GET /health{}); SIGTERM or Ctrl-C stops",
+            if workspaces == 1 { "" } else { "s" },
+            config.workspaces_dir.display(),
+            if mcp.is_some() { ", /mcp/ID" } else { "" },
+        ));
+        let mcp = mcp.map(|factory| factory(bound));
+        ctx_server::serve(listener, &config, mcp, shutdown_signal()).await?;
+        out.note("stopped");
+        anyhow::Ok(())
+    })?;
+    Ok(Status::Success)
+}
+
+/// Builds the MCP mount once the bound address is known: each workspace uses its own
+/// `.ctx` store when it has one, else the store ctx would use here.
+fn mcp_mount(ctx: &Context, out: &Output) -> Result<impl FnOnce(SocketAddr) -> Mcp> {
+    let (store, location) = ctx.open_store(out)?;
+    drop(store);
+    let layers = ctx.config_layers()?;
+    let fallback_sources = ctx.workspace_root(&location);
+    Ok(move |bound: SocketAddr| {
+        let http = HttpOptions::for_address(bound);
+        Mcp::new(Arc::new(move |_id: &str, root: &Path| {
+            let project = root.join(ctx::store::STORE_DIR_NAME);
+            let (store_dir, sources_root) = if project.join(ctx::store::DATABASE_FILE).is_file() {
+                (project, root.to_owned())
+            } else {
+                (location.dir.clone(), fallback_sources.clone())
+            };
+            let config = McpConfig::new(root.to_owned(), store_dir, sources_root, layers.clone());
+            let server = CtxServer::new(&config).map_err(|err| err.to_string())?;
+            Ok(ctx_mcp::streamable_http_service(server, &http))
+        }))
+    })
+}
+
+/// Completes on SIGTERM or Ctrl-C.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(err) => {
+                tracing::warn!("cannot listen for SIGTERM: {err}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

@@ -1,0 +1,137 @@
+//! `fs_read`: the file engine's batched Line / Directory / Search reads (issue 7), inside the
+//! workspace sandbox, with the answer capped at `max_tokens`.
+//!
+//! The engine caps its answers in bytes and says how to continue (`next_start_line`,
+//! `next_offset`), so this tool pages that way rather than with a cursor: it asks for about
+//! four bytes per token and, if the answer still has too many tokens, asks again for less.
+
+use ctx::fs::{FsReadInput, ReadOptions, fs_read as read};
+use rmcp::model::{JsonObject, Tool};
+use serde_json::{Value, json};
+
+use super::{Call, ToolDef, reads};
+use crate::error::ToolError;
+use crate::paging::MIN_MAX_TOKENS;
+
+pub fn definitions() -> Vec<ToolDef> {
+    let mut input = ctx::fs::read::input_schema();
+    input["additionalProperties"] = json!(false);
+    input["properties"]["max_tokens"] = json!({
+        "type": "integer",
+        "minimum": MIN_MAX_TOKENS,
+        "description": "Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); a longer result is cut and says how to continue (next_start_line or offset)."
+    });
+    let output = json!({
+        "type": "object",
+        "properties": {
+            "results": {
+                "type": "array",
+                "description": "One entry per operation, in request order.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "mode": { "type": "string", "description": "The operation's mode as requested." },
+                        "path": { "type": "string", "description": "The operation's path as requested." },
+                        "ok": { "type": "boolean", "description": "Whether it succeeded." },
+                        "result": { "type": "object", "description": "Line: content, start_line, end_line, total_lines, truncated, next_start_line. Directory: entries, total_entries, truncated, next_offset. Search: matches, total_matches, truncated." },
+                        "error": {
+                            "type": "object",
+                            "description": "Why it failed.",
+                            "properties": {
+                                "kind": { "type": "string", "description": "not_found, permission_denied, invalid_input or io." },
+                                "message": { "type": "string", "description": "What was wrong and what to do." }
+                            },
+                            "required": ["kind", "message"]
+                        }
+                    },
+                    "required": ["mode", "path", "ok"]
+                }
+            },
+            "failed": { "type": "integer", "description": "How many operations failed." },
+            "truncated": { "type": "boolean", "description": "Whether the cap cut any result short." },
+            "max_response_bytes": { "type": "integer", "description": "The byte cap that applied." }
+        },
+        "required": ["results", "failed", "truncated", "max_response_bytes"]
+    });
+    let object = |v: Value| -> JsonObject {
+        match v {
+            Value::Object(map) => map,
+            _ => unreachable!("schemas are objects"),
+        }
+    };
+    let mut annotations = reads();
+    annotations.title = Some("Read files".to_owned());
+    let tool = Tool::new(
+        "fs_read",
+        "Read files inside the workspace, several operations in one call: Line (lines of a file; negative numbers count from the end), Directory (list, to a depth) and Search (a pattern in a file or under a directory, with context). Each operation succeeds or fails on its own; a cut result says how to continue.",
+        object(input),
+    )
+    .with_title("Read files")
+    .with_raw_output_schema(std::sync::Arc::new(object(output)))
+    .with_annotations(annotations);
+    vec![ToolDef {
+        tool,
+        write: false,
+        run: fs_read,
+    }]
+}
+
+fn fs_read(call: &Call<'_>) -> Result<Value, ToolError> {
+    let mut arguments = call.arguments.clone();
+    let max_tokens = match arguments.remove("max_tokens") {
+        None | Some(Value::Null) => call.workspace.max_tokens(),
+        Some(value) => value.as_u64().ok_or_else(|| {
+            ToolError::invalid(
+                call.tool,
+                format!("`max_tokens` must be a whole number, not {value}"),
+            )
+        })?,
+    };
+    if max_tokens < MIN_MAX_TOKENS {
+        return Err(ToolError::invalid(
+            call.tool,
+            format!("`max_tokens` must be at least {MIN_MAX_TOKENS} (got {max_tokens})"),
+        ));
+    }
+    let input = FsReadInput::from_json(&Value::Object(arguments))
+        .map_err(|e| ToolError::invalid(call.tool, e.to_string()))?;
+    let sandbox = call.workspace.sandbox()?;
+    let tokenizer = call.workspace.tokenizer();
+    let max = usize::try_from(max_tokens).unwrap_or(usize::MAX);
+    let mut bytes = max.saturating_mul(4);
+    for _ in 0..4 {
+        let options = ReadOptions {
+            max_response_bytes: bytes,
+            ..ReadOptions::default()
+        };
+        let out = read(sandbox, &input, &options);
+        let value = serde_json::to_value(&out).expect("fs_read output serializes");
+        let text = value.to_string();
+        let tokens = if text.len() <= max {
+            text.len()
+        } else {
+            tokenizer.count(&text)
+        };
+        if tokens <= max {
+            if out.failed > 0 && out.failed == out.results.len() {
+                let messages: Vec<String> = out
+                    .results
+                    .iter()
+                    .filter_map(|r| {
+                        r.error
+                            .as_ref()
+                            .map(|e| format!("{}: {}", r.path, e.message))
+                    })
+                    .collect();
+                return Err(ToolError::Failed(messages.join("\n")));
+            }
+            return Ok(value);
+        }
+        // Too many tokens: shrink the byte cap in proportion, with a margin for the frame.
+        let scaled = (bytes as u128 * max as u128 * 9) / (10 * tokens as u128);
+        bytes = usize::try_from(scaled).unwrap_or(usize::MAX).max(1);
+    }
+    Err(ToolError::TooLarge(format!(
+        "the answer does not fit in max_tokens {max_tokens} even cut short; raise max_tokens or ask for fewer operations"
+    )))
+}

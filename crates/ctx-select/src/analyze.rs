@@ -1,0 +1,182 @@
+//! Per-document analysis done once at index time: search terms of three fields (content,
+//! path segments, defined symbol names) with their frequencies, symbol names and import
+//! statements (tree-sitter, through ctx-code), so selection never tokenizes content.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use ctx_code::Language;
+
+use crate::text::terms;
+
+/// Bumped whenever analysis changes what it produces for the same document, so an index
+/// written by an older ctx is re-analyzed instead of reused.
+pub const ANALYZER_VERSION: u32 = 1;
+
+/// Documents larger than this are indexed for text but not parsed for symbols.
+pub const MAX_PARSE_BYTES: usize = 1024 * 1024;
+
+/// The fields terms are counted in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Field {
+    Content = 0,
+    Path = 1,
+    Symbols = 2,
+}
+
+impl Field {
+    pub const ALL: [Self; 3] = [Self::Content, Self::Path, Self::Symbols];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// What the index keeps about one document besides its file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Analysis {
+    /// Per field, sorted by term: (term, frequency).
+    pub fields: [Vec<(String, u32)>; 3],
+    /// Distinct names of the symbols the document defines, sorted.
+    pub symbols: Vec<String>,
+    /// Import statements as written, in source order.
+    pub imports: Vec<String>,
+    /// The language, when ctx-code knows it.
+    pub language: Option<Language>,
+}
+
+impl Analysis {
+    /// Number of term occurrences in `field` (the BM25 document length).
+    pub fn length(&self, field: Field) -> u32 {
+        self.fields[field.index()].iter().map(|(_, n)| n).sum()
+    }
+}
+
+/// Analyzes one document.
+pub fn analyze(id: &str, content: &str) -> Analysis {
+    let language = Language::from_path(Path::new(id));
+    let mut out = Analysis {
+        language,
+        ..Analysis::default()
+    };
+    out.fields[Field::Content.index()] = count_terms(|emit| terms(content, emit));
+    out.fields[Field::Path.index()] = count_terms(|emit| terms(id, emit));
+    if let Some(lang) = language
+        && content.len() <= MAX_PARSE_BYTES
+    {
+        let extracted = ctx_code::symbols::extract(lang, content.as_bytes());
+        let mut names: Vec<String> = extracted.symbols.into_iter().map(|s| s.name).collect();
+        names.sort();
+        names.dedup();
+        out.fields[Field::Symbols.index()] = count_terms(|emit| {
+            for name in &names {
+                terms(name, &mut *emit);
+            }
+        });
+        out.symbols = names;
+        out.imports = extracted.imports;
+    }
+    out
+}
+
+fn count_terms(feed: impl FnOnce(&mut dyn FnMut(&str))) -> Vec<(String, u32)> {
+    let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+    let mut emit = |t: &str| {
+        if let Some(n) = counts.get_mut(t) {
+            *n += 1;
+        } else {
+            counts.insert(t.to_owned(), 1);
+        }
+    };
+    feed(&mut emit);
+    counts.into_iter().collect()
+}
+
+/// Appends `value` as a LEB128 varint.
+pub fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    loop {
+        let byte = (value & 0x7f) as u8;
+        value >>= 7;
+        if value == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+/// Reads a LEB128 varint at `*pos`, advancing it; `None` on truncated input.
+pub fn get_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut value = 0u64;
+    let mut shift = 0;
+    loop {
+        let byte = *bytes.get(*pos)?;
+        *pos += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some(value);
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
+/// The per-field term lists as one blob (stored for incremental rebuilds).
+pub fn encode_fields(fields: &[Vec<(String, u32)>; 3]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for field in fields {
+        put_varint(&mut out, field.len() as u64);
+        for (term, n) in field {
+            put_varint(&mut out, term.len() as u64);
+            out.extend_from_slice(term.as_bytes());
+            put_varint(&mut out, u64::from(*n));
+        }
+    }
+    out
+}
+
+/// Inverse of [`encode_fields`]; `None` if the blob is damaged.
+pub fn decode_fields(bytes: &[u8]) -> Option<[Vec<(String, u32)>; 3]> {
+    let mut pos = 0;
+    let mut out: [Vec<(String, u32)>; 3] = Default::default();
+    for field in &mut out {
+        let n = usize::try_from(get_varint(bytes, &mut pos)?).ok()?;
+        field.reserve(n.min(1 << 20));
+        for _ in 0..n {
+            let len = usize::try_from(get_varint(bytes, &mut pos)?).ok()?;
+            let term = std::str::from_utf8(bytes.get(pos..pos.checked_add(len)?)?).ok()?;
+            pos += len;
+            let tf = u32::try_from(get_varint(bytes, &mut pos)?).ok()?;
+            field.push((term.to_owned(), tf));
+        }
+    }
+    (pos == bytes.len()).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_round_trip_and_damage_is_detected() {
+        let a = analyze("src/context_cache.rs", "pub struct ContextCache;\nfn load() {}\n");
+        assert!(a.symbols.contains(&"ContextCache".to_owned()));
+        assert!(a.fields[Field::Path.index()].iter().any(|(t, _)| t == "cache"));
+        let blob = encode_fields(&a.fields);
+        assert_eq!(decode_fields(&blob).as_ref(), Some(&a.fields));
+        assert_eq!(decode_fields(&blob[..blob.len() - 1]), None);
+    }
+
+    #[test]
+    fn varints_round_trip() {
+        for v in [0, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX] {
+            let mut buf = Vec::new();
+            put_varint(&mut buf, v);
+            let mut pos = 0;
+            assert_eq!(get_varint(&buf, &mut pos), Some(v));
+            assert_eq!(pos, buf.len());
+        }
+    }
+}

@@ -1,0 +1,658 @@
+//! The seed 003 document cache ("index"): a directory holding
+//!
+//! ```text
+//! indexes/<name>/
+//!   manifest.json          format version, cache version, created_at, config, documents (sorted)
+//!   index.json             { document id: file name } (sorted, flat)
+//!   documents/<12 hex>.json  one serialized Document each; the name is SHA-256(id)[..12]
+//!   search.db              SQLite sidecar: fingerprints, per-field postings, import graph
+//! ```
+//!
+//! A build writes a temporary directory and swaps it in atomically, so readers see the old
+//! index or the new one, never a mix. Rebuilds are incremental: entries whose fingerprint is
+//! unchanged are reused (their document files hard-linked, their analysis copied) without
+//! being read, and with nothing changed the build returns at once without writing.
+
+mod db;
+pub(crate) mod verify;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+
+use ctx_core::{ContentHash, Document, DocumentId};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+pub use db::{DocRow, SearchDb};
+pub use verify::{IndexCheck, IndexInspection, VerifyReport, inspect_index, verify_index};
+
+use crate::analyze::{ANALYZER_VERSION, Analysis, analyze};
+use crate::canonicalize::CanonicalizeOptions;
+use crate::error::IndexError;
+use crate::graph::Graph;
+use crate::source::{DocumentSource, ErrorPolicy, ingest_raw};
+
+/// The index layout version this ctx writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// The index `ctx select` and `ctx index build` use when none is named.
+pub const DEFAULT_INDEX_NAME: &str = "default";
+/// File names inside an index directory.
+pub const MANIFEST_FILE: &str = "manifest.json";
+pub const INDEX_FILE: &str = "index.json";
+pub const DOCUMENTS_DIR: &str = "documents";
+pub const SEARCH_DB_FILE: &str = "search.db";
+
+/// Everything that shapes an index besides its documents; part of the cache version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheBuildConfig {
+    /// The source's own settings (kind, paths, limits).
+    pub source: serde_json::Value,
+    pub canonicalize: CanonicalizeOptions,
+    /// [`ANALYZER_VERSION`]: a new analyzer re-analyzes everything.
+    pub analyzer: u32,
+}
+
+/// One document in the manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestEntry {
+    pub id: DocumentId,
+    pub version: ContentHash,
+    /// The document's file in `documents/`.
+    pub file: String,
+}
+
+/// `manifest.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheManifest {
+    pub format_version: u32,
+    /// SHA-256 over the config and the sorted `id:version` pairs; `created_at` is excluded,
+    /// so the same inputs always give the same cache version.
+    pub cache_version: ContentHash,
+    /// When the build ran (RFC 3339, informational only).
+    pub created_at: String,
+    pub config: CacheBuildConfig,
+    /// Sorted by id.
+    pub documents: Vec<ManifestEntry>,
+}
+
+/// `index.json`: document id → file name, as a flat sorted map.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CacheIndex(pub BTreeMap<DocumentId, String>);
+
+/// The cache version: SHA-256 of the canonical JSON of `config`, then for each document in
+/// id order a newline and `id:version`.
+pub fn cache_version(config: &CacheBuildConfig, documents: &[ManifestEntry]) -> ContentHash {
+    let mut hasher = ctx_core::ContentHasher::new();
+    hasher.update(&ctx_core::canonical::to_vec(config).expect("config is plain JSON"));
+    for entry in documents {
+        hasher.update(b"\n");
+        hasher.update(entry.id.as_str().as_bytes());
+        hasher.update(b":");
+        hasher.update(entry.version.to_string().as_bytes());
+    }
+    hasher.finish()
+}
+
+/// A document's file name stem: the first 12 hex digits of the SHA-256 of its id. (Of the
+/// id, not the content: identical files, such as empty `__init__.py`, are common.)
+pub fn document_file_stem(id: &DocumentId) -> String {
+    let mut hex = ContentHash::of(id.as_str().as_bytes()).to_hex();
+    hex.truncate(12);
+    hex
+}
+
+/// Index names: letters, digits, `.`, `_`, `-`, starting with a letter or digit.
+pub fn validate_index_name(name: &str) -> Result<(), IndexError> {
+    let ok = !name.is_empty()
+        && name.len() <= 100
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(IndexError::InvalidName(name.to_owned()))
+    }
+}
+
+/// How to build.
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    pub name: String,
+    /// Ignore the existing index (even a damaged one) and read everything again.
+    pub force: bool,
+    pub canonicalize: CanonicalizeOptions,
+    pub policy: ErrorPolicy,
+    /// Written to the manifest's `created_at` (RFC 3339); the library reads no clock.
+    pub created_at: String,
+    /// The workspace root, recorded in `search.db` for `index list` (not in hashed content).
+    pub root: Option<PathBuf>,
+    /// The git commit checked out (`None` outside a repository); when it moves, recent
+    /// activity is counted again.
+    pub git_head: Option<String>,
+}
+
+/// What a build did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BuildReport {
+    pub name: String,
+    pub path: PathBuf,
+    pub cache_version: ContentHash,
+    pub documents: usize,
+    /// Documents read and analyzed in this build.
+    pub read: usize,
+    /// Documents reused unread from the previous build.
+    pub reused: usize,
+    /// Documents of the previous build that are gone.
+    pub removed: usize,
+    /// True when nothing had changed and nothing was written.
+    pub up_to_date: bool,
+    /// Entries left out (not text, too large, unreadable), one line each.
+    pub skipped: Vec<String>,
+}
+
+/// One document of a build in progress.
+struct Built {
+    entry: ManifestEntry,
+    fingerprint: Option<String>,
+    bytes: u64,
+    analysis: Analysis,
+    /// Kept only for files the project layout reads (`Cargo.toml`, `go.mod`).
+    layout_text: Option<String>,
+    reused: bool,
+}
+
+/// A planned or finished entry of a build.
+enum Outcome {
+    Doc(Built),
+    Skipped(String),
+}
+
+/// Builds (or incrementally updates) index `opts.name` in `indexes_dir` from `source`.
+///
+/// `git_commits` (document id → recent commits that changed it) is asked only when something
+/// changed, since walking history costs more than a no-op rebuild may take.
+pub fn build_index(
+    indexes_dir: &Path,
+    source: &dyn DocumentSource,
+    opts: &BuildOptions,
+    git_commits: &dyn Fn() -> BTreeMap<String, u32>,
+) -> Result<BuildReport, IndexError> {
+    validate_index_name(&opts.name)?;
+    fs::create_dir_all(indexes_dir).map_err(|e| IndexError::io(indexes_dir, e))?;
+    let _lock = lock(indexes_dir, &opts.name, true)?;
+    remove_stale(indexes_dir, &opts.name)?;
+    let final_dir = indexes_dir.join(&opts.name);
+    let config = CacheBuildConfig {
+        source: source.config(),
+        canonicalize: opts.canonicalize,
+        analyzer: ANALYZER_VERSION,
+    };
+
+    let previous = if final_dir.exists() && !opts.force {
+        Some(Previous::open(&final_dir, &opts.name)?)
+    } else {
+        None
+    };
+    let mut entries = source.list()?;
+    entries.sort_by(|a, b| a.id.cmp(&b.id));
+    if let Some(pair) = entries.windows(2).find(|w| w[0].id == w[1].id) {
+        return Err(IndexError::DuplicateDocumentId(pair[0].id.clone()));
+    }
+    if let Some(prev) = &previous
+        && prev.config == config
+        && prev.git_head == opts.git_head
+        && prev.sources.len() == entries.len()
+        && entries.iter().all(|e| {
+            e.fingerprint.is_some()
+                && prev
+                    .sources
+                    .get(e.id.as_str())
+                    .is_some_and(|s| s.fingerprint == e.fingerprint)
+        })
+    {
+        return Ok(BuildReport {
+            name: opts.name.clone(),
+            path: final_dir,
+            cache_version: prev.manifest.cache_version,
+            documents: prev.manifest.documents.len(),
+            read: 0,
+            reused: prev.manifest.documents.len(),
+            removed: 0,
+            up_to_date: true,
+            skipped: prev.skipped(),
+        });
+    }
+
+    let tmp = indexes_dir.join(format!(
+        ".{}.tmp-{}-{}",
+        opts.name,
+        std::process::id(),
+        ContentHash::of(opts.created_at.as_bytes()).to_hex().get(..8).unwrap_or("0")
+    ));
+    if tmp.exists() {
+        fs::remove_dir_all(&tmp).map_err(|e| IndexError::io(&tmp, e))?;
+    }
+    let docs_dir = tmp.join(DOCUMENTS_DIR);
+    fs::create_dir_all(&docs_dir).map_err(|e| IndexError::io(&docs_dir, e))?;
+    let commits = git_commits();
+    let result = write_build(
+        &tmp, &final_dir, source, opts, &config, previous.as_ref(), &entries, &commits,
+    );
+    let report = match result {
+        Ok(report) => report,
+        Err(err) => {
+            let _ = fs::remove_dir_all(&tmp);
+            return Err(err);
+        }
+    };
+    swap_in(&tmp, &final_dir, indexes_dir, &opts.name)?;
+    Ok(report)
+}
+
+/// Reads, analyzes and writes everything into `tmp`.
+// One linear build procedure; splitting it would only pass the same state around.
+#[allow(clippy::too_many_arguments)]
+fn write_build(
+    tmp: &Path,
+    final_dir: &Path,
+    source: &dyn DocumentSource,
+    opts: &BuildOptions,
+    config: &CacheBuildConfig,
+    previous: Option<&Previous>,
+    entries: &[crate::source::SourceEntry],
+    commits: &BTreeMap<String, u32>,
+) -> Result<BuildReport, IndexError> {
+    let docs_dir = tmp.join(DOCUMENTS_DIR);
+    let previous = previous.filter(|p| p.config == *config);
+    let mut reused_rows: HashMap<String, DocRow> = match previous {
+        Some(prev) => prev.db.doc_rows(true)?.into_iter().map(|r| (r.id.clone(), r)).collect(),
+        None => HashMap::new(),
+    };
+
+    enum Plan<'e> {
+        Reuse(DocRow, Option<String>),
+        ReuseSkip(String),
+        Fetch(&'e crate::source::SourceEntry),
+    }
+    let mut plans: Vec<Plan<'_>> = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let old = previous.and_then(|p| p.sources.get(entry.id.as_str()));
+        let same = entry.fingerprint.is_some() && old.is_some_and(|s| s.fingerprint == entry.fingerprint);
+        match (same, old) {
+            (true, Some(src)) => {
+                if let Some(reason) = &src.skipped {
+                    plans.push(Plan::ReuseSkip(reason.clone()));
+                } else if let Some(row) = reused_rows.remove(entry.id.as_str()) {
+                    plans.push(Plan::Reuse(row, entry.fingerprint.clone()));
+                } else {
+                    plans.push(Plan::Fetch(entry));
+                }
+            }
+            _ => plans.push(Plan::Fetch(entry)),
+        }
+    }
+
+    let old_docs = final_dir.join(DOCUMENTS_DIR);
+    let results: Vec<Result<Outcome, IndexError>> = plans
+        .into_par_iter()
+        .map(|plan| match plan {
+            Plan::Reuse(row, fingerprint) => {
+                let name = format!("{}.json", row.file);
+                link_or_copy(&old_docs.join(&name), &docs_dir.join(&name))?;
+                let id = DocumentId::new(&row.id).map_err(|e| IndexError::corrupt(&opts.name, e.to_string()))?;
+                let layout_text = if is_layout_file(&row.id) {
+                    Some(read_document(&docs_dir.join(&name), &opts.name)?.content().to_owned())
+                } else {
+                    None
+                };
+                Ok(Outcome::Doc(Built {
+                    entry: ManifestEntry {
+                        id,
+                        version: row.version,
+                        file: name,
+                    },
+                    fingerprint,
+                    bytes: row.bytes,
+                    analysis: row.analysis.unwrap_or_default(),
+                    layout_text,
+                    reused: true,
+                }))
+            }
+            Plan::ReuseSkip(reason) => Ok(Outcome::Skipped(reason)),
+            Plan::Fetch(entry) => {
+                let doc = match source.fetch(entry).and_then(|raw| ingest_raw(raw, opts.canonicalize)) {
+                    Ok(doc) => doc,
+                    Err(err) => return Ok(Outcome::Skipped(err.to_string())),
+                };
+                let name = format!("{}.json", document_file_stem(doc.id()));
+                let json = serde_json::to_vec_pretty(&doc).map_err(|source| IndexError::Serialization {
+                    what: format!("document `{}`", doc.id()),
+                    source,
+                })?;
+                let path = docs_dir.join(&name);
+                // Two ids with the same 12-hex name are refused below, naming both ids.
+                if !path.exists() {
+                    fs::write(&path, json).map_err(|e| IndexError::io(&path, e))?;
+                }
+                Ok(Outcome::Doc(built_from(&doc, name, entry.fingerprint.clone())))
+            }
+        })
+        .collect();
+
+    let mut built: Vec<Built> = Vec::with_capacity(results.len());
+    let mut skipped_sources: Vec<(String, Option<String>, String)> = Vec::new();
+    let mut skipped_lines: Vec<String> = Vec::new();
+    let mut reused = 0;
+    let mut read = 0;
+    for (result, entry) in results.into_iter().zip(entries) {
+        match result? {
+            Outcome::Doc(doc) => {
+                if doc.reused {
+                    reused += 1;
+                } else {
+                    read += 1;
+                }
+                built.push(doc);
+            }
+            Outcome::Skipped(reason) => {
+                if opts.policy == ErrorPolicy::Abort {
+                    return Err(IndexError::Connector(crate::error::ConnectorError::PartialFetch {
+                        fetched: built.len(),
+                        failed: 1,
+                        first: reason,
+                    }));
+                }
+                skipped_lines.push(if reason.contains(entry.id.as_str()) {
+                    reason.clone()
+                } else {
+                    format!("{}: {reason}", entry.id)
+                });
+                skipped_sources.push((entry.id.to_string(), entry.fingerprint.clone(), reason));
+            }
+        }
+    }
+
+    // Filename collisions: distinct ids whose names share 12 hex digits.
+    let mut by_file: BTreeMap<&str, &DocumentId> = BTreeMap::new();
+    for doc in &built {
+        if let Some(first) = by_file.insert(&doc.entry.file, &doc.entry.id) {
+            return Err(IndexError::FilenameCollision {
+                first: first.clone(),
+                second: doc.entry.id.clone(),
+                file: doc.entry.file.trim_end_matches(".json").to_owned(),
+            });
+        }
+    }
+
+    let manifest_entries: Vec<ManifestEntry> = built.iter().map(|b| b.entry.clone()).collect();
+    let version = cache_version(config, &manifest_entries);
+    let graph = Graph::build(
+        &built
+            .iter()
+            .map(|b| (b.entry.id.as_str(), &b.analysis, b.layout_text.as_deref()))
+            .collect::<Vec<_>>(),
+    );
+    let manifest = CacheManifest {
+        format_version: FORMAT_VERSION,
+        cache_version: version,
+        created_at: opts.created_at.clone(),
+        config: config.clone(),
+        documents: manifest_entries,
+    };
+    let index = CacheIndex(
+        manifest
+            .documents
+            .iter()
+            .map(|e| (e.id.clone(), e.file.clone()))
+            .collect(),
+    );
+    write_json(&tmp.join(MANIFEST_FILE), &manifest, "manifest.json")?;
+    write_json(&tmp.join(INDEX_FILE), &index, "index.json")?;
+
+    let rows: Vec<db::NewDoc<'_>> = built
+        .iter()
+        .map(|b| db::NewDoc {
+            id: b.entry.id.as_str(),
+            version: b.entry.version,
+            file: b.entry.file.trim_end_matches(".json"),
+            fingerprint: b.fingerprint.as_deref(),
+            bytes: b.bytes,
+            commits: commits.get(b.entry.id.as_str()).copied().unwrap_or(0),
+            analysis: &b.analysis,
+        })
+        .collect();
+    db::write(
+        &tmp.join(SEARCH_DB_FILE),
+        &db::WriteInput {
+            cache_version: version,
+            config,
+            git_head: opts.git_head.as_deref(),
+            root: opts.root.as_deref(),
+            docs: &rows,
+            skipped: &skipped_sources,
+            graph: &graph,
+        },
+    )?;
+    let removed = previous.map_or(0, |p| {
+        let now: BTreeSet<&str> = entries.iter().map(|e| e.id.as_str()).collect();
+        p.manifest.documents.iter().filter(|d| !now.contains(d.id.as_str())).count()
+    });
+    Ok(BuildReport {
+        name: opts.name.clone(),
+        path: final_dir.to_owned(),
+        cache_version: version,
+        documents: built.len(),
+        read,
+        reused,
+        removed,
+        up_to_date: false,
+        skipped: skipped_lines,
+    })
+}
+
+fn built_from(doc: &Document, file: String, fingerprint: Option<String>) -> Built {
+    let id = doc.id().as_str();
+    Built {
+        entry: ManifestEntry {
+            id: doc.id().clone(),
+            version: doc.version(),
+            file,
+        },
+        fingerprint,
+        bytes: doc.content().len() as u64,
+        analysis: analyze(id, doc.content()),
+        layout_text: is_layout_file(id).then(|| doc.content().to_owned()),
+        reused: false,
+    }
+}
+
+/// Files whose text the import resolver needs (crate names, Go module paths).
+fn is_layout_file(id: &str) -> bool {
+    let name = id.rsplit('/').next().unwrap_or(id);
+    name == "Cargo.toml" || name == "go.mod"
+}
+
+fn write_json<T: Serialize>(path: &Path, value: &T, what: &str) -> Result<(), IndexError> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| IndexError::Serialization {
+        what: what.to_owned(),
+        source,
+    })?;
+    bytes.push(b'\n');
+    fs::write(path, bytes).map_err(|e| IndexError::io(path, e))
+}
+
+fn link_or_copy(from: &Path, to: &Path) -> Result<(), IndexError> {
+    if fs::hard_link(from, to).is_ok() {
+        return Ok(());
+    }
+    fs::copy(from, to).map(drop).map_err(|e| IndexError::io(from, e))
+}
+
+/// Reads and checks one document file (its content must hash to its version).
+pub(crate) fn read_document(path: &Path, name: &str) -> Result<Document, IndexError> {
+    let bytes = fs::read(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            IndexError::corrupt(name, format!("{} is missing", shown(path)))
+        } else {
+            IndexError::io(path, e)
+        }
+    })?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| IndexError::corrupt(name, format!("{}: {e}", shown(path))))
+}
+
+/// `documents/abc.json` for messages.
+pub(crate) fn shown(path: &Path) -> String {
+    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    match path.parent().and_then(Path::file_name) {
+        Some(dir) if dir == DOCUMENTS_DIR => format!("{DOCUMENTS_DIR}/{file}"),
+        _ => file,
+    }
+}
+
+/// Takes the index's lock file (exclusive for builds, shared for readers); released on drop.
+pub fn lock(indexes_dir: &Path, name: &str, exclusive: bool) -> Result<File, IndexError> {
+    fs::create_dir_all(indexes_dir).map_err(|e| IndexError::io(indexes_dir, e))?;
+    let path = indexes_dir.join(format!(".{name}.lock"));
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| IndexError::io(&path, e))?;
+    let locked = if exclusive { file.lock() } else { file.lock_shared() };
+    locked.map_err(|e| IndexError::io(&path, e))?;
+    Ok(file)
+}
+
+/// Removes temporary and retired directories left by crashed builds (we hold the lock, so
+/// no build of this index is running).
+fn remove_stale(indexes_dir: &Path, name: &str) -> Result<(), IndexError> {
+    let prefixes = [format!(".{name}.tmp-"), format!(".{name}.old-")];
+    let listing = fs::read_dir(indexes_dir).map_err(|e| IndexError::io(indexes_dir, e))?;
+    for item in listing.flatten() {
+        let file_name = item.file_name();
+        let file_name = file_name.to_string_lossy();
+        if prefixes.iter().any(|p| file_name.starts_with(p.as_str())) {
+            let path = item.path();
+            fs::remove_dir_all(&path).map_err(|e| IndexError::io(&path, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Puts `tmp` in place of `final_dir`: an atomic exchange where the platform has one (Linux
+/// `renameat2(RENAME_EXCHANGE)`), else rename the old one away first.
+fn swap_in(tmp: &Path, final_dir: &Path, indexes_dir: &Path, name: &str) -> Result<(), IndexError> {
+    if !final_dir.exists() {
+        return fs::rename(tmp, final_dir).map_err(|e| IndexError::io(final_dir, e));
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{CWD, RenameFlags, renameat_with};
+        if renameat_with(CWD, tmp, CWD, final_dir, RenameFlags::EXCHANGE).is_ok() {
+            // `tmp` now holds the old index.
+            return fs::remove_dir_all(tmp).map_err(|e| IndexError::io(tmp, e));
+        }
+    }
+    let old = indexes_dir.join(format!(".{name}.old-{}", std::process::id()));
+    fs::rename(final_dir, &old).map_err(|e| IndexError::io(final_dir, e))?;
+    fs::rename(tmp, final_dir).map_err(|e| IndexError::io(final_dir, e))?;
+    fs::remove_dir_all(&old).map_err(|e| IndexError::io(&old, e))
+}
+
+/// Reads `manifest.json`, refusing a newer format and naming what is wrong.
+pub fn read_manifest(dir: &Path, name: &str) -> Result<CacheManifest, IndexError> {
+    let path = dir.join(MANIFEST_FILE);
+    let bytes = fs::read(&path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            if dir.exists() {
+                IndexError::corrupt(name, format!("{MANIFEST_FILE} is missing"))
+            } else {
+                IndexError::NotFound {
+                    name: name.to_owned(),
+                    path: dir.to_owned(),
+                }
+            }
+        } else {
+            IndexError::io(&path, e)
+        }
+    })?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| IndexError::corrupt(name, format!("{MANIFEST_FILE} is not valid JSON: {e}")))?;
+    let found = value
+        .get("format_version")
+        .and_then(serde_json::Value::as_u64)
+        .and_then(|v| u32::try_from(v).ok())
+        .ok_or_else(|| IndexError::corrupt(name, format!("{MANIFEST_FILE} has no format_version")))?;
+    if found > FORMAT_VERSION {
+        return Err(IndexError::NewerFormat {
+            name: name.to_owned(),
+            name_flag: crate::error::name_flag(name),
+            found,
+            known: FORMAT_VERSION,
+        });
+    }
+    serde_json::from_value(value)
+        .map_err(|e| IndexError::corrupt(name, format!("{MANIFEST_FILE}: {e}")))
+}
+
+/// A fingerprint row of the previous build.
+#[derive(Debug, Clone)]
+pub(crate) struct SourceRow {
+    pub fingerprint: Option<String>,
+    pub skipped: Option<String>,
+}
+
+/// The previous build, as far as an incremental rebuild needs it.
+struct Previous {
+    manifest: CacheManifest,
+    config: CacheBuildConfig,
+    git_head: Option<String>,
+    sources: HashMap<String, SourceRow>,
+    db: SearchDb,
+}
+
+impl Previous {
+    fn open(dir: &Path, name: &str) -> Result<Self, IndexError> {
+        let manifest = read_manifest(dir, name)?;
+        let db = SearchDb::open(&dir.join(SEARCH_DB_FILE), name)?;
+        if db.cache_version() != manifest.cache_version {
+            return Err(IndexError::corrupt(
+                name,
+                format!("{SEARCH_DB_FILE} does not belong to {MANIFEST_FILE} (different cache versions)"),
+            ));
+        }
+        let sources = db.sources()?;
+        Ok(Self {
+            config: manifest.config.clone(),
+            git_head: db.git_head().map(str::to_owned),
+            manifest,
+            sources,
+            db,
+        })
+    }
+
+    fn skipped(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .sources
+            .iter()
+            .filter_map(|(id, s)| {
+                s.skipped.as_ref().map(|r| {
+                    if r.contains(id.as_str()) {
+                        r.clone()
+                    } else {
+                        format!("{id}: {r}")
+                    }
+                })
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+}

@@ -1,0 +1,729 @@
+//! Selection: query → score → order → budget (seed 003's pipeline), byte-identical for
+//! identical inputs.
+//!
+//! [`ContextSelector`] is the seed's in-memory pipeline over [`Document`]s with a [`Scorer`]
+//! ([`TermFrequencyScorer`]); [`OpenIndex`] runs the same pipeline over a built index,
+//! scoring from `search.db` alone (postings of the query's terms, document lengths, the
+//! graph) so no content is tokenized at query time, then loading (and checking) only the
+//! documents it considers for the budget.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use ctx_core::{ContentHash, Document, DocumentId};
+use serde::{Deserialize, Serialize};
+
+use crate::analyze::Field;
+use crate::error::{IndexError, SelectionError};
+use crate::index::{
+    CacheManifest, DOCUMENTS_DIR, DocRow, SEARCH_DB_FILE, SearchDb, cache_version, read_manifest,
+};
+use crate::text::{query_terms, terms};
+
+/// A query: the text as given and its search terms (stop words removed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Query {
+    pub raw: String,
+    pub terms: Vec<String>,
+}
+
+impl Query {
+    /// Normalizes `raw`: terms split on case, `_` and punctuation, lower cased, stemmed,
+    /// stop words dropped, duplicates removed (first-seen order).
+    pub fn new(raw: &str) -> Self {
+        Self {
+            raw: raw.to_owned(),
+            terms: query_terms(raw),
+        }
+    }
+
+    /// [`Query::new`], refusing an empty query or one of stop words only.
+    pub fn parse(raw: &str) -> Result<Self, SelectionError> {
+        if raw.trim().is_empty() {
+            return Err(SelectionError::EmptyQuery);
+        }
+        let query = Self::new(raw);
+        if query.terms.is_empty() {
+            return Err(SelectionError::OnlyStopWords(raw.trim().to_owned()));
+        }
+        Ok(query)
+    }
+}
+
+/// One signal's part in a score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Signal {
+    /// `bm25_content`, `bm25_path`, `bm25_symbols`, `path_mentioned`, `filename_mentioned`,
+    /// `keyword_in_path`, `git_activity`, `file_type`, `graph`, `term_frequency`.
+    pub name: String,
+    pub contribution: f64,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+/// Why a document scored what it did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SelectionWhy {
+    pub query_terms: Vec<String>,
+    /// Occurrences of each query term in the content (terms that occur only).
+    pub term_matches: BTreeMap<String, u64>,
+    /// Terms in the content.
+    pub total_words: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<Signal>,
+}
+
+/// A scored document before the budget (seed 003's `ScoreDetails`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoreDetails {
+    pub score: f64,
+    pub why: SelectionWhy,
+}
+
+/// A document in the result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SelectedDocument {
+    pub id: DocumentId,
+    pub version: ContentHash,
+    pub score: f64,
+    /// Tokens of `content` as included (the skeleton's when degraded).
+    pub tokens: u64,
+    pub content: String,
+    pub why: SelectionWhy,
+    /// The content is the file's skeleton (bodies elided), to fit more relevant code.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub degraded: bool,
+}
+
+/// What the selection was asked and what it did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SelectionMetadata {
+    pub query: String,
+    pub budget: u64,
+    pub tokens_used: u64,
+    pub documents_considered: usize,
+    pub documents_selected: usize,
+    pub scorer: String,
+    pub tokenizer: String,
+    /// Documents included as skeletons.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub degraded: Vec<DocumentId>,
+    /// Candidates left out because they did not fit.
+    #[serde(default)]
+    pub over_budget: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_version: Option<ContentHash>,
+}
+
+/// The result (seed 003's `context.resolve` output).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SelectionResult {
+    pub documents: Vec<SelectedDocument>,
+    pub selection: SelectionMetadata,
+}
+
+/// Scores one document for a query; pure.
+pub trait Scorer {
+    fn name(&self) -> &'static str;
+    fn score(&self, query: &Query, document: &Document) -> ScoreDetails;
+}
+
+/// Seed 003's naive scorer: query-term occurrences / words in the document.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TermFrequencyScorer;
+
+impl Scorer for TermFrequencyScorer {
+    fn name(&self) -> &'static str {
+        "tf"
+    }
+
+    fn score(&self, query: &Query, document: &Document) -> ScoreDetails {
+        let mut total: u64 = 0;
+        let mut matches: BTreeMap<String, u64> = BTreeMap::new();
+        terms(document.content(), |t| {
+            total += 1;
+            if query.terms.iter().any(|q| q == t) {
+                *matches.entry(t.to_owned()).or_insert(0) += 1;
+            }
+        });
+        let matched: u64 = matches.values().sum();
+        let score = if total == 0 { 0.0 } else { matched as f64 / total as f64 };
+        ScoreDetails {
+            score: round(score),
+            why: SelectionWhy {
+                query_terms: query.terms.clone(),
+                term_matches: matches,
+                total_words: total,
+                signals: vec![Signal {
+                    name: "term_frequency".to_owned(),
+                    contribution: round(score),
+                    detail: format!("{matched} of {total} words"),
+                }],
+            },
+        }
+    }
+}
+
+/// Counts tokens; `hash` is the content hash of `text` (for caches).
+pub trait TokenCounter {
+    fn name(&self) -> String;
+    fn count(&self, text: &str, hash: &ContentHash) -> Result<u64, String>;
+}
+
+/// Seed 003's `ceil(len / 4)` estimate.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApproxTokenCounter;
+
+impl TokenCounter for ApproxTokenCounter {
+    fn name(&self) -> String {
+        "approx".to_owned()
+    }
+
+    fn count(&self, text: &str, _hash: &ContentHash) -> Result<u64, String> {
+        Ok((text.len() as u64).div_ceil(4))
+    }
+}
+
+/// Scores rounded to 6 decimals, so output and tie-breaks do not depend on float noise.
+pub fn round(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+/// Orders by score descending, then id ascending.
+fn order<T>(items: &mut [T], key: impl Fn(&T) -> (f64, &str)) {
+    items.sort_by(|a, b| {
+        let (sa, ia) = key(a);
+        let (sb, ib) = key(b);
+        sb.total_cmp(&sa).then_with(|| ia.cmp(ib))
+    });
+}
+
+/// Seed 003's pipeline over documents in memory.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ContextSelector;
+
+impl ContextSelector {
+    /// Scores every document, orders them (score desc, id asc) and fills `budget` greedily
+    /// in that order; a document that does not fit is left out (never truncated) and later,
+    /// smaller ones may still fit. Documents scoring 0 may be selected.
+    pub fn select(
+        documents: &[Document],
+        query: &Query,
+        scorer: &dyn Scorer,
+        counter: &dyn TokenCounter,
+        budget: u64,
+    ) -> Result<SelectionResult, SelectionError> {
+        let mut scored: Vec<(&Document, ScoreDetails)> =
+            documents.iter().map(|d| (d, scorer.score(query, d))).collect();
+        order(&mut scored, |(d, s)| (s.score, d.id().as_str()));
+        debug_assert!(scored.windows(2).all(|w| {
+            w[0].1.score > w[1].1.score || (w[0].1.score == w[1].1.score && w[0].0.id() <= w[1].0.id())
+        }));
+        let mut out = Vec::new();
+        let mut used = 0u64;
+        let mut over = 0;
+        for (doc, details) in &scored {
+            if used >= budget {
+                over += 1;
+                continue;
+            }
+            let tokens = counter
+                .count(doc.content(), &doc.version())
+                .map_err(SelectionError::TokenCount)?;
+            if used + tokens > budget {
+                over += 1;
+                continue;
+            }
+            used += tokens;
+            out.push(SelectedDocument {
+                id: doc.id().clone(),
+                version: doc.version(),
+                score: details.score,
+                tokens,
+                content: doc.content().to_owned(),
+                why: details.why.clone(),
+                degraded: false,
+            });
+        }
+        Ok(SelectionResult {
+            selection: SelectionMetadata {
+                query: query.raw.clone(),
+                budget,
+                tokens_used: used,
+                documents_considered: documents.len(),
+                documents_selected: out.len(),
+                scorer: scorer.name().to_owned(),
+                tokenizer: counter.name(),
+                degraded: Vec::new(),
+                over_budget: over,
+                index: None,
+                cache_version: None,
+            },
+            documents: out,
+        })
+    }
+}
+
+/// Which scorer ranks an index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScorerKind {
+    /// Seed 003's term frequency (reads every document: slow on large indexes).
+    Tf,
+    /// BM25 over content, path segments and symbol names.
+    Bm25,
+    /// BM25 plus path, git and file-type signals and graph ranking.
+    #[default]
+    Default,
+}
+
+impl ScorerKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Tf => "tf",
+            Self::Bm25 => "bm25",
+            Self::Default => "default",
+        }
+    }
+}
+
+/// Tunable weights of the default scorer (seed 001's signal values by default).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Weights {
+    /// BM25 weight per field (content, path, symbols).
+    pub fields: [f64; 3],
+    pub k1: f64,
+    pub b: f64,
+    pub path_mentioned: f64,
+    pub filename_mentioned: f64,
+    pub keyword_in_path: f64,
+    pub per_commit: f64,
+    pub max_git: f64,
+    pub file_type: f64,
+    /// Points for the best graph rank; others in proportion.
+    pub graph: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Self {
+            fields: [1.0, 1.5, 1.5],
+            k1: 1.2,
+            b: 0.75,
+            path_mentioned: 10.0,
+            filename_mentioned: 5.0,
+            keyword_in_path: 1.0,
+            per_commit: 0.5,
+            max_git: 2.5,
+            file_type: 2.0,
+            graph: 4.0,
+        }
+    }
+}
+
+/// A ranked candidate of an index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranked {
+    pub num: u32,
+    pub id: String,
+    pub score: f64,
+    pub why: SelectionWhy,
+}
+
+/// How [`OpenIndex::select`] fills the budget.
+#[derive(Debug, Clone, Copy)]
+pub struct SelectOptions {
+    pub scorer: ScorerKind,
+    pub budget: u64,
+    /// Allow skeletons in place of whole files.
+    pub degrade: bool,
+    /// Consider at most this many ranked candidates for the budget.
+    pub max_candidates: usize,
+    pub weights: Weights,
+}
+
+impl Default for SelectOptions {
+    fn default() -> Self {
+        Self {
+            scorer: ScorerKind::Default,
+            budget: 8000,
+            degrade: true,
+            max_candidates: 200,
+            weights: Weights::default(),
+        }
+    }
+}
+
+/// A built index opened for selection (holding a shared lock, so no rebuild swaps it away
+/// while it is read).
+pub struct OpenIndex {
+    name: String,
+    dir: PathBuf,
+    manifest: CacheManifest,
+    db: SearchDb,
+    rows: Vec<DocRow>,
+    _lock: File,
+}
+
+impl OpenIndex {
+    /// Opens index `name` in `indexes_dir`, refusing a damaged one. The checks are cheap
+    /// (manifest, cache version, search database, the set of document files); each document
+    /// read later is checked against its version.
+    pub fn open(indexes_dir: &Path, name: &str) -> Result<Self, IndexError> {
+        crate::index::validate_index_name(name)?;
+        let dir = indexes_dir.join(name);
+        if !dir.is_dir() {
+            return Err(IndexError::NotFound {
+                name: name.to_owned(),
+                path: dir,
+            });
+        }
+        let lock = crate::index::lock(indexes_dir, name, false)?;
+        let manifest = read_manifest(&dir, name)?;
+        if cache_version(&manifest.config, &manifest.documents) != manifest.cache_version {
+            return Err(IndexError::corrupt(name, "manifest.json: cache_version does not match its documents"));
+        }
+        let db = SearchDb::open(&dir.join(SEARCH_DB_FILE), name)?;
+        if db.cache_version() != manifest.cache_version {
+            return Err(IndexError::corrupt(name, "search.db does not belong to manifest.json"));
+        }
+        let rows = db.doc_rows(false)?;
+        let same = rows.len() == manifest.documents.len()
+            && rows
+                .iter()
+                .zip(&manifest.documents)
+                .all(|(r, e)| r.id == e.id.as_str() && r.version == e.version);
+        if !same {
+            return Err(IndexError::corrupt(name, "search.db does not list the manifest's documents"));
+        }
+        let docs_dir = dir.join(DOCUMENTS_DIR);
+        let mut files: Vec<String> = std::fs::read_dir(&docs_dir)
+            .map_err(|_| IndexError::corrupt(name, "documents/ is missing"))?
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort_unstable();
+        let mut expected: Vec<&str> = manifest.documents.iter().map(|e| e.file.as_str()).collect();
+        expected.sort_unstable();
+        if files != expected {
+            let missing = expected.iter().find(|f| files.binary_search_by(|x| x.as_str().cmp(f)).is_err());
+            let problem = match missing {
+                Some(f) => format!("documents/{f} is missing"),
+                None => {
+                    let extra = files
+                        .iter()
+                        .find(|f| expected.binary_search(&f.as_str()).is_err())
+                        .cloned()
+                        .unwrap_or_default();
+                    format!("documents/{extra} is not in the manifest")
+                }
+            };
+            return Err(IndexError::corrupt(name, problem));
+        }
+        Ok(Self {
+            name: name.to_owned(),
+            dir,
+            manifest,
+            db,
+            rows,
+            _lock: lock,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn manifest(&self) -> &CacheManifest {
+        &self.manifest
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Reads document `num`, checking its id and version against the manifest.
+    pub fn load(&self, num: u32) -> Result<Document, IndexError> {
+        let entry = self
+            .manifest
+            .documents
+            .get(num as usize)
+            .ok_or_else(|| IndexError::corrupt(&self.name, format!("no document number {num}")))?;
+        let path = self.dir.join(DOCUMENTS_DIR).join(&entry.file);
+        if let Some(problem) =
+            crate::index::verify::check_document_file(&path, &entry.id, entry.version, &entry.file)
+        {
+            return Err(IndexError::corrupt(&self.name, problem));
+        }
+        crate::index::read_document(&path, &self.name)
+    }
+
+    /// Ranks the index's documents for `query` (candidates only: documents with a positive
+    /// relevance signal; with [`ScorerKind::Tf`], every document as the seed specifies).
+    pub fn rank(&self, query: &Query, kind: ScorerKind, w: &Weights) -> Result<Vec<Ranked>, IndexError> {
+        if kind == ScorerKind::Tf {
+            let mut out = Vec::with_capacity(self.rows.len());
+            for row in &self.rows {
+                let doc = self.load(row.num)?;
+                let details = TermFrequencyScorer.score(query, &doc);
+                out.push(Ranked {
+                    num: row.num,
+                    id: row.id.clone(),
+                    score: details.score,
+                    why: details.why,
+                });
+            }
+            order(&mut out, |r| (r.score, r.id.as_str()));
+            return Ok(out);
+        }
+        let n = self.rows.len();
+        let avg = self.db.average_lengths();
+        let mut parts: Vec<[f64; 3]> = vec![[0.0; 3]; n];
+        let mut matches: BTreeMap<u32, BTreeMap<String, u64>> = BTreeMap::new();
+        let mut path_terms: Vec<u32> = vec![0; n];
+        let mut symbol_exact: Vec<bool> = vec![false; n];
+        let compound: Vec<bool> = query
+            .terms
+            .iter()
+            .map(|t| is_identifier_term(&query.raw, t))
+            .collect();
+        for (ti, term) in query.terms.iter().enumerate() {
+            for field in Field::ALL {
+                let postings = self.db.postings(field, term)?;
+                if postings.is_empty() {
+                    continue;
+                }
+                let df = postings.len() as f64;
+                let idf = (1.0 + (n as f64 - df + 0.5) / (df + 0.5)).ln();
+                let f = field.index();
+                for (num, tf) in postings {
+                    let Some(row) = self.rows.get(num as usize) else { continue };
+                    let len = f64::from(row.lengths[f]);
+                    let avg_len = if avg[f] > 0.0 { avg[f] } else { 1.0 };
+                    let tf = f64::from(tf);
+                    let norm = tf * (w.k1 + 1.0) / (tf + w.k1 * (1.0 - w.b + w.b * len / avg_len));
+                    parts[num as usize][f] += w.fields[f] * idf * norm;
+                    match field {
+                        Field::Content => {
+                            matches.entry(num).or_default().insert(term.clone(), tf as u64);
+                        }
+                        Field::Path => path_terms[num as usize] += 1,
+                        Field::Symbols => {
+                            if compound[ti] {
+                                symbol_exact[num as usize] = true;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let bm25: Vec<f64> = parts.iter().map(|p| p.iter().sum()).collect();
+
+        // Seed 001 signals that need no postings.
+        let raw_lower = query.raw.to_lowercase();
+        let types = crate::signals::file_types_named(&query.terms, &raw_lower);
+        let mut mention: Vec<u8> = vec![0; n]; // 2: full path, 1: file name
+        if kind == ScorerKind::Default {
+            for row in &self.rows {
+                mention[row.num as usize] = crate::signals::mention(&query.raw, &row.id);
+            }
+        }
+
+        // Graph: personalized on mentioned files, defining files of named identifiers, and
+        // the best text matches.
+        let mut graph_points = vec![0.0; n];
+        if kind == ScorerKind::Default {
+            let mut seeds: Vec<(u32, f64)> = Vec::new();
+            for num in 0..n {
+                if mention[num] > 0 || symbol_exact[num] {
+                    seeds.push((u32::try_from(num).unwrap_or(u32::MAX), 1.0));
+                }
+            }
+            let mut best: Vec<(f64, u32)> = bm25
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| **s > 0.0)
+                .map(|(i, s)| (*s, u32::try_from(i).unwrap_or(u32::MAX)))
+                .collect();
+            best.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            if let Some(&(top, _)) = best.first() {
+                for &(s, num) in best.iter().take(5) {
+                    seeds.push((num, 0.5 * s / top));
+                }
+            }
+            if !seeds.is_empty() {
+                let graph = self.db.graph()?;
+                if graph.edges.len() == n {
+                    let rank = graph.personalized_pagerank(&seeds);
+                    let max = rank.iter().copied().fold(0.0, f64::max);
+                    if max > 0.0 {
+                        for (i, r) in rank.iter().enumerate() {
+                            let points = w.graph * r / max;
+                            if points >= 0.05 {
+                                graph_points[i] = points;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        let mut out = Vec::new();
+        for row in &self.rows {
+            let i = row.num as usize;
+            let relevant = bm25[i] > 0.0 || mention[i] > 0 || graph_points[i] > 0.0;
+            if !relevant {
+                continue;
+            }
+            let mut signals = Vec::new();
+            let mut score = 0.0;
+            let mut push = |name: &str, points: f64, detail: String| {
+                if points != 0.0 {
+                    score += points;
+                    signals.push(Signal {
+                        name: name.to_owned(),
+                        contribution: round(points),
+                        detail,
+                    });
+                }
+            };
+            push("bm25_content", parts[i][0], String::new());
+            push("bm25_path", parts[i][1], String::new());
+            push("bm25_symbols", parts[i][2], String::new());
+            if kind == ScorerKind::Default {
+                match mention[i] {
+                    2 => push("path_mentioned", w.path_mentioned, format!("`{}` is in the query", row.id)),
+                    1 => push(
+                        "filename_mentioned",
+                        w.filename_mentioned,
+                        format!("`{}` is in the query", row.id.rsplit('/').next().unwrap_or(&row.id)),
+                    ),
+                    _ => {}
+                }
+                push(
+                    "keyword_in_path",
+                    w.keyword_in_path * f64::from(path_terms[i]),
+                    format!("{} query term(s) in the path", path_terms[i]),
+                );
+                push(
+                    "git_activity",
+                    (w.per_commit * f64::from(row.commits)).min(w.max_git),
+                    format!("changed in {} recent commit(s)", row.commits),
+                );
+                if crate::signals::has_named_type(&types, &row.id) {
+                    push("file_type", w.file_type, "a file type the query names".to_owned());
+                }
+                push("graph", graph_points[i], "near the files the query points at (imports, references)".to_owned());
+            }
+            out.push(Ranked {
+                num: row.num,
+                id: row.id.clone(),
+                score: round(score),
+                why: SelectionWhy {
+                    query_terms: query.terms.clone(),
+                    term_matches: matches.remove(&row.num).unwrap_or_default(),
+                    total_words: u64::from(row.lengths[0]),
+                    signals,
+                },
+            });
+        }
+        order(&mut out, |r| (r.score, r.id.as_str()));
+        Ok(out)
+    }
+
+    /// Ranks, then fills the budget in rank order with exact token counts from `counter`,
+    /// degrading a file to its skeleton when the whole file does not fit (or would take more
+    /// than half the budget) and the skeleton does.
+    pub fn select(
+        &self,
+        query: &Query,
+        opts: &SelectOptions,
+        counter: &dyn TokenCounter,
+    ) -> Result<SelectionResult, SelectionError> {
+        let ranked = self.rank(query, opts.scorer, &opts.weights)?;
+        let mut documents = Vec::new();
+        let mut used = 0u64;
+        let mut over = 0;
+        let mut degraded_ids = Vec::new();
+        let budget = opts.budget;
+        for (i, cand) in ranked.iter().enumerate() {
+            if used >= budget || i >= opts.max_candidates {
+                over += ranked.len() - i;
+                break;
+            }
+            let doc = self.load(cand.num)?;
+            let remaining = budget - used;
+            let tokens = counter
+                .count(doc.content(), &doc.version())
+                .map_err(SelectionError::TokenCount)?;
+            let large = tokens > budget / 2;
+            let mut chosen: Option<(String, u64, bool)> = None;
+            if opts.degrade && (tokens > remaining || large) {
+                let language = ctx_code::Language::from_path(Path::new(doc.id().as_str()));
+                if let Some(skeleton) = language
+                    .filter(|_| doc.content().len() <= crate::analyze::MAX_PARSE_BYTES)
+                    .and_then(|l| ctx_code::skeleton::skeleton(l, doc.content().as_bytes()))
+                    .filter(|s| s.len() < doc.content().len())
+                {
+                    let hash = ContentHash::of(skeleton.as_bytes());
+                    let skeleton_tokens = counter.count(&skeleton, &hash).map_err(SelectionError::TokenCount)?;
+                    if skeleton_tokens <= remaining && skeleton_tokens < tokens {
+                        chosen = Some((skeleton, skeleton_tokens, true));
+                    }
+                }
+            }
+            if chosen.is_none() && tokens <= remaining {
+                chosen = Some((doc.content().to_owned(), tokens, false));
+            }
+            let Some((content, tokens, degraded)) = chosen else {
+                over += 1;
+                continue;
+            };
+            used += tokens;
+            if degraded {
+                degraded_ids.push(doc.id().clone());
+            }
+            documents.push(SelectedDocument {
+                id: doc.id().clone(),
+                version: doc.version(),
+                score: cand.score,
+                tokens,
+                content,
+                why: cand.why.clone(),
+                degraded,
+            });
+        }
+        Ok(SelectionResult {
+            selection: SelectionMetadata {
+                query: query.raw.clone(),
+                budget,
+                tokens_used: used,
+                documents_considered: ranked.len(),
+                documents_selected: documents.len(),
+                scorer: opts.scorer.name().to_owned(),
+                tokenizer: counter.name(),
+                degraded: degraded_ids,
+                over_budget: over,
+                index: Some(self.name.clone()),
+                cache_version: Some(self.manifest.cache_version),
+            },
+            documents,
+        })
+    }
+}
+
+/// Whether query term `term` stands for a whole identifier the user typed (`ContextCache`,
+/// `parse_file`), which then seeds the graph at the files defining it.
+fn is_identifier_term(raw: &str, term: &str) -> bool {
+    raw.split(|c: char| !c.is_alphanumeric() && c != '_').any(|word| {
+        let parts = crate::text::identifier_parts(word);
+        parts.len() > 1 && crate::text::stem(&parts.concat()) == term
+    })
+}

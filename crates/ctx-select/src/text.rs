@@ -1,0 +1,188 @@
+//! Turning text into search terms: words split on case changes, `_` and punctuation, lower
+//! cased and lightly stemmed, so `ContextCache`, `context_cache` and "context caches" meet.
+
+/// English words that carry no meaning in a query ("how does the parser work" → parser, work).
+pub const STOP_WORDS: &[&str] = &[
+    "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as",
+    "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by",
+    "can", "could", "did", "do", "does", "doing", "done", "down", "during", "each", "few", "for",
+    "from", "further", "get", "gets", "got", "had", "has", "have", "having", "he", "her", "here",
+    "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just",
+    "let", "like", "make", "me", "more", "most", "my", "need", "no", "nor", "not", "now", "of",
+    "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "please",
+    "same", "she", "should", "show", "so", "some", "such", "tell", "than", "that", "the",
+    "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too",
+    "under", "until", "up", "us", "use", "used", "using", "very", "want", "was", "we", "were",
+    "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would",
+    "you", "your", "yours",
+];
+
+/// Whether `word` (lower case) is a stop word.
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+/// Splits `text` into terms: alphanumeric runs, then identifier parts (camelCase, `_`,
+/// letter/digit boundaries), lower cased and stemmed; a multi-part identifier also yields
+/// itself joined (`ContextCache` → `context`, `cache`, `contextcache`). One-character parts
+/// and pure numbers are dropped.
+pub fn terms(text: &str, mut emit: impl FnMut(&str)) {
+    let mut buf = String::new();
+    for word in text.split(|c: char| !c.is_alphanumeric() && c != '_') {
+        if word.is_empty() {
+            continue;
+        }
+        let parts = identifier_parts(word);
+        if parts.len() > 1 {
+            buf.clear();
+            for part in &parts {
+                buf.push_str(part);
+            }
+            if buf.len() > 2 && buf.len() <= 64 {
+                emit(&stem(&buf));
+            }
+        }
+        for part in parts {
+            if part.chars().count() < 2 || part.chars().all(|c| c.is_ascii_digit()) {
+                continue;
+            }
+            if part.len() <= 64 {
+                emit(&stem(&part));
+            }
+        }
+    }
+}
+
+/// The parts of one identifier, lower cased: `HTTPServer2x` → `http`, `server`, `2`, `x`.
+pub fn identifier_parts(word: &str) -> Vec<String> {
+    let chars: Vec<char> = word.chars().collect();
+    let mut parts = Vec::new();
+    let mut current = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '_' {
+            if !current.is_empty() {
+                parts.push(std::mem::take(&mut current));
+            }
+            continue;
+        }
+        if let Some(&prev) = i.checked_sub(1).and_then(|p| chars.get(p)) {
+            let next = chars.get(i + 1).copied();
+            let boundary = (prev.is_lowercase() && c.is_uppercase())
+                || (prev.is_uppercase()
+                    && c.is_uppercase()
+                    && next.is_some_and(char::is_lowercase))
+                || (prev.is_alphabetic() && c.is_ascii_digit())
+                || (prev.is_ascii_digit() && c.is_alphabetic());
+            if boundary && !current.is_empty() {
+                parts.push(std::mem::take(&mut current));
+            }
+        }
+        current.extend(c.to_lowercase());
+    }
+    if !current.is_empty() {
+        parts.push(current);
+    }
+    parts
+}
+
+/// A light, predictable stemmer: plural endings only (`caches` → `cache`, `queries` → `query`).
+pub fn stem(word: &str) -> String {
+    let n = word.len();
+    if !word.is_ascii() || n <= 3 {
+        return word.to_owned();
+    }
+    if let Some(base) = word.strip_suffix("ies")
+        && n > 4
+    {
+        return format!("{base}y");
+    }
+    if word.ends_with("ss") || word.ends_with("us") || word.ends_with("is") {
+        return word.to_owned();
+    }
+    if let Some(base) = word.strip_suffix('s') {
+        return base.to_owned();
+    }
+    word.to_owned()
+}
+
+/// The distinct query terms of `query`, stop words removed, in first-seen order.
+pub fn query_terms(query: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in query.split(|c: char| !c.is_alphanumeric() && c != '_') {
+        if word.is_empty() || is_stop_word(&word.to_lowercase()) {
+            continue;
+        }
+        terms(word, |t| {
+            if !is_stop_word(t) && !out.iter().any(|o| o == t) {
+                out.push(t.to_owned());
+            }
+        });
+    }
+    out
+}
+
+/// The keywords of a prompt for display (`[KEYWORDS: …]`): words of three or more characters
+/// that are not stop words, lower cased, in first-seen order, identifiers kept whole.
+pub fn keywords(prompt: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in prompt.split(|c: char| !c.is_alphanumeric() && c != '_' && c != '-') {
+        let word = word.trim_matches('-').to_lowercase();
+        if word.chars().count() < 3 || is_stop_word(&word) || word.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        if !out.contains(&word) {
+            out.push(word);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        terms(text, |t| out.push(t.to_owned()));
+        out
+    }
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        let mut sorted = STOP_WORDS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, STOP_WORDS);
+    }
+
+    #[test]
+    fn identifiers_split_on_case_underscore_and_digits() {
+        assert_eq!(identifier_parts("ContextCache"), ["context", "cache"]);
+        assert_eq!(identifier_parts("parse_file"), ["parse", "file"]);
+        assert_eq!(identifier_parts("HTTPServer"), ["http", "server"]);
+        assert_eq!(identifier_parts("sha256sum"), ["sha", "256", "sum"]);
+        assert_eq!(all("ContextCache::load()"), ["contextcache", "context", "cache", "load"]);
+    }
+
+    #[test]
+    fn stemming_meets_plurals() {
+        assert_eq!(stem("caches"), "cache");
+        assert_eq!(stem("queries"), "query");
+        assert_eq!(stem("class"), "class");
+        assert_eq!(stem("status"), "status");
+        assert_eq!(stem("parsing"), "parsing");
+        assert_eq!(stem("parser"), "parser");
+    }
+
+    #[test]
+    fn query_terms_drop_stop_words_and_punctuation() {
+        assert_eq!(query_terms("How does the Parser work?!"), ["parser", "work"]);
+        assert!(query_terms("the of and").is_empty());
+        assert!(query_terms("?!... ---").is_empty());
+        assert_eq!(query_terms("fix `src/walk.rs`"), ["fix", "src", "walk", "rs"]);
+    }
+
+    #[test]
+    fn keywords_keep_identifiers_whole() {
+        assert_eq!(keywords("fix the tree-sitter parser"), ["fix", "tree-sitter", "parser"]);
+    }
+}

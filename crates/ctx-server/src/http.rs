@@ -1,0 +1,242 @@
+//! The HTTP surface: `POST /tool`, `GET /health`, the concurrency limit and request logs.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use ctx::fs::read::FsReadInput;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+use crate::registry::Registry;
+use crate::tool::ToolEngine;
+
+/// Seconds a client is told to wait (`Retry-After`) when the server is at its limit.
+pub const RETRY_AFTER_SECS: u32 = 1;
+
+/// The tools `/tool` knows.
+pub const TOOLS: &[&str] = &["fs_read"];
+
+/// Everything the handlers share.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    registry: Arc<Registry>,
+    engine: Arc<ToolEngine>,
+    limiter: Arc<Semaphore>,
+    max_concurrent: usize,
+}
+
+impl AppState {
+    /// State for a server over `registry`, running at most `max_concurrent` requests at once.
+    pub fn new(registry: Registry, engine: ToolEngine, max_concurrent: usize) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                registry: Arc::new(registry),
+                engine: Arc::new(engine),
+                limiter: Arc::new(Semaphore::new(max_concurrent)),
+                max_concurrent,
+            }),
+        }
+    }
+
+    /// The workspaces.
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// The workspaces, shared.
+    pub fn registry_handle(&self) -> Arc<Registry> {
+        Arc::clone(&self.inner.registry)
+    }
+
+    /// The `fs_read` engine (for its counters).
+    pub fn engine(&self) -> &ToolEngine {
+        &self.inner.engine
+    }
+}
+
+/// The routes: `/tool` (behind the concurrency limit, as is `extra`, e.g. `/mcp`) and
+/// `/health`, all logged.
+pub fn router(state: AppState, extra: Option<Router>) -> Router {
+    let mut limited = Router::new()
+        .route("/tool", post(tool))
+        .with_state(state.clone());
+    if let Some(extra) = extra {
+        limited = limited.merge(extra);
+    }
+    let limited = limited.layer(middleware::from_fn_with_state(state.clone(), limit));
+    Router::new()
+        .route("/health", get(health))
+        .with_state(state)
+        .merge(limited)
+        .layer(middleware::from_fn(log_request))
+}
+
+/// Refuses a request at once with 503 and `Retry-After` when `max_concurrent` are running.
+async fn limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let Ok(permit) = Arc::clone(&state.inner.limiter).try_acquire_owned() else {
+        let body = json!({
+            "success": false,
+            "result": null,
+            "error": format!(
+                "server busy: {} requests are running (the limit); retry after {RETRY_AFTER_SECS} s",
+                state.inner.max_concurrent
+            ),
+            "latency_ms": 0.0,
+        });
+        let mut response = json_response(StatusCode::SERVICE_UNAVAILABLE, &body);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
+        return response;
+    };
+    let response = next.run(request).await;
+    drop(permit);
+    response
+}
+
+/// One `tracing` event per request: method, path, status, microseconds.
+async fn log_request(request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let response = next.run(request).await;
+    tracing::info!(
+        target: "ctx_server::access",
+        %method,
+        path,
+        status = response.status().as_u16(),
+        micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        "request"
+    );
+    response
+}
+
+async fn health(State(state): State<AppState>) -> Response {
+    let ids = state.inner.registry.ids();
+    let body = json!({
+        "status": "healthy",
+        "workspaces": ids.len(),
+        "workspace_ids": ids,
+        "in_flight": state.inner.max_concurrent - state.inner.limiter.available_permits(),
+        "max_concurrent": state.inner.max_concurrent,
+        "stats": state.inner.engine.stats(),
+    });
+    json_response(StatusCode::OK, &body)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolRequest {
+    workspace: String,
+    tool: String,
+    #[serde(default)]
+    params: Value,
+}
+
+async fn tool(State(state): State<AppState>, body: Bytes) -> Response {
+    let started = Instant::now();
+    let fail = |status: StatusCode, error: String, extra: Option<(&str, Value)>| {
+        let mut body = json!({
+            "success": false,
+            "result": null,
+            "error": error,
+            "latency_ms": latency_ms(started),
+        });
+        if let Some((key, value)) = extra {
+            body[key] = value;
+        }
+        json_response(status, &body)
+    };
+    let request: ToolRequest = match serde_json::from_slice(&body) {
+        Ok(request) => request,
+        Err(err) => {
+            return fail(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "invalid request body: {err}; send {{\"workspace\": ID, \"tool\": \"fs_read\", \"params\": {{...}}}}"
+                ),
+                None,
+            );
+        }
+    };
+    let Some(workspace) = state.inner.registry.get(&request.workspace) else {
+        let ids = state.inner.registry.ids();
+        let known = if ids.is_empty() {
+            "none (the workspaces directory is empty)".to_owned()
+        } else {
+            ids.join(", ")
+        };
+        return fail(
+            StatusCode::NOT_FOUND,
+            format!(
+                "unknown workspace `{}`; known workspaces: {known}",
+                request.workspace
+            ),
+            Some(("workspace_ids", json!(ids))),
+        );
+    };
+    if !TOOLS.contains(&request.tool.as_str()) {
+        return fail(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "unknown tool `{}`; available: {}",
+                request.tool,
+                TOOLS.join(", ")
+            ),
+            None,
+        );
+    }
+    let input = match FsReadInput::from_json(&request.params) {
+        Ok(input) => input,
+        Err(err) => return fail(StatusCode::BAD_REQUEST, err.to_string(), None),
+    };
+    let single = request.params.get("operations").is_none() && !request.params.is_array();
+    let output = state
+        .inner
+        .engine
+        .fs_read(&request.workspace, &workspace, input)
+        .await;
+    // A single operation that failed fails the call; in a batch, errors are per operation.
+    let error = if single && output.failed == 1 {
+        output.results[0].error.as_ref().map(|e| e.message.clone())
+    } else {
+        None
+    };
+    let body = json!({
+        "success": error.is_none(),
+        "result": output,
+        "error": error,
+        "latency_ms": latency_ms(started),
+    });
+    json_response(StatusCode::OK, &body)
+}
+
+fn latency_ms(started: Instant) -> f64 {
+    (started.elapsed().as_secs_f64() * 1_000_000.0).round() / 1000.0
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    let bytes = serde_json::to_vec(body).expect("JSON values serialize");
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        bytes,
+    )
+        .into_response()
+}

@@ -1,0 +1,212 @@
+//! Runs `fs_read` operations for the server: identical operations in flight at the same time
+//! run once (single flight), and results of file reads are kept in a small LRU keyed by the
+//! file's identity, size and times, so a file that changed is read again.
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ctx::fs::read::{
+    FsReadInput, FsReadOutput, OpError, OpResult, Operation, ReadOptions, assemble, run_resolved,
+};
+use ctx::fs::sandbox::{EntryKind, Workspace};
+use lru::LruCache;
+use serde::Serialize;
+use tokio::sync::OnceCell;
+
+/// Results larger than this are not cached (bounds the cache to entries × this).
+const MAX_CACHED_BYTES: usize = 64 * 1024;
+
+type Outcome = Result<OpResult, OpError>;
+
+/// What identifies an operation in flight: the workspace and the operation itself.
+type FlightKey = (String, Operation);
+
+/// What identifies a cached result: the operation and the file's identity and state.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct CacheKey {
+    workspace: String,
+    op: Operation,
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+}
+
+/// Counters shown by `/health`.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Operations executed (cache hits included).
+    pub operations: AtomicU64,
+    /// Operations answered from the LRU.
+    pub cache_hits: AtomicU64,
+    /// Operations that joined an identical one already in flight.
+    pub deduplicated: AtomicU64,
+}
+
+/// A snapshot of [`Stats`].
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct StatsSnapshot {
+    pub operations: u64,
+    pub cache_hits: u64,
+    pub deduplicated: u64,
+}
+
+/// The `fs_read` runner shared by all requests.
+#[derive(Debug)]
+pub struct ToolEngine {
+    options: ReadOptions,
+    inflight: Mutex<HashMap<FlightKey, Arc<OnceCell<Outcome>>>>,
+    cache: Option<Mutex<LruCache<CacheKey, OpResult>>>,
+    stats: Stats,
+}
+
+impl ToolEngine {
+    /// An engine with `cache_entries` LRU slots (0 disables the cache).
+    pub fn new(options: ReadOptions, cache_entries: usize) -> Self {
+        Self {
+            options,
+            inflight: Mutex::new(HashMap::new()),
+            cache: std::num::NonZeroUsize::new(cache_entries)
+                .map(|cap| Mutex::new(LruCache::new(cap))),
+            stats: Stats::default(),
+        }
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> StatsSnapshot {
+        StatsSnapshot {
+            operations: self.stats.operations.load(Ordering::Relaxed),
+            cache_hits: self.stats.cache_hits.load(Ordering::Relaxed),
+            deduplicated: self.stats.deduplicated.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Runs every operation of `input` (in parallel when there are several) and assembles
+    /// the capped output.
+    pub async fn fs_read(
+        self: &Arc<Self>,
+        workspace_id: &str,
+        workspace: &Arc<Workspace>,
+        input: FsReadInput,
+    ) -> FsReadOutput {
+        let mut headers = Vec::with_capacity(input.operations.len());
+        let mut pending = Vec::with_capacity(input.operations.len());
+        let several = input.operations.len() > 1;
+        for parsed in input.operations {
+            headers.push((parsed.mode, parsed.path));
+            match parsed.operation {
+                Ok(op) => {
+                    let run =
+                        Arc::clone(self).run_op(workspace_id.to_owned(), Arc::clone(workspace), op);
+                    if several {
+                        pending.push(Pending::Task(tokio::spawn(run)));
+                    } else {
+                        pending.push(Pending::Done(run.await));
+                    }
+                }
+                Err(err) => pending.push(Pending::Done(Err(OpError::from(&err)))),
+            }
+        }
+        let mut items = Vec::with_capacity(headers.len());
+        for ((mode, path), outcome) in headers.into_iter().zip(pending) {
+            let outcome = match outcome {
+                Pending::Done(outcome) => outcome,
+                Pending::Task(handle) => handle.await.unwrap_or_else(|err| Err(internal(&err))),
+            };
+            items.push((mode, path, outcome));
+        }
+        assemble(items, self.options.max_response_bytes)
+    }
+
+    /// One operation, joined with an identical one in flight if there is one.
+    async fn run_op(
+        self: Arc<Self>,
+        workspace_id: String,
+        workspace: Arc<Workspace>,
+        op: Operation,
+    ) -> Outcome {
+        let key: FlightKey = (workspace_id, op);
+        let cell = {
+            let mut inflight = self.inflight.lock().expect("in-flight lock");
+            Arc::clone(inflight.entry(key.clone()).or_default())
+        };
+        let mut led = false;
+        let outcome = cell
+            .get_or_init(|| {
+                led = true;
+                let engine = Arc::clone(&self);
+                let (workspace_id, op) = key.clone();
+                async move {
+                    tokio::task::spawn_blocking(move || {
+                        engine.execute(&workspace_id, &workspace, &op)
+                    })
+                    .await
+                    .unwrap_or_else(|err| Err(internal(&err)))
+                }
+            })
+            .await
+            .clone();
+        if !led {
+            self.stats.deduplicated.fetch_add(1, Ordering::Relaxed);
+        }
+        let mut inflight = self.inflight.lock().expect("in-flight lock");
+        if inflight
+            .get(&key)
+            .is_some_and(|current| Arc::ptr_eq(current, &cell))
+        {
+            inflight.remove(&key);
+        }
+        outcome
+    }
+
+    /// Resolves and runs one operation (blocking), through the LRU for file reads.
+    fn execute(&self, workspace_id: &str, workspace: &Workspace, op: &Operation) -> Outcome {
+        self.stats.operations.fetch_add(1, Ordering::Relaxed);
+        let resolved = workspace
+            .resolve(op.path())
+            .map_err(|err| OpError::from(&ctx::fs::FsReadError::from(err)))?;
+        let cacheable =
+            resolved.kind == EntryKind::File && !matches!(op, Operation::Directory { .. });
+        let key = cacheable.then(|| {
+            let meta = &resolved.meta;
+            CacheKey {
+                workspace: workspace_id.to_owned(),
+                op: op.clone(),
+                dev: meta.dev(),
+                ino: meta.ino(),
+                size: meta.len(),
+                mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+                ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+            }
+        });
+        if let (Some(key), Some(cache)) = (&key, &self.cache)
+            && let Some(hit) = cache.lock().expect("cache lock").get(key)
+        {
+            self.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(hit.clone());
+        }
+        let result = run_resolved(workspace, &resolved, op, &self.options)
+            .map_err(|err| OpError::from(&err))?;
+        if let (Some(key), Some(cache)) = (key, &self.cache)
+            && result.size() <= MAX_CACHED_BYTES
+        {
+            cache.lock().expect("cache lock").put(key, result.clone());
+        }
+        Ok(result)
+    }
+}
+
+enum Pending {
+    Done(Outcome),
+    Task(tokio::task::JoinHandle<Outcome>),
+}
+
+fn internal(err: &tokio::task::JoinError) -> OpError {
+    OpError {
+        kind: "io",
+        message: format!("internal error while reading: {err}"),
+    }
+}

@@ -1,0 +1,449 @@
+//! Index and selection as user-level operations: build, verify, inspect and list indexes
+//! in the store, select context for a question (building the index on demand, incrementally
+//! afterwards), `inject`, and the Claude Code hook and its installation.
+//!
+//! Everything returns serializable structs, so the CLI prints them and the MCP server
+//! (`ctx_select`, `ctx_index_inspect`) wraps them thinly.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use ctx_core::{ContentHash, TokenizerKind};
+use ctx_select::git::{ACTIVITY_WINDOW, RepoAt};
+use ctx_select::hook::{HookEvent, HookInput};
+use ctx_select::inject::ProjectFacts;
+use ctx_store::{Database, Store, StoreKind, StoreLocation};
+use serde::Serialize;
+
+pub use ctx_select::hook::{HOOK_COMMAND, MAX_CONTEXT_CHARS, parse_hook_input};
+pub use ctx_select::{
+    BuildReport, DEFAULT_INDEX_NAME, IndexCheck, IndexError, IndexInspection, Query, ScorerKind,
+    SelectOptions, SelectedDocument, SelectionError, SelectionMetadata, SelectionResult,
+    SelectionWhy, Signal, VerifyReport, Weights,
+};
+
+use crate::error::CtxError;
+
+impl From<IndexError> for CtxError {
+    fn from(err: IndexError) -> Self {
+        Self::InvalidInput(err.to_string())
+    }
+}
+
+impl From<SelectionError> for CtxError {
+    fn from(err: SelectionError) -> Self {
+        Self::InvalidInput(err.to_string())
+    }
+}
+
+/// Where selection runs and with what settings.
+pub struct SelectContext<'a> {
+    pub store: &'a Store,
+    /// Document ids are relative to this directory.
+    pub root: PathBuf,
+    /// The index used when none is named.
+    pub default_index: String,
+    pub tokenizer: TokenizerKind,
+    pub max_file_bytes: u64,
+    /// Unix seconds (the manifest's `created_at`, "2h ago" in `[RECENT: …]`).
+    pub now: i64,
+}
+
+/// The workspace an index covers and its default name: the project root and `default` for a
+/// project (or explicit) store; for the global store, the git working tree around `cwd` (else
+/// `cwd`) and a name made from its directory name and a hash of its path, so projects sharing
+/// the global store keep separate indexes.
+pub fn workspace(location: &StoreLocation, cwd: &Path) -> (PathBuf, String) {
+    match &location.kind {
+        StoreKind::Global => {
+            let root = RepoAt::discover(cwd).map_or_else(|| cwd.to_owned(), |r| r.workdir());
+            let root = root.canonicalize().unwrap_or(root);
+            let base: String = root
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "root".to_owned())
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
+                .collect();
+            let base = base.trim_start_matches(['-', '_']);
+            let base = if base.is_empty() { "root" } else { base };
+            let hash = ContentHash::of(root.to_string_lossy().as_bytes()).to_hex();
+            let name = format!("{base}-{}", &hash[..8]);
+            (root, name)
+        }
+        _ => (crate::packs::sources_root(location, cwd), DEFAULT_INDEX_NAME.to_owned()),
+    }
+}
+
+/// The store's index directory.
+pub fn indexes_dir(store: &Store) -> PathBuf {
+    store.dir().join("indexes")
+}
+
+/// The store's token-count cache as a [`ctx_select::TokenCounter`]: exact counts, computed
+/// once per content hash.
+pub struct CachedTokenCounter<'a> {
+    pub db: Option<&'a Database>,
+    pub tokenizer: TokenizerKind,
+}
+
+impl ctx_select::TokenCounter for CachedTokenCounter<'_> {
+    fn name(&self) -> String {
+        self.tokenizer.name().to_owned()
+    }
+
+    fn count(&self, text: &str, hash: &ContentHash) -> Result<u64, String> {
+        if let Some(db) = self.db
+            && self.tokenizer.is_exact()
+        {
+            if let Some(n) = db.cached_token_count(hash, self.tokenizer).map_err(|e| e.to_string())? {
+                return Ok(n);
+            }
+            let n = self.tokenizer.count(text) as u64;
+            db.cache_token_counts(self.tokenizer, &[(*hash, n)]).map_err(|e| e.to_string())?;
+            return Ok(n);
+        }
+        Ok(self.tokenizer.count(text) as u64)
+    }
+}
+
+fn relative_id(root: &Path, cwd: &Path, path: &Path) -> Result<String, CtxError> {
+    let full = cwd.join(path);
+    let full = full.canonicalize().map_err(|e| {
+        CtxError::InvalidInput(format!("`{}`: {e}; name an existing file or directory", path.display()))
+    })?;
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
+    let rel = full.strip_prefix(&root).map_err(|_| {
+        CtxError::InvalidInput(format!(
+            "`{}` is outside the workspace {}; name a path inside it",
+            path.display(),
+            root.display()
+        ))
+    })?;
+    Ok(rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/"))
+}
+
+/// Builds (incrementally unless `force`) index `name` over `paths` (relative to `cwd`; the
+/// whole workspace when empty).
+pub fn build(
+    cx: &SelectContext<'_>,
+    name: Option<&str>,
+    cwd: &Path,
+    paths: &[PathBuf],
+    force: bool,
+) -> Result<BuildReport, CtxError> {
+    let ids = paths
+        .iter()
+        .map(|p| relative_id(&cx.root, cwd, p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let name = name.unwrap_or(&cx.default_index);
+    build_with(cx, name, ids, force)
+}
+
+fn build_with(cx: &SelectContext<'_>, name: &str, ids: Vec<String>, force: bool) -> Result<BuildReport, CtxError> {
+    let source = ctx_select::FilesystemSource::new(&cx.root, ids, cx.max_file_bytes);
+    let repo = RepoAt::discover(&cx.root);
+    let opts = ctx_select::BuildOptions {
+        name: name.to_owned(),
+        force,
+        canonicalize: ctx_select::CanonicalizeOptions::default(),
+        policy: ctx_select::ErrorPolicy::SkipAndWarn,
+        created_at: ctx_code::time::rfc3339(cx.now),
+        root: Some(cx.root.clone()),
+        git_head: repo.as_ref().and_then(RepoAt::head),
+    };
+    let commits = || -> BTreeMap<String, u32> {
+        repo.as_ref().map(|r| r.activity(ACTIVITY_WINDOW)).unwrap_or_default()
+    };
+    Ok(ctx_select::build_index(&indexes_dir(cx.store), &source, &opts, &commits)?)
+}
+
+/// Brings index `name` up to date: built over the workspace if missing, else rebuilt
+/// incrementally with its own paths (a no-op when nothing changed).
+pub fn ensure_index(cx: &SelectContext<'_>, name: &str) -> Result<BuildReport, CtxError> {
+    let dir = indexes_dir(cx.store).join(name);
+    let ids = if dir.exists() {
+        let manifest = ctx_select::index::read_manifest(&dir, name)?;
+        manifest
+            .config
+            .source
+            .get("paths")
+            .and_then(serde_json::Value::as_array)
+            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    build_with(cx, name, ids, false)
+}
+
+/// A selection and the index update that preceded it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SelectOutcome {
+    pub build: BuildReport,
+    pub result: SelectionResult,
+}
+
+/// Selects context for `query` from index `name` (the default index when `None`), building
+/// or updating it first.
+pub fn select(
+    cx: &SelectContext<'_>,
+    name: Option<&str>,
+    query: &str,
+    opts: &SelectOptions,
+) -> Result<SelectOutcome, CtxError> {
+    let query = Query::parse(query)?;
+    let name = name.unwrap_or(&cx.default_index);
+    let build = ensure_index(cx, name)?;
+    let index = ctx_select::OpenIndex::open(&indexes_dir(cx.store), name)?;
+    let counter = CachedTokenCounter {
+        db: Some(cx.store.db()),
+        tokenizer: cx.tokenizer,
+    };
+    let result = index.select(&query, opts, &counter)?;
+    Ok(SelectOutcome { build, result })
+}
+
+/// Runs every check on index `name`.
+pub fn verify(store: &Store, name: &str) -> Result<VerifyReport, CtxError> {
+    Ok(ctx_select::verify_index(&indexes_dir(store).join(name), name)?)
+}
+
+/// Counts, size, version and validity of index `name`.
+pub fn inspect(store: &Store, name: &str) -> Result<IndexInspection, CtxError> {
+    ctx_select::index::validate_index_name(name)?;
+    Ok(ctx_select::inspect_index(&indexes_dir(store).join(name), name)?)
+}
+
+/// One index in the store.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexSummary {
+    pub name: String,
+    pub documents: usize,
+    pub created_at: String,
+    pub cache_version: Option<ContentHash>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// Why it cannot be read, if it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// The store's indexes, by name.
+pub fn list(store: &Store) -> Result<Vec<IndexSummary>, CtxError> {
+    let dir = indexes_dir(store);
+    let mut out = Vec::new();
+    let Ok(listing) = std::fs::read_dir(&dir) else {
+        return Ok(out);
+    };
+    let mut names: Vec<String> = listing
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    for name in names {
+        let path = dir.join(&name);
+        match ctx_select::index::read_manifest(&path, &name) {
+            Ok(m) => {
+                let root = ctx_select::index::SearchDb::open(&path.join(ctx_select::index::SEARCH_DB_FILE), &name)
+                    .ok()
+                    .and_then(|db| db.root().map(str::to_owned));
+                out.push(IndexSummary {
+                    name,
+                    documents: m.documents.len(),
+                    created_at: m.created_at,
+                    cache_version: Some(m.cache_version),
+                    root,
+                    problem: None,
+                });
+            }
+            Err(e) => out.push(IndexSummary {
+                name,
+                documents: 0,
+                created_at: String::new(),
+                cache_version: None,
+                root: None,
+                problem: Some(e.to_string()),
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// Project facts for `[CTX: …]` and `[RECENT: …]`.
+pub fn project_facts(root: &Path, now: i64) -> ProjectFacts {
+    let repo = RepoAt::discover(root);
+    let project = root
+        .file_name()
+        .map_or_else(|| "/".to_owned(), |n| n.to_string_lossy().into_owned());
+    ProjectFacts {
+        project,
+        language: ctx_code::lang::detect_project_type(root).map(str::to_owned),
+        branch: repo.as_ref().map(RepoAt::branch),
+        recent: repo
+            .as_ref()
+            .map(|r| {
+                r.recent_files(3)
+                    .into_iter()
+                    .map(|(path, t)| (path, ctx_code::time::ago(now - t)))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
+/// What `inject` produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct Injection {
+    /// The context lines and snippets (without the prompt).
+    pub context: String,
+    /// Context, separator and prompt: what goes to the model.
+    pub text: String,
+    /// The selection behind the `[RELEVANT: …]` lines and snippets (`None` when the prompt
+    /// has no search terms).
+    pub selection: Option<SelectionResult>,
+}
+
+/// Builds the injected context for `prompt` within `budget` tokens (lines first, snippets
+/// in the rest).
+pub fn inject(cx: &SelectContext<'_>, name: Option<&str>, prompt: &str, budget: u64) -> Result<Injection, CtxError> {
+    let context = prompt_context(cx, name, prompt, budget)?;
+    let text = ctx_select::inject::inject(&context.0, prompt);
+    Ok(Injection {
+        context: context.0,
+        text,
+        selection: context.1,
+    })
+}
+
+fn prompt_context(
+    cx: &SelectContext<'_>,
+    name: Option<&str>,
+    prompt: &str,
+    budget: u64,
+) -> Result<(String, Option<SelectionResult>), CtxError> {
+    let facts = project_facts(&cx.root, cx.now);
+    let keywords: Vec<String> = ctx_select::text::keywords(prompt).into_iter().take(10).collect();
+    let mut lines = ctx_select::inject::header_lines(&facts, &keywords);
+    let counter = CachedTokenCounter {
+        db: Some(cx.store.db()),
+        tokenizer: cx.tokenizer,
+    };
+    let count = |text: &str| -> Result<u64, CtxError> {
+        ctx_select::TokenCounter::count(&counter, text, &ContentHash::of(text.as_bytes())).map_err(CtxError::InvalidInput)
+    };
+    let header = lines.join("\n");
+    // Room for up to five `[RELEVANT: …]` lines.
+    let reserved = count(&header)? + 5 * 30;
+    let query = Query::new(prompt);
+    let mut selection = None;
+    let mut snippets = String::new();
+    if !query.terms.is_empty() && budget > reserved {
+        let outcome = select(
+            cx,
+            name,
+            prompt,
+            &SelectOptions {
+                budget: budget - reserved,
+                max_candidates: 50,
+                ..SelectOptions::default()
+            },
+        )?;
+        let mut result = outcome.result;
+        result.documents.truncate(5);
+        let relevant = ctx_select::inject::relevant_lines(&result);
+        let at = lines.len().saturating_sub(usize::from(!keywords.is_empty()));
+        for (i, line) in relevant.into_iter().enumerate() {
+            lines.insert(at + i, line);
+        }
+        snippets = ctx_select::inject::snippets(&result);
+        // The lines may run over their reservation: drop snippets until everything fits.
+        while count(&ctx_select::inject::context_block(&lines, &snippets))? > budget && !result.documents.is_empty() {
+            result.documents.pop();
+            snippets = ctx_select::inject::snippets(&result);
+        }
+        selection = Some(result);
+    }
+    Ok((ctx_select::inject::context_block(&lines, &snippets), selection))
+}
+
+/// The hook's answer to Claude Code's input `input` (already parsed): the JSON to print.
+pub fn hook_answer(cx: &SelectContext<'_>, input: &HookInput, budget: u64) -> Result<serde_json::Value, CtxError> {
+    let context = match &input.event {
+        HookEvent::UserPromptSubmit { prompt } => prompt_context(cx, None, prompt, budget)?.0,
+        HookEvent::SessionStart { .. } => session_context(cx),
+    };
+    Ok(ctx_select::hook::hook_output(&input.event, &context))
+}
+
+fn session_context(cx: &SelectContext<'_>) -> String {
+    let facts = project_facts(&cx.root, cx.now);
+    let mut lines = ctx_select::inject::header_lines(&facts, &[]);
+    if let Some(repo) = RepoAt::discover(&cx.root) {
+        for (id, subject, t) in repo.recent_commits(5) {
+            lines.push(format!("[COMMIT: {id} {subject} ({})]", ctx_code::time::ago(cx.now - t)));
+        }
+    }
+    lines.push(
+        "[TOOLS: `ctx select \"<question>\" --budget 8000` gives the files relevant to a question with reasons; `ctx search`, `ctx related FILE`, `ctx summarize PATH --skeleton`]"
+            .to_owned(),
+    );
+    ctx_select::inject::context_block(&lines, "")
+}
+
+/// What `hook install` changed.
+#[derive(Debug, Clone, Serialize)]
+pub struct HookInstall {
+    pub settings_path: PathBuf,
+    pub settings_changed: bool,
+    pub mcp_path: PathBuf,
+    pub mcp_changed: bool,
+}
+
+/// Merges ctx's hooks into `<root>/.claude/settings.json` and its MCP server into
+/// `<root>/.mcp.json`, keeping every existing entry; running it twice changes nothing.
+pub fn install_claude_code(root: &Path, command: &str) -> Result<HookInstall, CtxError> {
+    let settings_path = root.join(".claude").join("settings.json");
+    let mcp_path = root.join(".mcp.json");
+    let read = |p: &Path| -> Result<Option<String>, CtxError> {
+        match std::fs::read_to_string(p) {
+            Ok(t) => Ok(Some(t)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(CtxError::InvalidInput(format!("{}: {e}", p.display()))),
+        }
+    };
+    let hook_command = format!("{command} hook claude-code");
+    let (settings, settings_changed) =
+        ctx_select::hook::merge_claude_settings(read(&settings_path)?.as_deref(), &hook_command)
+            .map_err(|e| CtxError::InvalidInput(e.to_string()))?;
+    let (mcp, mcp_changed) = ctx_select::hook::merge_mcp_config(read(&mcp_path)?.as_deref(), command, &["mcp"])
+        .map_err(|e| CtxError::InvalidInput(e.to_string()))?;
+    if settings_changed {
+        write_atomic(&settings_path, settings.as_bytes())?;
+    }
+    if mcp_changed {
+        write_atomic(&mcp_path, mcp.as_bytes())?;
+    }
+    Ok(HookInstall {
+        settings_path,
+        settings_changed,
+        mcp_path,
+        mcp_changed,
+    })
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CtxError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let fail = |e: std::io::Error| CtxError::InvalidInput(format!("{}: {e}", path.display()));
+    std::fs::create_dir_all(dir).map_err(fail)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    std::io::Write::write_all(&mut tmp, bytes).map_err(fail)?;
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}

@@ -1,0 +1,396 @@
+"""End-to-end tests of `ctx mcp` with the official Python MCP client (mcp 2.x).
+
+Every test runs the real binary (CTX_BIN) against a fixture git repository built in a temp
+dir: over stdio (`stdio_client`) and over Streamable HTTP (`streamable_http_client`), in the
+handshake era (`initialize`) and, over HTTP, the stateless era (`server/discover`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+CTX_BIN = os.environ.get("CTX_BIN", "")
+
+pytestmark = pytest.mark.skipif(not CTX_BIN, reason="CTX_BIN is not set (scripts/test sets it)")
+
+READ_TOOLS = {
+    "ctx_packs_list",
+    "ctx_packs_get",
+    "ctx_packs_preview",
+    "ctx_packs_render",
+    "ctx_packs_snapshot",
+    "ctx_status",
+    "ctx_map",
+    "ctx_summarize",
+    "ctx_search",
+    "ctx_related",
+    "ctx_diff_context",
+    "fs_read",
+}
+
+LIB_RS = """//! The library.
+
+/// Parses input.
+pub struct Parser {
+    pub depth: usize,
+}
+
+/// Helps.
+pub fn helper(x: u32) -> u32 {
+    x + 1
+}
+"""
+
+MAIN_RS = """use demo::helper;
+
+fn main() {
+    println!("{}", helper(41));
+}
+"""
+
+
+def clean_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_")}
+    env["HOME"] = str(home)
+    env["XDG_CONFIG_HOME"] = str(home / ".config")
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def git(repo: Path, *args: str) -> None:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(repo),
+        "GIT_AUTHOR_NAME": "Fixture",
+        "GIT_AUTHOR_EMAIL": "fixture@example.com",
+        "GIT_COMMITTER_NAME": "Fixture",
+        "GIT_COMMITTER_EMAIL": "fixture@example.com",
+        "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    }
+    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+
+class Repo:
+    def __init__(self, root: Path, home: Path):
+        self.root = root
+        self.home = home
+        self.env = clean_env(home)
+
+    def ctx(self, *args: str) -> subprocess.CompletedProcess[bytes]:
+        run = subprocess.run([CTX_BIN, *args], cwd=self.root, env=self.env, capture_output=True)
+        assert run.returncode == 0, run.stderr.decode()
+        return run
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    base = tmp_path_factory.mktemp("mcp")
+    root, home = base / "repo", base / "home"
+    home.mkdir()
+    files = {
+        "Cargo.toml": '[package]\nname = "demo"\nversion = "0.1.0"\n',
+        "README.md": "# Demo\n\nA demo project for the MCP end-to-end tests.\n",
+        "docs/guide.md": "# Guide\n\nUse `helper` to add one.\n",
+        "src/lib.rs": LIB_RS,
+        "src/main.rs": MAIN_RS,
+        "tools/script.py": 'def greet(name):\n    return f"hi {name}"\n',
+        ".gitignore": "/.ctx\n",
+    }
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    for i in range(30):
+        (root / f"src/gen_{i:02}.rs").write_text(
+            f"/// Generated {i}.\npub fn generated_{i}(a: u32) -> u32 {{\n    a * {i}\n}}\n"
+        )
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "First commit")
+    (root / "src/lib.rs").write_text(LIB_RS.replace("x + 1", "x + 2"))
+    r = Repo(root, home)
+    r.ctx("init")
+    r.ctx("pack", "create", "docs", "--budget", "4000")
+    r.ctx("pack", "add", "docs", "file:README.md")
+    r.ctx("pack", "add", "docs", "md_dir:docs")
+    r.ctx("pack", "create", "code")
+    r.ctx("pack", "add", "code", "glob:src/**/*.rs")
+    r.ctx("pack", "snapshot", "docs", "--name", "v1")
+    return r
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def http_server(repo: Repo, *extra: str):
+    port = free_port()
+    proc = subprocess.Popen(
+        [CTX_BIN, "mcp", "--http", f"127.0.0.1:{port}", *extra],
+        cwd=repo.root,
+        env=repo.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            with contextlib.suppress(OSError):
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the HTTP server did not start"
+            time.sleep(0.05)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        assert proc.stdout is not None
+        assert proc.stdout.read() == b"", "nothing but protocol on stdout (none over HTTP)"
+
+
+@contextlib.asynccontextmanager
+async def session(repo: Repo, transport: str, *extra: str):
+    """An initialized (or discovered) ClientSession over the named transport."""
+    if transport == "stdio":
+        params = StdioServerParameters(command=CTX_BIN, args=["mcp", *extra], cwd=repo.root, env=repo.env)
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as s:
+                    await s.initialize()
+                    yield s
+    else:
+        with http_server(repo, *extra) as url:
+            async with streamable_http_client(url) as (read, write):
+                async with ClientSession(read, write) as s:
+                    if transport == "http-discover":
+                        await s.discover()
+                    else:
+                        await s.initialize()
+                    yield s
+
+
+TRANSPORTS = ["stdio", "http", "http-discover"]
+
+
+def structured(result) -> dict:
+    assert not result.is_error, result.content
+    data = result.structured_content
+    assert isinstance(data, dict)
+    assert json.loads(result.content[0].text) == data, "the text content is the same JSON"
+    return data
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_initialize_and_list_tools(repo: Repo, transport: str) -> None:
+    async with session(repo, transport) as s:
+        assert s.server_info is not None
+        assert s.server_info.name == "ctx"
+        assert s.server_info.version
+        expected = "2026-07-28" if transport == "http-discover" else "2025-11-25"
+        assert s.protocol_version == expected
+        assert "next_cursor" in (s.instructions or "")
+        tools = await s.list_tools()
+        names = {t.name for t in tools.tools}
+        assert names == READ_TOOLS
+        for tool in tools.tools:
+            assert tool.output_schema is not None
+            assert tool.annotations is not None and tool.annotations.read_only_hint is not None
+            for name, prop in tool.input_schema["properties"].items():
+                assert prop.get("description"), f"{tool.name}.{name} has no description"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_every_read_only_tool(repo: Repo, transport: str) -> None:
+    calls = {
+        "ctx_packs_list": {},
+        "ctx_packs_get": {"pack": "docs"},
+        "ctx_packs_preview": {"packs": ["docs"], "show_payload": True},
+        "ctx_packs_render": {"packs": ["docs"]},
+        "ctx_packs_snapshot": {"packs": ["code"], "label": f"e2e-{transport}"},
+        "ctx_status": {},
+        "ctx_map": {"depth": 2},
+        "ctx_summarize": {"path": "src/lib.rs", "skeleton": True},
+        "ctx_search": {"pattern": "helper"},
+        "ctx_related": {"file": "src/main.rs"},
+        "ctx_diff_context": {},
+        "fs_read": {"operations": [{"mode": "Line", "path": "src/lib.rs"}, {"mode": "Directory", "path": "docs"}]},
+    }
+    assert set(calls) == READ_TOOLS
+    async with session(repo, transport) as s:
+        await s.list_tools()
+        answers = {}
+        for name, args in calls.items():
+            # call_tool validates structuredContent against the tool's outputSchema.
+            answers[name] = structured(await s.call_tool(name, args))
+        assert [p["name"] for p in answers["ctx_packs_list"]["packs"]] == ["code", "docs"]
+        assert answers["ctx_packs_get"]["artifacts"][0]["uri"] == "file:README.md"
+        assert "# Demo" in answers["ctx_packs_preview"]["payload"]
+        assert answers["ctx_packs_render"]["snapshot_id"].startswith("sha256:")
+        assert answers["ctx_status"]["branch"] == "main"
+        assert any(e["path"] == "src/lib.rs" for e in answers["ctx_map"]["entries"])
+        assert answers["ctx_summarize"]["files"][0]["language"] == "rust"
+        assert answers["ctx_search"]["total"] >= 2
+        assert answers["ctx_related"]["imports"][0]["path"] == "src/lib.rs"
+        assert answers["ctx_diff_context"]["files"][0]["path"] == "src/lib.rs"
+        assert answers["fs_read"]["results"][0]["result"]["content"].startswith("//! The library.")
+
+        failed = await s.call_tool("ctx_search", {"pattern": "x", "path": "../.."})
+        assert failed.is_error
+        assert "outside the workspace" in failed.content[0].text
+        bad = await s.call_tool("ctx_map", {"depth": "deep"})
+        assert bad.is_error and "invalid arguments" in bad.content[0].text
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_resources(repo: Repo, transport: str) -> None:
+    async with session(repo, transport) as s:
+        listed = await s.list_resources()
+        uris = [str(r.uri) for r in listed.resources]
+        assert "ctx://pack/docs" in uris
+        snapshots = [u for u in uris if u.startswith("ctx://snapshot/")]
+        assert snapshots
+        pack = await s.read_resource("ctx://pack/docs")
+        assert json.loads(pack.contents[0].text)["name"] == "docs"
+        expected = repo.ctx("pack", "render", "--snapshot", "v1").stdout.decode()
+        v1 = await s.read_resource("ctx://snapshot/v1")
+        assert v1.contents[0].text == expected
+        templates = await s.list_resource_templates()
+        assert len(templates.resource_templates) == 2
+
+
+async def page_through(s: ClientSession, tool: str, args: dict, field: str) -> tuple[str, list[dict]]:
+    text, pages, cursor = "", [], None
+    while True:
+        call = dict(args)
+        if cursor:
+            call["cursor"] = cursor
+        page = structured(await s.call_tool(tool, call))
+        pages.append(page)
+        text += page.get(field) or ""
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return text, pages
+
+
+@pytest.mark.asyncio
+async def test_preview_payload_is_the_cli_payload_byte_for_byte(repo: Repo) -> None:
+    cli = repo.ctx("pack", "preview", "code", "--with-pack", "docs", "--show-payload").stdout
+    async with session(repo, "stdio") as s:
+        whole = structured(
+            await s.call_tool(
+                "ctx_packs_preview",
+                {"packs": ["code", "docs"], "show_payload": True, "max_tokens": 1_000_000},
+            )
+        )
+        assert whole["payload"].encode() == cli
+        paged, pages = await page_through(
+            s,
+            "ctx_packs_preview",
+            {"packs": ["code", "docs"], "show_payload": True, "max_tokens": 600},
+            "payload",
+        )
+        assert len(pages) > 2, "a small max_tokens pages the answer"
+        assert paged.encode() == cli, "the pages concatenate to the CLI's bytes"
+
+
+@pytest.mark.asyncio
+async def test_render_with_a_snapshot_id_returns_the_snapshot_bytes(repo: Repo) -> None:
+    expected = repo.ctx("pack", "render", "--snapshot", "v1").stdout
+    async with session(repo, "http") as s:
+        listed = structured(await s.call_tool("ctx_packs_get", {"pack": "docs"}))
+        v1 = next(x for x in listed["snapshots"] if x["label"] == "v1")
+        by_id = structured(await s.call_tool("ctx_packs_render", {"snapshot_id": v1["snapshot_id"]}))
+        assert by_id["payload"].encode() == expected
+        rendered, pages = await page_through(s, "ctx_packs_render", {"packs": ["code"], "max_tokens": 700}, "payload")
+        assert len(pages) > 2
+        snapshot_id = pages[0]["snapshot_id"]
+        cli = repo.ctx("pack", "render", "--snapshot", snapshot_id).stdout
+        assert rendered.encode() == cli
+
+
+def test_http_refuses_foreign_origins_and_hosts(repo: Repo) -> None:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "e2e", "version": "1"},
+        },
+    }
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with http_server(repo) as url:
+        port = url.split(":")[2].split("/")[0]
+        evil = httpx.post(url, json=init, headers={**headers, "Origin": "http://evil.example"})
+        assert evil.status_code == 403
+        rebinding = httpx.post(url, json=init, headers={**headers, "Host": f"evil.example:{port}"})
+        assert rebinding.status_code == 403
+        local = httpx.post(url, json=init, headers={**headers, "Origin": f"http://localhost:{port}"})
+        assert local.status_code == 200
+        plain = httpx.post(url, json=init, headers=headers)
+        assert plain.status_code == 200
+        garbage = httpx.post(url, content=b"{not json", headers=headers)
+        assert garbage.status_code in (400, 415, 422)
+
+
+def test_stdio_exits_promptly_with_zero_when_stdin_closes(repo: Repo) -> None:
+    proc = subprocess.Popen(
+        [CTX_BIN, "mcp"],
+        cwd=repo.root,
+        env=repo.env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}},
+    }
+    proc.stdin.write(b"not json at all\n" + json.dumps(request).encode() + b"\n")
+    proc.stdin.flush()
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert json.loads(line)["result"]["serverInfo"]["name"] == "ctx"
+    started = time.monotonic()
+    proc.stdin.close()
+    assert proc.wait(timeout=5) == 0
+    assert time.monotonic() - started < 3, "exits promptly"
+    rest = proc.stdout.read()
+    for extra in rest.splitlines():
+        json.loads(extra)  # only protocol messages on stdout
+
+
+def test_stdio_with_nothing_sent_exits_zero(repo: Repo) -> None:
+    run = subprocess.run([CTX_BIN, "-v", "mcp"], cwd=repo.root, env=repo.env, input=b"", capture_output=True, timeout=10)
+    assert run.returncode == 0, run.stderr.decode()
+    assert run.stdout == b""
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
