@@ -163,6 +163,7 @@ fn corruption_is_named_by_verify_and_refused_by_select() {
         .expect_err("damaged");
     let message = err.to_string();
     assert!(message.contains(&entry.file) && message.contains("ctx index build --force"), "{message}");
+    drop(index);
 
     // A missing document file is caught when opening.
     fs::remove_file(&path).expect("remove");
