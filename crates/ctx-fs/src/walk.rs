@@ -79,7 +79,7 @@ pub struct WalkOptions {
     pub excludes: Vec<String>,
     /// Also return directories (never the root itself). Default: false.
     pub include_dirs: bool,
-    /// Worker threads; 0 picks from the number of CPUs.
+    /// Worker threads; 0 picks from the number of CPUs; 1 walks on the calling thread.
     pub threads: usize,
 }
 
@@ -187,25 +187,40 @@ pub fn walk_with_errors(root: &Path, opts: &WalkOptions) -> Result<WalkOutcome, 
     });
 
     let found = Mutex::new(WalkOutcome::default());
-    builder.build_parallel().run(|| {
-        let found = &found;
-        let includes = &includes;
-        Box::new(move |result| {
+    if opts.threads == 1 {
+        // One thread asked for: walk on this one, without spawning any (cheaper for the
+        // small listings a server answers many of).
+        let mut outcome = WalkOutcome::default();
+        for result in builder.build() {
             match result {
-                Ok(entry) => {
-                    if let Some(item) = accept(root, &entry, opts, includes) {
-                        found.lock().expect("walk result lock").entries.push(item);
-                    }
-                }
-                Err(err) => found
-                    .lock()
-                    .expect("walk result lock")
-                    .errors
-                    .push(err.to_string()),
+                Ok(entry) => outcome
+                    .entries
+                    .extend(accept(root, &entry, opts, &includes)),
+                Err(err) => outcome.errors.push(err.to_string()),
             }
-            WalkState::Continue
-        })
-    });
+        }
+        *found.lock().expect("walk result lock") = outcome;
+    } else {
+        builder.build_parallel().run(|| {
+            let found = &found;
+            let includes = &includes;
+            Box::new(move |result| {
+                match result {
+                    Ok(entry) => {
+                        if let Some(item) = accept(root, &entry, opts, includes) {
+                            found.lock().expect("walk result lock").entries.push(item);
+                        }
+                    }
+                    Err(err) => found
+                        .lock()
+                        .expect("walk result lock")
+                        .errors
+                        .push(err.to_string()),
+                }
+                WalkState::Continue
+            })
+        });
+    }
     let mut outcome = found.into_inner().expect("walk result lock");
     outcome
         .entries

@@ -93,7 +93,9 @@ async fn breakdown(root: &std::path::Path, server: &CtxServer) {
     for _ in 0..20 {
         let started = Instant::now();
         let args = json!({ "pattern": "TODO" });
-        let Value::Object(args) = args else { unreachable!() };
+        let Value::Object(args) = args else {
+            unreachable!()
+        };
         server.dispatch("ctx_search", args).await.expect("dispatch");
         dispatch.push(started.elapsed());
     }

@@ -98,8 +98,16 @@ pub async fn serve_http(
     listener: tokio::net::TcpListener,
     options: HttpOptions,
 ) -> Result<(), McpError> {
+    use axum::serve::ListenerExt as _;
     let app = router(server, &options);
     let stop = options.cancellation.clone();
+    // Answers are written in several small pieces (headers, SSE events); without NODELAY,
+    // Nagle's algorithm and the client's delayed ACK add about 40 ms to each.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(err) = tcp.set_nodelay(true) {
+            tracing::debug!("cannot set TCP_NODELAY: {err}");
+        }
+    });
     axum::serve(listener, app)
         .with_graceful_shutdown(async move { stop.cancelled_owned().await })
         .await

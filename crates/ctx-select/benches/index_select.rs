@@ -1,1 +1,138 @@
-fn main() {}
+//! Index build (cold, incremental with nothing changed, one file changed) and select
+//! latency on a large tree.
+//!
+//! ```sh
+//! cargo bench -p ctx-select --bench index_select                          # 12,000 generated files
+//! cargo bench -p ctx-select --bench index_select -- ~/.cargo/registry/src  # any directory
+//! ```
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use ctx_select::{
+    ApproxTokenCounter, BuildOptions, CanonicalizeOptions, ErrorPolicy, FilesystemSource,
+    OpenIndex, Query, SelectOptions, build_index,
+};
+
+const WORDS: &[&str] = &[
+    "parser", "token", "cache", "index", "render", "budget", "config", "store", "query",
+    "symbol", "graph", "walker", "schema", "socket", "retry", "invoice", "ledger", "report",
+];
+
+/// A generated tree: 12,000 Rust files in 120 directories, importing each other.
+fn generate(root: &Path) {
+    for d in 0..120 {
+        let dir = root.join(format!("crate_{d:03}/src"));
+        fs::create_dir_all(&dir).expect("mkdir");
+        for f in 0..100 {
+            let a = WORDS[(d * 7 + f) % WORDS.len()];
+            let b = WORDS[(d + f * 3) % WORDS.len()];
+            let mut text = format!("//! The {a} {b} module {d}/{f}.\nuse crate::m{}::helper;\n\n", (f + 1) % 100);
+            for k in 0..12 {
+                let _ = writeln!(
+                    text,
+                    "/// Computes the {a} of a {b} ({k}).\npub fn {a}_{b}_{k}(input: &str) -> usize {{\n    let {b}_count = input.len() + {k};\n    helper({b}_count)\n}}\n"
+                );
+            }
+            fs::write(dir.join(format!("m{f}.rs")), text).expect("write");
+        }
+    }
+}
+
+fn opts() -> BuildOptions {
+    BuildOptions {
+        name: "bench".to_owned(),
+        force: false,
+        canonicalize: CanonicalizeOptions::default(),
+        policy: ErrorPolicy::SkipAndWarn,
+        created_at: "2026-01-01T00:00:00Z".to_owned(),
+        root: None,
+        git_head: None,
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root: PathBuf = if let Some(dir) = args.first() {
+        PathBuf::from(dir)
+    } else {
+        let root = tmp.path().join("tree");
+        generate(&root);
+        root
+    };
+    let indexes = tmp.path().join("indexes");
+    let source = FilesystemSource::new(&root, Vec::new(), 1 << 20);
+    let no_git = BTreeMap::new;
+
+    let t = Instant::now();
+    let cold = build_index(&indexes, &source, &opts(), &no_git).expect("cold build");
+    let cold_s = t.elapsed().as_secs_f64();
+    let mut noop = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let r = build_index(&indexes, &source, &opts(), &no_git).expect("no-op build");
+        assert!(r.up_to_date);
+        noop.push(t.elapsed().as_secs_f64());
+    }
+    noop.sort_by(f64::total_cmp);
+
+    let index = OpenIndex::open(&indexes, "bench").expect("open");
+    let queries = [
+        "where is the parser token cache invalidated",
+        "render budget config",
+        "fix retry on socket timeout",
+        "ledger invoice report",
+        "graph walker schema symbol query index store",
+    ];
+    let mut open_ms = Vec::new();
+    let mut select_ms = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let index = OpenIndex::open(&indexes, "bench").expect("open");
+        open_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        for q in queries {
+            let t = Instant::now();
+            let r = index
+                .select(&Query::parse(q).expect("query"), &SelectOptions::default(), &ApproxTokenCounter)
+                .expect("select");
+            select_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+            assert!(!r.documents.is_empty(), "{q}");
+        }
+    }
+    drop(index);
+    open_ms.sort_by(f64::total_cmp);
+    select_ms.sort_by(f64::total_cmp);
+    let median = |v: &[f64]| v[v.len() / 2];
+    let p95 = |v: &[f64]| v[(v.len() * 95 / 100).min(v.len() - 1)];
+    println!("tree: {} ({} documents, {} skipped)", root.display(), cold.documents, cold.skipped.len());
+    println!("index build, cold:                      {cold_s:.2} s");
+    println!("index build, incremental, no change:    {:.3} s (median of 5)", median(&noop));
+    println!("open index (cheap integrity checks):    {:.1} ms (median)", median(&open_ms));
+    println!(
+        "select (rank + budget 8000, approx):    {:.1} ms median, {:.1} ms p95 over {} runs",
+        median(&select_ms),
+        p95(&select_ms),
+        select_ms.len()
+    );
+    // One file changed.
+    let first = fs::read_dir(&root).ok().and_then(|mut d| d.next()).and_then(Result::ok);
+    if args.is_empty()
+        && let Some(entry) = first
+    {
+        let file = entry.path().join("src/m0.rs");
+        fs::write(&file, "pub fn changed() {}\n").expect("edit");
+        let t = Instant::now();
+        let r = build_index(&indexes, &source, &opts(), &no_git).expect("incremental");
+        println!(
+            "index build, incremental, 1 changed:   {:.2} s ({} read, {} reused)",
+            t.elapsed().as_secs_f64(),
+            r.read,
+            r.reused
+        );
+    }
+}

@@ -64,7 +64,11 @@ impl ServerConfig {
         Self {
             workspaces_dir: workspaces_dir.into(),
             max_concurrent: DEFAULT_MAX_CONCURRENT,
-            read_options: ReadOptions::default(),
+            // Many small requests at once: walk on the request's own thread.
+            read_options: ReadOptions {
+                walk_threads: 1,
+                ..ReadOptions::default()
+            },
             sandbox: SandboxOptions::default(),
             cache_entries: DEFAULT_CACHE_ENTRIES,
         }

@@ -10,13 +10,17 @@ use std::sync::{Arc, Mutex};
 use ctx::fs::read::{
     FsReadInput, FsReadOutput, OpError, OpResult, Operation, ReadOptions, assemble, run_resolved,
 };
-use ctx::fs::sandbox::{EntryKind, Workspace};
+use ctx::fs::sandbox::{EntryKind, Resolved, Workspace};
 use lru::LruCache;
 use serde::Serialize;
 use tokio::sync::OnceCell;
 
 /// Results larger than this are not cached (bounds the cache to entries × this).
 const MAX_CACHED_BYTES: usize = 64 * 1024;
+
+/// Files up to this size are read on the async thread (a few microseconds); larger ones and
+/// directories on the blocking pool.
+const INLINE_MAX_BYTES: u64 = 64 * 1024;
 
 type Outcome = Result<OpResult, OpError>;
 
@@ -140,11 +144,16 @@ impl ToolEngine {
                 let engine = Arc::clone(&self);
                 let (workspace_id, op) = key.clone();
                 async move {
-                    tokio::task::spawn_blocking(move || {
-                        engine.execute(&workspace_id, &workspace, &op)
-                    })
-                    .await
-                    .unwrap_or_else(|err| Err(internal(&err)))
+                    // Small file reads take microseconds: run them here. Everything else
+                    // (directories, large files) goes to the blocking pool.
+                    match engine.execute_quick(&workspace_id, &workspace, &op) {
+                        Quick::Done(outcome) => outcome,
+                        Quick::Blocking(resolved) => tokio::task::spawn_blocking(move || {
+                            engine.execute_resolved(&workspace_id, &workspace, &op, &resolved)
+                        })
+                        .await
+                        .unwrap_or_else(|err| Err(internal(&err))),
+                    }
                 }
             })
             .await
@@ -162,12 +171,31 @@ impl ToolEngine {
         outcome
     }
 
-    /// Resolves and runs one operation (blocking), through the LRU for file reads.
-    fn execute(&self, workspace_id: &str, workspace: &Workspace, op: &Operation) -> Outcome {
+    /// Resolves the operation's path and, for a small file, runs it at once; otherwise hands
+    /// back the resolved path to run on the blocking pool.
+    fn execute_quick(&self, workspace_id: &str, workspace: &Workspace, op: &Operation) -> Quick {
         self.stats.operations.fetch_add(1, Ordering::Relaxed);
-        let resolved = workspace
-            .resolve(op.path())
-            .map_err(|err| OpError::from(&ctx::fs::FsReadError::from(err)))?;
+        let resolved = match workspace.resolve(op.path()) {
+            Ok(resolved) => resolved,
+            Err(err) => return Quick::Done(Err(OpError::from(&ctx::fs::FsReadError::from(err)))),
+        };
+        let small_file =
+            resolved.kind == EntryKind::File && resolved.meta.len() <= INLINE_MAX_BYTES;
+        if small_file {
+            Quick::Done(self.execute_resolved(workspace_id, workspace, op, &resolved))
+        } else {
+            Quick::Blocking(Box::new(resolved))
+        }
+    }
+
+    /// Runs one resolved operation, through the LRU for file reads.
+    fn execute_resolved(
+        &self,
+        workspace_id: &str,
+        workspace: &Workspace,
+        op: &Operation,
+        resolved: &Resolved,
+    ) -> Outcome {
         let cacheable =
             resolved.kind == EntryKind::File && !matches!(op, Operation::Directory { .. });
         let key = cacheable.then(|| {
@@ -188,7 +216,7 @@ impl ToolEngine {
             self.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
             return Ok(hit.clone());
         }
-        let result = run_resolved(workspace, &resolved, op, &self.options)
+        let result = run_resolved(workspace, resolved, op, &self.options)
             .map_err(|err| OpError::from(&err))?;
         if let (Some(key), Some(cache)) = (key, &self.cache)
             && result.size() <= MAX_CACHED_BYTES
@@ -197,6 +225,12 @@ impl ToolEngine {
         }
         Ok(result)
     }
+}
+
+/// Whether an operation finished on the async thread or needs the blocking pool.
+enum Quick {
+    Done(Outcome),
+    Blocking(Box<Resolved>),
 }
 
 enum Pending {

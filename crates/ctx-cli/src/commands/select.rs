@@ -95,9 +95,8 @@ pub fn select_context<'a>(
 
 pub fn run(args: &SelectArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let query = args.query.join(" ");
-    if query.trim().is_empty() {
-        anyhow::bail!("{}", ctx::select::SelectionError::EmptyQuery);
-    }
+    // Refuse a query without search terms before touching the store.
+    ctx::select::Query::parse(&query)?;
     let (store, location) = ctx.open_store(out)?;
     let cx = select_context(ctx, &store, &location)?;
     let opts = SelectOptions {

@@ -92,6 +92,7 @@ pub(crate) fn list(
     rel: &str,
     depth: u32,
     offset: usize,
+    walk_threads: usize,
 ) -> Result<DirectoryResult, FsReadError> {
     let walk_root = real_path(workspace, dir).unwrap_or_else(|| {
         if rel == "." {
@@ -108,6 +109,7 @@ pub(crate) fn list(
                 .saturating_add(1),
         ),
         include_dirs: true,
+        threads: walk_threads,
         ..WalkOptions::default()
     };
     let outcome = walk_with_errors(&walk_root, &options).map_err(|err| FsReadError::Io {

@@ -51,6 +51,10 @@ pub struct ReadOptions {
     pub large_file_threshold: u64,
     /// Run the operations of a batch in parallel.
     pub parallel: bool,
+    /// Threads of the directory walk in Directory and Search modes: 0 picks from the number
+    /// of CPUs, 1 walks on the calling thread (best for a server answering many small
+    /// requests at once).
+    pub walk_threads: usize,
 }
 
 impl Default for ReadOptions {
@@ -59,6 +63,7 @@ impl Default for ReadOptions {
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             large_file_threshold: DEFAULT_LARGE_FILE_THRESHOLD,
             parallel: true,
+            walk_threads: 0,
         }
     }
 }
@@ -669,8 +674,14 @@ pub fn run_resolved(
                     path: resolved.rel.clone(),
                 });
             }
-            let mut result =
-                directory::list(workspace, &resolved.file, &resolved.rel, *depth, *offset)?;
+            let mut result = directory::list(
+                workspace,
+                &resolved.file,
+                &resolved.rel,
+                *depth,
+                *offset,
+                options.walk_threads,
+            )?;
             result.truncate_to(cap, true);
             Ok(OpResult::Directory(result))
         }
@@ -696,6 +707,7 @@ pub fn run_resolved(
                 &resolved.rel,
                 &spec,
                 cap,
+                options.walk_threads,
             )?;
             result.truncate_to(cap, true);
             Ok(OpResult::Search(result))

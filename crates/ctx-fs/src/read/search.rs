@@ -194,6 +194,7 @@ pub(crate) fn search(
     rel: &str,
     spec: &SearchSpec<'_>,
     cap: usize,
+    walk_threads: usize,
 ) -> Result<SearchResult, FsReadError> {
     let re = matcher(spec)?;
     let mut collector = Collector::new(spec.offset, cap);
@@ -207,11 +208,16 @@ pub(crate) fn search(
                 workspace.root().join(rel)
             }
         });
-        let outcome = walk_with_errors(&walk_root, &WalkOptions::default()).map_err(|err| {
-            FsReadError::Io {
-                path: rel.to_owned(),
-                source: io::Error::other(err.to_string()),
-            }
+        let outcome = walk_with_errors(
+            &walk_root,
+            &WalkOptions {
+                threads: walk_threads,
+                ..WalkOptions::default()
+            },
+        )
+        .map_err(|err| FsReadError::Io {
+            path: rel.to_owned(),
+            source: io::Error::other(err.to_string()),
         })?;
         let files: Vec<String> = outcome.entries.into_iter().map(|e| e.rel).collect();
         for batch in files.chunks(BATCH) {
