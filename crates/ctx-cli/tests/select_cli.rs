@@ -13,9 +13,18 @@ fn project(env: &Env) {
         &env.work(),
         &[
             ("Cargo.toml", "[package]\nname = \"demo\"\n"),
-            ("src/main.rs", "mod parser;\nfn main() {\n    parser::parse_source(\"x\");\n}\n"),
-            ("src/parser.rs", "/// Parses source text into a syntax tree.\npub fn parse_source(text: &str) -> usize {\n    text.len()\n}\n"),
-            ("src/render.rs", "/// Renders output as HTML.\npub fn render_html() -> String {\n    String::new()\n}\n"),
+            (
+                "src/main.rs",
+                "mod parser;\nfn main() {\n    parser::parse_source(\"x\");\n}\n",
+            ),
+            (
+                "src/parser.rs",
+                "/// Parses source text into a syntax tree.\npub fn parse_source(text: &str) -> usize {\n    text.len()\n}\n",
+            ),
+            (
+                "src/render.rs",
+                "/// Renders output as HTML.\npub fn render_html() -> String {\n    String::new()\n}\n",
+            ),
             ("README.md", "# demo\n\nParses and renders.\n"),
         ],
     );
@@ -23,7 +32,9 @@ fn project(env: &Env) {
 
 fn with_stdin(env: &Env, args: &[&str], input: &str) -> Run {
     let mut cmd = env.cmd(args);
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn");
     child
         .stdin
@@ -43,32 +54,82 @@ fn with_stdin(env: &Env, args: &[&str], input: &str) -> Run {
 fn select_works_with_no_setup_and_is_incremental_and_deterministic() {
     let env = Env::new();
     project(&env);
-    let first = env.run(&["select", "where is parse_source defined", "--budget", "8000"]);
+    let first = env.run(&[
+        "select",
+        "where is parse_source defined",
+        "--budget",
+        "8000",
+    ]);
     first.ok();
-    assert!(first.stderr.contains("created the global store"), "{}", first.stderr);
-    assert!(first.stderr.contains("5 read, 0 reused"), "{}", first.stderr);
+    assert!(
+        first.stderr.contains("created the global store"),
+        "{}",
+        first.stderr
+    );
+    assert!(
+        first.stderr.contains("5 read, 0 reused"),
+        "{}",
+        first.stderr
+    );
     assert!(first.stdout.starts_with("# ctx select"), "{}", first.stdout);
-    assert!(first.stdout.contains("1. src/parser.rs"), "{}", first.stdout);
-    assert!(first.stdout.contains("bm25_symbols"), "why summary: {}", first.stdout);
-    assert!(first.stdout.contains("pub fn parse_source"), "content: {}", first.stdout);
+    assert!(
+        first.stdout.contains("1. src/parser.rs"),
+        "{}",
+        first.stdout
+    );
+    assert!(
+        first.stdout.contains("bm25_symbols"),
+        "why summary: {}",
+        first.stdout
+    );
+    assert!(
+        first.stdout.contains("pub fn parse_source"),
+        "content: {}",
+        first.stdout
+    );
 
-    let second = env.run(&["select", "where is parse_source defined", "--budget", "8000"]);
+    let second = env.run(&[
+        "select",
+        "where is parse_source defined",
+        "--budget",
+        "8000",
+    ]);
     second.ok();
     assert_eq!(first.stdout, second.stdout, "byte-identical");
-    assert!(!second.stderr.contains("read"), "no-op rebuild: {}", second.stderr);
+    assert!(
+        !second.stderr.contains("read"),
+        "no-op rebuild: {}",
+        second.stderr
+    );
 
-    fs::write(env.work().join("src/render.rs"), "pub fn render_html() {}\n").expect("edit");
+    fs::write(
+        env.work().join("src/render.rs"),
+        "pub fn render_html() {}\n",
+    )
+    .expect("edit");
     let third = env.run(&["select", "render html"]);
     third.ok();
-    assert!(third.stderr.contains("1 read, 4 reused"), "{}", third.stderr);
+    assert!(
+        third.stderr.contains("1 read, 4 reused"),
+        "{}",
+        third.stderr
+    );
 
     let json = env.run(&["--json", "select", "parse_source", "--explain"]);
     json.ok();
     let v = json.json();
     assert_eq!(v["documents"][0]["id"], "src/parser.rs");
-    assert!(v["documents"][0]["why"]["signals"].as_array().is_some_and(|s| !s.is_empty()));
+    assert!(
+        v["documents"][0]["why"]["signals"]
+            .as_array()
+            .is_some_and(|s| !s.is_empty())
+    );
     assert_eq!(v["selection"]["tokenizer"], "o200k_base");
-    assert!(v["selection"]["tokens_used"].as_u64().is_some_and(|t| t > 0));
+    assert!(
+        v["selection"]["tokens_used"]
+            .as_u64()
+            .is_some_and(|t| t > 0)
+    );
 }
 
 #[test]
@@ -76,13 +137,15 @@ fn bad_input_is_refused_or_gives_an_empty_selection() {
     let env = Env::new();
     project(&env);
     env.run(&["select", "   "]).bad_input("the query is empty");
-    env.run(&["select", "what is the"]).bad_input("only stop words");
+    env.run(&["select", "what is the"])
+        .bad_input("only stop words");
     let zero = env.run(&["--json", "select", "parser", "--budget", "0"]);
     zero.ok();
     assert_eq!(zero.json()["documents"].as_array().map(Vec::len), Some(0));
     let nothing = env.run(&["select", "zzzqqq"]);
     assert_eq!(nothing.code, 1, "{}", nothing.stderr);
-    env.run(&["index", "verify", "no-such-index"]).bad_input("ctx index build --name no-such-index");
+    env.run(&["index", "verify", "no-such-index"])
+        .bad_input("ctx index build --name no-such-index");
 }
 
 #[test]
@@ -92,37 +155,83 @@ fn index_commands_and_corruption() {
     env.run(&["init"]).ok();
     let built = env.run(&["index", "build"]);
     built.ok();
-    assert!(built.stdout.contains("index default: 5 documents (5 read"), "{}", built.stdout);
-    assert!(env.run(&["index", "build"]).ok().stdout.contains("up to date"));
+    assert!(
+        built.stdout.contains("index default: 5 documents (5 read"),
+        "{}",
+        built.stdout
+    );
+    assert!(
+        env.run(&["index", "build"])
+            .ok()
+            .stdout
+            .contains("up to date")
+    );
     let list = env.run(&["index", "list"]);
-    assert!(list.ok().stdout.starts_with("default  5 documents"), "{}", list.stdout);
+    assert!(
+        list.ok().stdout.starts_with("default  5 documents"),
+        "{}",
+        list.stdout
+    );
     let inspect = env.run(&["--json", "index", "inspect"]);
     let v = inspect.ok().json();
-    assert_eq!((v["documents"].as_u64(), v["valid"].as_bool()), (Some(5), Some(true)));
-    assert!(env.run(&["index", "verify"]).ok().stdout.contains("index default is valid"));
+    assert_eq!(
+        (v["documents"].as_u64(), v["valid"].as_bool()),
+        (Some(5), Some(true))
+    );
+    assert!(
+        env.run(&["index", "verify"])
+            .ok()
+            .stdout
+            .contains("index default is valid")
+    );
 
     // Damage one document file.
     let docs = env.work().join(".ctx/indexes/default/documents");
-    let mut files: Vec<_> = fs::read_dir(&docs).expect("docs").flatten().map(|e| e.path()).collect();
+    let mut files: Vec<_> = fs::read_dir(&docs)
+        .expect("docs")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     files.sort();
     let victim = files[0].clone();
     let text = fs::read_to_string(&victim).expect("read");
-    fs::write(&victim, text.replacen("\"content\": \"", "\"content\": \"X", 1)).expect("tamper");
-    let name = victim.file_name().expect("name").to_string_lossy().into_owned();
+    fs::write(
+        &victim,
+        text.replacen("\"content\": \"", "\"content\": \"X", 1),
+    )
+    .expect("tamper");
+    let name = victim
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
     let verify = env.run(&["index", "verify"]);
     assert_eq!(verify.code, 1);
-    assert!(verify.stdout.contains(&format!("documents/{name}")), "{}", verify.stdout);
-    assert!(verify.stdout.contains("ctx index build --force"), "{}", verify.stdout);
+    assert!(
+        verify.stdout.contains(&format!("documents/{name}")),
+        "{}",
+        verify.stdout
+    );
+    assert!(
+        verify.stdout.contains("ctx index build --force"),
+        "{}",
+        verify.stdout
+    );
     // Remove it: select refuses with the fix.
     fs::remove_file(&victim).expect("remove");
-    env.run(&["select", "parser"]).bad_input("ctx index build --force");
+    env.run(&["select", "parser"])
+        .bad_input("ctx index build --force");
     env.run(&["index", "build", "--force"]).ok();
     env.run(&["select", "parser"]).ok();
 
     // An index from a newer ctx.
     let manifest = env.work().join(".ctx/indexes/default/manifest.json");
     let text = fs::read_to_string(&manifest).expect("manifest");
-    fs::write(&manifest, text.replace("\"format_version\": 1", "\"format_version\": 7")).expect("newer");
+    fs::write(
+        &manifest,
+        text.replace("\"format_version\": 1", "\"format_version\": 7"),
+    )
+    .expect("newer");
     env.run(&["select", "parser"]).bad_input("upgrade ctx");
 }
 
@@ -133,15 +242,28 @@ fn inject_puts_context_before_the_prompt() {
     git(&env.work(), &["init", "-q", "-b", "main"]);
     git(&env.work(), &["add", "."]);
     git(&env.work(), &["commit", "-q", "-m", "initial"]);
-    let run = with_stdin(&env, &["inject", "--budget", "1000"], "fix the parser in parser.rs");
+    let run = with_stdin(
+        &env,
+        &["inject", "--budget", "1000"],
+        "fix the parser in parser.rs",
+    );
     run.ok();
     let text = &run.stdout;
-    assert!(text.starts_with("[CTX: project=work lang=rust branch=main]\n"), "{text}");
+    assert!(
+        text.starts_with("[CTX: project=work lang=rust branch=main]\n"),
+        "{text}"
+    );
     assert!(text.contains("[RECENT: "), "{text}");
-    assert!(text.contains("[RELEVANT: src/parser.rs (filename mentioned"), "{text}");
+    assert!(
+        text.contains("[RELEVANT: src/parser.rs (filename mentioned"),
+        "{text}"
+    );
     assert!(text.contains("[KEYWORDS: fix, parser]"), "{text}");
     assert!(text.contains("pub fn parse_source"), "{text}");
-    assert!(text.ends_with("\n---\n\nfix the parser in parser.rs\n"), "{text}");
+    assert!(
+        text.ends_with("\n---\n\nfix the parser in parser.rs\n"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -154,7 +276,9 @@ fn claude_code_hook_answers_both_events_and_never_blocks() {
     assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
     let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
-    let ctx = v["hookSpecificOutput"]["additionalContext"].as_str().expect("context");
+    let ctx = v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("context");
     assert!(ctx.contains("[RELEVANT: src/parser.rs"), "{ctx}");
     assert!(ctx.chars().count() <= 10_000);
 
@@ -163,7 +287,11 @@ fn claude_code_hook_answers_both_events_and_never_blocks() {
     run.ok();
     let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
-    assert!(v["hookSpecificOutput"]["additionalContext"].as_str().is_some_and(|c| c.starts_with("[CTX: project=work")));
+    assert!(
+        v["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("[CTX: project=work"))
+    );
 
     for bad in ["not json", r#"{"hook_event_name":"Stop"}"#, ""] {
         let run = with_stdin(&env, &["hook", "claude-code"], bad);
@@ -179,7 +307,11 @@ fn claude_code_hook_answers_both_events_and_never_blocks() {
     let run = with_stdin(&env, &["hook", "claude-code", "--budget", "100000"], &big);
     run.ok();
     let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
-    assert!(v["hookSpecificOutput"]["additionalContext"].as_str().is_some_and(|c| c.chars().count() <= 10_000));
+    assert!(
+        v["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .is_some_and(|c| c.chars().count() <= 10_000)
+    );
 }
 
 #[test]
@@ -190,7 +322,10 @@ fn hook_install_twice_leaves_one_entry_and_keeps_existing_ones() {
     write_files(
         &env.work(),
         &[
-            (".claude/settings.json", r#"{"permissions":{"allow":["Bash(ls)"]},"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"echo mine"}]}]}}"#),
+            (
+                ".claude/settings.json",
+                r#"{"permissions":{"allow":["Bash(ls)"]},"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"echo mine"}]}]}}"#,
+            ),
             (".mcp.json", r#"{"mcpServers":{"other":{"command":"x"}}}"#),
         ],
     );
@@ -198,18 +333,26 @@ fn hook_install_twice_leaves_one_entry_and_keeps_existing_ones() {
     assert!(first.ok().stdout.contains("updated"), "{}", first.stdout);
     let second = env.run(&["hook", "install", "claude-code"]);
     assert!(!second.ok().stdout.contains("updated"), "{}", second.stdout);
-    let settings: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(env.work().join(".claude/settings.json")).expect("settings")).expect("json");
-    let prompt_hooks = settings["hooks"]["UserPromptSubmit"].as_array().expect("array");
+    let settings: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(env.work().join(".claude/settings.json")).expect("settings"),
+    )
+    .expect("json");
+    let prompt_hooks = settings["hooks"]["UserPromptSubmit"]
+        .as_array()
+        .expect("array");
     let ours = prompt_hooks
         .iter()
         .filter(|g| g["hooks"][0]["command"] == "ctx hook claude-code")
         .count();
     assert_eq!((prompt_hooks.len(), ours), (2, 1));
-    assert_eq!(settings["hooks"]["SessionStart"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        settings["hooks"]["SessionStart"].as_array().map(Vec::len),
+        Some(1)
+    );
     assert_eq!(settings["permissions"]["allow"][0], "Bash(ls)");
     let mcp: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(env.work().join(".mcp.json")).expect("mcp")).expect("json");
+        serde_json::from_str(&fs::read_to_string(env.work().join(".mcp.json")).expect("mcp"))
+            .expect("json");
     assert_eq!(mcp["mcpServers"]["other"]["command"], "x");
     assert_eq!(mcp["mcpServers"]["ctx"]["args"][0], "mcp");
 }

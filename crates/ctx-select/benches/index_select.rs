@@ -19,8 +19,8 @@ use ctx_select::{
 };
 
 const WORDS: &[&str] = &[
-    "parser", "token", "cache", "index", "render", "budget", "config", "store", "query",
-    "symbol", "graph", "walker", "schema", "socket", "retry", "invoice", "ledger", "report",
+    "parser", "token", "cache", "index", "render", "budget", "config", "store", "query", "symbol",
+    "graph", "walker", "schema", "socket", "retry", "invoice", "ledger", "report",
 ];
 
 /// A generated tree: 12,000 Rust files in 120 directories, importing each other.
@@ -31,7 +31,10 @@ fn generate(root: &Path) {
         for f in 0..100 {
             let a = WORDS[(d * 7 + f) % WORDS.len()];
             let b = WORDS[(d + f * 3) % WORDS.len()];
-            let mut text = format!("//! The {a} {b} module {d}/{f}.\nuse crate::m{}::helper;\n\n", (f + 1) % 100);
+            let mut text = format!(
+                "//! The {a} {b} module {d}/{f}.\nuse crate::m{}::helper;\n\n",
+                (f + 1) % 100
+            );
             for k in 0..12 {
                 let _ = writeln!(
                     text,
@@ -56,7 +59,10 @@ fn opts() -> BuildOptions {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
     let tmp = tempfile::tempdir().expect("tempdir");
     let root: PathBuf = if let Some(dir) = args.first() {
         PathBuf::from(dir)
@@ -98,7 +104,11 @@ fn main() {
         for q in queries {
             let t = Instant::now();
             let r = index
-                .select(&Query::parse(q).expect("query"), &SelectOptions::default(), &ApproxTokenCounter)
+                .select(
+                    &Query::parse(q).expect("query"),
+                    &SelectOptions::default(),
+                    &ApproxTokenCounter,
+                )
                 .expect("select");
             select_ms.push(t.elapsed().as_secs_f64() * 1000.0);
             assert!(!r.documents.is_empty(), "{q}");
@@ -109,10 +119,21 @@ fn main() {
     select_ms.sort_by(f64::total_cmp);
     let median = |v: &[f64]| v[v.len() / 2];
     let p95 = |v: &[f64]| v[(v.len() * 95 / 100).min(v.len() - 1)];
-    println!("tree: {} ({} documents, {} skipped)", root.display(), cold.documents, cold.skipped.len());
+    println!(
+        "tree: {} ({} documents, {} skipped)",
+        root.display(),
+        cold.documents,
+        cold.skipped.len()
+    );
     println!("index build, cold:                      {cold_s:.2} s");
-    println!("index build, incremental, no change:    {:.3} s (median of 5)", median(&noop));
-    println!("open index (cheap integrity checks):    {:.1} ms (median)", median(&open_ms));
+    println!(
+        "index build, incremental, no change:    {:.3} s (median of 5)",
+        median(&noop)
+    );
+    println!(
+        "open index (cheap integrity checks):    {:.1} ms (median)",
+        median(&open_ms)
+    );
     println!(
         "select (rank + budget 8000, approx):    {:.1} ms median, {:.1} ms p95 over {} runs",
         median(&select_ms),
@@ -120,7 +141,10 @@ fn main() {
         select_ms.len()
     );
     // One file changed.
-    let first = fs::read_dir(&root).ok().and_then(|mut d| d.next()).and_then(Result::ok);
+    let first = fs::read_dir(&root)
+        .ok()
+        .and_then(|mut d| d.next())
+        .and_then(Result::ok);
     if args.is_empty()
         && let Some(entry) = first
     {

@@ -25,22 +25,80 @@ use std::process::Command;
 
 use ctx_select::git::{ACTIVITY_WINDOW, RepoAt};
 use ctx_select::{
-    BuildOptions, CanonicalizeOptions, ErrorPolicy, FilesystemSource, OpenIndex, Query,
-    ScorerKind, Weights, build_index,
+    BuildOptions, CanonicalizeOptions, ErrorPolicy, FilesystemSource, OpenIndex, Query, ScorerKind,
+    Weights, build_index,
 };
 
 const AREAS: &[(&str, &[&str])] = &[
-    ("billing", &["invoice", "tax", "discount", "currency", "refund", "ledger"]),
-    ("auth", &["token", "session", "password", "login", "permission", "role"]),
-    ("storage", &["bucket", "blob", "checksum", "upload", "quota", "snapshot"]),
-    ("search", &["query", "ranking", "tokenizer", "synonym", "facet", "highlight"]),
-    ("network", &["socket", "retry", "timeout", "proxy", "handshake", "packet"]),
-    ("report", &["chart", "export", "summary", "schedule", "template", "column"]),
-    ("inventory", &["stock", "warehouse", "shipment", "barcode", "supplier", "reorder"]),
-    ("messaging", &["email", "queue", "digest", "webhook", "template", "bounce"]),
+    (
+        "billing",
+        &["invoice", "tax", "discount", "currency", "refund", "ledger"],
+    ),
+    (
+        "auth",
+        &[
+            "token",
+            "session",
+            "password",
+            "login",
+            "permission",
+            "role",
+        ],
+    ),
+    (
+        "storage",
+        &["bucket", "blob", "checksum", "upload", "quota", "snapshot"],
+    ),
+    (
+        "search",
+        &[
+            "query",
+            "ranking",
+            "tokenizer",
+            "synonym",
+            "facet",
+            "highlight",
+        ],
+    ),
+    (
+        "network",
+        &["socket", "retry", "timeout", "proxy", "handshake", "packet"],
+    ),
+    (
+        "report",
+        &[
+            "chart", "export", "summary", "schedule", "template", "column",
+        ],
+    ),
+    (
+        "inventory",
+        &[
+            "stock",
+            "warehouse",
+            "shipment",
+            "barcode",
+            "supplier",
+            "reorder",
+        ],
+    ),
+    (
+        "messaging",
+        &["email", "queue", "digest", "webhook", "template", "bounce"],
+    ),
 ];
-const VERBS: &[&str] = &["compute", "validate", "parse", "render", "apply", "merge", "load", "store"];
-const MODIFIERS: &[&str] = &["empty", "negative", "unicode", "duplicate", "expired", "large", "missing", "concurrent"];
+const VERBS: &[&str] = &[
+    "compute", "validate", "parse", "render", "apply", "merge", "load", "store",
+];
+const MODIFIERS: &[&str] = &[
+    "empty",
+    "negative",
+    "unicode",
+    "duplicate",
+    "expired",
+    "large",
+    "missing",
+    "concurrent",
+];
 const SUBJECTS: &[&str] = &[
     "Fix {h} when the input is {m}",
     "Handle {m} values in {f}",
@@ -94,7 +152,11 @@ fn git(dir: &Path, args: &[&str], date: &str) {
 }
 
 fn git_out(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git").args(args).current_dir(dir).output().expect("git runs");
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
     assert!(out.status.success(), "git {args:?}");
     String::from_utf8(out.stdout).expect("utf8")
 }
@@ -104,7 +166,11 @@ fn render_module(modules: &[Module], i: usize) -> String {
     let mut text = format!("//! The {} {} module.\n\n", m.area, m.noun);
     for &j in &m.imports {
         let other = &modules[j];
-        let _ = writeln!(text, "use crate::{}::{}::{};", other.area, other.noun, other.functions[0]);
+        let _ = writeln!(
+            text,
+            "use crate::{}::{}::{};",
+            other.area, other.noun, other.functions[0]
+        );
     }
     text.push('\n');
     for (k, f) in m.functions.iter().enumerate() {
@@ -127,9 +193,17 @@ fn render_module(modules: &[Module], i: usize) -> String {
 
 fn render_test(m: &Module, extra: usize) -> String {
     let mut text = format!("use demo::{}::{}::{};\n\n", m.area, m.noun, m.functions[0]);
-    let _ = writeln!(text, "#[test]\nfn {}_works() {{\n    assert!({}(\"x\") > 0);\n}}", m.functions[0], m.functions[0]);
+    let _ = writeln!(
+        text,
+        "#[test]\nfn {}_works() {{\n    assert!({}(\"x\") > 0);\n}}",
+        m.functions[0], m.functions[0]
+    );
     for k in 0..extra {
-        let _ = writeln!(text, "\n#[test]\nfn case_{k}() {{\n    assert!({}(\"case {k}\") > {k});\n}}", m.functions[0]);
+        let _ = writeln!(
+            text,
+            "\n#[test]\nfn case_{k}() {{\n    assert!({}(\"case {k}\") > {k});\n}}",
+            m.functions[0]
+        );
     }
     text
 }
@@ -185,20 +259,36 @@ fn scripted_repo(dir: &Path) -> PathBuf {
         fs::write(repo.join("src").join(area).join("mod.rs"), m).expect("write");
     }
     fs::write(repo.join("src/lib.rs"), lib).expect("write");
-    fs::write(repo.join("Cargo.toml"), "[package]\nname = \"demo\"\nversion = \"0.1.0\"\n").expect("write");
-    fs::write(repo.join("README.md"), "# demo\n\nBilling, auth, storage, search, network, reports, inventory and messaging.\n").expect("write");
+    fs::write(
+        repo.join("Cargo.toml"),
+        "[package]\nname = \"demo\"\nversion = \"0.1.0\"\n",
+    )
+    .expect("write");
+    fs::write(
+        repo.join("README.md"),
+        "# demo\n\nBilling, auth, storage, search, network, reports, inventory and messaging.\n",
+    )
+    .expect("write");
     fs::create_dir_all(repo.join("tests")).expect("mkdir");
     let mut test_extra: BTreeMap<usize, usize> = BTreeMap::new();
     for (i, m) in modules.iter().enumerate() {
         fs::write(repo.join(&m.path), render_module(&modules, i)).expect("write");
         if i % 2 == 0 {
-            fs::write(repo.join(format!("tests/{}_{}.rs", m.area, m.noun)), render_test(m, 0)).expect("write");
+            fs::write(
+                repo.join(format!("tests/{}_{}.rs", m.area, m.noun)),
+                render_test(m, 0),
+            )
+            .expect("write");
             test_extra.insert(i, 0);
         }
     }
     git(&repo, &["init", "-q", "-b", "main"], "2026-01-01T00:00:00Z");
     git(&repo, &["add", "."], "2026-01-01T00:00:00Z");
-    git(&repo, &["commit", "-q", "-m", "Initial import"], "2026-01-01T00:00:00Z");
+    git(
+        &repo,
+        &["commit", "-q", "-m", "Initial import"],
+        "2026-01-01T00:00:00Z",
+    );
 
     let mut area = 0;
     for c in 0..120 {
@@ -208,9 +298,13 @@ fn scripted_repo(dir: &Path) -> PathBuf {
         let target = area * 6 + rng.below(6);
         let f = modules[target].functions[rng.below(modules[target].functions.len())].clone();
         let modifier = MODIFIERS[rng.below(MODIFIERS.len())];
-        modules[target].body.push(format!("{f}:if input.is_empty() {{ total += {c}; }}"));
+        modules[target]
+            .body
+            .push(format!("{f}:if input.is_empty() {{ total += {c}; }}"));
         let mut changed = vec![target];
-        let callers: Vec<usize> = (0..n).filter(|&k| modules[k].imports.contains(&target)).collect();
+        let callers: Vec<usize> = (0..n)
+            .filter(|&k| modules[k].imports.contains(&target))
+            .collect();
         if !callers.is_empty() && rng.chance(50) {
             let k = callers[rng.below(callers.len())];
             let g = modules[k].functions[0].clone();
@@ -225,7 +319,11 @@ fn scripted_repo(dir: &Path) -> PathBuf {
         {
             *extra += 1;
             let m = &modules[target];
-            fs::write(repo.join(format!("tests/{}_{}.rs", m.area, m.noun)), render_test(m, *extra)).expect("write");
+            fs::write(
+                repo.join(format!("tests/{}_{}.rs", m.area, m.noun)),
+                render_test(m, *extra),
+            )
+            .expect("write");
         }
         let template = SUBJECTS[rng.below(SUBJECTS.len())];
         let human = f.replace('_', " ");
@@ -255,7 +353,10 @@ struct Score {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
     let tmp = tempfile::tempdir().expect("tempdir");
     let (repo, limit, label) = if let Some(path) = args.first() {
         let clone = tmp.path().join("repo");
@@ -267,10 +368,17 @@ fn main() {
         let limit = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(200);
         (clone, limit, path.clone())
     } else {
-        (scripted_repo(tmp.path()), usize::MAX, "scripted repository (48 modules, 120 commits)".to_owned())
+        (
+            scripted_repo(tmp.path()),
+            usize::MAX,
+            "scripted repository (48 modules, 120 commits)".to_owned(),
+        )
     };
     let head = git_out(&repo, &["rev-parse", "HEAD"]).trim().to_owned();
-    let log = git_out(&repo, &["log", "--format=%H %P%x09%s", "--no-merges", &head]);
+    let log = git_out(
+        &repo,
+        &["log", "--format=%H %P%x09%s", "--no-merges", &head],
+    );
     let mut commits: Vec<(String, String, String)> = log
         .lines()
         .filter_map(|l| {
@@ -291,7 +399,11 @@ fn main() {
     let started = std::time::Instant::now();
     for (id, parent, subject) in &commits {
         let changed = git_out(&repo, &["diff", "--name-only", parent, id]);
-        git(&repo, &["checkout", "-q", "--detach", parent], "2026-01-01T00:00:00Z");
+        git(
+            &repo,
+            &["checkout", "-q", "--detach", parent],
+            "2026-01-01T00:00:00Z",
+        );
         let existing: Vec<String> = changed
             .lines()
             .filter(|p| repo.join(p).is_file())
@@ -316,9 +428,16 @@ fn main() {
         let query = Query::parse(subject).expect("checked");
         queries += 1;
         for (k, kind) in kinds.iter().enumerate() {
-            let ranked = index.rank(&query, *kind, &Weights::default()).expect("rank");
+            let ranked = index
+                .rank(&query, *kind, &Weights::default())
+                .expect("rank");
             let ids: Vec<&str> = ranked.iter().map(|r| r.id.as_str()).collect();
-            let hits = |n: usize| ids.iter().take(n).filter(|i| existing.iter().any(|e| e == *i)).count();
+            let hits = |n: usize| {
+                ids.iter()
+                    .take(n)
+                    .filter(|i| existing.iter().any(|e| e == *i))
+                    .count()
+            };
             let relevant = existing.len() as f64;
             totals[k].r1 += hits(1) as f64 / relevant.min(1.0);
             totals[k].r5 += hits(5) as f64 / relevant.min(5.0);
@@ -327,11 +446,20 @@ fn main() {
             }
         }
     }
-    git(&repo, &["checkout", "-q", "--detach", &head], "2026-01-01T00:00:00Z");
+    git(
+        &repo,
+        &["checkout", "-q", "--detach", &head],
+        "2026-01-01T00:00:00Z",
+    );
     println!("retrieval evaluation: {label}");
-    println!("{queries} queries (commit subject -> files the commit changed), {:.1} s", started.elapsed().as_secs_f64());
+    println!(
+        "{queries} queries (commit subject -> files the commit changed), {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
     println!("recall@1 = share of queries whose first result is changed by the commit;");
-    println!("recall@5 = changed files in the top 5 / min(5, changed files); MRR of the first changed file");
+    println!(
+        "recall@5 = changed files in the top 5 / min(5, changed files); MRR of the first changed file"
+    );
     println!();
     println!("| scorer | recall@1 | recall@5 | MRR |");
     println!("| --- | --- | --- | --- |");

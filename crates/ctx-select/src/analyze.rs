@@ -161,9 +161,16 @@ mod tests {
 
     #[test]
     fn fields_round_trip_and_damage_is_detected() {
-        let a = analyze("src/context_cache.rs", "pub struct ContextCache;\nfn load() {}\n");
+        let a = analyze(
+            "src/context_cache.rs",
+            "pub struct ContextCache;\nfn load() {}\n",
+        );
         assert!(a.symbols.contains(&"ContextCache".to_owned()));
-        assert!(a.fields[Field::Path.index()].iter().any(|(t, _)| t == "cache"));
+        assert!(
+            a.fields[Field::Path.index()]
+                .iter()
+                .any(|(t, _)| t == "cache")
+        );
         let blob = encode_fields(&a.fields);
         assert_eq!(decode_fields(&blob).as_ref(), Some(&a.fields));
         assert_eq!(decode_fields(&blob[..blob.len() - 1]), None);

@@ -24,7 +24,10 @@ pub struct CanonicalizeOptions {
 impl CanonicalizeOptions {
     /// Whether any transform is on.
     pub fn any(self) -> bool {
-        self.unicode_nfc || self.line_endings || self.trailing_whitespace || self.trailing_blank_lines
+        self.unicode_nfc
+            || self.line_endings
+            || self.trailing_whitespace
+            || self.trailing_blank_lines
     }
 }
 

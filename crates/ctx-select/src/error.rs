@@ -16,7 +16,9 @@ pub enum ConnectorError {
     FetchFailed { id: String, message: String },
     #[error("`{id}` is not a text document: {reason}")]
     InvalidContent { id: String, reason: String },
-    #[error("fetched {fetched} documents but {failed} failed (first: {first}); fix the source or use the skip-and-warn policy")]
+    #[error(
+        "fetched {fetched} documents but {failed} failed (first: {first}); fix the source or use the skip-and-warn policy"
+    )]
     PartialFetch {
         fetched: usize,
         failed: usize,
@@ -41,7 +43,9 @@ pub enum IndexError {
     },
     #[error("index directory `{0}` already exists; pass --force to rebuild it")]
     OutputExists(PathBuf),
-    #[error("documents `{first}` and `{second}` both map to documents/{file}.json; rename one of them")]
+    #[error(
+        "documents `{first}` and `{second}` both map to documents/{file}.json; rename one of them"
+    )]
     FilenameCollision {
         first: DocumentId,
         second: DocumentId,
@@ -51,20 +55,26 @@ pub enum IndexError {
     DuplicateDocumentId(DocumentId),
     #[error("no index `{name}` at {path}; build it with `ctx index build --name {name}`")]
     NotFound { name: String, path: PathBuf },
-    #[error("index `{name}` is damaged ({problem}); rebuild it with `ctx index build --force{name_flag}`")]
+    #[error(
+        "index `{name}` is damaged ({problem}); rebuild it with `ctx index build --force{name_flag}`"
+    )]
     Corrupt {
         name: String,
         name_flag: String,
         problem: String,
     },
-    #[error("index `{name}` was written by a newer ctx (format {found}; this ctx reads up to {known}); upgrade ctx, or rebuild it with `ctx index build --force{name_flag}`")]
+    #[error(
+        "index `{name}` was written by a newer ctx (format {found}; this ctx reads up to {known}); upgrade ctx, or rebuild it with `ctx index build --force{name_flag}`"
+    )]
     NewerFormat {
         name: String,
         name_flag: String,
         found: u32,
         known: u32,
     },
-    #[error("index name `{0}` is invalid; use letters, digits, `.`, `_` and `-`, starting with a letter or digit")]
+    #[error(
+        "index name `{0}` is invalid; use letters, digits, `.`, `_` and `-`, starting with a letter or digit"
+    )]
     InvalidName(String),
     #[error("search database {path}: {source}")]
     Database {
@@ -108,7 +118,9 @@ pub(crate) fn name_flag(name: &str) -> String {
 pub enum SelectionError {
     #[error("the query is empty; ask a question, e.g. `ctx select \"how are indexes built\"`")]
     EmptyQuery,
-    #[error("the query `{0}` has only stop words; name what you are looking for (a file, a symbol, a topic)")]
+    #[error(
+        "the query `{0}` has only stop words; name what you are looking for (a file, a symbol, a topic)"
+    )]
     OnlyStopWords(String),
     #[error("invalid budget: {0}")]
     InvalidBudget(String),

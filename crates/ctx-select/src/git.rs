@@ -49,7 +49,9 @@ impl RepoAt {
         if self.prefix.is_empty() {
             Some(path.to_owned())
         } else {
-            path.strip_prefix(&self.prefix)?.strip_prefix('/').map(str::to_owned)
+            path.strip_prefix(&self.prefix)?
+                .strip_prefix('/')
+                .map(str::to_owned)
         }
     }
 
@@ -60,7 +62,9 @@ impl RepoAt {
             return counts;
         };
         for commit in &commits {
-            let Ok(paths) = ctx_code::git::changed_paths(&self.repo, commit) else { continue };
+            let Ok(paths) = ctx_code::git::changed_paths(&self.repo, commit) else {
+                continue;
+            };
             for path in paths {
                 if let Some(id) = self.to_id(&path) {
                     *counts.entry(id).or_insert(0) += 1;
@@ -78,7 +82,9 @@ impl RepoAt {
             return out;
         };
         for commit in &commits {
-            let Ok(paths) = ctx_code::git::changed_paths(&self.repo, commit) else { continue };
+            let Ok(paths) = ctx_code::git::changed_paths(&self.repo, commit) else {
+                continue;
+            };
             for path in paths {
                 if let Some(id) = self.to_id(&path)
                     && !out.iter().any(|(p, _)| *p == id)
@@ -101,7 +107,11 @@ impl RepoAt {
             .map(|c| {
                 let mut id = c.id().to_string();
                 id.truncate(7);
-                (id, c.summary().ok().flatten().unwrap_or("").to_owned(), c.time().seconds())
+                (
+                    id,
+                    c.summary().ok().flatten().unwrap_or("").to_owned(),
+                    c.time().seconds(),
+                )
             })
             .collect()
     }

@@ -46,7 +46,10 @@ impl Graph {
         let mut dir_files: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
         for (i, (id, _, _)) in docs.iter().enumerate() {
             let dir = id.rsplit_once('/').map_or("", |(d, _)| d);
-            dir_files.entry(dir).or_default().push(u32::try_from(i).unwrap_or(u32::MAX));
+            dir_files
+                .entry(dir)
+                .or_default()
+                .push(u32::try_from(i).unwrap_or(u32::MAX));
         }
 
         let mut weights: Vec<BTreeMap<u32, u32>> = vec![BTreeMap::new(); docs.len()];
@@ -62,7 +65,9 @@ impl Graph {
         };
 
         for (i, (id, analysis, _)) in docs.iter().enumerate() {
-            let Some(language) = analysis.language else { continue };
+            let Some(language) = analysis.language else {
+                continue;
+            };
             if analysis.imports.is_empty() {
                 continue;
             }
@@ -113,7 +118,10 @@ impl Graph {
             }
         }
         Self {
-            edges: weights.into_iter().map(|m| m.into_iter().collect()).collect(),
+            edges: weights
+                .into_iter()
+                .map(|m| m.into_iter().collect())
+                .collect(),
         }
     }
 
@@ -139,14 +147,14 @@ impl Graph {
         let n = usize::try_from(get_varint(bytes, &mut pos)?).ok()?;
         let mut edges = Vec::with_capacity(n.min(1 << 24));
         for _ in 0..n {
-            let m = usize::try_from(get_varint(bytes, &mut pos)?).ok()?;
-            let mut list = Vec::with_capacity(m.min(1 << 20));
-            let mut last = 0u32;
-            for _ in 0..m {
-                let to = last.checked_add(u32::try_from(get_varint(bytes, &mut pos)?).ok()?)?;
+            let degree = usize::try_from(get_varint(bytes, &mut pos)?).ok()?;
+            let mut list = Vec::with_capacity(degree.min(1 << 20));
+            let mut previous = 0u32;
+            for _ in 0..degree {
+                let to = previous.checked_add(u32::try_from(get_varint(bytes, &mut pos)?).ok()?)?;
                 let w = u32::try_from(get_varint(bytes, &mut pos)?).ok()?;
                 list.push((to, w));
-                last = to;
+                previous = to;
             }
             edges.push(list);
         }
@@ -183,7 +191,7 @@ impl Graph {
         let mut next = vec![0.0; n];
         for _ in 0..30 {
             let mut dangling = 0.0;
-            next.iter_mut().for_each(|x| *x = 0.0);
+            next.fill(0.0);
             for (u, list) in self.edges.iter().enumerate() {
                 if rank[u] == 0.0 {
                     continue;
@@ -213,7 +221,10 @@ mod tests {
 
     #[test]
     fn imports_and_references_make_edges_and_rank_flows_along_them() {
-        let main = analyze("src/main.rs", "mod parser;\nfn main() { parser::run_parser(); }\n");
+        let main = analyze(
+            "src/main.rs",
+            "mod parser;\nfn main() { parser::run_parser(); }\n",
+        );
         let parser = analyze("src/parser.rs", "pub fn run_parser() {}\n");
         let other = analyze("src/other.rs", "pub fn unrelated() {}\n");
         let docs = [

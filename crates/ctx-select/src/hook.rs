@@ -18,7 +18,9 @@ pub enum HookError {
     NoEvent,
     #[error("hook event `{0}` is not handled; ctx answers UserPromptSubmit and SessionStart")]
     UnknownEvent(String),
-    #[error("`{file}` is not a JSON object ({message}); fix or remove it, then run `ctx hook install claude-code` again")]
+    #[error(
+        "`{file}` is not a JSON object ({message}); fix or remove it, then run `ctx hook install claude-code` again"
+    )]
     BadConfig { file: String, message: String },
 }
 
@@ -112,7 +114,8 @@ fn parse_object(existing: Option<&str>, file: &str) -> Result<Map<String, Value>
 }
 
 fn pretty(map: Map<String, Value>) -> String {
-    let mut text = serde_json::to_string_pretty(&Value::Object(map)).expect("JSON values serialize");
+    let mut text =
+        serde_json::to_string_pretty(&Value::Object(map)).expect("JSON values serialize");
     text.push('\n');
     text
 }
@@ -120,10 +123,15 @@ fn pretty(map: Map<String, Value>) -> String {
 /// Adds ctx's `UserPromptSubmit` and `SessionStart` hooks to Claude Code settings
 /// (`.claude/settings.json`), keeping every other entry. Returns the new text and whether
 /// anything changed (an event that already runs `command` is left alone).
-pub fn merge_claude_settings(existing: Option<&str>, command: &str) -> Result<(String, bool), HookError> {
+pub fn merge_claude_settings(
+    existing: Option<&str>,
+    command: &str,
+) -> Result<(String, bool), HookError> {
     let file = ".claude/settings.json";
     let mut root = parse_object(existing, file)?;
-    let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
+    let hooks = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
     let Value::Object(hooks) = hooks else {
         return Err(HookError::BadConfig {
             file: file.to_owned(),
@@ -132,7 +140,9 @@ pub fn merge_claude_settings(existing: Option<&str>, command: &str) -> Result<(S
     };
     let mut changed = false;
     for event in ["UserPromptSubmit", "SessionStart"] {
-        let groups = hooks.entry(event).or_insert_with(|| Value::Array(Vec::new()));
+        let groups = hooks
+            .entry(event)
+            .or_insert_with(|| Value::Array(Vec::new()));
         let Value::Array(groups) = groups else {
             return Err(HookError::BadConfig {
                 file: file.to_owned(),
@@ -160,10 +170,16 @@ pub fn merge_claude_settings(existing: Option<&str>, command: &str) -> Result<(S
 
 /// Adds the ctx MCP server to `.mcp.json` under `mcpServers.ctx` unless an entry of that
 /// name exists (it is never replaced). Returns the new text and whether anything changed.
-pub fn merge_mcp_config(existing: Option<&str>, command: &str, args: &[&str]) -> Result<(String, bool), HookError> {
+pub fn merge_mcp_config(
+    existing: Option<&str>,
+    command: &str,
+    args: &[&str],
+) -> Result<(String, bool), HookError> {
     let file = ".mcp.json";
     let mut root = parse_object(existing, file)?;
-    let servers = root.entry("mcpServers").or_insert_with(|| Value::Object(Map::new()));
+    let servers = root
+        .entry("mcpServers")
+        .or_insert_with(|| Value::Object(Map::new()));
     let Value::Object(servers) = servers else {
         return Err(HookError::BadConfig {
             file: file.to_owned(),
@@ -173,7 +189,10 @@ pub fn merge_mcp_config(existing: Option<&str>, command: &str, args: &[&str]) ->
     if servers.contains_key("ctx") {
         return Ok((pretty(root), false));
     }
-    servers.insert("ctx".to_owned(), json!({ "command": command, "args": args }));
+    servers.insert(
+        "ctx".to_owned(),
+        json!({ "command": command, "args": args }),
+    );
     Ok((pretty(root), true))
 }
 
@@ -187,20 +206,41 @@ mod tests {
             r#"{"session_id":"s1","transcript_path":"/t.jsonl","cwd":"/w","hook_event_name":"UserPromptSubmit","prompt":"fix it"}"#,
         )
         .expect("prompt");
-        assert_eq!(input.event, HookEvent::UserPromptSubmit { prompt: "fix it".to_owned() });
+        assert_eq!(
+            input.event,
+            HookEvent::UserPromptSubmit {
+                prompt: "fix it".to_owned()
+            }
+        );
         assert_eq!(input.cwd.as_deref(), Some("/w"));
-        let start = parse_hook_input(r#"{"hook_event_name":"SessionStart","source":"resume"}"#).expect("start");
-        assert_eq!(start.event, HookEvent::SessionStart { source: "resume".to_owned() });
-        assert!(matches!(parse_hook_input(r#"{"hook_event_name":"Stop"}"#), Err(HookError::UnknownEvent(_))));
-        assert!(matches!(parse_hook_input("nope"), Err(HookError::NotJson(_))));
+        let start = parse_hook_input(r#"{"hook_event_name":"SessionStart","source":"resume"}"#)
+            .expect("start");
+        assert_eq!(
+            start.event,
+            HookEvent::SessionStart {
+                source: "resume".to_owned()
+            }
+        );
+        assert!(matches!(
+            parse_hook_input(r#"{"hook_event_name":"Stop"}"#),
+            Err(HookError::UnknownEvent(_))
+        ));
+        assert!(matches!(
+            parse_hook_input("nope"),
+            Err(HookError::NotJson(_))
+        ));
     }
 
     #[test]
     fn output_is_capped_on_a_char_boundary() {
-        let event = HookEvent::SessionStart { source: "startup".to_owned() };
+        let event = HookEvent::SessionStart {
+            source: "startup".to_owned(),
+        };
         let big = "é".repeat(20_000);
         let out = hook_output(&event, &big);
-        let ctx = out["hookSpecificOutput"]["additionalContext"].as_str().expect("string");
+        let ctx = out["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .expect("string");
         assert!(ctx.chars().count() <= MAX_CONTEXT_CHARS);
         assert!(ctx.ends_with("truncated]\n"));
     }
@@ -210,12 +250,16 @@ mod tests {
         let existing = r#"{"model":"opus","hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"other"}]}]}}"#;
         let (once, changed) = merge_claude_settings(Some(existing), HOOK_COMMAND).expect("merge");
         assert!(changed);
-        let (twice, changed_again) = merge_claude_settings(Some(&once), HOOK_COMMAND).expect("merge");
+        let (twice, changed_again) =
+            merge_claude_settings(Some(&once), HOOK_COMMAND).expect("merge");
         assert!(!changed_again);
         assert_eq!(once, twice);
         let v: Value = serde_json::from_str(&twice).expect("json");
         assert_eq!(v["model"], "opus");
-        assert_eq!(v["hooks"]["UserPromptSubmit"].as_array().map(Vec::len), Some(2));
+        assert_eq!(
+            v["hooks"]["UserPromptSubmit"].as_array().map(Vec::len),
+            Some(2)
+        );
         assert_eq!(v["hooks"]["SessionStart"].as_array().map(Vec::len), Some(1));
         assert!(merge_claude_settings(Some("[1]"), HOOK_COMMAND).is_err());
 

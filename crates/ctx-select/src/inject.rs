@@ -54,7 +54,11 @@ pub fn header_lines(facts: &ProjectFacts, keywords: &[String]) -> Vec<String> {
 pub fn relevance_reason(why: &SelectionWhy) -> String {
     let mut reasons: Vec<String> = Vec::new();
     let mut signals: Vec<_> = why.signals.iter().collect();
-    signals.sort_by(|a, b| b.contribution.total_cmp(&a.contribution).then(a.name.cmp(&b.name)));
+    signals.sort_by(|a, b| {
+        b.contribution
+            .total_cmp(&a.contribution)
+            .then(a.name.cmp(&b.name))
+    });
     for signal in signals.iter().take(3) {
         let text = match signal.name.as_str() {
             "path_mentioned" => "path mentioned".to_owned(),
@@ -68,7 +72,11 @@ pub fn relevance_reason(why: &SelectionWhy) -> String {
             _ => {
                 let mut terms: Vec<_> = why.term_matches.iter().collect();
                 terms.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-                let shown: Vec<String> = terms.iter().take(3).map(|(t, n)| format!("{t}×{n}")).collect();
+                let shown: Vec<String> = terms
+                    .iter()
+                    .take(3)
+                    .map(|(t, n)| format!("{t}×{n}"))
+                    .collect();
                 if shown.is_empty() {
                     "text matches".to_owned()
                 } else {
@@ -102,11 +110,7 @@ pub fn relevant_lines(result: &SelectionResult) -> Vec<String> {
 pub fn snippets(result: &SelectionResult) -> String {
     let mut out = String::new();
     for doc in &result.documents {
-        let lang = doc
-            .id
-            .as_str()
-            .rsplit_once('.')
-            .map_or("", |(_, ext)| ext);
+        let lang = doc.id.as_str().rsplit_once('.').map_or("", |(_, ext)| ext);
         let fence = fence_for(&doc.content);
         let label = if doc.degraded { " (skeleton)" } else { "" };
         let _ = writeln!(out, "{}{label}:", doc.id);
@@ -187,7 +191,10 @@ mod tests {
             ]
         );
         let text = inject(&context_block(&lines, ""), "fix the parser");
-        assert!(text.ends_with("[KEYWORDS: parser, symbols]\n---\n\nfix the parser\n"), "{text}");
+        assert!(
+            text.ends_with("[KEYWORDS: parser, symbols]\n---\n\nfix the parser\n"),
+            "{text}"
+        );
         assert_eq!(fence_for("a ``` b"), "````");
     }
 }

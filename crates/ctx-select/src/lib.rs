@@ -40,8 +40,8 @@ pub use index::{
 };
 pub use selection::{
     ApproxTokenCounter, ContextSelector, OpenIndex, Query, Ranked, ScoreDetails, Scorer,
-    ScorerKind, SelectOptions, SelectedDocument, SelectionMetadata, SelectionResult,
-    SelectionWhy, Signal, TermFrequencyScorer, TokenCounter, Weights,
+    ScorerKind, SelectOptions, SelectedDocument, SelectionMetadata, SelectionResult, SelectionWhy,
+    Signal, TermFrequencyScorer, TokenCounter, Weights,
 };
 pub use source::{
     DocumentSource, ErrorPolicy, FilesystemSource, Ingested, MemorySource, RawDocument,

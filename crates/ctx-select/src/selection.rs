@@ -149,8 +149,12 @@ impl Scorer for TermFrequencyScorer {
                 *matches.entry(t.to_owned()).or_insert(0) += 1;
             }
         });
-        let matched: u64 = matches.values().sum();
-        let score = if total == 0 { 0.0 } else { matched as f64 / total as f64 };
+        let hits: u64 = matches.values().sum();
+        let score = if total == 0 {
+            0.0
+        } else {
+            hits as f64 / total as f64
+        };
         ScoreDetails {
             score: round(score),
             why: SelectionWhy {
@@ -160,7 +164,7 @@ impl Scorer for TermFrequencyScorer {
                 signals: vec![Signal {
                     name: "term_frequency".to_owned(),
                     contribution: round(score),
-                    detail: format!("{matched} of {total} words"),
+                    detail: format!("{hits} of {total} words"),
                 }],
             },
         }
@@ -216,16 +220,22 @@ impl ContextSelector {
         counter: &dyn TokenCounter,
         budget: u64,
     ) -> Result<SelectionResult, SelectionError> {
-        let mut scored: Vec<(&Document, ScoreDetails)> =
-            documents.iter().map(|d| (d, scorer.score(query, d))).collect();
-        order(&mut scored, |(d, s)| (s.score, d.id().as_str()));
-        debug_assert!(scored.windows(2).all(|w| {
-            w[0].1.score > w[1].1.score || (w[0].1.score == w[1].1.score && w[0].0.id() <= w[1].0.id())
+        let mut ranked_docs: Vec<(&Document, ScoreDetails)> = documents
+            .iter()
+            .map(|d| (d, scorer.score(query, d)))
+            .collect();
+        order(&mut ranked_docs, |(d, s)| (s.score, d.id().as_str()));
+        debug_assert!(ranked_docs.windows(2).all(|w| {
+            w[0].1
+                .score
+                .total_cmp(&w[1].1.score)
+                .then_with(|| w[1].0.id().cmp(w[0].0.id()))
+                != std::cmp::Ordering::Less
         }));
         let mut out = Vec::new();
         let mut used = 0u64;
         let mut over = 0;
-        for (doc, details) in &scored {
+        for (doc, details) in &ranked_docs {
             if used >= budget {
                 over += 1;
                 continue;
@@ -384,11 +394,17 @@ impl OpenIndex {
         let lock = crate::index::lock(indexes_dir, name, false)?;
         let manifest = read_manifest(&dir, name)?;
         if cache_version(&manifest.config, &manifest.documents) != manifest.cache_version {
-            return Err(IndexError::corrupt(name, "manifest.json: cache_version does not match its documents"));
+            return Err(IndexError::corrupt(
+                name,
+                "manifest.json: cache_version does not match its documents",
+            ));
         }
         let db = SearchDb::open(&dir.join(SEARCH_DB_FILE), name)?;
         if db.cache_version() != manifest.cache_version {
-            return Err(IndexError::corrupt(name, "search.db does not belong to manifest.json"));
+            return Err(IndexError::corrupt(
+                name,
+                "search.db does not belong to manifest.json",
+            ));
         }
         let rows = db.doc_rows(false)?;
         let same = rows.len() == manifest.documents.len()
@@ -397,7 +413,10 @@ impl OpenIndex {
                 .zip(&manifest.documents)
                 .all(|(r, e)| r.id == e.id.as_str() && r.version == e.version);
         if !same {
-            return Err(IndexError::corrupt(name, "search.db does not list the manifest's documents"));
+            return Err(IndexError::corrupt(
+                name,
+                "search.db does not list the manifest's documents",
+            ));
         }
         let docs_dir = dir.join(DOCUMENTS_DIR);
         let mut files: Vec<String> = std::fs::read_dir(&docs_dir)
@@ -409,17 +428,18 @@ impl OpenIndex {
         let mut expected: Vec<&str> = manifest.documents.iter().map(|e| e.file.as_str()).collect();
         expected.sort_unstable();
         if files != expected {
-            let missing = expected.iter().find(|f| files.binary_search_by(|x| x.as_str().cmp(f)).is_err());
-            let problem = match missing {
-                Some(f) => format!("documents/{f} is missing"),
-                None => {
-                    let extra = files
-                        .iter()
-                        .find(|f| expected.binary_search(&f.as_str()).is_err())
-                        .cloned()
-                        .unwrap_or_default();
-                    format!("documents/{extra} is not in the manifest")
-                }
+            let missing = expected
+                .iter()
+                .find(|f| files.binary_search_by(|x| x.as_str().cmp(f)).is_err());
+            let problem = if let Some(f) = missing {
+                format!("documents/{f} is missing")
+            } else {
+                let extra = files
+                    .iter()
+                    .find(|f| expected.binary_search(&f.as_str()).is_err())
+                    .cloned()
+                    .unwrap_or_default();
+                format!("documents/{extra} is not in the manifest")
             };
             return Err(IndexError::corrupt(name, problem));
         }
@@ -451,11 +471,10 @@ impl OpenIndex {
 
     /// Reads document `num`, checking its id and version against the manifest.
     pub fn load(&self, num: u32) -> Result<Document, IndexError> {
-        let entry = self
-            .manifest
-            .documents
-            .get(num as usize)
-            .ok_or_else(|| IndexError::corrupt(&self.name, format!("no document number {num}")))?;
+        let entry =
+            self.manifest.documents.get(num as usize).ok_or_else(|| {
+                IndexError::corrupt(&self.name, format!("no document number {num}"))
+            })?;
         let path = self.dir.join(DOCUMENTS_DIR).join(&entry.file);
         if let Some(problem) =
             crate::index::verify::check_document_file(&path, &entry.id, entry.version, &entry.file)
@@ -467,7 +486,12 @@ impl OpenIndex {
 
     /// Ranks the index's documents for `query` (candidates only: documents with a positive
     /// relevance signal; with [`ScorerKind::Tf`], every document as the seed specifies).
-    pub fn rank(&self, query: &Query, kind: ScorerKind, w: &Weights) -> Result<Vec<Ranked>, IndexError> {
+    pub fn rank(
+        &self,
+        query: &Query,
+        kind: ScorerKind,
+        w: &Weights,
+    ) -> Result<Vec<Ranked>, IndexError> {
         if kind == ScorerKind::Tf {
             let mut out = Vec::with_capacity(self.rows.len());
             for row in &self.rows {
@@ -503,16 +527,21 @@ impl OpenIndex {
                 let df = postings.len() as f64;
                 let idf = (1.0 + (n as f64 - df + 0.5) / (df + 0.5)).ln();
                 let f = field.index();
-                for (num, tf) in postings {
-                    let Some(row) = self.rows.get(num as usize) else { continue };
+                for (num, tf_raw) in postings {
+                    let Some(row) = self.rows.get(num as usize) else {
+                        continue;
+                    };
                     let len = f64::from(row.lengths[f]);
                     let avg_len = if avg[f] > 0.0 { avg[f] } else { 1.0 };
-                    let tf = f64::from(tf);
+                    let tf = f64::from(tf_raw);
                     let norm = tf * (w.k1 + 1.0) / (tf + w.k1 * (1.0 - w.b + w.b * len / avg_len));
                     parts[num as usize][f] += w.fields[f] * idf * norm;
                     match field {
                         Field::Content => {
-                            matches.entry(num).or_default().insert(term.clone(), tf as u64);
+                            matches
+                                .entry(num)
+                                .or_default()
+                                .insert(term.clone(), u64::from(tf_raw));
                         }
                         Field::Path => path_terms[num as usize] += 1,
                         Field::Symbols => {
@@ -599,11 +628,18 @@ impl OpenIndex {
             push("bm25_symbols", parts[i][2], String::new());
             if kind == ScorerKind::Default {
                 match mention[i] {
-                    2 => push("path_mentioned", w.path_mentioned, format!("`{}` is in the query", row.id)),
+                    2 => push(
+                        "path_mentioned",
+                        w.path_mentioned,
+                        format!("`{}` is in the query", row.id),
+                    ),
                     1 => push(
                         "filename_mentioned",
                         w.filename_mentioned,
-                        format!("`{}` is in the query", row.id.rsplit('/').next().unwrap_or(&row.id)),
+                        format!(
+                            "`{}` is in the query",
+                            row.id.rsplit('/').next().unwrap_or(&row.id)
+                        ),
                     ),
                     _ => {}
                 }
@@ -618,9 +654,17 @@ impl OpenIndex {
                     format!("changed in {} recent commit(s)", row.commits),
                 );
                 if crate::signals::has_named_type(&types, &row.id) {
-                    push("file_type", w.file_type, "a file type the query names".to_owned());
+                    push(
+                        "file_type",
+                        w.file_type,
+                        "a file type the query names".to_owned(),
+                    );
                 }
-                push("graph", graph_points[i], "near the files the query points at (imports, references)".to_owned());
+                push(
+                    "graph",
+                    graph_points[i],
+                    "near the files the query points at (imports, references)".to_owned(),
+                );
             }
             out.push(Ranked {
                 num: row.num,
@@ -673,7 +717,9 @@ impl OpenIndex {
                     .filter(|s| s.len() < doc.content().len())
                 {
                     let hash = ContentHash::of(skeleton.as_bytes());
-                    let skeleton_tokens = counter.count(&skeleton, &hash).map_err(SelectionError::TokenCount)?;
+                    let skeleton_tokens = counter
+                        .count(&skeleton, &hash)
+                        .map_err(SelectionError::TokenCount)?;
                     if skeleton_tokens <= remaining && skeleton_tokens < tokens {
                         chosen = Some((skeleton, skeleton_tokens, true));
                     }
@@ -722,8 +768,9 @@ impl OpenIndex {
 /// Whether query term `term` stands for a whole identifier the user typed (`ContextCache`,
 /// `parse_file`), which then seeds the graph at the files defining it.
 fn is_identifier_term(raw: &str, term: &str) -> bool {
-    raw.split(|c: char| !c.is_alphanumeric() && c != '_').any(|word| {
-        let parts = crate::text::identifier_parts(word);
-        parts.len() > 1 && crate::text::stem(&parts.concat()) == term
-    })
+    raw.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .any(|word| {
+            let parts = crate::text::identifier_parts(word);
+            parts.len() > 1 && crate::text::stem(&parts.concat()) == term
+        })
 }

@@ -5,12 +5,18 @@
 const FILE_TYPES: &[(&[&str], &[&str])] = &[
     (&["rust"], &[".rs"]),
     (&["python", "py"], &[".py", ".pyi"]),
-    (&["javascript", "js", "node"], &[".js", ".mjs", ".cjs", ".jsx"]),
+    (
+        &["javascript", "js", "node"],
+        &[".js", ".mjs", ".cjs", ".jsx"],
+    ),
     (&["typescript", "ts"], &[".ts", ".tsx", ".mts"]),
     (&["go", "golang"], &[".go"]),
     (&["java"], &[".java"]),
     (&["cpp", "c++"], &[".cc", ".cpp", ".cxx", ".hpp", ".hh"]),
-    (&["markdown", "doc", "docs", "documentation", "readme"], &[".md", ".rst", ".txt"]),
+    (
+        &["markdown", "doc", "docs", "documentation", "readme"],
+        &[".md", ".rst", ".txt"],
+    ),
     (&["toml", "cargo"], &[".toml"]),
     (&["yaml", "yml"], &[".yml", ".yaml"]),
     (&["json"], &[".json"]),
@@ -25,10 +31,9 @@ const FILE_TYPES: &[(&[&str], &[&str])] = &[
 pub fn file_types_named(terms: &[String], raw_lower: &str) -> Vec<&'static str> {
     let mut out = Vec::new();
     for (words, endings) in FILE_TYPES {
-        let named = words.iter().any(|w| {
-            terms.iter().any(|t| t == w)
-                || (w.contains('+') && raw_lower.contains(w))
-        });
+        let named = words
+            .iter()
+            .any(|w| terms.iter().any(|t| t == w) || (w.contains('+') && raw_lower.contains(w)));
         if named {
             out.extend_from_slice(endings);
         }
@@ -42,7 +47,8 @@ pub fn has_named_type(types: &[&str], id: &str) -> bool {
         if t.starts_with('.') {
             id.ends_with(t)
         } else {
-            id.split(['/', '_', '.', '-']).any(|part| part == *t || part == format!("{t}s"))
+            id.split(['/', '_', '.', '-'])
+                .any(|part| part == *t || part == format!("{t}s"))
         }
     })
 }
@@ -62,7 +68,11 @@ pub fn mention(query: &str, id: &str) -> u8 {
         rest = tail;
     }
     let name = id.rsplit('/').next().unwrap_or(id);
-    if name.len() >= 3 && name.contains('.') && !name.starts_with('.') && contains_bounded(query, name) {
+    if name.len() >= 3
+        && name.contains('.')
+        && !name.starts_with('.')
+        && contains_bounded(query, name)
+    {
         return 1;
     }
     0
@@ -82,7 +92,10 @@ fn contains_bounded(haystack: &str, needle: &str) -> bool {
         // A trailing sentence dot after a name is not part of it.
         let after_ok = match after {
             None => true,
-            Some('.') => haystack[end + 1..].chars().next().is_none_or(|c| !is_name_char(c)),
+            Some('.') => haystack[end + 1..]
+                .chars()
+                .next()
+                .is_none_or(|c| !is_name_char(c)),
             Some(c) => !is_name_char(c),
         };
         let before_ok = before.is_none_or(|c| !is_name_char(c));
@@ -100,11 +113,29 @@ mod tests {
 
     #[test]
     fn mentions_need_whole_names() {
-        assert_eq!(mention("fix crates/ctx-fs/src/walk.rs please", "crates/ctx-fs/src/walk.rs"), 2);
-        assert_eq!(mention("look at ctx-fs/src/walk.rs.", "crates/ctx-fs/src/walk.rs"), 2);
-        assert_eq!(mention("why is walk.rs slow?", "crates/ctx-fs/src/walk.rs"), 1);
-        assert_eq!(mention("why is sidewalk.rs slow?", "crates/ctx-fs/src/walk.rs"), 0);
-        assert_eq!(mention("why is walk.rsx slow?", "crates/ctx-fs/src/walk.rs"), 0);
+        assert_eq!(
+            mention(
+                "fix crates/ctx-fs/src/walk.rs please",
+                "crates/ctx-fs/src/walk.rs"
+            ),
+            2
+        );
+        assert_eq!(
+            mention("look at ctx-fs/src/walk.rs.", "crates/ctx-fs/src/walk.rs"),
+            2
+        );
+        assert_eq!(
+            mention("why is walk.rs slow?", "crates/ctx-fs/src/walk.rs"),
+            1
+        );
+        assert_eq!(
+            mention("why is sidewalk.rs slow?", "crates/ctx-fs/src/walk.rs"),
+            0
+        );
+        assert_eq!(
+            mention("why is walk.rsx slow?", "crates/ctx-fs/src/walk.rs"),
+            0
+        );
         assert_eq!(mention("the walker", "crates/ctx-fs/src/walk.rs"), 0);
         assert_eq!(mention("see `README.md`", "README.md"), 2);
     }

@@ -330,15 +330,29 @@ mod tests {
             bad,
             MemorySource::text("a.txt", "a").expect("id"),
         ]);
-        let ok = ingest_from_source(&source, CanonicalizeOptions::default(), ErrorPolicy::SkipAndWarn)
-            .expect("skip");
+        let ok = ingest_from_source(
+            &source,
+            CanonicalizeOptions::default(),
+            ErrorPolicy::SkipAndWarn,
+        )
+        .expect("skip");
         let ids: Vec<_> = ok.documents.iter().map(|d| d.id().to_string()).collect();
         assert_eq!(ids, ["a.txt", "b.txt"]);
         assert_eq!(ok.warnings.len(), 1);
         assert!(ok.warnings[0].contains("bad.bin"), "{:?}", ok.warnings);
         let err = ingest_from_source(&source, CanonicalizeOptions::default(), ErrorPolicy::Abort)
             .expect_err("abort");
-        assert!(matches!(err, ConnectorError::PartialFetch { fetched: 2, failed: 1, .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                ConnectorError::PartialFetch {
+                    fetched: 2,
+                    failed: 1,
+                    ..
+                }
+            ),
+            "{err}"
+        );
     }
 
     #[test]
@@ -379,7 +393,12 @@ mod tests {
             Err(ConnectorError::InvalidContent { .. })
         ));
         let only_src = FilesystemSource::new(dir.path(), vec!["src".to_owned()], 1 << 20);
-        let ids: Vec<_> = only_src.list().expect("list").into_iter().map(|e| e.id.to_string()).collect();
+        let ids: Vec<_> = only_src
+            .list()
+            .expect("list")
+            .into_iter()
+            .map(|e| e.id.to_string())
+            .collect();
         assert_eq!(ids, ["src/b.rs"]);
     }
 }

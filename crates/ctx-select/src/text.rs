@@ -10,11 +10,11 @@ pub const STOP_WORDS: &[&str] = &[
     "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just",
     "let", "like", "make", "me", "more", "most", "my", "need", "no", "nor", "not", "now", "of",
     "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "please",
-    "same", "she", "should", "show", "so", "some", "such", "tell", "than", "that", "the",
-    "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too",
-    "under", "until", "up", "us", "use", "used", "using", "very", "want", "was", "we", "were",
-    "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would",
-    "you", "your", "yours",
+    "same", "she", "should", "show", "so", "some", "such", "tell", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under",
+    "until", "up", "us", "use", "used", "using", "very", "want", "was", "we", "were", "what",
+    "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you",
+    "your", "yours",
 ];
 
 /// Whether `word` (lower case) is a stop word.
@@ -127,7 +127,10 @@ pub fn keywords(prompt: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for word in prompt.split(|c: char| !c.is_alphanumeric() && c != '_' && c != '-') {
         let word = word.trim_matches('-').to_lowercase();
-        if word.chars().count() < 3 || is_stop_word(&word) || word.chars().all(|c| c.is_ascii_digit()) {
+        if word.chars().count() < 3
+            || is_stop_word(&word)
+            || word.chars().all(|c| c.is_ascii_digit())
+        {
             continue;
         }
         if !out.contains(&word) {
@@ -160,7 +163,10 @@ mod tests {
         assert_eq!(identifier_parts("parse_file"), ["parse", "file"]);
         assert_eq!(identifier_parts("HTTPServer"), ["http", "server"]);
         assert_eq!(identifier_parts("sha256sum"), ["sha", "256", "sum"]);
-        assert_eq!(all("ContextCache::load()"), ["contextcache", "context", "cache", "load"]);
+        assert_eq!(
+            all("ContextCache::load()"),
+            ["contextcache", "context", "cache", "load"]
+        );
     }
 
     #[test]
@@ -175,14 +181,23 @@ mod tests {
 
     #[test]
     fn query_terms_drop_stop_words_and_punctuation() {
-        assert_eq!(query_terms("How does the Parser work?!"), ["parser", "work"]);
+        assert_eq!(
+            query_terms("How does the Parser work?!"),
+            ["parser", "work"]
+        );
         assert!(query_terms("the of and").is_empty());
         assert!(query_terms("?!... ---").is_empty());
-        assert_eq!(query_terms("fix `src/walk.rs`"), ["fix", "src", "walk", "rs"]);
+        assert_eq!(
+            query_terms("fix `src/walk.rs`"),
+            ["fix", "src", "walk", "rs"]
+        );
     }
 
     #[test]
     fn keywords_keep_identifiers_whole() {
-        assert_eq!(keywords("fix the tree-sitter parser"), ["fix", "tree-sitter", "parser"]);
+        assert_eq!(
+            keywords("fix the tree-sitter parser"),
+            ["fix", "tree-sitter", "parser"]
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! Seed 003's cache and selection tests, over indexes built in temp dirs.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
@@ -29,7 +30,11 @@ fn no_git() -> BTreeMap<String, u32> {
 }
 
 fn mem(docs: &[(&str, &str)]) -> MemorySource {
-    MemorySource::new(docs.iter().map(|(id, c)| MemorySource::text(id, c).expect("id")).collect())
+    MemorySource::new(
+        docs.iter()
+            .map(|(id, c)| MemorySource::text(id, c).expect("id"))
+            .collect(),
+    )
 }
 
 fn write_tree(root: &Path, files: &[(&str, &str)]) {
@@ -46,10 +51,22 @@ fn project() -> tempfile::TempDir {
         dir.path(),
         &[
             ("Cargo.toml", "[package]\nname = \"demo\"\n"),
-            ("src/main.rs", "mod parser;\nmod render;\nfn main() {\n    let ast = parser::parse_source(\"x\");\n    render::render_tree(&ast);\n}\n"),
-            ("src/parser.rs", "//! The parser: tokens to a syntax tree.\npub struct SyntaxTree;\n/// Parses source text into a tree.\npub fn parse_source(text: &str) -> SyntaxTree {\n    let _ = text;\n    SyntaxTree\n}\n"),
-            ("src/render.rs", "use crate::parser::SyntaxTree;\n/// Renders a tree as text.\npub fn render_tree(tree: &SyntaxTree) -> String {\n    let _ = tree;\n    String::new()\n}\n"),
-            ("docs/guide.md", "# Guide\n\nThe renderer prints trees. The parser builds them.\n"),
+            (
+                "src/main.rs",
+                "mod parser;\nmod render;\nfn main() {\n    let ast = parser::parse_source(\"x\");\n    render::render_tree(&ast);\n}\n",
+            ),
+            (
+                "src/parser.rs",
+                "//! The parser: tokens to a syntax tree.\npub struct SyntaxTree;\n/// Parses source text into a tree.\npub fn parse_source(text: &str) -> SyntaxTree {\n    let _ = text;\n    SyntaxTree\n}\n",
+            ),
+            (
+                "src/render.rs",
+                "use crate::parser::SyntaxTree;\n/// Renders a tree as text.\npub fn render_tree(tree: &SyntaxTree) -> String {\n    let _ = tree;\n    String::new()\n}\n",
+            ),
+            (
+                "docs/guide.md",
+                "# Guide\n\nThe renderer prints trees. The parser builds them.\n",
+            ),
             ("README.md", "# demo\n\nA tiny demo project.\n"),
         ],
     );
@@ -58,7 +75,13 @@ fn project() -> tempfile::TempDir {
 
 fn build_fs(root: &Path, indexes: &Path, name: &str) -> ctx_select::BuildReport {
     let source = FilesystemSource::new(root, Vec::new(), 1 << 20);
-    build_index(indexes, &source, &opts(name, "2026-01-01T00:00:00Z"), &no_git).expect("build")
+    build_index(
+        indexes,
+        &source,
+        &opts(name, "2026-01-01T00:00:00Z"),
+        &no_git,
+    )
+    .expect("build")
 }
 
 fn tree_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -70,7 +93,10 @@ fn tree_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
             if p.is_dir() {
                 stack.push(p);
             } else if p.file_name().is_some_and(|n| n != "search.db") {
-                out.push((p.strip_prefix(dir).expect("inside").display().to_string(), fs::read(&p).expect("read")));
+                out.push((
+                    p.strip_prefix(dir).expect("inside").display().to_string(),
+                    fs::read(&p).expect("read"),
+                ));
             }
         }
     }
@@ -83,29 +109,65 @@ fn cache_rebuild_is_deterministic_and_created_at_is_excluded() {
     let source = mem(&[("b.md", "bee"), ("a.md", "ay"), ("c/d.txt", "")]);
     let one = tempfile::tempdir().expect("tmp");
     let two = tempfile::tempdir().expect("tmp");
-    let r1 = build_index(one.path(), &source, &opts("x", "2026-01-01T00:00:00Z"), &no_git).expect("one");
-    let r2 = build_index(two.path(), &source, &opts("x", "2027-06-01T12:00:00Z"), &no_git).expect("two");
+    let r1 = build_index(
+        one.path(),
+        &source,
+        &opts("x", "2026-01-01T00:00:00Z"),
+        &no_git,
+    )
+    .expect("one");
+    let r2 = build_index(
+        two.path(),
+        &source,
+        &opts("x", "2027-06-01T12:00:00Z"),
+        &no_git,
+    )
+    .expect("two");
     assert_eq!(r1.cache_version, r2.cache_version);
     let m1 = fs::read_to_string(one.path().join("x").join(MANIFEST_FILE)).expect("m1");
     let m2 = fs::read_to_string(two.path().join("x").join(MANIFEST_FILE)).expect("m2");
     assert_ne!(m1, m2, "created_at differs");
-    assert_eq!(m1.replace("2026-01-01T00:00:00Z", "T"), m2.replace("2027-06-01T12:00:00Z", "T"));
+    assert_eq!(
+        m1.replace("2026-01-01T00:00:00Z", "T"),
+        m2.replace("2027-06-01T12:00:00Z", "T")
+    );
     let strip = |v: Vec<(String, Vec<u8>)>| -> Vec<(String, Vec<u8>)> {
         v.into_iter().filter(|(p, _)| p != MANIFEST_FILE).collect()
     };
-    assert_eq!(strip(tree_bytes(&one.path().join("x"))), strip(tree_bytes(&two.path().join("x"))));
+    assert_eq!(
+        strip(tree_bytes(&one.path().join("x"))),
+        strip(tree_bytes(&two.path().join("x")))
+    );
     // Manifest documents are sorted, with fixed field order.
     let manifest = read_manifest(&one.path().join("x"), "x").expect("manifest");
-    let ids: Vec<_> = manifest.documents.iter().map(|d| d.id.to_string()).collect();
-    assert_eq!(ids, ["a.md", "b.md", "c/d.txt"]);
-    let first_doc = fs::read_to_string(one.path().join("x/documents").join(&manifest.documents[0].file)).expect("doc");
-    let order: Vec<usize> = ["\"id\"", "\"version\"", "\"source\"", "\"content\"", "\"metadata\""]
+    let ids: Vec<_> = manifest
+        .documents
         .iter()
-        .map(|k| first_doc.find(k).expect("field"))
+        .map(|d| d.id.to_string())
         .collect();
+    assert_eq!(ids, ["a.md", "b.md", "c/d.txt"]);
+    let first_doc = fs::read_to_string(
+        one.path()
+            .join("x/documents")
+            .join(&manifest.documents[0].file),
+    )
+    .expect("doc");
+    let order: Vec<usize> = [
+        "\"id\"",
+        "\"version\"",
+        "\"source\"",
+        "\"content\"",
+        "\"metadata\"",
+    ]
+    .iter()
+    .map(|k| first_doc.find(k).expect("field"))
+    .collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{first_doc}");
     let index = fs::read_to_string(one.path().join("x/index.json")).expect("index.json");
-    assert!(index.starts_with("{\n  \"a.md\": \""), "flat sorted map: {index}");
+    assert!(
+        index.starts_with("{\n  \"a.md\": \""),
+        "flat sorted map: {index}"
+    );
 }
 
 #[test]
@@ -132,7 +194,10 @@ fn duplicate_ids_are_fatal_and_leave_nothing_behind() {
     ]);
     let dir = tempfile::tempdir().expect("tmp");
     let err = build_index(dir.path(), &source, &opts("d", "t"), &no_git).expect_err("duplicate");
-    assert!(matches!(err, IndexError::DuplicateDocumentId(ref id) if id.as_str() == "a.md"), "{err}");
+    assert!(
+        matches!(err, IndexError::DuplicateDocumentId(ref id) if id.as_str() == "a.md"),
+        "{err}"
+    );
     assert!(!dir.path().join("d").exists());
 }
 
@@ -145,7 +210,11 @@ fn corruption_is_named_by_verify_and_refused_by_select() {
     assert!(verify_index(&dir, "default").expect("verify").valid);
 
     let manifest = read_manifest(&dir, "default").expect("manifest");
-    let entry = manifest.documents.iter().find(|d| d.id.as_str() == "src/parser.rs").expect("parser");
+    let entry = manifest
+        .documents
+        .iter()
+        .find(|d| d.id.as_str() == "src/parser.rs")
+        .expect("parser");
     let path = dir.join("documents").join(&entry.file);
     let text = fs::read_to_string(&path).expect("doc");
     fs::write(&path, text.replace("syntax tree", "SYNTAX TREE")).expect("tamper");
@@ -154,28 +223,50 @@ fn corruption_is_named_by_verify_and_refused_by_select() {
     assert!(!report.valid);
     let failed: Vec<_> = report.checks.iter().filter(|c| !c.ok).collect();
     assert_eq!(failed.len(), 1, "{report:?}");
-    assert!(failed[0].problems[0].contains(&format!("documents/{}", entry.file)), "{report:?}");
+    assert!(
+        failed[0].problems[0].contains(&format!("documents/{}", entry.file)),
+        "{report:?}"
+    );
 
     // Version mismatch on load: selecting the damaged file refuses, with the fix.
     let index = OpenIndex::open(idx.path(), "default").expect("cheap checks pass");
     let err = index
-        .select(&Query::parse("parser syntax tree").expect("q"), &SelectOptions::default(), &ApproxTokenCounter)
+        .select(
+            &Query::parse("parser syntax tree").expect("q"),
+            &SelectOptions::default(),
+            &ApproxTokenCounter,
+        )
         .expect_err("damaged");
     let message = err.to_string();
-    assert!(message.contains(&entry.file) && message.contains("ctx index build --force"), "{message}");
+    assert!(
+        message.contains(&entry.file) && message.contains("ctx index build --force"),
+        "{message}"
+    );
     drop(index);
 
     // A missing document file is caught when opening.
     fs::remove_file(&path).expect("remove");
-    let err = OpenIndex::open(idx.path(), "default").err().expect("missing file");
+    let err = OpenIndex::open(idx.path(), "default")
+        .err()
+        .expect("missing file");
     assert!(err.to_string().contains("is missing"), "{err}");
     let report = verify_index(&dir, "default").expect("verify");
-    assert!(report.checks.iter().any(|c| !c.ok && c.problems.iter().any(|p| p.contains("missing"))));
+    assert!(
+        report
+            .checks
+            .iter()
+            .any(|c| !c.ok && c.problems.iter().any(|p| p.contains("missing")))
+    );
 
     // An orphan is reported too, and --force repairs everything.
     fs::write(dir.join("documents/000000000000.json"), "{}").expect("orphan");
     let report = verify_index(&dir, "default").expect("verify");
-    assert!(report.checks.iter().any(|c| c.check.contains("orphan") && !c.ok));
+    assert!(
+        report
+            .checks
+            .iter()
+            .any(|c| c.check.contains("orphan") && !c.ok)
+    );
     let err = build_index(
         idx.path(),
         &FilesystemSource::new(tree.path(), Vec::new(), 1 << 20),
@@ -187,7 +278,13 @@ fn corruption_is_named_by_verify_and_refused_by_select() {
     drop(err);
     let mut force = opts("default", "t");
     force.force = true;
-    build_index(idx.path(), &FilesystemSource::new(tree.path(), Vec::new(), 1 << 20), &force, &no_git).expect("force");
+    build_index(
+        idx.path(),
+        &FilesystemSource::new(tree.path(), Vec::new(), 1 << 20),
+        &force,
+        &no_git,
+    )
+    .expect("force");
     assert!(verify_index(&dir, "default").expect("verify").valid);
 }
 
@@ -201,16 +298,33 @@ fn a_damaged_manifest_is_named_and_an_index_from_a_newer_ctx_is_refused() {
 
     fs::write(&manifest_path, "{ not json").expect("break");
     let report = verify_index(&idx.path().join("default"), "default").expect("verify");
-    assert!(!report.valid && report.checks[0].problems[0].contains("manifest.json"), "{report:?}");
-    let err = OpenIndex::open(idx.path(), "default").err().expect("refused");
+    assert!(
+        !report.valid && report.checks[0].problems[0].contains("manifest.json"),
+        "{report:?}"
+    );
+    let err = OpenIndex::open(idx.path(), "default")
+        .err()
+        .expect("refused");
     assert!(err.to_string().contains("ctx index build --force"), "{err}");
 
-    fs::write(&manifest_path, text.replace("\"format_version\": 1", "\"format_version\": 99")).expect("newer");
+    fs::write(
+        &manifest_path,
+        text.replace("\"format_version\": 1", "\"format_version\": 99"),
+    )
+    .expect("newer");
     let err = OpenIndex::open(idx.path(), "default").err().expect("newer");
-    assert!(matches!(err, IndexError::NewerFormat { found: 99, .. }), "{err}");
+    assert!(
+        matches!(err, IndexError::NewerFormat { found: 99, .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains("upgrade ctx"), "{err}");
-    let err = build_index(idx.path(), &FilesystemSource::new(tree.path(), Vec::new(), 1 << 20), &opts("default", "t"), &no_git)
-        .expect_err("build refuses to reuse a newer index");
+    let err = build_index(
+        idx.path(),
+        &FilesystemSource::new(tree.path(), Vec::new(), 1 << 20),
+        &opts("default", "t"),
+        &no_git,
+    )
+    .expect_err("build refuses to reuse a newer index");
     assert!(matches!(err, IndexError::NewerFormat { .. }), "{err}");
 }
 
@@ -226,13 +340,25 @@ fn rebuilds_are_incremental() {
 
     // A stale temp dir from a crashed build is removed by the next build.
     fs::create_dir_all(idx.path().join(".default.tmp-999-deadbeef/documents")).expect("stale");
-    fs::write(tree.path().join("src/render.rs"), "pub fn render_tree() {}\n").expect("edit");
+    fs::write(
+        tree.path().join("src/render.rs"),
+        "pub fn render_tree() {}\n",
+    )
+    .expect("edit");
     fs::remove_file(tree.path().join("README.md")).expect("remove");
     fs::write(tree.path().join("src/extra.rs"), "pub fn extra() {}\n").expect("add");
     let third = build_fs(tree.path(), idx.path(), "default");
-    assert_eq!((third.documents, third.read, third.reused, third.removed), (6, 2, 4, 1), "{third:?}");
+    assert_eq!(
+        (third.documents, third.read, third.reused, third.removed),
+        (6, 2, 4, 1),
+        "{third:?}"
+    );
     assert!(!idx.path().join(".default.tmp-999-deadbeef").exists());
-    assert!(verify_index(&idx.path().join("default"), "default").expect("verify").valid);
+    assert!(
+        verify_index(&idx.path().join("default"), "default")
+            .expect("verify")
+            .valid
+    );
     // Same bytes as a fresh build of the same tree.
     let fresh = tempfile::tempdir().expect("tmp");
     let clean = build_fs(tree.path(), fresh.path(), "default");
@@ -240,7 +366,10 @@ fn rebuilds_are_incremental() {
     let strip = |v: Vec<(String, Vec<u8>)>| -> Vec<(String, Vec<u8>)> {
         v.into_iter().filter(|(p, _)| p != MANIFEST_FILE).collect()
     };
-    assert_eq!(strip(tree_bytes(&idx.path().join("default"))), strip(tree_bytes(&fresh.path().join("default"))));
+    assert_eq!(
+        strip(tree_bytes(&idx.path().join("default"))),
+        strip(tree_bytes(&fresh.path().join("default")))
+    );
 }
 
 #[test]
@@ -253,7 +382,12 @@ fn binary_and_oversized_files_are_skipped_with_reasons_and_remembered() {
     let report = build_index(idx.path(), &source, &opts("default", "t"), &no_git).expect("build");
     assert_eq!(report.documents, 6);
     assert_eq!(report.skipped.len(), 2, "{:?}", report.skipped);
-    assert!(report.skipped.iter().any(|s| s.contains("logo.png") && s.contains("binary")));
+    assert!(
+        report
+            .skipped
+            .iter()
+            .any(|s| s.contains("logo.png") && s.contains("binary"))
+    );
     let again = build_index(idx.path(), &source, &opts("default", "t"), &no_git).expect("again");
     assert!(again.up_to_date && again.skipped.len() == 2, "{again:?}");
     let abort = ErrorPolicy::Abort;
@@ -268,22 +402,43 @@ fn default_ranking_finds_mentioned_files_and_their_neighbours_and_explains_why()
     let idx = tempfile::tempdir().expect("tmp");
     build_fs(tree.path(), idx.path(), "default");
     let index = OpenIndex::open(idx.path(), "default").expect("open");
-    let query = Query::parse("why does parse_source in parser.rs return an empty tree?").expect("q");
-    let result = index.select(&query, &SelectOptions::default(), &ApproxTokenCounter).expect("select");
+    let query =
+        Query::parse("why does parse_source in parser.rs return an empty tree?").expect("q");
+    let result = index
+        .select(&query, &SelectOptions::default(), &ApproxTokenCounter)
+        .expect("select");
     assert_eq!(result.documents[0].id.as_str(), "src/parser.rs");
     let why = &result.documents[0].why;
     let names: Vec<&str> = why.signals.iter().map(|s| s.name.as_str()).collect();
-    assert!(names.contains(&"filename_mentioned") && names.contains(&"bm25_content"), "{names:?}");
+    assert!(
+        names.contains(&"filename_mentioned") && names.contains(&"bm25_content"),
+        "{names:?}"
+    );
     assert!(why.term_matches.contains_key("parse"), "{why:?}");
     // The importers of the mentioned file come with graph rank.
-    let ranked = index.rank(&query, ScorerKind::Default, &ctx_select::Weights::default()).expect("rank");
-    let main = ranked.iter().find(|r| r.id == "src/main.rs").expect("main ranked");
-    assert!(main.why.signals.iter().any(|s| s.name == "graph"), "{main:?}");
+    let ranked = index
+        .rank(&query, ScorerKind::Default, &ctx_select::Weights::default())
+        .expect("rank");
+    let main = ranked
+        .iter()
+        .find(|r| r.id == "src/main.rs")
+        .expect("main ranked");
+    assert!(
+        main.why.signals.iter().any(|s| s.name == "graph"),
+        "{main:?}"
+    );
     // BM25 alone has no path or graph signals.
-    let bm25 = index.rank(&query, ScorerKind::Bm25, &ctx_select::Weights::default()).expect("bm25");
-    assert!(bm25.iter().all(|r| r.why.signals.iter().all(|s| s.name.starts_with("bm25"))));
+    let bm25 = index
+        .rank(&query, ScorerKind::Bm25, &ctx_select::Weights::default())
+        .expect("bm25");
+    assert!(
+        bm25.iter()
+            .all(|r| r.why.signals.iter().all(|s| s.name.starts_with("bm25")))
+    );
     // Byte-identical output for identical inputs.
-    let again = index.select(&query, &SelectOptions::default(), &ApproxTokenCounter).expect("again");
+    let again = index
+        .select(&query, &SelectOptions::default(), &ApproxTokenCounter)
+        .expect("again");
     assert_eq!(
         serde_json::to_string(&result).expect("json"),
         serde_json::to_string(&again).expect("json")
@@ -293,10 +448,16 @@ fn default_ranking_finds_mentioned_files_and_their_neighbours_and_explains_why()
 #[test]
 fn budget_edge_cases_and_skeleton_degradation() {
     let tree = project();
-    let body: String = (0..400).map(|i| format!("    let value_{i} = compute_total({i});\n")).collect();
+    let mut body = String::new();
+    for i in 0..400 {
+        let _ = writeln!(body, "    let value_{i} = compute_total({i});");
+    }
     write_tree(
         tree.path(),
-        &[("src/ledger.rs", &format!("/// Ledger totals.\npub fn ledger_total() -> u64 {{\n{body}    0\n}}\n"))],
+        &[(
+            "src/ledger.rs",
+            &format!("/// Ledger totals.\npub fn ledger_total() -> u64 {{\n{body}    0\n}}\n"),
+        )],
     );
     let idx = tempfile::tempdir().expect("tmp");
     build_fs(tree.path(), idx.path(), "default");
@@ -304,69 +465,133 @@ fn budget_edge_cases_and_skeleton_degradation() {
     let query = Query::parse("ledger total").expect("q");
     let select = |budget: u64, degrade: bool| {
         index
-            .select(&query, &SelectOptions { budget, degrade, ..SelectOptions::default() }, &ApproxTokenCounter)
+            .select(
+                &query,
+                &SelectOptions {
+                    budget,
+                    degrade,
+                    ..SelectOptions::default()
+                },
+                &ApproxTokenCounter,
+            )
             .expect("select")
     };
     let zero = select(0, true);
     assert!(zero.documents.is_empty() && zero.selection.tokens_used == 0);
     let one = select(1, true);
-    assert!(one.documents.is_empty(), "nothing fits in 1 token: {:?}", one.selection);
+    assert!(
+        one.documents.is_empty(),
+        "nothing fits in 1 token: {:?}",
+        one.selection
+    );
     let small = select(200, true);
-    let ledger = small.documents.iter().find(|d| d.id.as_str() == "src/ledger.rs").expect("ledger as skeleton");
-    assert!(ledger.degraded && ledger.content.contains("ledger_total") && !ledger.content.contains("value_399"));
+    let ledger = small
+        .documents
+        .iter()
+        .find(|d| d.id.as_str() == "src/ledger.rs")
+        .expect("ledger as skeleton");
+    assert!(
+        ledger.degraded
+            && ledger.content.contains("ledger_total")
+            && !ledger.content.contains("value_399")
+    );
     assert_eq!(small.selection.degraded.len(), 1);
     assert!(small.selection.tokens_used <= 200);
     let whole = select(200, false);
-    assert!(whole.documents.iter().all(|d| d.id.as_str() != "src/ledger.rs" && !d.degraded));
+    assert!(
+        whole
+            .documents
+            .iter()
+            .all(|d| d.id.as_str() != "src/ledger.rs" && !d.degraded)
+    );
 }
 
 #[test]
 fn bad_queries_are_refused_with_a_hint() {
-    assert!(matches!(Query::parse("   "), Err(SelectionError::EmptyQuery)));
-    assert!(matches!(Query::parse("the of and what is"), Err(SelectionError::OnlyStopWords(_))));
-    assert!(matches!(Query::parse("?!... ;;"), Err(SelectionError::OnlyStopWords(_))));
+    assert!(matches!(
+        Query::parse("   "),
+        Err(SelectionError::EmptyQuery)
+    ));
+    assert!(matches!(
+        Query::parse("the of and what is"),
+        Err(SelectionError::OnlyStopWords(_))
+    ));
+    assert!(matches!(
+        Query::parse("?!... ;;"),
+        Err(SelectionError::OnlyStopWords(_))
+    ));
     let q = Query::parse("Parser::parse()?! <T> & src/lib.rs").expect("punctuation is fine");
     assert_eq!(q.terms, ["parser", "parse", "src", "lib", "rs"]);
 }
 
 #[test]
 fn seed_pipeline_edge_cases() {
-    let docs = |list: &[(&str, &str)]| ingest_from_source(&mem(list), CanonicalizeOptions::default(), ErrorPolicy::Abort).expect("ingest").documents;
+    let docs = |list: &[(&str, &str)]| {
+        ingest_from_source(
+            &mem(list),
+            CanonicalizeOptions::default(),
+            ErrorPolicy::Abort,
+        )
+        .expect("ingest")
+        .documents
+    };
     let q = Query::new("alpha beta");
     // Empty set.
-    let empty = ContextSelector::select(&[], &q, &TermFrequencyScorer, &ApproxTokenCounter, 100).expect("empty");
+    let empty = ContextSelector::select(&[], &q, &TermFrequencyScorer, &ApproxTokenCounter, 100)
+        .expect("empty");
     assert!(empty.documents.is_empty() && empty.selection.documents_considered == 0);
     // One document; empty content.
     let one = docs(&[("a.md", "alpha beta gamma"), ("e.md", "")]);
-    let r = ContextSelector::select(&one, &q, &TermFrequencyScorer, &ApproxTokenCounter, 100).expect("one");
+    let r = ContextSelector::select(&one, &q, &TermFrequencyScorer, &ApproxTokenCounter, 100)
+        .expect("one");
     assert_eq!(r.documents[0].id.as_str(), "a.md");
-    assert!((r.documents[0].score - 0.666_667).abs() < 1e-9, "{}", r.documents[0].score);
-    let e = r.documents.iter().find(|d| d.id.as_str() == "e.md").expect("empty doc selected");
+    assert!(
+        (r.documents[0].score - 0.666_667).abs() < 1e-9,
+        "{}",
+        r.documents[0].score
+    );
+    let e = r
+        .documents
+        .iter()
+        .find(|d| d.id.as_str() == "e.md")
+        .expect("empty doc selected");
     assert_eq!((e.score, e.tokens, e.why.total_words), (0.0, 0, 0));
     // Multi-MB document.
     let big = "alpha ".repeat(600_000);
     let mb = docs(&[("big.txt", &big), ("small.txt", "beta")]);
-    let r = ContextSelector::select(&mb, &q, &TermFrequencyScorer, &ApproxTokenCounter, 1_000_000).expect("big");
+    let r = ContextSelector::select(
+        &mb,
+        &q,
+        &TermFrequencyScorer,
+        &ApproxTokenCounter,
+        1_000_000,
+    )
+    .expect("big");
     assert_eq!(r.documents[0].id.as_str(), "big.txt");
     assert_eq!(r.documents[0].tokens, 900_000);
     // Budget 1: smaller than any document.
-    let r = ContextSelector::select(&one, &q, &TermFrequencyScorer, &ApproxTokenCounter, 1).expect("b1");
+    let r = ContextSelector::select(&one, &q, &TermFrequencyScorer, &ApproxTokenCounter, 1)
+        .expect("b1");
     assert_eq!(r.documents.len(), 1, "only the empty document fits");
     // All scores 0: everything may be selected, ordered by id.
     let zero = docs(&[("c.md", "x"), ("a.md", "y"), ("b.md", "z")]);
-    let r = ContextSelector::select(&zero, &q, &TermFrequencyScorer, &ApproxTokenCounter, 100).expect("zeros");
+    let r = ContextSelector::select(&zero, &q, &TermFrequencyScorer, &ApproxTokenCounter, 100)
+        .expect("zeros");
     let ids: Vec<_> = r.documents.iter().map(|d| d.id.as_str()).collect();
     assert_eq!(ids, ["a.md", "b.md", "c.md"]);
     assert!(r.documents.iter().all(|d| d.score == 0.0));
     // Punctuation-only query: no terms, every score 0.
     let punct = Query::new("!!! ??? ...");
-    let r = ContextSelector::select(&one, &punct, &TermFrequencyScorer, &ApproxTokenCounter, 100).expect("punct");
+    let r = ContextSelector::select(&one, &punct, &TermFrequencyScorer, &ApproxTokenCounter, 100)
+        .expect("punct");
     assert!(r.documents.iter().all(|d| d.score == 0.0));
     // Budget 0.
-    let r = ContextSelector::select(&one, &q, &TermFrequencyScorer, &ApproxTokenCounter, 0).expect("zero budget");
+    let r = ContextSelector::select(&one, &q, &TermFrequencyScorer, &ApproxTokenCounter, 0)
+        .expect("zero budget");
     assert!(r.documents.is_empty());
     // The query deserializes (fixtures).
-    let q2: Query = serde_json::from_str(r#"{"raw":"alpha","terms":["alpha"]}"#).expect("query json");
+    let q2: Query =
+        serde_json::from_str(r#"{"raw":"alpha","terms":["alpha"]}"#).expect("query json");
     assert_eq!(q2.terms, ["alpha"]);
 }
 
@@ -375,21 +600,53 @@ fn indexes_of_zero_and_one_document_and_of_a_large_one() {
     let idx = tempfile::tempdir().expect("tmp");
     let none = build_index(idx.path(), &mem(&[]), &opts("none", "t"), &no_git).expect("empty");
     assert_eq!(none.documents, 0);
-    assert!(verify_index(&idx.path().join("none"), "none").expect("verify").valid);
+    assert!(
+        verify_index(&idx.path().join("none"), "none")
+            .expect("verify")
+            .valid
+    );
     let index = OpenIndex::open(idx.path(), "none").expect("open");
-    let r = index.select(&Query::parse("anything").expect("q"), &SelectOptions::default(), &ApproxTokenCounter).expect("select");
+    let r = index
+        .select(
+            &Query::parse("anything").expect("q"),
+            &SelectOptions::default(),
+            &ApproxTokenCounter,
+        )
+        .expect("select");
     assert!(r.documents.is_empty() && r.selection.documents_considered == 0);
 
-    let big = format!("fn main() {{}}\n{}", "// filler line with words\n".repeat(150_000));
+    let big = format!(
+        "fn main() {{}}\n{}",
+        "// filler line with words\n".repeat(150_000)
+    );
     let docs = vec![
         MemorySource::text("big.rs", &big).expect("id"),
-        RawDocument { ..MemorySource::text("empty.txt", "").expect("id") },
+        RawDocument {
+            ..MemorySource::text("empty.txt", "").expect("id")
+        },
     ];
-    build_index(idx.path(), &MemorySource::new(docs), &opts("big", "t"), &no_git).expect("big");
-    assert!(verify_index(&idx.path().join("big"), "big").expect("verify").valid);
+    build_index(
+        idx.path(),
+        &MemorySource::new(docs),
+        &opts("big", "t"),
+        &no_git,
+    )
+    .expect("big");
+    assert!(
+        verify_index(&idx.path().join("big"), "big")
+            .expect("verify")
+            .valid
+    );
     let index = OpenIndex::open(idx.path(), "big").expect("open");
     let r = index
-        .select(&Query::parse("filler words").expect("q"), &SelectOptions { budget: 10_000_000, ..SelectOptions::default() }, &ApproxTokenCounter)
+        .select(
+            &Query::parse("filler words").expect("q"),
+            &SelectOptions {
+                budget: 10_000_000,
+                ..SelectOptions::default()
+            },
+            &ApproxTokenCounter,
+        )
         .expect("select");
     assert_eq!(r.documents.len(), 1);
     assert_eq!(r.documents[0].content.len(), big.len());

@@ -8,6 +8,8 @@
 //! ```
 //!
 //! `--mix line` sends small Line reads only; `mixed` cycles Line, Directory and Search.
+//! `--threads N` sets the client's worker threads (default 1, leaving the other core of a
+//! 2-core machine to the server).
 //! Exit status 1 when any request failed (a transport error, a timeout, or a status other
 //! than 200 and, with `--allow-503`, 503).
 
@@ -30,6 +32,7 @@ struct Args {
     mix: String,
     allow_503: bool,
     timeout: Duration,
+    threads: usize,
 }
 
 fn parse_args() -> Result<Args> {
@@ -41,6 +44,7 @@ fn parse_args() -> Result<Args> {
         mix: "mixed".into(),
         allow_503: false,
         timeout: Duration::from_secs(10),
+        threads: 1,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -59,6 +63,7 @@ fn parse_args() -> Result<Args> {
             "--requests" => args.requests = value()?.parse().context("--requests")?,
             "--mix" => args.mix = value()?,
             "--allow-503" => args.allow_503 = true,
+            "--threads" => args.threads = value()?.parse().context("--threads")?,
             "--timeout-ms" => {
                 args.timeout = Duration::from_millis(value()?.parse().context("--timeout-ms")?);
             }
@@ -197,6 +202,7 @@ fn percentile(sorted: &[u32], p: f64) -> f64 {
 fn main() -> Result<()> {
     let args = Arc::new(parse_args()?);
     let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.threads.max(1))
         .enable_all()
         .build()
         .context("runtime")?;

@@ -60,10 +60,15 @@ pub fn workspace(location: &StoreLocation, cwd: &Path) -> (PathBuf, String) {
             let root = root.canonicalize().unwrap_or(root);
             let base: String = root
                 .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "root".to_owned())
+                .map_or_else(|| "root".to_owned(), |n| n.to_string_lossy().into_owned())
                 .chars()
-                .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                        c
+                    } else {
+                        '-'
+                    }
+                })
                 .collect();
             let base = base.trim_start_matches(['-', '_']);
             let base = if base.is_empty() { "root" } else { base };
@@ -71,7 +76,10 @@ pub fn workspace(location: &StoreLocation, cwd: &Path) -> (PathBuf, String) {
             let name = format!("{base}-{}", &hash[..8]);
             (root, name)
         }
-        _ => (crate::packs::sources_root(location, cwd), DEFAULT_INDEX_NAME.to_owned()),
+        _ => (
+            crate::packs::sources_root(location, cwd),
+            DEFAULT_INDEX_NAME.to_owned(),
+        ),
     }
 }
 
@@ -96,11 +104,15 @@ impl ctx_select::TokenCounter for CachedTokenCounter<'_> {
         if let Some(db) = self.db
             && self.tokenizer.is_exact()
         {
-            if let Some(n) = db.cached_token_count(hash, self.tokenizer).map_err(|e| e.to_string())? {
+            if let Some(n) = db
+                .cached_token_count(hash, self.tokenizer)
+                .map_err(|e| e.to_string())?
+            {
                 return Ok(n);
             }
             let n = self.tokenizer.count(text) as u64;
-            db.cache_token_counts(self.tokenizer, &[(*hash, n)]).map_err(|e| e.to_string())?;
+            db.cache_token_counts(self.tokenizer, &[(*hash, n)])
+                .map_err(|e| e.to_string())?;
             return Ok(n);
         }
         Ok(self.tokenizer.count(text) as u64)
@@ -110,7 +122,10 @@ impl ctx_select::TokenCounter for CachedTokenCounter<'_> {
 fn relative_id(root: &Path, cwd: &Path, path: &Path) -> Result<String, CtxError> {
     let full = cwd.join(path);
     let full = full.canonicalize().map_err(|e| {
-        CtxError::InvalidInput(format!("`{}`: {e}; name an existing file or directory", path.display()))
+        CtxError::InvalidInput(format!(
+            "`{}`: {e}; name an existing file or directory",
+            path.display()
+        ))
     })?;
     let root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
     let rel = full.strip_prefix(&root).map_err(|_| {
@@ -144,7 +159,12 @@ pub fn build(
     build_with(cx, name, ids, force)
 }
 
-fn build_with(cx: &SelectContext<'_>, name: &str, ids: Vec<String>, force: bool) -> Result<BuildReport, CtxError> {
+fn build_with(
+    cx: &SelectContext<'_>,
+    name: &str,
+    ids: Vec<String>,
+    force: bool,
+) -> Result<BuildReport, CtxError> {
     let source = ctx_select::FilesystemSource::new(&cx.root, ids, cx.max_file_bytes);
     let repo = RepoAt::discover(&cx.root);
     let opts = ctx_select::BuildOptions {
@@ -157,9 +177,16 @@ fn build_with(cx: &SelectContext<'_>, name: &str, ids: Vec<String>, force: bool)
         git_head: repo.as_ref().and_then(RepoAt::head),
     };
     let commits = || -> BTreeMap<String, u32> {
-        repo.as_ref().map(|r| r.activity(ACTIVITY_WINDOW)).unwrap_or_default()
+        repo.as_ref()
+            .map(|r| r.activity(ACTIVITY_WINDOW))
+            .unwrap_or_default()
     };
-    Ok(ctx_select::build_index(&indexes_dir(cx.store), &source, &opts, &commits)?)
+    Ok(ctx_select::build_index(
+        &indexes_dir(cx.store),
+        &source,
+        &opts,
+        &commits,
+    )?)
 }
 
 /// Brings index `name` up to date: built over the workspace if missing, else rebuilt
@@ -173,7 +200,11 @@ pub fn ensure_index(cx: &SelectContext<'_>, name: &str) -> Result<BuildReport, C
             .source
             .get("paths")
             .and_then(serde_json::Value::as_array)
-            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
             .unwrap_or_default()
     } else {
         Vec::new()
@@ -210,13 +241,19 @@ pub fn select(
 
 /// Runs every check on index `name`.
 pub fn verify(store: &Store, name: &str) -> Result<VerifyReport, CtxError> {
-    Ok(ctx_select::verify_index(&indexes_dir(store).join(name), name)?)
+    Ok(ctx_select::verify_index(
+        &indexes_dir(store).join(name),
+        name,
+    )?)
 }
 
 /// Counts, size, version and validity of index `name`.
 pub fn inspect(store: &Store, name: &str) -> Result<IndexInspection, CtxError> {
     ctx_select::index::validate_index_name(name)?;
-    Ok(ctx_select::inspect_index(&indexes_dir(store).join(name), name)?)
+    Ok(ctx_select::inspect_index(
+        &indexes_dir(store).join(name),
+        name,
+    )?)
 }
 
 /// One index in the store.
@@ -251,9 +288,12 @@ pub fn list(store: &Store) -> Result<Vec<IndexSummary>, CtxError> {
         let path = dir.join(&name);
         match ctx_select::index::read_manifest(&path, &name) {
             Ok(m) => {
-                let root = ctx_select::index::SearchDb::open(&path.join(ctx_select::index::SEARCH_DB_FILE), &name)
-                    .ok()
-                    .and_then(|db| db.root().map(str::to_owned));
+                let root = ctx_select::index::SearchDb::open(
+                    &path.join(ctx_select::index::SEARCH_DB_FILE),
+                    &name,
+                )
+                .ok()
+                .and_then(|db| db.root().map(str::to_owned));
                 out.push(IndexSummary {
                     name,
                     documents: m.documents.len(),
@@ -312,7 +352,12 @@ pub struct Injection {
 
 /// Builds the injected context for `prompt` within `budget` tokens (lines first, snippets
 /// in the rest).
-pub fn inject(cx: &SelectContext<'_>, name: Option<&str>, prompt: &str, budget: u64) -> Result<Injection, CtxError> {
+pub fn inject(
+    cx: &SelectContext<'_>,
+    name: Option<&str>,
+    prompt: &str,
+    budget: u64,
+) -> Result<Injection, CtxError> {
     let context = prompt_context(cx, name, prompt, budget)?;
     let text = ctx_select::inject::inject(&context.0, prompt);
     Ok(Injection {
@@ -329,14 +374,18 @@ fn prompt_context(
     budget: u64,
 ) -> Result<(String, Option<SelectionResult>), CtxError> {
     let facts = project_facts(&cx.root, cx.now);
-    let keywords: Vec<String> = ctx_select::text::keywords(prompt).into_iter().take(10).collect();
+    let keywords: Vec<String> = ctx_select::text::keywords(prompt)
+        .into_iter()
+        .take(10)
+        .collect();
     let mut lines = ctx_select::inject::header_lines(&facts, &keywords);
     let counter = CachedTokenCounter {
         db: Some(cx.store.db()),
         tokenizer: cx.tokenizer,
     };
     let count = |text: &str| -> Result<u64, CtxError> {
-        ctx_select::TokenCounter::count(&counter, text, &ContentHash::of(text.as_bytes())).map_err(CtxError::InvalidInput)
+        ctx_select::TokenCounter::count(&counter, text, &ContentHash::of(text.as_bytes()))
+            .map_err(CtxError::InvalidInput)
     };
     let header = lines.join("\n");
     // Room for up to five `[RELEVANT: …]` lines.
@@ -358,23 +407,34 @@ fn prompt_context(
         let mut result = outcome.result;
         result.documents.truncate(5);
         let relevant = ctx_select::inject::relevant_lines(&result);
-        let at = lines.len().saturating_sub(usize::from(!keywords.is_empty()));
+        let at = lines
+            .len()
+            .saturating_sub(usize::from(!keywords.is_empty()));
         for (i, line) in relevant.into_iter().enumerate() {
             lines.insert(at + i, line);
         }
         snippets = ctx_select::inject::snippets(&result);
         // The lines may run over their reservation: drop snippets until everything fits.
-        while count(&ctx_select::inject::context_block(&lines, &snippets))? > budget && !result.documents.is_empty() {
+        while count(&ctx_select::inject::context_block(&lines, &snippets))? > budget
+            && !result.documents.is_empty()
+        {
             result.documents.pop();
             snippets = ctx_select::inject::snippets(&result);
         }
         selection = Some(result);
     }
-    Ok((ctx_select::inject::context_block(&lines, &snippets), selection))
+    Ok((
+        ctx_select::inject::context_block(&lines, &snippets),
+        selection,
+    ))
 }
 
 /// The hook's answer to Claude Code's input `input` (already parsed): the JSON to print.
-pub fn hook_answer(cx: &SelectContext<'_>, input: &HookInput, budget: u64) -> Result<serde_json::Value, CtxError> {
+pub fn hook_answer(
+    cx: &SelectContext<'_>,
+    input: &HookInput,
+    budget: u64,
+) -> Result<serde_json::Value, CtxError> {
     let context = match &input.event {
         HookEvent::UserPromptSubmit { prompt } => prompt_context(cx, None, prompt, budget)?.0,
         HookEvent::SessionStart { .. } => session_context(cx),
@@ -387,7 +447,10 @@ fn session_context(cx: &SelectContext<'_>) -> String {
     let mut lines = ctx_select::inject::header_lines(&facts, &[]);
     if let Some(repo) = RepoAt::discover(&cx.root) {
         for (id, subject, t) in repo.recent_commits(5) {
-            lines.push(format!("[COMMIT: {id} {subject} ({})]", ctx_code::time::ago(cx.now - t)));
+            lines.push(format!(
+                "[COMMIT: {id} {subject} ({})]",
+                ctx_code::time::ago(cx.now - t)
+            ));
         }
     }
     lines.push(
@@ -422,8 +485,9 @@ pub fn install_claude_code(root: &Path, command: &str) -> Result<HookInstall, Ct
     let (settings, settings_changed) =
         ctx_select::hook::merge_claude_settings(read(&settings_path)?.as_deref(), &hook_command)
             .map_err(|e| CtxError::InvalidInput(e.to_string()))?;
-    let (mcp, mcp_changed) = ctx_select::hook::merge_mcp_config(read(&mcp_path)?.as_deref(), command, &["mcp"])
-        .map_err(|e| CtxError::InvalidInput(e.to_string()))?;
+    let (mcp, mcp_changed) =
+        ctx_select::hook::merge_mcp_config(read(&mcp_path)?.as_deref(), command, &["mcp"])
+            .map_err(|e| CtxError::InvalidInput(e.to_string()))?;
     if settings_changed {
         write_atomic(&settings_path, settings.as_bytes())?;
     }

@@ -98,8 +98,10 @@ fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> IndexError + '_ {
 pub(crate) fn write(path: &Path, input: &WriteInput<'_>) -> Result<(), IndexError> {
     let err = db_err(path);
     let mut conn = Connection::open(path).map_err(&err)?;
-    conn.execute_batch("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA page_size = 8192;")
-        .map_err(&err)?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA page_size = 8192;",
+    )
+    .map_err(&err)?;
     conn.execute_batch(SCHEMA).map_err(&err)?;
     let tx = conn.transaction().map_err(&err)?;
     {
@@ -107,22 +109,33 @@ pub(crate) fn write(path: &Path, input: &WriteInput<'_>) -> Result<(), IndexErro
             .prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")
             .map_err(&err)?;
         let config = ctx_core::canonical::to_string(input.config).expect("config is plain JSON");
-        meta.execute(params!["format_version", FORMAT_VERSION.to_string()]).map_err(&err)?;
-        meta.execute(params!["cache_version", input.cache_version.to_string()]).map_err(&err)?;
+        meta.execute(params!["format_version", FORMAT_VERSION.to_string()])
+            .map_err(&err)?;
+        meta.execute(params!["cache_version", input.cache_version.to_string()])
+            .map_err(&err)?;
         meta.execute(params!["config", config]).map_err(&err)?;
         if let Some(head) = input.git_head {
             meta.execute(params!["git_head", head]).map_err(&err)?;
         }
         if let Some(root) = input.root {
-            meta.execute(params!["root", root.to_string_lossy()]).map_err(&err)?;
+            meta.execute(params!["root", root.to_string_lossy()])
+                .map_err(&err)?;
         }
         let n = input.docs.len().max(1) as f64;
         for field in Field::ALL {
-            let total: u64 = input.docs.iter().map(|d| u64::from(d.analysis.length(field))).sum();
-            meta.execute(params![format!("avg_len_{}", field.index()), format!("{}", total as f64 / n)])
-                .map_err(&err)?;
+            let total: u64 = input
+                .docs
+                .iter()
+                .map(|d| u64::from(d.analysis.length(field)))
+                .sum();
+            meta.execute(params![
+                format!("avg_len_{}", field.index()),
+                format!("{}", total as f64 / n)
+            ])
+            .map_err(&err)?;
         }
-        meta.execute(params!["graph", input.graph.encode()]).map_err(&err)?;
+        meta.execute(params!["graph", input.graph.encode()])
+            .map_err(&err)?;
 
         let mut docs = tx
             .prepare(
@@ -153,27 +166,33 @@ pub(crate) fn write(path: &Path, input: &WriteInput<'_>) -> Result<(), IndexErro
                 a.imports.join("\n"),
             ])
             .map_err(&err)?;
-            sources.execute(params![doc.id, doc.fingerprint, Option::<&str>::None]).map_err(&err)?;
+            sources
+                .execute(params![doc.id, doc.fingerprint, Option::<&str>::None])
+                .map_err(&err)?;
             for field in Field::ALL {
                 for (term, tf) in &a.fields[field.index()] {
                     let list = postings[field.index()].entry(term.as_str()).or_default();
                     // Delta from the previous document in this list (documents come in order).
-                    let last = counts[field.index()].entry(term.as_str()).or_insert(0);
-                    put_varint(list, num as u64 - *last);
+                    let previous = counts[field.index()].entry(term.as_str()).or_insert(0);
+                    put_varint(list, num as u64 - *previous);
                     put_varint(list, u64::from(*tf));
-                    *last = num as u64;
+                    *previous = num as u64;
                 }
             }
         }
         for (id, fingerprint, reason) in input.skipped {
-            sources.execute(params![id, fingerprint, reason]).map_err(&err)?;
+            sources
+                .execute(params![id, fingerprint, reason])
+                .map_err(&err)?;
         }
         let mut insert = tx
             .prepare("INSERT INTO postings (field, term, docs) VALUES (?1, ?2, ?3)")
             .map_err(&err)?;
         for field in Field::ALL {
             for (term, list) in &postings[field.index()] {
-                insert.execute(params![field as i64, term, list]).map_err(&err)?;
+                insert
+                    .execute(params![field as i64, term, list])
+                    .map_err(&err)?;
             }
         }
     }
@@ -193,7 +212,10 @@ impl SearchDb {
     /// Opens the search database of index `name`, checking its format.
     pub fn open(path: &Path, name: &str) -> Result<Self, IndexError> {
         if !path.is_file() {
-            return Err(IndexError::corrupt(name, format!("{} is missing", super::SEARCH_DB_FILE)));
+            return Err(IndexError::corrupt(
+                name,
+                format!("{} is missing", super::SEARCH_DB_FILE),
+            ));
         }
         let err = db_err(path);
         let conn = Connection::open_with_flags(
@@ -201,21 +223,27 @@ impl SearchDb {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(&err)?;
-        let damaged = |e: rusqlite::Error| IndexError::corrupt(name, format!("{}: {e}", super::SEARCH_DB_FILE));
-        let meta: HashMap<String, Vec<u8>> = conn
-            .prepare("SELECT key, value FROM meta")
-            .and_then(|mut stmt| {
-                stmt.query_map([], |row| {
-                    let key: String = row.get(0)?;
-                    let value = match row.get_ref(1)? {
-                        rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => t.to_vec(),
-                        other => other.as_str().map(|s| s.as_bytes().to_vec()).unwrap_or_default(),
-                    };
-                    Ok((key, value))
-                })?
-                .collect()
-            })
-            .map_err(damaged)?;
+        let damaged = |e: rusqlite::Error| {
+            IndexError::corrupt(name, format!("{}: {e}", super::SEARCH_DB_FILE))
+        };
+        let meta: HashMap<String, Vec<u8>> =
+            conn.prepare("SELECT key, value FROM meta")
+                .and_then(|mut stmt| {
+                    stmt.query_map([], |row| {
+                        let key: String = row.get(0)?;
+                        let value = match row.get_ref(1)? {
+                            rusqlite::types::ValueRef::Text(t)
+                            | rusqlite::types::ValueRef::Blob(t) => t.to_vec(),
+                            other => other
+                                .as_str()
+                                .map(|s| s.as_bytes().to_vec())
+                                .unwrap_or_default(),
+                        };
+                        Ok((key, value))
+                    })?
+                    .collect()
+                })
+                .map_err(damaged)?;
         let db = Self {
             conn,
             path: path.to_owned(),
@@ -234,7 +262,11 @@ impl SearchDb {
                 known: FORMAT_VERSION,
             });
         }
-        if db.meta_str("cache_version").and_then(|v| v.parse::<ContentHash>().ok()).is_none() {
+        if db
+            .meta_str("cache_version")
+            .and_then(|v| v.parse::<ContentHash>().ok())
+            .is_none()
+        {
             return Err(db.corrupt("no cache_version"));
         }
         Ok(db)
@@ -279,7 +311,10 @@ impl SearchDb {
 
     /// The import/reference graph.
     pub fn graph(&self) -> Result<Graph, IndexError> {
-        let bytes = self.meta.get("graph").ok_or_else(|| self.corrupt("no graph"))?;
+        let bytes = self
+            .meta
+            .get("graph")
+            .ok_or_else(|| self.corrupt("no graph"))?;
         Graph::decode(bytes).ok_or_else(|| self.corrupt("damaged graph"))
     }
 
@@ -309,7 +344,10 @@ impl SearchDb {
         } else {
             "SELECT num, id, version, file, lang, bytes, commits, len_content, len_path, len_symbols FROM docs ORDER BY num"
         };
-        let mut stmt = self.conn.prepare(sql).map_err(|e| self.corrupt(&e.to_string()))?;
+        let mut stmt = self
+            .conn
+            .prepare(sql)
+            .map_err(|e| self.corrupt(&e.to_string()))?;
         let rows = stmt
             .query_map([], |row| {
                 let version: String = row.get(2)?;
@@ -330,7 +368,11 @@ impl SearchDb {
                     row.get::<_, Option<String>>(4)?,
                     row.get::<_, i64>(5)?,
                     row.get::<_, u32>(6)?,
-                    [row.get::<_, u32>(7)?, row.get::<_, u32>(8)?, row.get::<_, u32>(9)?],
+                    [
+                        row.get::<_, u32>(7)?,
+                        row.get::<_, u32>(8)?,
+                        row.get::<_, u32>(9)?,
+                    ],
                     analysis,
                 ))
             })
@@ -344,7 +386,8 @@ impl SearchDb {
                 .map_err(|_| self.corrupt(&format!("bad version of `{id}`")))?;
             let analysis = match raw {
                 Some((terms, symbols, imports, lang)) => Some(Analysis {
-                    fields: decode_fields(&terms).ok_or_else(|| self.corrupt(&format!("damaged terms of `{id}`")))?,
+                    fields: decode_fields(&terms)
+                        .ok_or_else(|| self.corrupt(&format!("damaged terms of `{id}`")))?,
                     symbols: split_lines(&symbols),
                     imports: split_lines(&imports),
                     language: lang.as_deref().and_then(ctx_code::Language::from_name),
@@ -371,7 +414,10 @@ impl SearchDb {
         let blob: Option<Vec<u8>> = self
             .conn
             .prepare_cached("SELECT docs FROM postings WHERE field = ?1 AND term = ?2")
-            .and_then(|mut stmt| stmt.query_row(params![field as i64, term], |row| row.get(0)).optional())
+            .and_then(|mut stmt| {
+                stmt.query_row(params![field as i64, term], |row| row.get(0))
+                    .optional()
+            })
             .map_err(|e| self.corrupt(&e.to_string()))?;
         let Some(blob) = blob else {
             return Ok(Vec::new());
@@ -380,7 +426,9 @@ impl SearchDb {
         let mut pos = 0;
         let mut num = 0u64;
         while pos < blob.len() {
-            let (Some(delta), Some(tf)) = (get_varint(&blob, &mut pos), get_varint(&blob, &mut pos)) else {
+            let (Some(delta), Some(tf)) =
+                (get_varint(&blob, &mut pos), get_varint(&blob, &mut pos))
+            else {
                 return Err(self.corrupt(&format!("damaged postings for `{term}`")));
             };
             num += delta;

@@ -107,7 +107,10 @@ pub fn document_file_stem(id: &DocumentId) -> String {
 pub fn validate_index_name(name: &str) -> Result<(), IndexError> {
     let ok = !name.is_empty()
         && name.len() <= 100
-        && name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
@@ -165,9 +168,16 @@ struct Built {
     reused: bool,
 }
 
-/// A planned or finished entry of a build.
+/// What a build does with one listed entry.
+enum Plan<'e> {
+    Reuse(Box<DocRow>, Option<String>),
+    ReuseSkip(String),
+    Fetch(&'e crate::source::SourceEntry),
+}
+
+/// A finished entry of a build.
 enum Outcome {
-    Doc(Built),
+    Doc(Box<Built>),
     Skipped(String),
 }
 
@@ -231,7 +241,10 @@ pub fn build_index(
         ".{}.tmp-{}-{}",
         opts.name,
         std::process::id(),
-        ContentHash::of(opts.created_at.as_bytes()).to_hex().get(..8).unwrap_or("0")
+        ContentHash::of(opts.created_at.as_bytes())
+            .to_hex()
+            .get(..8)
+            .unwrap_or("0")
     ));
     if tmp.exists() {
         fs::remove_dir_all(&tmp).map_err(|e| IndexError::io(&tmp, e))?;
@@ -240,7 +253,14 @@ pub fn build_index(
     fs::create_dir_all(&docs_dir).map_err(|e| IndexError::io(&docs_dir, e))?;
     let commits = git_commits();
     let result = write_build(
-        &tmp, &final_dir, source, opts, &config, previous.as_ref(), &entries, &commits,
+        &tmp,
+        &final_dir,
+        source,
+        opts,
+        &config,
+        previous.as_ref(),
+        &entries,
+        &commits,
     );
     let report = match result {
         Ok(report) => report,
@@ -269,25 +289,26 @@ fn write_build(
     let docs_dir = tmp.join(DOCUMENTS_DIR);
     let previous = previous.filter(|p| p.config == *config);
     let mut reused_rows: HashMap<String, DocRow> = match previous {
-        Some(prev) => prev.db.doc_rows(true)?.into_iter().map(|r| (r.id.clone(), r)).collect(),
+        Some(prev) => prev
+            .db
+            .doc_rows(true)?
+            .into_iter()
+            .map(|r| (r.id.clone(), r))
+            .collect(),
         None => HashMap::new(),
     };
 
-    enum Plan<'e> {
-        Reuse(DocRow, Option<String>),
-        ReuseSkip(String),
-        Fetch(&'e crate::source::SourceEntry),
-    }
     let mut plans: Vec<Plan<'_>> = Vec::with_capacity(entries.len());
     for entry in entries {
         let old = previous.and_then(|p| p.sources.get(entry.id.as_str()));
-        let same = entry.fingerprint.is_some() && old.is_some_and(|s| s.fingerprint == entry.fingerprint);
+        let same =
+            entry.fingerprint.is_some() && old.is_some_and(|s| s.fingerprint == entry.fingerprint);
         match (same, old) {
             (true, Some(src)) => {
                 if let Some(reason) = &src.skipped {
                     plans.push(Plan::ReuseSkip(reason.clone()));
                 } else if let Some(row) = reused_rows.remove(entry.id.as_str()) {
-                    plans.push(Plan::Reuse(row, entry.fingerprint.clone()));
+                    plans.push(Plan::Reuse(Box::new(row), entry.fingerprint.clone()));
                 } else {
                     plans.push(Plan::Fetch(entry));
                 }
@@ -303,13 +324,18 @@ fn write_build(
             Plan::Reuse(row, fingerprint) => {
                 let name = format!("{}.json", row.file);
                 link_or_copy(&old_docs.join(&name), &docs_dir.join(&name))?;
-                let id = DocumentId::new(&row.id).map_err(|e| IndexError::corrupt(&opts.name, e.to_string()))?;
+                let id = DocumentId::new(&row.id)
+                    .map_err(|e| IndexError::corrupt(&opts.name, e.to_string()))?;
                 let layout_text = if is_layout_file(&row.id) {
-                    Some(read_document(&docs_dir.join(&name), &opts.name)?.content().to_owned())
+                    Some(
+                        read_document(&docs_dir.join(&name), &opts.name)?
+                            .content()
+                            .to_owned(),
+                    )
                 } else {
                     None
                 };
-                Ok(Outcome::Doc(Built {
+                Ok(Outcome::Doc(Box::new(Built {
                     entry: ManifestEntry {
                         id,
                         version: row.version,
@@ -320,25 +346,34 @@ fn write_build(
                     analysis: row.analysis.unwrap_or_default(),
                     layout_text,
                     reused: true,
-                }))
+                })))
             }
             Plan::ReuseSkip(reason) => Ok(Outcome::Skipped(reason)),
             Plan::Fetch(entry) => {
-                let doc = match source.fetch(entry).and_then(|raw| ingest_raw(raw, opts.canonicalize)) {
+                let doc = match source
+                    .fetch(entry)
+                    .and_then(|raw| ingest_raw(raw, opts.canonicalize))
+                {
                     Ok(doc) => doc,
                     Err(err) => return Ok(Outcome::Skipped(err.to_string())),
                 };
                 let name = format!("{}.json", document_file_stem(doc.id()));
-                let json = serde_json::to_vec_pretty(&doc).map_err(|source| IndexError::Serialization {
-                    what: format!("document `{}`", doc.id()),
-                    source,
+                let json = serde_json::to_vec_pretty(&doc).map_err(|source| {
+                    IndexError::Serialization {
+                        what: format!("document `{}`", doc.id()),
+                        source,
+                    }
                 })?;
                 let path = docs_dir.join(&name);
                 // Two ids with the same 12-hex name are refused below, naming both ids.
                 if !path.exists() {
                     fs::write(&path, json).map_err(|e| IndexError::io(&path, e))?;
                 }
-                Ok(Outcome::Doc(built_from(&doc, name, entry.fingerprint.clone())))
+                Ok(Outcome::Doc(Box::new(built_from(
+                    &doc,
+                    name,
+                    entry.fingerprint.clone(),
+                ))))
             }
         })
         .collect();
@@ -356,15 +391,17 @@ fn write_build(
                 } else {
                     read += 1;
                 }
-                built.push(doc);
+                built.push(*doc);
             }
             Outcome::Skipped(reason) => {
                 if opts.policy == ErrorPolicy::Abort {
-                    return Err(IndexError::Connector(crate::error::ConnectorError::PartialFetch {
-                        fetched: built.len(),
-                        failed: 1,
-                        first: reason,
-                    }));
+                    return Err(IndexError::Connector(
+                        crate::error::ConnectorError::PartialFetch {
+                            fetched: built.len(),
+                            failed: 1,
+                            first: reason,
+                        },
+                    ));
                 }
                 skipped_lines.push(if reason.contains(entry.id.as_str()) {
                     reason.clone()
@@ -439,7 +476,11 @@ fn write_build(
     )?;
     let removed = previous.map_or(0, |p| {
         let now: BTreeSet<&str> = entries.iter().map(|e| e.id.as_str()).collect();
-        p.manifest.documents.iter().filter(|d| !now.contains(d.id.as_str())).count()
+        p.manifest
+            .documents
+            .iter()
+            .filter(|d| !now.contains(d.id.as_str()))
+            .count()
     });
     Ok(BuildReport {
         name: opts.name.clone(),
@@ -477,10 +518,11 @@ fn is_layout_file(id: &str) -> bool {
 }
 
 fn write_json<T: Serialize>(path: &Path, value: &T, what: &str) -> Result<(), IndexError> {
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(|source| IndexError::Serialization {
-        what: what.to_owned(),
-        source,
-    })?;
+    let mut bytes =
+        serde_json::to_vec_pretty(value).map_err(|source| IndexError::Serialization {
+            what: what.to_owned(),
+            source,
+        })?;
     bytes.push(b'\n');
     fs::write(path, bytes).map_err(|e| IndexError::io(path, e))
 }
@@ -489,7 +531,9 @@ fn link_or_copy(from: &Path, to: &Path) -> Result<(), IndexError> {
     if fs::hard_link(from, to).is_ok() {
         return Ok(());
     }
-    fs::copy(from, to).map(drop).map_err(|e| IndexError::io(from, e))
+    fs::copy(from, to)
+        .map(drop)
+        .map_err(|e| IndexError::io(from, e))
 }
 
 /// Reads and checks one document file (its content must hash to its version).
@@ -507,7 +551,10 @@ pub(crate) fn read_document(path: &Path, name: &str) -> Result<Document, IndexEr
 
 /// `documents/abc.json` for messages.
 pub(crate) fn shown(path: &Path) -> String {
-    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
     match path.parent().and_then(Path::file_name) {
         Some(dir) if dir == DOCUMENTS_DIR => format!("{DOCUMENTS_DIR}/{file}"),
         _ => file,
@@ -524,7 +571,11 @@ pub fn lock(indexes_dir: &Path, name: &str, exclusive: bool) -> Result<File, Ind
         .write(true)
         .open(&path)
         .map_err(|e| IndexError::io(&path, e))?;
-    let locked = if exclusive { file.lock() } else { file.lock_shared() };
+    let locked = if exclusive {
+        file.lock()
+    } else {
+        file.lock_shared()
+    };
     locked.map_err(|e| IndexError::io(&path, e))?;
     Ok(file)
 }
@@ -582,13 +633,16 @@ pub fn read_manifest(dir: &Path, name: &str) -> Result<CacheManifest, IndexError
             IndexError::io(&path, e)
         }
     })?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes)
-        .map_err(|e| IndexError::corrupt(name, format!("{MANIFEST_FILE} is not valid JSON: {e}")))?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+        IndexError::corrupt(name, format!("{MANIFEST_FILE} is not valid JSON: {e}"))
+    })?;
     let found = value
         .get("format_version")
         .and_then(serde_json::Value::as_u64)
         .and_then(|v| u32::try_from(v).ok())
-        .ok_or_else(|| IndexError::corrupt(name, format!("{MANIFEST_FILE} has no format_version")))?;
+        .ok_or_else(|| {
+            IndexError::corrupt(name, format!("{MANIFEST_FILE} has no format_version"))
+        })?;
     if found > FORMAT_VERSION {
         return Err(IndexError::NewerFormat {
             name: name.to_owned(),
@@ -624,7 +678,9 @@ impl Previous {
         if db.cache_version() != manifest.cache_version {
             return Err(IndexError::corrupt(
                 name,
-                format!("{SEARCH_DB_FILE} does not belong to {MANIFEST_FILE} (different cache versions)"),
+                format!(
+                    "{SEARCH_DB_FILE} does not belong to {MANIFEST_FILE} (different cache versions)"
+                ),
             ));
         }
         let sources = db.sources()?;
@@ -654,5 +710,4 @@ impl Previous {
         out.sort();
         out
     }
-
 }

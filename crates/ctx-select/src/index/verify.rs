@@ -62,7 +62,10 @@ pub fn verify_index(dir: &Path, name: &str) -> Result<VerifyReport, IndexError> 
         }
         Err(err @ IndexError::NewerFormat { .. }) => return Err(err),
         Err(err) => {
-            check("manifest exists and is valid JSON", vec![problem_text(&err)]);
+            check(
+                "manifest exists and is valid JSON",
+                vec![problem_text(&err)],
+            );
             let valid = false;
             return Ok(VerifyReport {
                 name: name.to_owned(),
@@ -91,7 +94,10 @@ pub fn verify_index(dir: &Path, name: &str) -> Result<VerifyReport, IndexError> 
     for entry in &manifest.documents {
         let path = docs_dir.join(&entry.file);
         if !path.is_file() {
-            missing.push(format!("{DOCUMENTS_DIR}/{} (document `{}`) is missing", entry.file, entry.id));
+            missing.push(format!(
+                "{DOCUMENTS_DIR}/{} (document `{}`) is missing",
+                entry.file, entry.id
+            ));
             continue;
         }
         if let Some(problem) = check_document_file(&path, &entry.id, entry.version, &entry.file) {
@@ -99,7 +105,10 @@ pub fn verify_index(dir: &Path, name: &str) -> Result<VerifyReport, IndexError> 
         }
     }
     check("every document file exists", missing);
-    check("every document file matches its name and version", mismatched);
+    check(
+        "every document file matches its name and version",
+        mismatched,
+    );
 
     let expected: BTreeSet<&str> = manifest.documents.iter().map(|e| e.file.as_str()).collect();
     let mut orphans = Vec::new();
@@ -116,7 +125,10 @@ pub fn verify_index(dir: &Path, name: &str) -> Result<VerifyReport, IndexError> 
     orphans.sort();
     check("no orphan files in documents/", orphans);
 
-    check("index.json and search.db agree with the manifest", sidecar_problems(dir, name, &manifest));
+    check(
+        "index.json and search.db agree with the manifest",
+        sidecar_problems(dir, name, &manifest),
+    );
     let valid = checks.iter().all(|c| c.ok);
     Ok(VerifyReport {
         name: name.to_owned(),
@@ -149,7 +161,10 @@ pub(crate) fn check_document_file(
         Err(e) => return Some(format!("{shown}: {e}")),
     };
     if doc.id() != id {
-        return Some(format!("{shown} holds `{}`, the manifest says `{id}`", doc.id()));
+        return Some(format!(
+            "{shown} holds `{}`, the manifest says `{id}`",
+            doc.id()
+        ));
     }
     let stem = document_file_stem(id);
     if file != format!("{stem}.json") {
@@ -174,7 +189,9 @@ fn sidecar_problems(dir: &Path, name: &str, manifest: &CacheManifest) -> Vec<Str
     match fs::read(dir.join(INDEX_FILE)) {
         Ok(bytes) => match serde_json::from_slice::<CacheIndex>(&bytes) {
             Ok(index) if index.0 == expected => {}
-            Ok(_) => problems.push(format!("{INDEX_FILE} does not list the manifest's documents")),
+            Ok(_) => problems.push(format!(
+                "{INDEX_FILE} does not list the manifest's documents"
+            )),
             Err(e) => problems.push(format!("{INDEX_FILE} is not valid: {e}")),
         },
         Err(e) => problems.push(format!("{INDEX_FILE}: {e}")),
@@ -182,16 +199,22 @@ fn sidecar_problems(dir: &Path, name: &str, manifest: &CacheManifest) -> Vec<Str
     match SearchDb::open(&dir.join(SEARCH_DB_FILE), name) {
         Ok(db) => {
             if db.cache_version() != manifest.cache_version {
-                problems.push(format!("{SEARCH_DB_FILE} was written for another cache version"));
+                problems.push(format!(
+                    "{SEARCH_DB_FILE} was written for another cache version"
+                ));
             }
             match db.doc_rows(false) {
                 Ok(rows) => {
                     let same = rows.len() == manifest.documents.len()
                         && rows.iter().zip(&manifest.documents).all(|(r, e)| {
-                            r.id == e.id.as_str() && r.version == e.version && format!("{}.json", r.file) == e.file
+                            r.id == e.id.as_str()
+                                && r.version == e.version
+                                && format!("{}.json", r.file) == e.file
                         });
                     if !same {
-                        problems.push(format!("{SEARCH_DB_FILE} does not list the manifest's documents"));
+                        problems.push(format!(
+                            "{SEARCH_DB_FILE} does not list the manifest's documents"
+                        ));
                     }
                 }
                 Err(e) => problems.push(problem_text(&e)),
@@ -233,10 +256,17 @@ pub struct IndexInspection {
 /// Counts, sizes, version and validity of index `name` in `dir`.
 pub fn inspect_index(dir: &Path, name: &str) -> Result<IndexInspection, IndexError> {
     let report = verify_index(dir, name)?;
-    let problems: Vec<String> = report.checks.iter().flat_map(|c| c.problems.clone()).collect();
+    let problems: Vec<String> = report
+        .checks
+        .iter()
+        .flat_map(|c| c.problems.clone())
+        .collect();
     let manifest = read_manifest(dir, name).ok();
     let db = SearchDb::open(&dir.join(SEARCH_DB_FILE), name).ok();
-    let rows = db.as_ref().and_then(|d| d.doc_rows(false).ok()).unwrap_or_default();
+    let rows = db
+        .as_ref()
+        .and_then(|d| d.doc_rows(false).ok())
+        .unwrap_or_default();
     let skipped = db
         .as_ref()
         .and_then(|d| d.sources().ok())
@@ -248,12 +278,18 @@ pub fn inspect_index(dir: &Path, name: &str) -> Result<IndexInspection, IndexErr
         cache_version: manifest
             .as_ref()
             .map_or_else(|| ContentHash::of(b""), |m| m.cache_version),
-        created_at: manifest.as_ref().map(|m| m.created_at.clone()).unwrap_or_default(),
+        created_at: manifest
+            .as_ref()
+            .map(|m| m.created_at.clone())
+            .unwrap_or_default(),
         documents: manifest.as_ref().map_or(0, |m| m.documents.len()),
         content_bytes: rows.iter().map(|r| r.bytes).sum(),
         disk_bytes: dir_size(dir),
         skipped,
-        graph_edges: db.as_ref().and_then(|d| d.graph().ok()).map_or(0, |g| g.edge_count()),
+        graph_edges: db
+            .as_ref()
+            .and_then(|d| d.graph().ok())
+            .map_or(0, |g| g.edge_count()),
         root: db.as_ref().and_then(|d| d.root().map(str::to_owned)),
         config: manifest
             .as_ref()
@@ -268,7 +304,9 @@ fn dir_size(dir: &Path) -> u64 {
     let mut total = 0;
     let mut stack = vec![dir.to_owned()];
     while let Some(d) = stack.pop() {
-        let Ok(listing) = fs::read_dir(&d) else { continue };
+        let Ok(listing) = fs::read_dir(&d) else {
+            continue;
+        };
         for item in listing.flatten() {
             match item.metadata() {
                 Ok(m) if m.is_dir() => stack.push(item.path()),
