@@ -20,10 +20,10 @@ fn main() {
     let tree = std::env::args()
         .skip(1)
         .find(|a| !a.starts_with("--"))
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo/registry/src")
-        });
+        .map_or_else(
+            || PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cargo/registry/src"),
+            PathBuf::from,
+        );
     let root = tree.canonicalize().expect("the tree exists");
     // CTX_BENCH_STORE=DIR keeps the store (and its token cache) between runs, for profiling
     // the warm path alone.

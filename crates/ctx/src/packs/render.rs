@@ -240,6 +240,23 @@ impl BlockCounter<'_> {
     }
 }
 
+/// What a render's hash covers (seed 000 §4.1).
+#[derive(Serialize)]
+struct RenderIdentity<'a> {
+    packs: &'a [String],
+    policy: &'a RenderPolicy,
+    included: Vec<ContentHash>,
+}
+
+/// What a snapshot's id covers.
+#[derive(Serialize)]
+struct SnapshotIdentity<'a> {
+    packs: &'a [String],
+    policy: &'a RenderPolicy,
+    render_hash: ContentHash,
+    payload_hash: ContentHash,
+}
+
 /// Renders packs into a payload and a report. Pure in its inputs: the same packs, policy and
 /// files give the same bytes and hashes, from any working directory, in any locale.
 pub fn render(ctx: &PackContext<'_>, request: &RenderRequest) -> Result<Render, CtxError> {
@@ -450,12 +467,6 @@ pub fn render(ctx: &PackContext<'_>, request: &RenderRequest) -> Result<Render, 
         used = 0;
     }
 
-    #[derive(Serialize)]
-    struct RenderIdentity<'a> {
-        packs: &'a [String],
-        policy: &'a RenderPolicy,
-        included: Vec<ContentHash>,
-    }
     let render_hash = canonical::hash(&RenderIdentity {
         packs: &packs,
         policy: &policy,
@@ -512,13 +523,6 @@ pub fn snapshot(
     }
     let rendered = render(ctx, request)?;
     let payload_object = ctx.store.objects().put(rendered.payload.as_bytes())?;
-    #[derive(Serialize)]
-    struct SnapshotIdentity<'a> {
-        packs: &'a [String],
-        policy: &'a RenderPolicy,
-        render_hash: ContentHash,
-        payload_hash: ContentHash,
-    }
     let snapshot_id = canonical::hash(&SnapshotIdentity {
         packs: &rendered.report.packs,
         policy: &rendered.policy,
@@ -646,7 +650,7 @@ pub fn verify_snapshot(ctx: &PackContext<'_>, reference: &str) -> Result<Snapsho
                         item,
                         was_included: then.included,
                         now_included: current.included,
-                    })
+                    });
                 }
                 Some(_) => {}
             },
