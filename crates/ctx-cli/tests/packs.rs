@@ -10,7 +10,12 @@ use common::{Env, git, snapshot, write_files};
 /// A small Rust project in `dir`: README, src with a 60-line main.rs, docs with nested
 /// Markdown, committed on `main` with a change on a feature commit.
 fn fixture_repo(dir: &Path) {
-    let main_rs: String = (1..=60).map(|i| format!("// line {i}\n")).collect();
+    let main_rs = (1..=60).fold(String::new(), |mut text, i| {
+        text.push_str("// line ");
+        text.push_str(&i.to_string());
+        text.push('\n');
+        text
+    });
     write_files(
         dir,
         &[

@@ -382,3 +382,35 @@ fn the_schema_names_every_field_the_parser_accepts() {
         assert!(input.operations[0].operation.is_ok(), "{field}");
     }
 }
+
+#[test]
+fn a_one_thread_walk_lists_and_searches_the_same_as_a_parallel_one() {
+    let files: Vec<(String, Vec<u8>)> = (0..40)
+        .map(|i| {
+            (
+                format!("d{}/sub{}/f{i}.txt", i % 3, i % 5),
+                format!("hit {i}\n").into_bytes(),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.as_slice()))
+        .collect();
+    let dir = tree(&refs);
+    let request = json!({"operations": [
+        {"mode": "Directory", "path": ".", "depth": 3},
+        {"mode": "Search", "path": ".", "pattern": "hit", "context_lines": 0},
+    ]});
+    let parallel = run(dir.path(), &request);
+    let single = run_with(
+        dir.path(),
+        &request,
+        &ReadOptions {
+            walk_threads: 1,
+            ..ReadOptions::default()
+        },
+    );
+    assert_eq!(parallel, single);
+    assert_eq!(single["results"][1]["result"]["total_matches"], 40);
+}
