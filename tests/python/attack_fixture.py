@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,7 +98,10 @@ def flip(root: Path, stop) -> int:
                 pass
         os.symlink("race_real", inside_tmp)
         os.symlink("../outside", outside_tmp)
+        # Hold each state briefly so readers see both, even on a loaded machine.
         os.replace(inside_tmp, race)
+        time.sleep(0.001)
         os.replace(outside_tmp, race)
+        time.sleep(0.001)
         flips += 1
     return flips
