@@ -5,8 +5,11 @@
 //! sources. A second case measures a secret-dense document (the redaction test fixtures
 //! repeated), where every rule fires.
 
+#[path = "common/corpus.rs"]
+mod corpus;
+
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ctx_core::redact::Redactor;
@@ -16,49 +19,8 @@ const TEXT_EXTENSIONS: &[&str] = &[
     "rs", "md", "toml", "json", "yml", "yaml", "py", "js", "ts", "sh", "txt", "c", "h",
 ];
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for path in paths {
-        if path.is_dir() {
-            collect(&path, out);
-        } else if path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| TEXT_EXTENSIONS.contains(&e))
-        {
-            out.push(path);
-        }
-    }
-}
-
 fn source_tree() -> Vec<String> {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    let mut files = Vec::new();
-    collect(&home.join(".cargo/registry/src"), &mut files);
-    if files.is_empty() {
-        collect(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join(".."),
-            &mut files,
-        );
-    }
-    let mut documents = Vec::new();
-    let mut total = 0;
-    for file in files {
-        if let Ok(content) = std::fs::read_to_string(&file) {
-            total += content.len();
-            documents.push(content);
-            if total >= CORPUS_BYTES {
-                break;
-            }
-        }
-    }
-    documents
+    corpus::documents(TEXT_EXTENSIONS, CORPUS_BYTES)
 }
 
 fn secret_dense() -> String {
