@@ -204,3 +204,21 @@ def test_a_symlink_swapped_during_reads_never_escapes(tmp_path: Path) -> None:
         flipper.join()
     assert flips and flips[0] > 10
     assert inside > 0
+
+
+def test_the_readme_example_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """README's Python example, run literally from the repository root."""
+    repo = Path(__file__).resolve().parents[2]
+    readme = (repo / "README.md").read_text()
+    section = readme.split("\n## Python\n", 1)[1]
+    assert "pip install ./crates/ctx-py" in section.split("```python", 1)[0]
+    example = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert len(example.strip().splitlines()) == 3, example
+    monkeypatch.chdir(repo)
+    names: dict = {}
+    exec(compile(example, "README.md", "exec"), names)  # noqa: S102 - the README's own example
+    assert isinstance(names["tail"], str) and names["tail"].count("\n") == 2
+    assert names["tail"] == "\n".join(readme.rstrip("\n").split("\n")[-3:])
+    hits = names["hits"]
+    assert hits and {"path", "line_number", "context"} <= set(hits[0])
+    assert any(h["path"].startswith("crates/ctx-py/") for h in hits)

@@ -39,6 +39,8 @@ READ_TOOLS = {
     "ctx_related",
     "ctx_diff_context",
     "fs_read",
+    "ctx_select",
+    "ctx_index_inspect",
 }
 
 LIB_RS = """//! The library.
@@ -211,7 +213,9 @@ async def test_initialize_and_list_tools(repo: Repo, transport: str) -> None:
         assert "next_cursor" in (s.instructions or "")
         tools = await s.list_tools()
         names = {t.name for t in tools.tools}
-        assert names == READ_TOOLS
+        assert READ_TOOLS <= names, READ_TOOLS - names
+        # The run-record tools are exercised by test_mcp_record.py.
+        assert all(n in READ_TOOLS or n.startswith("ctx_runs_") for n in names), names
         for tool in tools.tools:
             assert tool.output_schema is not None
             assert tool.annotations is not None and tool.annotations.read_only_hint is not None
@@ -235,6 +239,9 @@ async def test_every_read_only_tool(repo: Repo, transport: str) -> None:
         "ctx_related": {"file": "src/main.rs"},
         "ctx_diff_context": {},
         "fs_read": {"operations": [{"mode": "Line", "path": "src/lib.rs"}, {"mode": "Directory", "path": "docs"}]},
+        # ctx_select builds the workspace index on demand; ctx_index_inspect then describes it.
+        "ctx_select": {"query": "where is the Parser struct in lib.rs", "budget": 2000},
+        "ctx_index_inspect": {},
     }
     assert set(calls) == READ_TOOLS
     async with session(repo, transport) as s:
@@ -254,12 +261,25 @@ async def test_every_read_only_tool(repo: Repo, transport: str) -> None:
         assert answers["ctx_related"]["imports"][0]["path"] == "src/lib.rs"
         assert answers["ctx_diff_context"]["files"][0]["path"] == "src/lib.rs"
         assert answers["fs_read"]["results"][0]["result"]["content"].startswith("//! The library.")
+        selected = answers["ctx_select"]
+        assert selected["documents"][0]["id"] == "src/lib.rs"
+        assert {sig["name"] for sig in selected["documents"][0]["why"]["signals"]} >= {"filename_mentioned"}
+        assert selected["payload"].startswith("## src/lib.rs\n")
+        assert selected["selection"]["tokens_used"] <= 2000
+        inspected = answers["ctx_index_inspect"]
+        assert inspected["valid"] is True and inspected["fix"] is None
+        assert inspected["documents"] == selected["index"]["documents"] >= 36
+        assert inspected["cache_version"] == selected["index"]["cache_version"]
 
         failed = await s.call_tool("ctx_search", {"pattern": "x", "path": "../.."})
         assert failed.is_error
         assert "outside the workspace" in failed.content[0].text
         bad = await s.call_tool("ctx_map", {"depth": "deep"})
         assert bad.is_error and "invalid arguments" in bad.content[0].text
+        empty = await s.call_tool("ctx_select", {"query": " "})
+        assert empty.is_error and "query is empty" in empty.content[0].text
+        unknown = await s.call_tool("ctx_select", {"query": "parser", "index": "nope"})
+        assert unknown.is_error and "no index `nope`" in unknown.content[0].text
 
 
 @pytest.mark.asyncio

@@ -28,9 +28,9 @@ pub struct GlobalArgs {
     /// Use the store in DIR instead of discovering one.
     #[arg(long, global = true, value_name = "DIR", env = "CTX_STORE")]
     pub store: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, global = true, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    /// Output format [default: human; JSON for `run show` and `run diff`].
+    #[arg(long, global = true, value_enum)]
+    pub format: Option<Format>,
     /// Shorthand for --format json.
     #[arg(long, global = true, conflicts_with = "compact")]
     pub json: bool,
@@ -57,6 +57,15 @@ pub enum Format {
     Json,
     /// One-line JSON.
     Compact,
+    /// `run export` only: OTLP-JSON spans with gen_ai.* attributes.
+    #[value(hide = true)]
+    Otel,
+    /// `run export` only: an in-toto Statement.
+    #[value(name = "in-toto", hide = true)]
+    InToto,
+    /// `run export` only: ctx's own run JSON (re-importable, same run id).
+    #[value(hide = true)]
+    Ctx,
 }
 
 /// Colour choices.
@@ -97,5 +106,8 @@ pub enum Command {
     Hook(commands::hook::HookCommand),
     Read(commands::read::ReadArgs),
     Serve(commands::serve::ServeArgs),
+    /// Run records: import, log, show, diff, fork, export, replay and provenance of agent runs.
+    #[command(subcommand)]
+    Run(commands::run::RunCommand),
     Completions(commands::completions::CompletionsArgs),
 }

@@ -53,6 +53,8 @@ impl Style {
 
 pub struct Output {
     format: Format,
+    /// The `--format` given explicitly, if any (commands whose default is JSON check it).
+    asked: Option<Format>,
     quiet: bool,
     color_stdout: bool,
     color_stderr: bool,
@@ -65,7 +67,12 @@ impl Output {
         } else if global.compact {
             Format::Compact
         } else {
-            global.format
+            match global.format {
+                None | Some(Format::Human) => Format::Human,
+                Some(Format::Compact) => Format::Compact,
+                // `run export` formats are JSON documents.
+                Some(_) => Format::Json,
+            }
         };
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         let wants = |terminal: bool| match global.color {
@@ -75,6 +82,11 @@ impl Output {
         };
         Self {
             format,
+            asked: if global.json || global.compact {
+                None
+            } else {
+                global.format
+            },
             quiet: global.quiet,
             color_stdout: wants(io::stdout().is_terminal()),
             color_stderr: wants(io::stderr().is_terminal()),
@@ -84,6 +96,12 @@ impl Output {
     /// Whether the user asked for JSON (pretty or compact).
     pub fn is_json(&self) -> bool {
         self.format != Format::Human
+    }
+
+    /// Whether a command whose default output is JSON should write JSON: yes unless
+    /// `--format human` was given.
+    pub fn is_json_by_default(&self) -> bool {
+        self.asked != Some(Format::Human)
     }
 
     /// Writes `value` as JSON in the chosen layout.
@@ -113,6 +131,11 @@ impl Output {
     /// Styles text for stdout when colour is on.
     pub fn paint(&self, style: Style, text: &str) -> String {
         paint(self.color_stdout, style, text)
+    }
+
+    /// A progress bar for long work: drawn on stderr when it is a terminal, never with -q.
+    pub fn progress(&self) -> crate::progress::Bar {
+        crate::progress::Bar::new(!self.quiet)
     }
 
     /// A note on stderr (suppressed by -q).

@@ -1,5 +1,6 @@
 //! Hot paths of code intelligence: symbol extraction per language, skeletons, and text search
-//! over a generated tree. Real-tree figures (against ctags and ripgrep) come from
+//! over a generated tree (after the walk, while walking, and through the tree cache).
+//! Real-tree figures (against ctags and ripgrep) come from `scripts/bench-code.sh`,
 //! `scripts/symbol-recall.sh` and `scripts/search-vs-rg.sh`.
 #![allow(clippy::unwrap_used)]
 
@@ -8,7 +9,19 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ctx_code::Language;
-use ctx_code::search::{TextQuery, search_text};
+use ctx_code::search::{TextQuery, search_text, search_tree};
+use ctx_code::tree_cache::{TreeCache, search_cached};
+
+/// Dates the files and the directory a minute back, so the tree cache trusts their stamps.
+fn settle(dir: &std::path::Path) {
+    let when = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let file = std::fs::File::options().write(true).open(path).unwrap();
+        file.set_modified(when).unwrap();
+    }
+    std::fs::File::open(dir).unwrap().set_modified(when).unwrap();
+}
 
 fn rust_source(functions: usize) -> String {
     let mut src = String::from("use std::collections::BTreeMap;\n\n");
@@ -54,6 +67,7 @@ fn text_search(c: &mut Criterion) {
     for i in 0..200 {
         std::fs::write(dir.path().join(format!("f{i}.rs")), rust_source(20)).unwrap();
     }
+    settle(dir.path());
     let entries = ctx_fs::walk(dir.path(), &ctx_fs::WalkOptions::default()).unwrap();
     let bytes: u64 = entries.iter().map(|e| e.size).sum();
     let mut group = c.benchmark_group("search");
@@ -69,6 +83,16 @@ fn text_search(c: &mut Criterion) {
         };
         group.bench_function(name, |b| {
             b.iter(|| search_text(black_box(&entries), &query).unwrap());
+        });
+        let walk = ctx_fs::WalkOptions::default();
+        group.bench_function(format!("{name}-while-walking"), |b| {
+            b.iter(|| search_tree(black_box(dir.path()), &walk, "", &query).unwrap());
+        });
+        // A server's long-lived cache: walk and contents reused while their stamps hold (the
+        // files are made to look settled, as an unedited tree is).
+        let cache = TreeCache::new();
+        group.bench_function(format!("{name}-tree-cache"), |b| {
+            b.iter(|| search_cached(&cache, black_box(dir.path()), "", &query).unwrap());
         });
     }
     group.finish();

@@ -14,13 +14,14 @@ pub mod skeleton;
 pub mod summary;
 pub mod symbols;
 pub mod time;
+pub mod tree_cache;
 
 pub use error::CodeError;
 /// The git library, re-exported so callers name the same `Repository` type.
 pub use git2;
 pub use lang::Language;
 pub use summary::{
-    CacheKey, FileSummary, Skipped, Summaries, SummarizeOptions, SummaryCache, SummaryStats,
-    summarize_file, summarize_files,
+    CacheKey, FileStamp, FileSummary, Skipped, Summaries, SummarizeOptions, SummaryCache,
+    SummaryStats, summarize_file, summarize_files,
 };
 pub use symbols::{Call, Extracted, Symbol, SymbolKind};

@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::path::Path;
 
-use ctx_fs::WalkEntry;
+use ctx_fs::{WalkEntry, WalkOptions};
 use grep_matcher::Matcher;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
@@ -103,39 +103,115 @@ pub fn search_text(
 ) -> Result<Vec<SearchMatch>, CodeError> {
     let matcher = build_matcher(query)?;
     let files: Vec<&WalkEntry> = entries.iter().filter(|e| !e.is_dir).collect();
-    thread_local! {
-        static SEARCHER: RefCell<Option<(usize, Searcher)>> = const { RefCell::new(None) };
-    }
     let per_file = par_map(&files, query.threads, |entry| {
-        SEARCHER.with(|cell| {
-            let mut slot = cell.borrow_mut();
-            if slot.as_ref().is_none_or(|(ctx, _)| *ctx != query.context) {
-                let searcher = SearcherBuilder::new()
-                    .line_number(true)
-                    .binary_detection(BinaryDetection::quit(0))
-                    .before_context(query.context)
-                    .after_context(query.context)
-                    .build();
-                *slot = Some((query.context, searcher));
-            }
-            let (_, searcher) = slot.as_mut().expect("searcher just set");
-            let mut sink = Collect {
-                matcher: &matcher,
-                path: &entry.rel,
-                out: Vec::new(),
-                pending_before: Vec::new(),
-            };
-            // An unreadable file is skipped, like ripgrep does after reporting it.
-            let _ = searcher.search_path(&matcher, &entry.path, &mut sink);
-            sink.out
-        })
+        search_one(&matcher, query.context, &entry.path, || entry.rel.clone())
     });
     Ok(per_file.into_iter().flatten().collect())
 }
 
-struct Collect<'a> {
+/// Walks `root` and searches each file as the walk finds it (the walk and the search overlap
+/// on the walker's threads, as in ripgrep). Paths in the results are `prefix/rel` (`rel` alone
+/// for an empty prefix; `prefix` itself when `root` is a file).
+pub fn search_tree(
+    root: &Path,
+    walk: &WalkOptions,
+    prefix: &str,
+    query: &TextQuery,
+) -> Result<Vec<SearchMatch>, CodeError> {
+    let matcher = build_matcher(query)?;
+    let file_root = root.is_file();
+    let walk = WalkOptions {
+        threads: if query.threads == 0 {
+            walk.threads
+        } else {
+            query.threads
+        },
+        ..walk.clone()
+    };
+    let (found, _errors) = ctx_fs::walk::walk_each(root, &walk, |entry| {
+        let found = search_one(&matcher, query.context, &entry.path, || {
+            if file_root {
+                prefix.to_owned()
+            } else if prefix.is_empty() {
+                entry.rel.clone()
+            } else {
+                format!("{prefix}/{}", entry.rel)
+            }
+        });
+        (!found.is_empty()).then_some(found)
+    })?;
+    Ok(found.into_iter().flat_map(|(_, matches)| matches).collect())
+}
+
+/// Searches `bytes` (a file's contents) like [`search_tree`] searches the file; `name` gives
+/// the path shown in results (only called when something matches).
+pub fn search_bytes(
+    matcher: &RegexMatcher,
+    context: usize,
+    bytes: &[u8],
+    name: impl FnOnce() -> String,
+) -> Vec<SearchMatch> {
+    with_searcher(context, |searcher| {
+        let mut sink = collect(matcher, name);
+        // As a reader, not a slice: binary detection then looks at every buffer, exactly as
+        // when the file is searched from disk.
+        let _ = searcher.search_reader(matcher, bytes, &mut sink);
+        sink.out
+    })
+}
+
+fn collect<F>(matcher: &RegexMatcher, name: F) -> Collect<'_, F> {
+    Collect {
+        matcher,
+        name: Some(name),
+        path: String::new(),
+        out: Vec::new(),
+        pending_before: Vec::new(),
+    }
+}
+
+/// Runs `f` with this thread's searcher for `context` lines of context.
+fn with_searcher<R>(context: usize, f: impl FnOnce(&mut Searcher) -> R) -> R {
+    thread_local! {
+        static SEARCHER: RefCell<Option<(usize, Searcher)>> = const { RefCell::new(None) };
+    }
+    SEARCHER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.as_ref().is_none_or(|(ctx, _)| *ctx != context) {
+            let searcher = SearcherBuilder::new()
+                .line_number(true)
+                .binary_detection(BinaryDetection::quit(0))
+                .before_context(context)
+                .after_context(context)
+                .build();
+            *slot = Some((context, searcher));
+        }
+        let (_, searcher) = slot.as_mut().expect("searcher just set");
+        f(searcher)
+    })
+}
+
+/// Searches the file at `path` with this thread's searcher; `name` gives the path shown in
+/// results (only called when something matches).
+fn search_one(
+    matcher: &RegexMatcher,
+    context: usize,
+    path: &Path,
+    name: impl FnOnce() -> String,
+) -> Vec<SearchMatch> {
+    with_searcher(context, |searcher| {
+        let mut sink = collect(matcher, name);
+        // An unreadable file is skipped, like ripgrep does after reporting it.
+        let _ = searcher.search_path(matcher, path, &mut sink);
+        sink.out
+    })
+}
+
+struct Collect<'a, F> {
     matcher: &'a RegexMatcher,
-    path: &'a str,
+    /// Makes the shown path, on the first match.
+    name: Option<F>,
+    path: String,
     out: Vec<SearchMatch>,
     pending_before: Vec<ContextLine>,
 }
@@ -148,7 +224,16 @@ fn line_text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
-impl Sink for Collect<'_> {
+impl<F: FnOnce() -> String> Collect<'_, F> {
+    fn path(&mut self) -> String {
+        if let Some(name) = self.name.take() {
+            self.path = name();
+        }
+        self.path.clone()
+    }
+}
+
+impl<F: FnOnce() -> String> Sink for Collect<'_, F> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> Result<bool, Self::Error> {
@@ -159,8 +244,9 @@ impl Sink for Collect<'_> {
             .ok()
             .flatten()
             .map_or(1, |m| m.start() as u64 + 1);
+        let path = self.path();
         self.out.push(SearchMatch {
-            path: self.path.to_owned(),
+            path,
             line: found.line_number().unwrap_or(0),
             column,
             text: line_text(bytes),

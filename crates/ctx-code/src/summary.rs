@@ -24,12 +24,50 @@ pub struct CacheKey {
     pub extractor: String,
 }
 
+/// What identifies a file's state without reading it: when path, size, modification time and
+/// inode are all unchanged, the content (and so its hash) is taken as unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp<'a> {
+    /// The absolute path.
+    pub path: &'a Path,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub inode: u64,
+}
+
+impl<'a> FileStamp<'a> {
+    /// The stamp of a walked file; `None` when the path is relative or the time unknown.
+    pub fn of(entry: &'a WalkEntry) -> Option<Self> {
+        (entry.path.is_absolute() && entry.mtime_ns != 0 && !entry.is_dir).then_some(Self {
+            path: &entry.path,
+            size: entry.size,
+            mtime_ns: entry.mtime_ns,
+            inode: entry.inode,
+        })
+    }
+}
+
 /// Where summaries are cached (the store's `code_summaries` table, through the facade).
+///
+/// The summary itself is always keyed by content hash; the stamp methods only let a run skip
+/// reading and hashing a file whose stamp is unchanged since its hash was remembered.
 pub trait SummaryCache {
     /// The cached payloads for `keys`, in order (`None` for a miss).
     fn get_many(&self, keys: &[CacheKey]) -> Result<Vec<Option<Vec<u8>>>, String>;
     /// Stores payloads.
     fn put_many(&self, entries: &[(CacheKey, Vec<u8>)]) -> Result<(), String>;
+    /// For each stamp, the key remembered for exactly that stamp (`None` when unknown or when
+    /// any part of the stamp changed).
+    fn stamped_keys(&self, stamps: &[FileStamp<'_>]) -> Result<Vec<Option<CacheKey>>, String> {
+        Ok(vec![None; stamps.len()])
+    }
+    /// Remembers the key of each file as read at its stamp. An implementation must skip
+    /// stamps too recent to trust (a file rewritten within the clock's resolution keeps its
+    /// modification time).
+    fn remember_stamps(&self, entries: &[(FileStamp<'_>, CacheKey)]) -> Result<(), String> {
+        let _ = entries;
+        Ok(())
+    }
 }
 
 /// What is cached per content: everything in a summary but the path.
@@ -116,10 +154,49 @@ pub fn summarize_files(
         }
     }
 
-    // Read and hash in parallel.
+    // Files whose stamp is unchanged since their hash was remembered are not read (unless a
+    // skeleton needs their text).
+    let stamps: Vec<Option<FileStamp<'_>>> =
+        candidates.iter().map(|(e, _)| FileStamp::of(e)).collect();
+    let mut known: Vec<Option<CacheKey>> = vec![None; candidates.len()];
+    if let Some(cache) = cache
+        && !opts.skeleton
+    {
+        let (index, asked): (Vec<usize>, Vec<FileStamp<'_>>) = stamps
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.map(|s| (i, s)))
+            .unzip();
+        if !asked.is_empty() {
+            for (i, key) in index
+                .into_iter()
+                .zip(cache.stamped_keys(&asked).map_err(CodeError::Cache)?)
+            {
+                known[i] = key;
+            }
+        }
+    }
+
+    // Read and hash the others in parallel.
+    let work: Vec<(&WalkEntry, Language, Option<CacheKey>)> = candidates
+        .iter()
+        .zip(known)
+        .map(|(&(entry, lang), key)| (entry, lang, key))
+        .collect();
     let loaded: Vec<Result<Loaded, Skipped>> =
-        par_map(&candidates, opts.threads, |&(entry, lang)| {
-            load(entry, lang)
+        par_map(&work, opts.threads, |(entry, lang, key)| match key {
+            Some(key) => Ok(Loaded {
+                entry,
+                lang: key
+                    .extractor
+                    .split(':')
+                    .next()
+                    .and_then(Language::from_name)
+                    .unwrap_or(*lang),
+                bytes: None,
+                key: key.clone(),
+            }),
+            None => load(entry, *lang),
         });
     let mut files: Vec<Loaded> = Vec::with_capacity(loaded.len());
     for item in loaded {
@@ -131,43 +208,56 @@ pub fn summarize_files(
 
     // Look up the cache (one batch, on this thread).
     let keys: Vec<CacheKey> = files.iter().map(|f| f.key.clone()).collect();
-    let cached: Vec<Option<CachedSummary>> = match cache {
-        Some(cache) if !keys.is_empty() => cache
-            .get_many(&keys)
-            .map_err(CodeError::Cache)?
-            .into_iter()
-            .map(|payload| payload.and_then(|p| serde_json::from_slice(&p).ok()))
-            .collect(),
+    let cached: Vec<Option<Vec<u8>>> = match cache {
+        Some(cache) if !keys.is_empty() => cache.get_many(&keys).map_err(CodeError::Cache)?,
         _ => vec![None; files.len()],
     };
 
-    // Parse what the cache did not have (or everything, for skeletons), in parallel.
-    let work: Vec<(&Loaded, Option<CachedSummary>)> = files.iter().zip(cached).collect();
-    let results: Vec<(FileSummary, Option<Vec<u8>>)> =
-        par_map(&work, opts.threads, |(file, hit)| {
-            finish(file, hit.clone(), opts.skeleton)
-        });
+    // Decode hits and parse what the cache did not have (or everything, for skeletons), in
+    // parallel.
+    let work: Vec<(&Loaded, Option<Vec<u8>>)> = files.iter().zip(cached).collect();
+    let results: Vec<Finished> = par_map(&work, opts.threads, |(file, hit)| {
+        finish(file, hit.as_deref(), opts.skeleton)
+    });
 
     let mut stats = SummaryStats::default();
     let mut fresh: Vec<(CacheKey, Vec<u8>)> = Vec::new();
+    let mut read: Vec<(FileStamp<'_>, CacheKey)> = Vec::new();
     let mut summaries = Vec::with_capacity(results.len());
-    for ((summary, payload), (file, hit)) in results.into_iter().zip(&work) {
-        if hit.is_some() {
-            stats.cached += 1;
-        } else {
-            stats.parsed += 1;
-            if let Some(payload) = payload {
-                fresh.push((file.key.clone(), payload));
+    for (done, file) in results.into_iter().zip(&files) {
+        match done {
+            Finished::Summary {
+                summary,
+                payload,
+                parsed,
+                key,
+                was_read,
+            } => {
+                if parsed {
+                    stats.parsed += 1;
+                } else {
+                    stats.cached += 1;
+                }
+                if was_read && let Some(stamp) = FileStamp::of(file.entry) {
+                    read.push((stamp, key.clone()));
+                }
+                if let Some(payload) = payload {
+                    fresh.push((key, payload));
+                }
+                summaries.push(summary);
             }
+            Finished::Skipped(skip) => skipped.push(skip),
         }
-        summaries.push(summary);
     }
-    if let Some(cache) = cache
-        && !fresh.is_empty()
-    {
-        fresh.sort_by(|a, b| a.0.cmp(&b.0));
-        fresh.dedup_by(|a, b| a.0 == b.0);
-        cache.put_many(&fresh).map_err(CodeError::Cache)?;
+    if let Some(cache) = cache {
+        if !fresh.is_empty() {
+            fresh.sort_by(|a, b| a.0.cmp(&b.0));
+            fresh.dedup_by(|a, b| a.0 == b.0);
+            cache.put_many(&fresh).map_err(CodeError::Cache)?;
+        }
+        if !read.is_empty() {
+            cache.remember_stamps(&read).map_err(CodeError::Cache)?;
+        }
     }
     skipped.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
     Ok(Summaries {
@@ -177,14 +267,15 @@ pub fn summarize_files(
     })
 }
 
-struct Loaded {
-    rel: String,
+struct Loaded<'a> {
+    entry: &'a WalkEntry,
     lang: Language,
-    bytes: Vec<u8>,
+    /// The file's bytes; `None` when its stamp proved the key and they were not read.
+    bytes: Option<Vec<u8>>,
     key: CacheKey,
 }
 
-fn load(entry: &WalkEntry, lang: Language) -> Result<Loaded, Skipped> {
+fn load(entry: &WalkEntry, lang: Language) -> Result<Loaded<'_>, Skipped> {
     let bytes = std::fs::read(&entry.path).map_err(|err| Skipped {
         path: entry.rel.clone(),
         reason: format!("cannot read: {err}"),
@@ -201,36 +292,63 @@ fn load(entry: &WalkEntry, lang: Language) -> Result<Loaded, Skipped> {
         extractor: lang.extractor_key(),
     };
     Ok(Loaded {
-        rel: entry.rel.clone(),
+        entry,
         lang,
-        bytes,
+        bytes: Some(bytes),
         key,
     })
 }
 
-fn finish(
-    file: &Loaded,
-    hit: Option<CachedSummary>,
-    want_skeleton: bool,
-) -> (FileSummary, Option<Vec<u8>>) {
-    let tree = if hit.is_none() || want_skeleton {
-        parse(file.lang, &file.bytes)
+enum Finished {
+    Summary {
+        summary: FileSummary,
+        /// The payload to cache, for a freshly parsed file.
+        payload: Option<Vec<u8>>,
+        /// Whether the file was parsed (not found in the cache).
+        parsed: bool,
+        key: CacheKey,
+        /// Whether the file was read (so its stamp can be remembered).
+        was_read: bool,
+    },
+    /// The file changed into something not summarized (binary, unreadable) since its stamp.
+    Skipped(Skipped),
+}
+
+fn finish(file: &Loaded<'_>, hit: Option<&[u8]>, want_skeleton: bool) -> Finished {
+    let decoded: Option<CachedSummary> = hit.and_then(|p| serde_json::from_slice(p).ok());
+    // A stamp hit whose summary is gone (or unreadable) reads the file after all.
+    let reloaded;
+    let file = if decoded.is_none() && file.bytes.is_none() {
+        match load(file.entry, file.lang) {
+            Ok(loaded) => {
+                reloaded = loaded;
+                &reloaded
+            }
+            Err(skip) => return Finished::Skipped(skip),
+        }
+    } else {
+        file
+    };
+    let bytes = file.bytes.as_deref().unwrap_or_default();
+    let tree = if decoded.is_none() || want_skeleton {
+        parse(file.lang, bytes)
     } else {
         None
     };
     let skeleton = match (&tree, want_skeleton) {
-        (Some(tree), true) => Some(skeleton_from_tree(file.lang, &file.bytes, tree)),
+        (Some(tree), true) => Some(skeleton_from_tree(file.lang, bytes, tree)),
         _ => None,
     };
-    let (summary, payload) = if let Some(summary) = hit {
+    let parsed = decoded.is_none();
+    let (summary, payload) = if let Some(summary) = decoded {
         (summary, None)
     } else {
         let extracted = tree
             .as_ref()
-            .map(|t| extract_from_tree(file.lang, &file.bytes, t))
+            .map(|t| extract_from_tree(file.lang, bytes, t))
             .unwrap_or_default();
         let summary = CachedSummary {
-            lines: count_lines(&file.bytes),
+            lines: count_lines(bytes),
             symbols: extracted.symbols,
             imports: extracted.imports,
             has_errors: extracted.has_errors || tree.is_none(),
@@ -238,9 +356,9 @@ fn finish(
         let payload = serde_json::to_vec(&summary).ok();
         (summary, payload)
     };
-    (
-        FileSummary {
-            path: file.rel.clone(),
+    Finished::Summary {
+        summary: FileSummary {
+            path: file.entry.rel.clone(),
             language: file.lang,
             lines: summary.lines,
             symbols: summary.symbols,
@@ -249,7 +367,10 @@ fn finish(
             skeleton,
         },
         payload,
-    )
+        parsed,
+        key: file.key.clone(),
+        was_read: file.bytes.is_some(),
+    }
 }
 
 /// Whether the bytes look binary (a NUL byte in the first 8 KiB, as git and ripgrep decide).
@@ -296,12 +417,7 @@ pub fn summarize_file(
             path: PathBuf::from(rel),
         });
     }
-    let entry = WalkEntry {
-        path: path.to_owned(),
-        rel: rel.to_owned(),
-        is_dir: false,
-        size: meta.len(),
-    };
+    let entry = WalkEntry::from_metadata(path.to_owned(), rel.to_owned(), &meta);
     let mut run = summarize_files(std::slice::from_ref(&entry), opts, cache)?;
     if let Some(file) = run.files.pop() {
         return Ok(file);
@@ -367,6 +483,80 @@ mod tests {
 
     #[derive(Default)]
     struct MemoryCache(RefCell<BTreeMap<CacheKey, Vec<u8>>>);
+
+    /// A cache that also remembers stamps (as the store does, minus the age check).
+    #[derive(Default)]
+    struct StampingCache {
+        summaries: MemoryCache,
+        stamps: RefCell<BTreeMap<PathBuf, (u64, i64, u64, CacheKey)>>,
+    }
+
+    impl SummaryCache for StampingCache {
+        fn get_many(&self, keys: &[CacheKey]) -> Result<Vec<Option<Vec<u8>>>, String> {
+            self.summaries.get_many(keys)
+        }
+        fn put_many(&self, entries: &[(CacheKey, Vec<u8>)]) -> Result<(), String> {
+            self.summaries.put_many(entries)
+        }
+        fn stamped_keys(&self, stamps: &[FileStamp<'_>]) -> Result<Vec<Option<CacheKey>>, String> {
+            let known = self.stamps.borrow();
+            Ok(stamps
+                .iter()
+                .map(|s| {
+                    known.get(s.path).and_then(|(size, mtime, inode, key)| {
+                        (*size == s.size && *mtime == s.mtime_ns && *inode == s.inode)
+                            .then(|| key.clone())
+                    })
+                })
+                .collect())
+        }
+        fn remember_stamps(&self, entries: &[(FileStamp<'_>, CacheKey)]) -> Result<(), String> {
+            let mut known = self.stamps.borrow_mut();
+            for (s, key) in entries {
+                known.insert(s.path.to_owned(), (s.size, s.mtime_ns, s.inode, key.clone()));
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn an_unchanged_stamp_skips_reading_and_a_changed_one_rereads() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("a.rs");
+        std::fs::write(&path, "fn one() {}\n").expect("write");
+        let when = std::time::SystemTime::now() - std::time::Duration::from_secs(100);
+        let set_time = |t| {
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .expect("open")
+                .set_modified(t)
+                .expect("mtime");
+        };
+        set_time(when);
+        let walk = || ctx_fs::walk(dir.path(), &ctx_fs::WalkOptions::default()).expect("walk");
+        let cache = StampingCache::default();
+        let first = summarize_files(&walk(), SummarizeOptions::default(), Some(&cache)).expect("run");
+        assert_eq!(first.stats.parsed, 1);
+        assert_eq!(cache.stamps.borrow().len(), 1, "the stamp is remembered");
+        // Same size, same modification time, same inode: the stamp says unchanged, so the file
+        // is not read (the old summary comes back). This is what the stamp trusts.
+        std::fs::write(&path, "fn two() {}\n").expect("write");
+        set_time(when);
+        let second = summarize_files(&walk(), SummarizeOptions::default(), Some(&cache)).expect("run");
+        assert_eq!(second.stats.cached, 1);
+        assert_eq!(second.files[0].symbols[0].name, "one", "not reread");
+        // Another modification time: read, hashed and parsed again.
+        set_time(when + std::time::Duration::from_secs(1));
+        let third = summarize_files(&walk(), SummarizeOptions::default(), Some(&cache)).expect("run");
+        assert_eq!(third.stats.parsed, 1);
+        assert_eq!(third.files[0].symbols[0].name, "two");
+        // A stamp whose summary was dropped reads the file after all.
+        cache.summaries.0.borrow_mut().clear();
+        let fourth = summarize_files(&walk(), SummarizeOptions::default(), Some(&cache)).expect("run");
+        assert_eq!(fourth.stats.parsed, 1);
+        assert_eq!(fourth.files[0].symbols[0].name, "two");
+    }
 
     impl SummaryCache for MemoryCache {
         fn get_many(&self, keys: &[CacheKey]) -> Result<Vec<Option<Vec<u8>>>, String> {

@@ -445,7 +445,10 @@ pub(crate) fn classify<'t>(
                 "class_declaration" | "record_declaration" => SymbolKind::Class,
                 "interface_declaration" | "annotation_type_declaration" => SymbolKind::Interface,
                 "enum_declaration" => SymbolKind::Enum,
-                "method_declaration" => SymbolKind::Method,
+                // Annotation elements (`String since() default "";`) are methods too.
+                "method_declaration" | "annotation_type_element_declaration" => {
+                    SymbolKind::Method
+                }
                 "constructor_declaration" | "compact_constructor_declaration" => {
                     SymbolKind::Constructor
                 }
@@ -499,6 +502,8 @@ fn classify_js<'t>(
             };
             Some(def(kind, name, body))
         }
+        // `new (x: T): U` in an interface or type literal: a construct signature.
+        "construct_signature" if in_type => Some(def(SymbolKind::Method, "new".to_owned(), None)),
         "interface_declaration" => Some(def(
             SymbolKind::Interface,
             field_text(node, "name", src)?,

@@ -13,6 +13,7 @@ mod document;
 mod hash;
 mod id;
 mod metadata;
+pub mod progress;
 pub mod redact;
 pub mod tokenizer;
 
@@ -20,4 +21,5 @@ pub use document::{Document, DocumentError};
 pub use hash::{ContentHash, ContentHashError, ContentHasher};
 pub use id::{DocumentId, DocumentIdError};
 pub use metadata::{MergePrecedence, Metadata, MetadataValue};
+pub use progress::{NoProgress, Progress};
 pub use tokenizer::{Tokenizer, TokenizerKind, UnknownTokenizer};

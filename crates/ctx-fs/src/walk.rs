@@ -111,6 +111,40 @@ pub struct WalkEntry {
     pub is_dir: bool,
     /// Size in bytes (0 for directories).
     pub size: u64,
+    /// Last modification time in nanoseconds since the Unix epoch (0 when unknown).
+    pub mtime_ns: i64,
+    /// The inode number (0 when unknown or not on Unix).
+    pub inode: u64,
+}
+
+impl WalkEntry {
+    /// An entry for `path` from its metadata.
+    pub fn from_metadata(path: PathBuf, rel: String, meta: &std::fs::Metadata) -> Self {
+        let (mtime_ns, inode) = stamp(meta);
+        Self {
+            path,
+            rel,
+            is_dir: meta.is_dir(),
+            size: if meta.is_dir() { 0 } else { meta.len() },
+            mtime_ns,
+            inode,
+        }
+    }
+}
+
+/// A file's modification time (ns since the epoch) and inode, as far as the platform tells.
+pub fn stamp(meta: &std::fs::Metadata) -> (i64, u64) {
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|d| i64::try_from(d.as_nanos()).ok())
+        .unwrap_or(0);
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(meta);
+    #[cfg(not(unix))]
+    let inode = 0;
+    (mtime_ns, inode)
 }
 
 /// A walk's entries plus the errors met on the way (unreadable directories, broken links).
@@ -130,6 +164,26 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<Vec<WalkEntry>, WalkError
 
 /// Walks `root` like [`walk`], also returning the errors met on single entries.
 pub fn walk_with_errors(root: &Path, opts: &WalkOptions) -> Result<WalkOutcome, WalkError> {
+    let (found, errors) = walk_each(root, opts, |_| Some(()))?;
+    Ok(WalkOutcome {
+        entries: found.into_iter().map(|(entry, ())| entry).collect(),
+        errors,
+    })
+}
+
+/// Walks `root` and calls `visit` on each entry as the walk finds it, on the walker's threads,
+/// so work on a file (reading, searching) overlaps the walk instead of waiting for it. Entries
+/// for which `visit` returns `None` are dropped. The result is sorted by the byte order of
+/// [`WalkEntry::rel`], with the errors met on single entries (sorted).
+///
+/// # Errors
+///
+/// A missing or unreadable root, or an invalid glob.
+pub fn walk_each<T: Send>(
+    root: &Path,
+    opts: &WalkOptions,
+    visit: impl Fn(&WalkEntry) -> Option<T> + Sync,
+) -> Result<(Vec<(WalkEntry, T)>, Vec<String>), WalkError> {
     let meta = std::fs::metadata(root).map_err(|source| WalkError::Root {
         path: root.to_owned(),
         source,
@@ -141,16 +195,9 @@ pub fn walk_with_errors(root: &Path, opts: &WalkOptions) -> Result<WalkOutcome, 
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let entries = vec![WalkEntry {
-            path: root.to_owned(),
-            rel,
-            is_dir: false,
-            size: meta.len(),
-        }];
-        return Ok(WalkOutcome {
-            entries,
-            errors: Vec::new(),
-        });
+        let entry = WalkEntry::from_metadata(root.to_owned(), rel, &meta);
+        let found = visit(&entry).map(|t| (entry, t)).into_iter().collect();
+        return Ok((found, Vec::new()));
     }
 
     let mut builder = WalkBuilder::new(root);
@@ -186,47 +233,73 @@ pub fn walk_with_errors(root: &Path, opts: &WalkOptions) -> Result<WalkOutcome, 
         true
     });
 
-    let found = Mutex::new(WalkOutcome::default());
+    let mut found: Vec<(WalkEntry, T)> = Vec::new();
+    let mut errors: Vec<String> = Vec::new();
     if opts.threads == 1 {
         // One thread asked for: walk on this one, without spawning any (cheaper for the
         // small listings a server answers many of).
-        let mut outcome = WalkOutcome::default();
         for result in builder.build() {
             match result {
-                Ok(entry) => outcome
-                    .entries
-                    .extend(accept(root, &entry, opts, &includes)),
-                Err(err) => outcome.errors.push(err.to_string()),
+                Ok(entry) => {
+                    if let Some(item) = accept(root, &entry, opts, &includes)
+                        && let Some(value) = visit(&item)
+                    {
+                        found.push((item, value));
+                    }
+                }
+                Err(err) => errors.push(err.to_string()),
             }
         }
-        *found.lock().expect("walk result lock") = outcome;
     } else {
+        // Each walker thread keeps its own list; the lists are merged once at the end.
+        let parts: Mutex<Vec<(Vec<(WalkEntry, T)>, Vec<String>)>> = Mutex::new(Vec::new());
         builder.build_parallel().run(|| {
-            let found = &found;
             let includes = &includes;
+            let visit = &visit;
+            let mut local = Local {
+                parts: &parts,
+                found: Vec::new(),
+                errors: Vec::new(),
+            };
             Box::new(move |result| {
                 match result {
                     Ok(entry) => {
-                        if let Some(item) = accept(root, &entry, opts, includes) {
-                            found.lock().expect("walk result lock").entries.push(item);
+                        if let Some(item) = accept(root, &entry, opts, includes)
+                            && let Some(value) = visit(&item)
+                        {
+                            local.found.push((item, value));
                         }
                     }
-                    Err(err) => found
-                        .lock()
-                        .expect("walk result lock")
-                        .errors
-                        .push(err.to_string()),
+                    Err(err) => local.errors.push(err.to_string()),
                 }
                 WalkState::Continue
             })
         });
+        for (part, part_errors) in parts.into_inner().expect("walk result lock") {
+            found.extend(part);
+            errors.extend(part_errors);
+        }
     }
-    let mut outcome = found.into_inner().expect("walk result lock");
-    outcome
-        .entries
-        .sort_unstable_by(|a, b| a.rel.as_bytes().cmp(b.rel.as_bytes()));
-    outcome.errors.sort();
-    Ok(outcome)
+    found.sort_unstable_by(|a, b| a.0.rel.as_bytes().cmp(b.0.rel.as_bytes()));
+    errors.sort();
+    Ok((found, errors))
+}
+
+/// A walker thread's results, handed over when the thread's visitor is dropped.
+struct Local<'a, T> {
+    parts: &'a Mutex<Vec<(Vec<(WalkEntry, T)>, Vec<String>)>>,
+    found: Vec<(WalkEntry, T)>,
+    errors: Vec<String>,
+}
+
+impl<T> Drop for Local<'_, T> {
+    fn drop(&mut self) {
+        let found = std::mem::take(&mut self.found);
+        let errors = std::mem::take(&mut self.errors);
+        if let Ok(mut parts) = self.parts.lock() {
+            parts.push((found, errors));
+        }
+    }
 }
 
 /// Turns a raw walk entry into a [`WalkEntry`] if it should be returned.
@@ -255,16 +328,21 @@ fn accept(
             return None;
         }
     }
-    let size = if is_dir {
-        0
-    } else {
-        entry.metadata().map_or(0, |m| m.len())
-    };
+    // A directory is stamped as it is found, before the walk lists it, so a change made
+    // while it is listed shows in its modification time.
+    let meta = entry.metadata().ok();
+    let (mtime_ns, inode) = meta.as_ref().map_or((0, 0), stamp);
     Some(WalkEntry {
         path: entry.path().to_owned(),
         rel,
         is_dir,
-        size,
+        size: if is_dir {
+            0
+        } else {
+            meta.as_ref().map_or(0, std::fs::Metadata::len)
+        },
+        mtime_ns,
+        inode,
     })
 }
 
@@ -553,6 +631,39 @@ mod tests {
             [("a", true, 0), ("a/b", true, 0), ("top.txt", false, 2)]
         );
         assert!(entries[2].path.is_absolute());
+    }
+
+    #[test]
+    fn walk_each_visits_every_file_and_sorts_the_kept_ones() {
+        let dir = tree(&[
+            ("b/two.rs", "2"),
+            ("a.rs", "1"),
+            ("c/d/three.rs", "333"),
+            (".gitignore", "skip.rs\n"),
+            ("skip.rs", ""),
+        ]);
+        for threads in [1, 2] {
+            let opts = WalkOptions {
+                threads,
+                ..WalkOptions::default()
+            };
+            let (found, errors) = walk_each(dir.path(), &opts, |entry| {
+                (entry.size > 1).then(|| std::fs::read_to_string(&entry.path).expect("read"))
+            })
+            .expect("walk");
+            assert!(errors.is_empty());
+            let got: Vec<(&str, &str)> = found
+                .iter()
+                .map(|(e, text)| (e.rel.as_str(), text.as_str()))
+                .collect();
+            assert_eq!(got, [("c/d/three.rs", "333")], "threads {threads}");
+            let (all, _) = walk_each(dir.path(), &opts, |_| Some(())).expect("walk");
+            let rels: Vec<&str> = all.iter().map(|(e, ())| e.rel.as_str()).collect();
+            assert_eq!(rels, ["a.rs", "b/two.rs", "c/d/three.rs"]);
+            assert!(all.iter().all(|(e, ())| e.mtime_ns > 0), "files are stamped");
+            #[cfg(unix)]
+            assert!(all.iter().all(|(e, ())| e.inode > 0));
+        }
     }
 
     #[test]

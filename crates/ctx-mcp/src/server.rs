@@ -28,6 +28,8 @@ struct Inner {
     recorder: Option<Arc<dyn CallRecorder>>,
     clock: fn() -> i64,
     instructions: String,
+    /// The walk and file contents `ctx_search` reuses between calls (stat-validated).
+    tree_cache: ctx::code::TreeCache,
 }
 
 /// The ctx MCP server for one workspace. Cloning is cheap: clones share everything.
@@ -66,6 +68,7 @@ impl CtxServer {
                 recorder: config.recorder.clone(),
                 clock: config.clock,
                 instructions,
+                tree_cache: ctx::code::TreeCache::new(),
             }),
         })
     }
@@ -128,6 +131,7 @@ impl CtxServer {
                     tool: &tool_name,
                     arguments: &args,
                     now: (server.inner.clock)(),
+                    tree_cache: &server.inner.tree_cache,
                 };
                 (def.run)(&call)
             })
@@ -179,6 +183,7 @@ fn instructions(workspace: &Workspace, allow_write: bool) -> String {
     let mut text = format!(
         "ctx gives you context for the workspace at {root}.\n\
          Orient with ctx_status and ctx_map; find code with ctx_search (mode text, regex, symbol or caller) and ctx_summarize; follow dependencies with ctx_related; review changes with ctx_diff_context.\n\
+         For a question or task, ctx_select returns the most relevant files within a token budget, each with why it was chosen (it builds the workspace index on first use, incrementally after); ctx_index_inspect tells an index's size, version and validity.\n\
          Packs are curated, token-budgeted bundles of sources: ctx_packs_list and ctx_packs_get show them, ctx_packs_preview tells what a render includes or leaves out and why, ctx_packs_render returns the payload and records a snapshot that reproduces it byte for byte (ctx_packs_snapshot records one without returning it). Snapshots and packs are also resources: ctx://snapshot/<id> and ctx://pack/<name>.\n\
          Every answer holds at most max_tokens tokens (default {max}); when next_cursor is not null, call the same tool again with the same arguments and cursor set to next_cursor to get the rest. Paths are relative to the workspace root and cannot leave it. A failed call returns isError with a message saying what to change.",
         root = workspace.root().display(),

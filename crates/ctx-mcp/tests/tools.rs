@@ -7,7 +7,7 @@ use common::{Fixture, call, fails, object, ok, text_of};
 use ctx_mcp::rmcp::model::ErrorCode;
 use serde_json::{Value, json};
 
-const READ_TOOLS: [&str; 12] = [
+const READ_TOOLS: &[&str] = &[
     "ctx_packs_list",
     "ctx_packs_get",
     "ctx_packs_preview",
@@ -20,6 +20,8 @@ const READ_TOOLS: [&str; 12] = [
     "ctx_related",
     "ctx_diff_context",
     "fs_read",
+    "ctx_select",
+    "ctx_index_inspect",
 ];
 
 fn names(server: &ctx_mcp::CtxServer) -> Vec<String> {

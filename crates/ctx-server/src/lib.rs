@@ -12,7 +12,7 @@
 //!   from a small LRU keyed by the file's identity, size and times ([`ToolEngine`]).
 //! - Every request is logged through `tracing` (target `ctx_server::access`); [`serve`]
 //!   stops gracefully when its shutdown future completes (the CLI wires SIGTERM and Ctrl-C).
-//! - Extra routes (the MCP Streamable HTTP service at `/mcp/{workspace}`) can be mounted
+//! - Extra routes (the MCP Streamable HTTP service at `/mcp/{workspace}` and `/mcp`) can be mounted
 //!   behind the same limit with [`Mcp`].
 
 mod error;

@@ -1,4 +1,9 @@
-//! The MCP Streamable HTTP service of each workspace, at `/mcp/{workspace}`.
+//! The MCP Streamable HTTP service of each workspace, at `/mcp/{workspace}` and at `/mcp`.
+//!
+//! At `/mcp` the workspace is the one the client names with a `?workspace=ID` query parameter
+//! or an `X-Ctx-Workspace` header; when it names none and exactly one workspace exists, it is
+//! that one. Otherwise the answer is an error listing the workspace ids (400 when the client
+//! must choose, 404 for an unknown id).
 //!
 //! The server does not decide how a workspace's MCP server is set up (its store, its
 //! settings): the front end passes an [`McpFactory`] that builds the service for a workspace
@@ -54,14 +59,15 @@ impl Mcp {
         }
     }
 
-    /// The routes: `/mcp/{workspace}` (and `/mcp`, which says to name a workspace).
+    /// The routes: `/mcp/{workspace}` and `/mcp` (the workspace named by `?workspace=ID` or
+    /// the `X-Ctx-Workspace` header, else the only one).
     pub(crate) fn router(self, registry: Arc<Registry>) -> Router {
         let state = McpState {
             mcp: self,
             registry,
         };
         Router::new()
-            .route("/mcp", any(no_workspace))
+            .route("/mcp", any(handle_chosen))
             .route("/mcp/{workspace}", any(handle))
             .with_state(state)
     }
@@ -101,19 +107,114 @@ async fn handle(
     }
 }
 
-async fn no_workspace(State(state): State<McpState>) -> Response {
-    let ids = state.registry.ids();
-    error_response(
-        StatusCode::NOT_FOUND,
-        &format!(
-            "name a workspace: /mcp/{{workspace}}; known workspaces: {}",
-            if ids.is_empty() {
-                "none".to_owned()
-            } else {
-                ids.join(", ")
+/// The header naming the workspace at `/mcp`.
+pub const WORKSPACE_HEADER: &str = "x-ctx-workspace";
+
+async fn handle_chosen(State(state): State<McpState>, request: Request) -> Response {
+    let id = match chosen_workspace(&request, &state.registry) {
+        Ok(id) => id,
+        Err(response) => return *response,
+    };
+    match state.mcp.service(&id, &state.registry) {
+        Ok(service) => service.handle(request).await.map(axum::body::Body::new),
+        Err(response) => *response,
+    }
+}
+
+/// The workspace a request to `/mcp` is for: the one it names (query parameter or header,
+/// which must agree), else the only one there is.
+fn chosen_workspace(request: &Request, registry: &Registry) -> Result<String, Box<Response>> {
+    let from_query = request.uri().query().and_then(|query| {
+        query
+            .split('&')
+            .filter_map(|pair| pair.split_once('=').or(Some((pair, ""))))
+            .find(|(key, _)| *key == "workspace")
+            .map(|(_, value)| percent_decode(value))
+    });
+    let from_header = match request.headers().get(WORKSPACE_HEADER) {
+        None => None,
+        Some(value) => Some(value.to_str().map(str::to_owned).map_err(|_| {
+            Box::new(error_response(
+                StatusCode::BAD_REQUEST,
+                "the X-Ctx-Workspace header is not valid text; send a workspace id",
+            ))
+        })?),
+    };
+    match (from_query, from_header) {
+        (Some(query), Some(header)) if query != header => Err(Box::new(error_response(
+            StatusCode::BAD_REQUEST,
+            &format!(
+                "?workspace=`{query}` and the X-Ctx-Workspace header `{header}` name different workspaces; name one"
+            ),
+        ))),
+        (Some(id), _) | (None, Some(id)) => Ok(id),
+        (None, None) => {
+            let ids = registry.ids();
+            match ids.as_slice() {
+                [only] => Ok(only.clone()),
+                [] => Err(Box::new(listing_response(
+                    StatusCode::NOT_FOUND,
+                    &format!(
+                        "there are no workspaces yet; add a directory under {}",
+                        registry.dir().display()
+                    ),
+                    &ids,
+                ))),
+                _ => Err(Box::new(listing_response(
+                    StatusCode::BAD_REQUEST,
+                    &format!(
+                        "{} workspaces are served; name one with /mcp?workspace=ID, the X-Ctx-Workspace header or /mcp/ID; known workspaces: {}",
+                        ids.len(),
+                        ids.join(", ")
+                    ),
+                    &ids,
+                ))),
             }
-        ),
+        }
+    }
+}
+
+/// Decodes `%XX` escapes and `+` (a space) in a query value; malformed escapes stay as they are.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(b) => {
+                        out.push(b);
+                        i += 3;
+                    }
+                    None => {
+                        out.push(b'%');
+                        i += 1;
+                    }
+                }
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn listing_response(status: StatusCode, message: &str, ids: &[String]) -> Response {
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        serde_json::to_vec(&json!({ "error": message, "workspace_ids": ids }))
+            .expect("JSON values serialize"),
     )
+        .into_response()
 }
 
 fn unknown_workspace(id: &str, registry: &Registry) -> Response {

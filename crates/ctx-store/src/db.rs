@@ -105,14 +105,59 @@ pub const MIGRATIONS: &[Migration] = &[
         ) STRICT, WITHOUT ROWID;
     ",
     },
+    Migration {
+        version: 4,
+        sql: "
+        -- Run records (seed 004): one row per stored run, in the order runs were added. The
+        -- run id is the hash of its manifest object; the other columns are copies of manifest
+        -- fields kept for listing without reading objects.
+        CREATE TABLE runs (
+            run_id     TEXT PRIMARY KEY NOT NULL,
+            parent     TEXT,
+            source     TEXT NOT NULL,
+            step_count INTEGER NOT NULL CHECK (step_count >= 0),
+            model      TEXT,
+            started    TEXT
+        ) STRICT;
+
+        -- Every object a run references (manifest, steps, blobs), so `store gc` keeps them
+        -- and `store verify` checks them.
+        CREATE TABLE run_objects (
+            run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+            object TEXT NOT NULL,
+            PRIMARY KEY (run_id, object)
+        ) STRICT, WITHOUT ROWID;
+    ",
+    },
+    Migration {
+        version: 5,
+        sql: "
+        -- File stamps for the code-summary cache: the content hash and extractor last read
+        -- for a file at this (size, mtime, inode), so a warm `summarize`/`map` need not read
+        -- and hash unchanged files. Summaries stay keyed by content hash; deleting rows here
+        -- only costs a re-read.
+        CREATE TABLE code_file_stamps (
+            path         TEXT PRIMARY KEY NOT NULL,
+            size         INTEGER NOT NULL,
+            mtime_ns     INTEGER NOT NULL,
+            inode        INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            extractor    TEXT NOT NULL
+        ) STRICT, WITHOUT ROWID;
+    ",
+    },
 ];
 
 /// Every column that holds the hash of an object in the object store, as (table, column).
 ///
 /// `store verify` checks each resolves; `store gc` keeps exactly these objects. A migration
 /// that adds such a column must add it here.
-pub const OBJECT_REFERENCES: &[(&str, &str)] =
-    &[("refs", "object"), ("snapshots", "payload_object")];
+pub const OBJECT_REFERENCES: &[(&str, &str)] = &[
+    ("refs", "object"),
+    ("snapshots", "payload_object"),
+    ("runs", "run_id"),
+    ("run_objects", "object"),
+];
 
 /// A named ref.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

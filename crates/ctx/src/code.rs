@@ -15,12 +15,14 @@ pub use ctx_code::map::{CodeMap, MapEntry, render as render_map};
 use ctx_code::related::ProjectLayout;
 pub use ctx_code::related::{Related, RelatedFile};
 pub use ctx_code::search::{ContextLine, SearchMatch, TextQuery};
-use ctx_code::{CacheKey, SummaryCache};
+pub use ctx_code::tree_cache::{TreeCache, TreeCacheStats};
+use ctx_code::{CacheKey, FileStamp, SummaryCache};
 pub use ctx_code::{
     CodeError, FileSummary, Language, Skipped, SummarizeOptions, SummaryStats, Symbol, SymbolKind,
 };
 use ctx_fs::{WalkEntry, WalkOptions};
 use ctx_store::{Database, Store, SummaryKey};
+use rusqlite::OptionalExtension;
 use serde::Serialize;
 
 /// The store's `code_summaries` table as a [`SummaryCache`].
@@ -61,6 +63,94 @@ impl SummaryCache for StoreSummaryCache<'_> {
             .collect();
         self.db.cache_summaries(&entries).map_err(|e| e.to_string())
     }
+
+    fn stamped_keys(&self, stamps: &[FileStamp<'_>]) -> Result<Vec<Option<CacheKey>>, String> {
+        let conn = self.db.connection();
+        let run = || -> rusqlite::Result<Vec<Option<CacheKey>>> {
+            let mut stmt = conn.prepare_cached(
+                "SELECT size, mtime_ns, inode, content_hash, extractor FROM code_file_stamps WHERE path = ?1",
+            )?;
+            stamps
+                .iter()
+                .map(|stamp| {
+                    let Some(path) = stamp.path.to_str() else {
+                        return Ok(None);
+                    };
+                    let row = stmt
+                        .query_row([path], |row| {
+                            Ok((
+                                row.get::<_, i64>(0)?,
+                                row.get::<_, i64>(1)?,
+                                row.get::<_, i64>(2)?,
+                                row.get::<_, String>(3)?,
+                                row.get::<_, String>(4)?,
+                            ))
+                        })
+                        .optional()?;
+                    Ok(
+                        row.and_then(|(size, mtime_ns, inode, content_hash, extractor)| {
+                            (u64::try_from(size).ok() == Some(stamp.size)
+                                && mtime_ns == stamp.mtime_ns
+                                && inode == inode_column(stamp.inode))
+                            .then_some(CacheKey {
+                                content_hash,
+                                extractor,
+                            })
+                        }),
+                    )
+                })
+                .collect()
+        };
+        run().map_err(|e| e.to_string())
+    }
+
+    fn remember_stamps(&self, entries: &[(FileStamp<'_>, CacheKey)]) -> Result<(), String> {
+        // A file modified within the last seconds may be rewritten again without its
+        // modification time moving (coarse clocks), so only older stamps are trusted.
+        let now_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .and_then(|d| i64::try_from(d.as_nanos()).ok())
+            .unwrap_or(0);
+        let conn = self.db.connection();
+        let run = || -> rusqlite::Result<()> {
+            let tx = conn.unchecked_transaction()?;
+            {
+                let mut stmt = tx.prepare_cached(
+                    "INSERT OR REPLACE INTO code_file_stamps (path, size, mtime_ns, inode, content_hash, extractor) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )?;
+                for (stamp, key) in entries {
+                    let Some(path) = stamp.path.to_str() else {
+                        continue;
+                    };
+                    let (Ok(size), true) = (
+                        i64::try_from(stamp.size),
+                        stamp.mtime_ns < now_ns - STAMP_TRUST_NS,
+                    ) else {
+                        continue;
+                    };
+                    stmt.execute(rusqlite::params![
+                        path,
+                        size,
+                        stamp.mtime_ns,
+                        inode_column(stamp.inode),
+                        key.content_hash,
+                        key.extractor
+                    ])?;
+                }
+            }
+            tx.commit()
+        };
+        run().map_err(|e| e.to_string())
+    }
+}
+
+/// How old a modification time must be before a file's stamp is trusted (2 s).
+const STAMP_TRUST_NS: i64 = 2_000_000_000;
+
+/// An inode as SQLite's signed 64-bit integer (same bits).
+fn inode_column(inode: u64) -> i64 {
+    i64::from_ne_bytes(inode.to_ne_bytes())
 }
 
 /// Where an operation runs and what it may use.
@@ -269,6 +359,10 @@ pub fn search(
     if let SearchKind::Text(query) = kind {
         ctx_code::search::build_matcher(query)?;
     }
+    if let SearchKind::Text(query) = kind {
+        // Search while walking (as ripgrep does), not after.
+        return ctx_code::search::search_tree(&full, &WalkOptions::default(), &prefix, query);
+    }
     let entries = walk_under(&full, &prefix, None)?;
     match kind {
         SearchKind::Text(query) => ctx_code::search::search_text(&entries, query),
@@ -281,6 +375,23 @@ pub fn search(
             ctx_code::search::search_callers(&entries, name, *context, 0)
         }
     }
+}
+
+/// [`search`], with text searches under a directory answered through `cache` (a server's
+/// long-lived, stat-validated cache of the walk and of file contents): the same results.
+pub fn search_cached(
+    cx: &CodeContext<'_>,
+    cache: &TreeCache,
+    path: &Path,
+    kind: &SearchKind,
+) -> Result<Vec<SearchMatch>, CodeError> {
+    if let SearchKind::Text(query) = kind {
+        let (full, prefix) = cx.resolve(path)?;
+        if full.is_dir() {
+            return ctx_code::tree_cache::search_cached(cache, &full, &prefix, query);
+        }
+    }
+    search(cx, path, kind)
 }
 
 /// The project root for repository-wide operations: the git work tree, else `cwd`.

@@ -1,11 +1,22 @@
-//! `ctx mcp`: serve ctx to AI agents over the Model Context Protocol.
+//! `ctx mcp`: serve ctx to AI agents over the Model Context Protocol, optionally recording
+//! every tool call as a run (`--record NAME`).
 
+use std::fs;
+use std::io::{BufRead as _, Write as _};
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, Result};
 use clap::Args;
-use ctx_mcp::McpConfig;
+use ctx::core::ContentHash;
+use ctx::store::Store;
+use ctx_mcp::{CallRecorder, CtxServer, HttpOptions, McpConfig, RecordedCall};
+use ctx_runs::{RunBuilder, RunId, Step, StepDraft, StepStatus};
+use serde_json::Value;
 
+use crate::commands::run_replay::{recorded_output, session_clock, set_session_clock};
 use crate::context::Context;
 use crate::output::{Output, Status};
 
@@ -15,10 +26,19 @@ use crate::output::{Output, Status};
 /// Tools are read-only unless --allow-write. stdout carries only the protocol; logs go to
 /// stderr (-v for more). Answers are capped at the `mcp.max_tokens` setting (8000) and paged.
 ///
+/// With --record NAME every tool call is recorded as a step of a run (arguments, output,
+/// duration, and whether it is deterministic: read-only tools are, tools that write to the
+/// store are not). Steps are saved as they happen; the run is finished and named NAME (and
+/// `latest`) when the session ends (stdin closes, Ctrl-C or SIGTERM). While recording, tools
+/// see the session's start as the current time, so `ctx run replay NAME` can reproduce
+/// answers that mention times. A recording cut short by a crash is finished by the next
+/// `ctx mcp --record`.
+///
 /// Examples:
 ///   ctx mcp                                  # stdio, for `claude mcp add ctx -- ctx mcp`
 ///   ctx mcp --http 127.0.0.1:17373           # Streamable HTTP at http://127.0.0.1:17373/mcp
 ///   ctx -C ~/src/project mcp --allow-write
+///   ctx mcp --record review-1                # then: ctx run replay review-1
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct McpArgs {
@@ -29,6 +49,9 @@ pub struct McpArgs {
     /// Offer the write tools ctx_packs_create, ctx_packs_add and ctx_packs_remove.
     #[arg(long)]
     pub allow_write: bool,
+    /// Record every tool call as a run named NAME (see `ctx run show NAME`, `ctx run replay`).
+    #[arg(long, value_name = "NAME")]
+    pub record: Option<String>,
 }
 
 pub fn run(args: &McpArgs, ctx: &Context, out: &Output) -> Result<Status> {
@@ -42,19 +65,432 @@ pub fn run(args: &McpArgs, ctx: &Context, out: &Output) -> Result<Status> {
         })
         .transpose()?;
     let (store, location) = ctx.open_store(out)?;
-    drop(store);
-    let config = McpConfig::new(
+    let mut config = McpConfig::new(
         ctx.cwd.clone(),
         location.dir.clone(),
         ctx.workspace_root(&location),
         ctx.config_layers()?,
     )
     .with_allow_write(args.allow_write);
-    match addr {
-        Some(addr) => ctx_mcp::run_http(&config, addr, |bound| {
-            out.note(&format!("serving MCP at http://{bound}/mcp (Ctrl-C stops)"));
-        })?,
-        None => ctx_mcp::run_stdio(&config)?,
+    let Some(name) = &args.record else {
+        drop(store);
+        match addr {
+            Some(addr) => ctx_mcp::run_http(&config, addr, |bound| {
+                out.note(&format!("serving MCP at http://{bound}/mcp (Ctrl-C stops)"));
+            })?,
+            None => ctx_mcp::run_stdio(&config)?,
+        }
+        return Ok(Status::Success);
+    };
+
+    check_record_name(name)?;
+    for recovered in recover_recordings(&store)? {
+        out.note(&format!(
+            "finished the interrupted recording `{}` ({} steps) as run {}",
+            recovered.name, recovered.steps, recovered.run
+        ));
+    }
+    let started = unix_now();
+    set_session_clock(started);
+    config.clock = session_clock;
+    // Decide determinism from the tools' own annotations: read-only tools answer from the
+    // workspace (and the fixed session clock) alone; tools that record snapshots or change
+    // packs are not replayed.
+    let probe = CtxServer::new(&config.clone().with_allow_write(true))?;
+    let deterministic: Vec<String> = probe
+        .tools()
+        .into_iter()
+        .filter(|t| {
+            t.annotations
+                .as_ref()
+                .and_then(|a| a.read_only_hint)
+                .unwrap_or(false)
+        })
+        .map(|t| t.name.to_string())
+        .collect();
+    drop(probe);
+    let recorder = Arc::new(RunRecorder::start(store, name, started, deterministic)?);
+    config = config.with_recorder(recorder.clone());
+
+    let served = serve_until_shutdown(&config, addr, out);
+    let finished = recorder.finish();
+    served?;
+    match finished? {
+        Some((run, steps)) => out.note(&format!(
+            "recorded run {run} ({steps} steps) as `{name}`; replay it with `ctx run replay {name}`"
+        )),
+        None => out.note("no tool calls were made; nothing recorded"),
     }
     Ok(Status::Success)
+}
+
+/// Serves until stdin closes (stdio), or Ctrl-C / SIGTERM (both transports).
+fn serve_until_shutdown(config: &McpConfig, addr: Option<SocketAddr>, out: &Output) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let result = runtime.block_on(async {
+        let server = CtxServer::new(config)?;
+        if let Some(addr) = addr {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on {addr}"))?;
+            let bound = listener.local_addr()?;
+            let options = HttpOptions::for_address(bound);
+            let stop = options.cancellation.clone();
+            tokio::spawn(async move {
+                shutdown_signal().await;
+                stop.cancel();
+            });
+            out.note(&format!(
+                "serving MCP at http://{bound}/mcp, recording (Ctrl-C stops)"
+            ));
+            ctx_mcp::serve_http(server, listener, options).await?;
+        } else {
+            let (read, write) = ctx_mcp::rmcp::transport::io::stdio_pipes();
+            tokio::select! {
+                outcome = ctx_mcp::serve_io(server, read, write) => outcome?,
+                () = shutdown_signal() => {}
+            }
+        }
+        anyhow::Ok(())
+    });
+    // Do not wait for a blocked stdin read: the client is gone.
+    runtime.shutdown_background();
+    result
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// Refuses names `ctx run` could not use as a tag.
+fn check_record_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with("sha256")
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        && !name.bytes().all(|b| b.is_ascii_hexdigit())
+        && !name.starts_with('.');
+    if ok {
+        Ok(())
+    } else {
+        anyhow::bail!(
+            "--record `{name}` is not a usable run name: use letters, digits, `.`, `_`, `-` (not only hex digits, not starting with `sha256` or `.`)"
+        )
+    }
+}
+
+/// Unix seconds as RFC 3339 UTC (`2026-11-22T06:16:48Z`).
+pub fn rfc3339(unix_seconds: i64) -> String {
+    let days = unix_seconds.div_euclid(86_400);
+    let secs = unix_seconds.rem_euclid(86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recording
+
+/// Where unfinished recordings keep their journal: one JSON header line, then one step hash
+/// per line, each appended and synced before the client gets its answer.
+fn journal_dir(store: &Store) -> PathBuf {
+    store.dir().join("recordings")
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct JournalHeader {
+    name: String,
+    created: String,
+    pid: u32,
+}
+
+struct RecordState {
+    store: Store,
+    builder: RunBuilder,
+    journal: fs::File,
+    journal_path: PathBuf,
+    deterministic: Vec<String>,
+    /// The first error met while recording (reported when the session ends).
+    error: Option<String>,
+}
+
+/// Records every tool call as a step of one run.
+struct RunRecorder {
+    name: String,
+    state: Mutex<Option<RecordState>>,
+}
+
+impl RunRecorder {
+    fn start(store: Store, name: &str, started: i64, deterministic: Vec<String>) -> Result<Self> {
+        let dir = journal_dir(&store);
+        fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let created = rfc3339(started);
+        let pid = std::process::id();
+        let journal_path = dir.join(format!("{name}.{pid}.jsonl"));
+        let mut journal = fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .open(&journal_path)
+            .with_context(|| format!("cannot create {}", journal_path.display()))?;
+        let header = JournalHeader {
+            name: name.to_owned(),
+            created: created.clone(),
+            pid,
+        };
+        writeln!(journal, "{}", serde_json::to_string(&header)?)?;
+        journal.sync_all()?;
+        let mut builder = RunBuilder::new("mcp");
+        builder
+            .set_created(Some(created))
+            .set_environment(environment());
+        Ok(Self {
+            name: name.to_owned(),
+            state: Mutex::new(Some(RecordState {
+                store,
+                builder,
+                journal,
+                journal_path,
+                deterministic,
+                error: None,
+            })),
+        })
+    }
+
+    /// Finishes the run: names it, removes the journal. `None` when no call was recorded.
+    fn finish(&self) -> Result<Option<(RunId, usize)>> {
+        let state = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let Some(state) = state else {
+            return Ok(None);
+        };
+        if let Some(error) = &state.error {
+            anyhow::bail!(
+                "recording `{}` failed: {error}; the steps saved so far are in {}",
+                self.name,
+                state.journal_path.display()
+            );
+        }
+        let steps = state.builder.step_count();
+        drop(state.journal);
+        if steps == 0 {
+            let _ = fs::remove_file(&state.journal_path);
+            return Ok(None);
+        }
+        let run = state.builder.finish(&state.store)?;
+        ctx_runs::tag_run(&state.store, &self.name, &run)?;
+        let _ = fs::remove_file(&state.journal_path);
+        Ok(Some((run, steps)))
+    }
+}
+
+fn environment() -> ctx_runs::Environment {
+    ctx_runs::Environment {
+        os: Some(std::env::consts::OS.to_owned()),
+        runtime: Some("ctx-mcp".to_owned()),
+        tool_versions: [("ctx".to_owned(), env!("CARGO_PKG_VERSION").to_owned())].into(),
+    }
+}
+
+impl RecordState {
+    fn push(&mut self, call: &RecordedCall<'_>) -> Result<()> {
+        let (bytes, is_error) = recorded_output(call.result);
+        let mut draft = StepDraft::tool_call(call.tool, Value::Object(call.arguments.clone()));
+        draft.output = Some(bytes);
+        draft.status = if is_error {
+            StepStatus::Error
+        } else {
+            StepStatus::Ok
+        };
+        draft.deterministic = self.deterministic.iter().any(|t| t == call.tool);
+        draft.duration_ms = Some(u64::try_from(call.elapsed.as_millis()).unwrap_or(u64::MAX));
+        draft.timestamp = Some(rfc3339(unix_now()));
+        let hash = self.builder.push_step(&self.store, draft)?;
+        writeln!(self.journal, "{hash}")?;
+        self.journal.sync_data()?;
+        Ok(())
+    }
+}
+
+impl CallRecorder for RunRecorder {
+    fn record(&self, call: &RecordedCall<'_>) {
+        let mut guard = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(state) = guard.as_mut() else {
+            return;
+        };
+        if state.error.is_some() {
+            return;
+        }
+        if let Err(err) = state.push(call) {
+            tracing::error!("recording `{}`: cannot save a step: {err:#}", self.name);
+            state.error = Some(format!("{err:#}"));
+        }
+    }
+}
+
+/// A recording finished after its process died.
+struct Recovered {
+    name: String,
+    run: RunId,
+    steps: usize,
+}
+
+/// Finishes the recordings whose process is gone, from their journals.
+fn recover_recordings(store: &Store) -> Result<Vec<Recovered>> {
+    let dir = journal_dir(store);
+    let Ok(entries) = fs::read_dir(&dir) else {
+        return Ok(Vec::new());
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    paths.sort();
+    let mut out = Vec::new();
+    for path in paths {
+        if let Some(recovered) = recover_one(store, &path)? {
+            out.push(recovered);
+        }
+    }
+    Ok(out)
+}
+
+fn process_alive(pid: u32) -> bool {
+    pid == std::process::id() || Path::new("/proc").join(pid.to_string()).exists()
+}
+
+fn recover_one(store: &Store, path: &Path) -> Result<Option<Recovered>> {
+    let file = fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut lines = std::io::BufReader::new(file).lines();
+    let Some(Ok(first)) = lines.next() else {
+        fs::remove_file(path).ok();
+        return Ok(None);
+    };
+    let header: JournalHeader = serde_json::from_str(&first).with_context(|| {
+        format!(
+            "{} is not a recording journal; move it out of the way",
+            path.display()
+        )
+    })?;
+    if cfg!(target_os = "linux") && process_alive(header.pid) {
+        return Ok(None);
+    }
+    let mut builder = RunBuilder::new("mcp");
+    builder
+        .set_created(Some(header.created.clone()))
+        .set_environment(environment());
+    for line in lines {
+        // A line cut by the crash, or a step whose objects did not make it, ends the run.
+        let Ok(line) = line else { break };
+        let Ok(hash) = line.trim().parse::<ContentHash>() else {
+            break;
+        };
+        let Ok(bytes) = store.objects().get(&hash) else {
+            break;
+        };
+        let Ok(step) = serde_json::from_slice::<Step>(&bytes) else {
+            break;
+        };
+        let read = |h: Option<ContentHash>| h.map(|h| store.objects().get(&h)).transpose();
+        let (Ok(output), Ok(reasoning)) = (read(step.output_ref), read(step.reasoning_ref)) else {
+            break;
+        };
+        let draft = StepDraft {
+            kind: step.kind,
+            tool: step.tool,
+            call_id: step.call_id,
+            model: step.model,
+            parameters: step.parameters,
+            output,
+            reasoning: reasoning.map(|b| String::from_utf8_lossy(&b).into_owned()),
+            deterministic: step.deterministic,
+            status: step.status,
+            timestamp: step.timestamp,
+            duration_ms: step.duration_ms,
+        };
+        builder.push_step(store, draft)?;
+    }
+    let steps = builder.step_count();
+    if steps == 0 {
+        fs::remove_file(path).ok();
+        return Ok(None);
+    }
+    let run = builder.finish(store)?;
+    ctx_runs::tag_run(store, &header.name, &run)?;
+    fs::remove_file(path).ok();
+    Ok(Some(Recovered {
+        name: header.name,
+        run,
+        steps,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_formats_unix_seconds() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_795_328_208), "2026-11-22T06:16:48Z");
+        let back = ctx_runs::export::parse_rfc3339_nanos(&rfc3339(1_795_328_208));
+        assert_eq!(back, Some(1_795_328_208 * 1_000_000_000));
+    }
+
+    #[test]
+    fn record_names_must_be_usable_tags() {
+        assert!(check_record_name("review-1").is_ok());
+        for bad in ["", "a/b", "cafe", "sha256x", ".hidden", "with space"] {
+            assert!(check_record_name(bad).is_err(), "{bad}");
+        }
+    }
 }

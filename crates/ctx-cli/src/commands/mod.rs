@@ -12,6 +12,9 @@ pub mod mcp;
 pub mod pack;
 pub mod read;
 pub mod related;
+pub mod run;
+pub mod run_provenance;
+pub mod run_replay;
 pub mod search;
 pub mod select;
 pub mod serve;
@@ -46,6 +49,7 @@ pub fn run(command: Command, ctx: &Context, out: &Output) -> Result<Status> {
         Command::Hook(cmd) => hook::run(&cmd, ctx, out),
         Command::Read(args) => read::run(&args, ctx, out),
         Command::Serve(args) => serve::run(&args, ctx, out),
+        Command::Run(cmd) => run::run(cmd, ctx, out),
         Command::Completions(args) => completions::run(&args, out),
     }
 }

@@ -301,7 +301,7 @@ pub fn run(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status> 
                 tokenizer: None,
                 style: args.style,
             };
-            let rendered = packs::render(&pcx, &request)?;
+            let rendered = packs::render_with_progress(&pcx, &request, &out.progress())?;
             cache_note(&rendered.report);
             if out.is_json() {
                 let mut value = serde_json::to_value(&rendered.report)?;
@@ -333,7 +333,7 @@ pub fn run(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status> 
                     tokenizer: None,
                     style: args.style.unwrap_or_default(),
                 };
-                let rendered = packs::render(&pcx, &request)?;
+                let rendered = packs::render_with_progress(&pcx, &request, &out.progress())?;
                 cache_note(&rendered.report);
                 let summary = json!({
                     "render_hash": rendered.report.render_hash,
@@ -375,8 +375,13 @@ pub fn run(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status> 
                 tokenizer: None,
                 style: args.style,
             };
-            let (snapshot, rendered) =
-                packs::snapshot(&pcx, &request, args.name.as_deref(), now())?;
+            let (snapshot, rendered) = packs::snapshot_with_progress(
+                &pcx,
+                &request,
+                args.name.as_deref(),
+                now(),
+                &out.progress(),
+            )?;
             if out.is_json() {
                 out.json(&json!({ "snapshot": snapshot, "report": rendered.report }))?;
             } else {

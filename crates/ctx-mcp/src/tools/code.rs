@@ -687,7 +687,12 @@ fn search(call: &Call<'_>) -> Result<Value, ToolError> {
     };
     let use_cache = matches!(args.mode, SearchMode::Symbol);
     let mut results = with_code(call, use_cache, |cx| {
-        Ok(code::search(cx, Path::new(&target.rel), &kind)?)
+        Ok(code::search_cached(
+            cx,
+            call.tree_cache,
+            Path::new(&target.rel),
+            &kind,
+        )?)
     })?;
     let total = results.len();
     let truncated = args.max_results.is_some_and(|max| total as u64 > max);

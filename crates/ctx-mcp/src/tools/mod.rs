@@ -9,6 +9,8 @@
 mod code;
 mod fs;
 mod packs;
+mod runs;
+mod select;
 
 use std::sync::Arc;
 
@@ -44,6 +46,8 @@ pub struct Call<'a> {
     pub arguments: &'a JsonObject,
     /// Unix seconds, for records that carry a time.
     pub now: i64,
+    /// The server's long-lived cache of the walk and file contents (for `ctx_search`).
+    pub tree_cache: &'a ctx::code::TreeCache,
 }
 
 impl Call<'_> {
@@ -159,6 +163,8 @@ pub fn definitions() -> Vec<Arc<ToolDef>> {
     let mut all = packs::definitions();
     all.extend(code::definitions());
     all.extend(fs::definitions());
+    all.extend(select::definitions());
+    all.extend(runs::definitions());
     all.into_iter().map(Arc::new).collect()
 }
 

@@ -17,8 +17,8 @@ use serde::Serialize;
 pub use payload::PayloadStyle;
 pub use render::{
     ExcludedItem, IncludedItem, RedactionSummary, Render, RenderPolicy, RenderReport,
-    RenderRequest, SnapshotDrift, SnapshotVerify, render, render_snapshot, snapshot,
-    verify_snapshot,
+    RenderRequest, SnapshotDrift, SnapshotVerify, render, render_snapshot, render_with_progress,
+    snapshot, snapshot_with_progress, verify_snapshot,
 };
 
 use crate::config::ConfigLayers;

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use ctx_core::redact::RedactionFinding;
-use ctx_core::{ContentHash, TokenizerKind, canonical};
+use ctx_core::{ContentHash, NoProgress, Progress, TokenizerKind, canonical};
 use ctx_sources::{ExpandOptions, Skip, Unit, expand};
 use ctx_store::{SnapshotItemRecord, SnapshotRecord};
 use rayon::prelude::*;
@@ -195,6 +195,7 @@ fn block_identity(
 /// Counts blocks through the store's token cache, counting the misses in parallel.
 struct BlockCounter<'a> {
     ctx: &'a PackContext<'a>,
+    progress: &'a dyn Progress,
     tokenizer: TokenizerKind,
     cached: u64,
     counted: u64,
@@ -217,9 +218,17 @@ impl BlockCounter<'_> {
         }
         let misses: Vec<usize> = (0..keys.len()).filter(|&i| counts[i].is_none()).collect();
         let tokenizer = self.tokenizer;
+        let progress = self.progress;
+        if misses.len() > 1 {
+            progress.phase("counting tokens", Some(misses.len() as u64));
+        }
         let fresh: Vec<(usize, u64)> = misses
             .par_iter()
-            .map(|&i| (i, tokenizer.count(&build(i)) as u64))
+            .map(|&i| {
+                let count = tokenizer.count(&build(i)) as u64;
+                progress.advance(1);
+                (i, count)
+            })
             .collect();
         self.cached += (keys.len() - fresh.len()) as u64;
         self.counted += fresh.len() as u64;
@@ -260,6 +269,25 @@ struct SnapshotIdentity<'a> {
 /// Renders packs into a payload and a report. Pure in its inputs: the same packs, policy and
 /// files give the same bytes and hashes, from any working directory, in any locale.
 pub fn render(ctx: &PackContext<'_>, request: &RenderRequest) -> Result<Render, CtxError> {
+    render_with_progress(ctx, request, &NoProgress)
+}
+
+/// [`render`], reporting its phases (expanding, redacting, counting) to `progress`.
+pub fn render_with_progress(
+    ctx: &PackContext<'_>,
+    request: &RenderRequest,
+    progress: &dyn Progress,
+) -> Result<Render, CtxError> {
+    let rendered = render_inner(ctx, request, progress);
+    progress.finish();
+    rendered
+}
+
+fn render_inner(
+    ctx: &PackContext<'_>,
+    request: &RenderRequest,
+    progress: &dyn Progress,
+) -> Result<Render, CtxError> {
     if request.packs.is_empty() {
         return Err(CtxError::InvalidInput(
             "name at least one pack to render".into(),
@@ -294,13 +322,19 @@ pub fn render(ctx: &PackContext<'_>, request: &RenderRequest) -> Result<Render, 
     // in place, in byte order.
     let options = expand_options(ctx);
     let mut units = Vec::new();
+    let mut records = Vec::new();
     for pack in &packs {
         for record in ctx.store.db().artifacts(pack)? {
-            let spec = spec_of(&record)?;
-            for unit in expand(&spec, &options) {
-                units.push((pack.clone(), record.artifact_id.clone(), unit));
-            }
+            records.push((pack, record));
         }
+    }
+    progress.phase("reading sources", Some(records.len() as u64));
+    for (pack, record) in records {
+        let spec = spec_of(&record)?;
+        for unit in expand(&spec, &options) {
+            units.push((pack.clone(), record.artifact_id.clone(), unit));
+        }
+        progress.advance(1);
     }
     let mut seen = HashSet::new();
     let duplicate: Vec<bool> = units
@@ -310,10 +344,12 @@ pub fn render(ctx: &PackContext<'_>, request: &RenderRequest) -> Result<Render, 
 
     let style = policy.style;
     let redactor = &ctx.settings.redactor;
+    progress.phase("redacting", Some(units.len() as u64));
     let prepared: Vec<Prepared> = units
         .into_par_iter()
         .zip(duplicate)
         .map(|((pack, artifact_id, mut unit), dup)| {
+            progress.advance(1);
             let body = match std::mem::replace(&mut unit.body, Err(Skip::Missing)) {
                 Ok(_) if dup => Err((
                     "duplicate".to_owned(),
@@ -345,6 +381,7 @@ pub fn render(ctx: &PackContext<'_>, request: &RenderRequest) -> Result<Render, 
 
     let mut counter = BlockCounter {
         ctx,
+        progress,
         tokenizer: policy.tokenizer,
         cached: 0,
         counted: 0,
@@ -514,6 +551,17 @@ pub fn snapshot(
     label: Option<&str>,
     now: i64,
 ) -> Result<(SnapshotRecord, Render), CtxError> {
+    snapshot_with_progress(ctx, request, label, now, &NoProgress)
+}
+
+/// [`snapshot`], reporting the render's phases to `progress`.
+pub fn snapshot_with_progress(
+    ctx: &PackContext<'_>,
+    request: &RenderRequest,
+    label: Option<&str>,
+    now: i64,
+    progress: &dyn Progress,
+) -> Result<(SnapshotRecord, Render), CtxError> {
     if let Some(label) = label
         && (label.is_empty() || label.starts_with("sha256:"))
     {
@@ -521,7 +569,7 @@ pub fn snapshot(
             "invalid snapshot label `{label}`; use a short name like v1.0"
         )));
     }
-    let rendered = render(ctx, request)?;
+    let rendered = render_with_progress(ctx, request, progress)?;
     let payload_object = ctx.store.objects().put(rendered.payload.as_bytes())?;
     let snapshot_id = canonical::hash(&SnapshotIdentity {
         packs: &rendered.report.packs,

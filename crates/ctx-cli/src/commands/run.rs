@@ -1,0 +1,542 @@
+//! `ctx run …`: import, list, show, diff, fork, tag and export agent run records; replay and
+//! provenance (`replay`, `attach`, `verify`, `keygen`) live in `run_replay` / `run_provenance`.
+
+use std::path::PathBuf;
+
+use anyhow::{Context as _, Result};
+use clap::builder::{PossibleValuesParser, TypedValueParser as _};
+use clap::{Args, Subcommand};
+use ctx::store::Store;
+use ctx_runs::{
+    FormatChoice, ImportWarning, Run, RunDiff, RunSummary, StepKind, StepStatus, diff_runs,
+};
+use serde_json::{Value, json};
+
+use crate::args::Format;
+use crate::commands::{run_provenance, run_replay};
+use crate::context::Context;
+use crate::output::{Output, Status, Style};
+
+/// Run records: agent runs captured as content-addressed packs you can show, diff, replay,
+/// fork, export and attach to the artifacts they produced.
+///
+/// A run's id is the hash of its manifest; any unique prefix of it (4+ hex digits), `latest`
+/// or a tag names it. `run show` and `run diff` print JSON unless --format human.
+///
+/// Examples:
+///   ctx run import ~/.claude/projects/myproj/3f2a….jsonl
+///   ctx run import trajectory.traj --from swe-agent --tag baseline
+///   ctx run log --oneline
+///   ctx run show latest --format human
+///   ctx run diff baseline latest --format human
+///   ctx run export latest --format otel > spans.json
+#[derive(Debug, Subcommand)]
+#[command(verbatim_doc_comment)]
+pub enum RunCommand {
+    Import(ImportArgs),
+    Log(LogArgs),
+    Show(ShowArgs),
+    Diff(DiffArgs),
+    Fork(ForkArgs),
+    Tag(TagArgs),
+    Export(ExportArgs),
+    Replay(run_replay::ReplayArgs),
+    Attach(run_provenance::AttachArgs),
+    Verify(run_provenance::VerifyArgs),
+    Keygen(run_provenance::KeygenArgs),
+}
+
+/// Import an agent log as a run: ctx's own export, a Claude Code session transcript, an
+/// OpenHands event array or a SWE-agent .traj file.
+///
+/// Records that cannot be used are reported with their line (or item) and skipped; a file
+/// with no usable record is an error. Importing the same file twice gives the same run id.
+///
+/// Examples:
+///   ctx run import session.jsonl
+///   ctx run import events.json --from openhands --tag first-try
+///   ctx run export latest --format ctx > run.json && ctx run import run.json
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct ImportArgs {
+    /// The log file.
+    pub file: PathBuf,
+    /// Its format: auto, ctx, claude-code, openhands or swe-agent.
+    #[arg(long, default_value = "auto", value_name = "FORMAT")]
+    pub from: String,
+    /// Also name the run with this tag.
+    #[arg(long, value_name = "NAME")]
+    pub tag: Option<String>,
+}
+
+/// List runs, most recently stored first (like `git log`).
+///
+/// Examples:
+///   ctx run log
+///   ctx run log --oneline -n 5
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct LogArgs {
+    /// One line per run: short id, refs, source, steps, model, start time.
+    #[arg(long)]
+    pub oneline: bool,
+    /// Show at most N runs.
+    #[arg(short = 'n', long, value_name = "N")]
+    pub max_count: Option<usize>,
+}
+
+/// Show a run: its manifest and steps, every object re-hashed (a damaged object is reported).
+///
+/// JSON by default; --format human for a readable summary.
+///
+/// Examples:
+///   ctx run show latest
+///   ctx run show 3f2a9c --format human
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct ShowArgs {
+    /// Run id, unique prefix, `latest` or tag.
+    pub id: String,
+}
+
+/// Compare two runs: typed drift entries (prompt_drift, tool_drift, param_drift,
+/// reasoning_drift, output_drift), each with its step and both sides' hashes.
+///
+/// JSON by default; --format human for a summary. Exits 1 when the runs drift.
+///
+/// Examples:
+///   ctx run diff baseline latest
+///   ctx run diff 3f2a 9c1e --format human
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct DiffArgs {
+    /// Run A.
+    pub a: String,
+    /// Run B.
+    pub b: String,
+}
+
+/// Store a new run derived from another, linked to it as its parent.
+///
+/// Examples:
+///   ctx run fork latest --tag experiment
+///   ctx run fork 3f2a --at 4        # keep steps 0..4 and continue from there
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct ForkArgs {
+    /// The run to fork.
+    pub id: String,
+    /// Keep only the first N steps.
+    #[arg(long, value_name = "N")]
+    pub at: Option<usize>,
+    /// Name the new run with this tag.
+    #[arg(long, value_name = "NAME")]
+    pub tag: Option<String>,
+}
+
+/// Name a run with a tag (moving the tag if it named another run).
+///
+/// Example: ctx run tag latest baseline
+#[derive(Debug, Args)]
+pub struct TagArgs {
+    /// The run.
+    pub id: String,
+    /// The tag: letters, digits, `.`, `_`, `-`.
+    pub tag: String,
+}
+
+/// Export a run: ctx (lossless JSON, re-importable with the same id), otel (OTLP-JSON spans
+/// with gen_ai.* attributes) or in-toto (a Statement whose subjects are the run's outputs).
+///
+/// Examples:
+///   ctx run export latest --format ctx > run.json
+///   ctx run export latest --format otel > spans.json
+///   ctx run export 3f2a --format in-toto
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct ExportArgs {
+    /// The run.
+    pub id: String,
+    /// The export format.
+    #[arg(
+        long,
+        required = true,
+        value_name = "FORMAT",
+        value_parser = PossibleValuesParser::new(["ctx", "otel", "in-toto"])
+            .map(|s| match s.as_str() {
+                "otel" => Format::Otel,
+                "in-toto" => Format::InToto,
+                _ => Format::Ctx,
+            })
+    )]
+    pub format: Option<Format>,
+}
+
+pub fn run(command: RunCommand, ctx: &Context, out: &Output) -> Result<Status> {
+    match command {
+        RunCommand::Replay(args) => run_replay::replay(&args, ctx, out),
+        RunCommand::Attach(args) => run_provenance::attach(&args, ctx, out),
+        RunCommand::Verify(args) => run_provenance::verify(&args, ctx, out),
+        RunCommand::Keygen(args) => run_provenance::keygen(&args, ctx, out),
+        other => {
+            let (store, _) = ctx.open_store(out)?;
+            match other {
+                RunCommand::Import(args) => import(&args, ctx, &store, out),
+                RunCommand::Log(args) => log(&args, &store, out),
+                RunCommand::Show(args) => show(&args, &store, out),
+                RunCommand::Diff(args) => diff(&args, &store, out),
+                RunCommand::Fork(args) => fork(&args, &store, out),
+                RunCommand::Tag(args) => tag(&args, &store, out),
+                RunCommand::Export(args) => export(&args, &store, out),
+                RunCommand::Replay(_)
+                | RunCommand::Attach(_)
+                | RunCommand::Verify(_)
+                | RunCommand::Keygen(_) => unreachable!("routed above"),
+            }
+        }
+    }
+}
+
+fn import(args: &ImportArgs, ctx: &Context, store: &Store, out: &Output) -> Result<Status> {
+    let FormatChoice(from) = args.from.parse()?;
+    let path = ctx.cwd.join(&args.file);
+    let outcome = ctx_runs::import_file(store, &path, from)?;
+    if let Some(tag) = &args.tag {
+        ctx_runs::tag_run(store, tag, &outcome.run)?;
+    }
+    let shown = args.file.display().to_string();
+    for warning in &outcome.warnings {
+        out.warn(&format!("{shown}: {warning}; skipped"));
+    }
+    if out.is_json() {
+        out.json(&json!({
+            "run": outcome.run,
+            "format": outcome.format,
+            "steps": outcome.steps,
+            "tag": args.tag,
+            "warnings": outcome.warnings,
+        }))?;
+    } else {
+        out.line(&format!(
+            "imported {} ({}, {} steps{})",
+            outcome.run,
+            outcome.format,
+            outcome.steps,
+            skipped_note(&outcome.warnings)
+        ))?;
+    }
+    Ok(Status::Success)
+}
+
+fn skipped_note(warnings: &[ImportWarning]) -> String {
+    match warnings.len() {
+        0 => String::new(),
+        n => format!(", {n} record(s) skipped"),
+    }
+}
+
+fn log(args: &LogArgs, store: &Store, out: &Output) -> Result<Status> {
+    let mut runs = ctx_runs::list_runs(store)?;
+    if let Some(n) = args.max_count {
+        runs.truncate(n);
+    }
+    if out.is_json() {
+        out.json(&json!({ "runs": runs }))?;
+    } else if runs.is_empty() {
+        out.note("no runs yet; import one with `ctx run import FILE`");
+    } else if args.oneline {
+        for run in &runs {
+            out.line(&oneline(out, run))?;
+        }
+    } else {
+        for (i, run) in runs.iter().enumerate() {
+            if i > 0 {
+                out.line("")?;
+            }
+            long_entry(out, run)?;
+        }
+    }
+    Ok(if runs.is_empty() {
+        Status::Found
+    } else {
+        Status::Success
+    })
+}
+
+fn decorations(out: &Output, refs: &[String]) -> String {
+    if refs.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " {}",
+            out.paint(Style::Yellow, &format!("({})", refs.join(", ")))
+        )
+    }
+}
+
+fn oneline(out: &Output, run: &RunSummary) -> String {
+    let mut line = format!(
+        "{}{} {} {} steps",
+        out.paint(Style::Yellow, &run.id.to_hex()[..12]),
+        decorations(out, &run.refs),
+        run.source,
+        run.steps
+    );
+    if let Some(model) = &run.model {
+        line.push(' ');
+        line.push_str(model);
+    }
+    if let Some(started) = &run.started {
+        line.push(' ');
+        line.push_str(started);
+    }
+    line
+}
+
+fn long_entry(out: &Output, run: &RunSummary) -> Result<()> {
+    out.line(&format!(
+        "{}{}",
+        out.paint(Style::Yellow, &format!("run {}", run.id)),
+        decorations(out, &run.refs)
+    ))?;
+    if let Some(parent) = &run.parent {
+        out.line(&format!("Parent:  {parent}"))?;
+    }
+    out.line(&format!("Source:  {}", run.source))?;
+    if let Some(model) = &run.model {
+        out.line(&format!("Model:   {model}"))?;
+    }
+    if let Some(started) = &run.started {
+        out.line(&format!("Started: {started}"))?;
+    }
+    out.line(&format!("Steps:   {}", run.steps))
+}
+
+/// The JSON form of a run: id, refs, manifest, and steps each with its object hash.
+pub fn run_json(run: &Run, refs: &[String]) -> Value {
+    let steps: Vec<Value> = run
+        .steps
+        .iter()
+        .zip(&run.manifest.steps)
+        .map(|(step, hash)| {
+            let mut value = serde_json::to_value(step).expect("steps serialize");
+            if let Value::Object(map) = &mut value {
+                map.insert("hash".to_owned(), json!(hash));
+            }
+            value
+        })
+        .collect();
+    json!({
+        "id": run.id,
+        "refs": refs,
+        "manifest": run.manifest,
+        "steps": steps,
+    })
+}
+
+fn show(args: &ShowArgs, store: &Store, out: &Output) -> Result<Status> {
+    let run = ctx_runs::load_run(store, &args.id)?;
+    let refs = ctx_runs::refs_by_run(store)?
+        .remove(&run.id)
+        .unwrap_or_default();
+    if out.is_json_by_default() {
+        out.json(&run_json(&run, &refs))?;
+        return Ok(Status::Success);
+    }
+    let m = &run.manifest;
+    out.line(&format!(
+        "{}{}",
+        out.paint(Style::Yellow, &format!("run {}", run.id)),
+        decorations(out, &refs)
+    ))?;
+    if let Some(parent) = &m.parent {
+        out.line(&format!("Parent:  {parent}"))?;
+    }
+    out.line(&format!("Source:  {}", m.source))?;
+    if let Some(id) = &m.conversation_id {
+        out.line(&format!("Session: {id}"))?;
+    }
+    if let Some(model) = &m.model {
+        let params = if model.parameters.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", serde_json::to_string(&model.parameters)?)
+        };
+        out.line(&format!("Model:   {}{params}", model.identifier))?;
+    }
+    if let Some(started) = run.started() {
+        out.line(&format!("Started: {started}"))?;
+    }
+    if let Some(system) = &m.system_prompt {
+        out.line(&format!("System prompt: {system}"))?;
+    }
+    for prompt in &m.prompts {
+        let text = ctx_runs::read_blob(store, &prompt.content_ref)?;
+        out.line(&format!(
+            "Prompt ({}): {}",
+            prompt.role,
+            preview(&String::from_utf8_lossy(&text), 100)
+        ))?;
+    }
+    for input in &m.inputs {
+        out.line(&format!(
+            "Input:   {} ({} bytes, {})",
+            input.name, input.size, input.content_ref
+        ))?;
+    }
+    out.line(&format!("Steps:   {}", run.steps.len()))?;
+    for step in &run.steps {
+        let args_text = if step
+            .parameters
+            .as_object()
+            .is_some_and(serde_json::Map::is_empty)
+        {
+            String::new()
+        } else {
+            format!(
+                " {}",
+                preview(&serde_json::to_string(&step.parameters)?, 80)
+            )
+        };
+        let mut flags = Vec::new();
+        if step.deterministic {
+            flags.push("deterministic");
+        }
+        if step.status == StepStatus::Error {
+            flags.push("error");
+        }
+        let output = step.output_ref.map_or_else(
+            || "no output".to_owned(),
+            |h| format!("-> {}", &h.to_hex()[..12]),
+        );
+        let kind = match step.kind {
+            StepKind::ToolCall => "tool",
+            StepKind::ModelCall => "chat",
+        };
+        out.line(&format!(
+            "  {:>3} {kind} {}{args_text} {output}{}",
+            step.index,
+            out.paint(Style::Bold, &step.label()),
+            if flags.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", flags.join(", "))
+            }
+        ))?;
+    }
+    for output in &m.outputs {
+        out.line(&format!(
+            "Output:  {} ({} bytes, {})",
+            output.name, output.size, output.content_ref
+        ))?;
+    }
+    Ok(Status::Success)
+}
+
+/// The first line of `text`, cut to `max` characters.
+fn preview(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or("");
+    let mut cut: String = line.chars().take(max).collect();
+    if cut.len() < line.len() || text.lines().nth(1).is_some() {
+        cut.push('…');
+    }
+    cut
+}
+
+fn diff(args: &DiffArgs, store: &Store, out: &Output) -> Result<Status> {
+    let a = ctx_runs::load_run(store, &args.a)?;
+    let b = ctx_runs::load_run(store, &args.b)?;
+    let report = diff_runs(&a, &b);
+    if out.is_json_by_default() {
+        out.json(&report)?;
+    } else {
+        human_diff(out, &report)?;
+    }
+    Ok(if report.differs() {
+        Status::Found
+    } else {
+        Status::Success
+    })
+}
+
+fn human_diff(out: &Output, report: &RunDiff) -> Result<()> {
+    out.line(&format!("A: {}", report.a))?;
+    out.line(&format!("B: {}", report.b))?;
+    if !report.differs() {
+        out.line(&format!("{} no drift", out.paint(Style::Green, "same:")))?;
+        return Ok(());
+    }
+    let short = |h: &Option<ctx_runs::RunId>| {
+        h.map_or_else(|| "-".to_owned(), |h| h.to_hex()[..12].to_owned())
+    };
+    for d in &report.drift {
+        let step = d
+            .step
+            .map_or_else(|| "     ".to_owned(), |s| format!("{s:>5}"));
+        out.line(&format!(
+            "{} {step}  {}  ({} -> {})",
+            out.paint(Style::Red, &format!("{:<15}", d.kind.name())),
+            d.detail,
+            short(&d.a),
+            short(&d.b)
+        ))?;
+    }
+    let counts: Vec<String> = report
+        .counts
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect();
+    out.line(&format!(
+        "{} {} drift entries: {}",
+        out.paint(Style::Red, "drift:"),
+        report.drift.len(),
+        counts.join(", ")
+    ))
+}
+
+fn fork(args: &ForkArgs, store: &Store, out: &Output) -> Result<Status> {
+    let parent = ctx_runs::resolve_run(store, &args.id)?;
+    let id = ctx_runs::fork_run(store, &parent.to_string(), args.at)?;
+    if let Some(tag) = &args.tag {
+        ctx_runs::tag_run(store, tag, &id)?;
+    }
+    let run = ctx_runs::load_run_by_id(store, &id)?;
+    if out.is_json() {
+        out.json(&json!({
+            "run": id,
+            "parent": parent,
+            "steps": run.steps.len(),
+            "tag": args.tag,
+        }))?;
+    } else {
+        out.line(&format!(
+            "forked {id} from {parent} ({} steps)",
+            run.steps.len()
+        ))?;
+    }
+    Ok(Status::Success)
+}
+
+fn tag(args: &TagArgs, store: &Store, out: &Output) -> Result<Status> {
+    let id = ctx_runs::resolve_run(store, &args.id)?;
+    ctx_runs::tag_run(store, &args.tag, &id)?;
+    if out.is_json() {
+        out.json(&json!({ "run": id, "tag": args.tag }))?;
+    } else {
+        out.line(&format!("tagged {id} as {}", args.tag))?;
+    }
+    Ok(Status::Success)
+}
+
+fn export(args: &ExportArgs, store: &Store, out: &Output) -> Result<Status> {
+    let run = ctx_runs::load_run(store, &args.id)?;
+    let value = match args.format {
+        Some(Format::Otel) => ctx_runs::export_otel(&run),
+        Some(Format::InToto) => ctx_runs::export_in_toto(&run),
+        _ => serde_json::to_value(ctx_runs::export_ctx(store, &run)?)
+            .context("cannot serialize the export")?,
+    };
+    out.json(&value)?;
+    Ok(Status::Success)
+}

@@ -1,0 +1,455 @@
+//! Run record tools (seed 004): list the runs in the store, show one run's steps, and diff two
+//! runs into typed drift entries. All read-only; long answers are paged.
+
+use ctx::store::Store;
+use ctx_runs::{Run, RunError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{Call, ToolDef, define, reads};
+use crate::error::ToolError;
+use crate::paging::{PageInfo, Section};
+
+/// Step outputs longer than this are cut in ctx_runs_show unless asked for more.
+const DEFAULT_OUTPUT_BYTES: usize = 2000;
+
+pub fn definitions() -> Vec<ToolDef> {
+    vec![
+        define::<ListArgs, ListAnswer>(
+            "ctx_runs_list",
+            "List recorded runs",
+            "List the agent runs recorded in this workspace's store (imported logs, `ctx mcp --record` sessions, forks), most recent first: id, refs such as `latest` or tags, source, model, step count and start time. Use an id (or a unique prefix, or a ref) with ctx_runs_show or ctx_runs_diff.",
+            reads(),
+            false,
+            runs_list,
+        ),
+        define::<ShowArgs, ShowAnswer>(
+            "ctx_runs_show",
+            "Show a run",
+            "Show one recorded run: its model, prompts, inputs and outputs, and every step in order (tool or model call, arguments, output hash and optionally the output text, whether it is deterministic). Every object is re-hashed, so a damaged record is reported rather than shown. Long runs come in pages: pass next_cursor to continue.",
+            reads(),
+            false,
+            runs_show,
+        ),
+        define::<DiffArgs, DiffAnswer>(
+            "ctx_runs_diff",
+            "Diff two runs",
+            "Compare two recorded runs and list typed drift entries: prompt_drift (system prompt, prompts, inputs), tool_drift (a different tool at a step, or a step on one side only), param_drift (model parameters or a step's arguments), reasoning_drift (a step's output or reasoning), output_drift (the run's outputs); each with its step index and both sides' hashes.",
+            reads(),
+            false,
+            runs_diff,
+        ),
+    ]
+}
+
+fn failed(err: &RunError) -> ToolError {
+    ToolError::Failed(err.to_string())
+}
+
+// ---- ctx_runs_list -------------------------------------------------------------------------
+
+/// Arguments of ctx_runs_list.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {
+    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// The next_cursor of a previous answer to this same call, to get the next page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// A run in a listing.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RunItem {
+    /// The run id, `sha256:…` (the hash of its manifest).
+    pub id: String,
+    /// The run it was forked from, if any.
+    pub parent: Option<String>,
+    /// Where it came from: claude-code, openhands, swe-agent, mcp, ctx or fork.
+    pub source: String,
+    /// Number of steps.
+    pub steps: u64,
+    /// The model, when known.
+    pub model: Option<String>,
+    /// When the run started, as the agent recorded it (RFC 3339).
+    pub started: Option<String>,
+    /// Refs naming the run (`latest`, tags).
+    pub refs: Vec<String>,
+}
+
+/// Answer of ctx_runs_list.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListAnswer {
+    /// Runs, most recently stored first.
+    pub runs: Vec<RunItem>,
+    /// Pass as `cursor` to get the next page; null when this is the last page.
+    pub next_cursor: Option<String>,
+    /// Where this page sits in the whole answer.
+    pub page: PageInfo,
+}
+
+fn runs_list(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: ListArgs = call.parse()?;
+    let runs = call
+        .workspace
+        .with_store(|store| ctx_runs::list_runs(store).map_err(|e| failed(&e)))?;
+    // Cursors stay valid only while the newest run is the same one.
+    let state = runs.first().map(|r| r.id.to_string()).unwrap_or_default();
+    let request = call.page_request(args.max_tokens, args.cursor.as_deref(), &state)?;
+    let answer = ListAnswer {
+        runs: runs
+            .into_iter()
+            .map(|r| RunItem {
+                id: r.id.to_string(),
+                parent: r.parent.map(|p| p.to_string()),
+                source: r.source,
+                steps: r.steps,
+                model: r.model,
+                started: r.started,
+                refs: r.refs,
+            })
+            .collect(),
+        next_cursor: None,
+        page: PageInfo::default(),
+    };
+    call.paged(&answer, &[Section::Items("runs")], &request)
+}
+
+// ---- ctx_runs_show -------------------------------------------------------------------------
+
+/// Arguments of ctx_runs_show.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShowArgs {
+    /// The run: its id, a unique prefix of it (4+ hex digits), `latest` or a tag.
+    pub run: String,
+    /// Also return each step's output text and reasoning, and the prompts' text (default false: hashes only).
+    #[serde(default)]
+    pub include_content: bool,
+    /// With include_content, cut each text after this many bytes (default 2000).
+    #[serde(default)]
+    pub max_output_bytes: Option<usize>,
+    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// The next_cursor of a previous answer to this same call, to get the next page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// A prompt of a run.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PromptItem {
+    /// user, system, ….
+    pub role: String,
+    /// The hash of its text.
+    pub content_ref: String,
+    /// The text (with include_content), cut at max_output_bytes.
+    pub text: Option<String>,
+}
+
+/// A named input or output of a run.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ContentItem {
+    /// Its name (usually a path).
+    pub name: String,
+    /// The hash of its content.
+    pub content_ref: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// One step of a run.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StepItem {
+    /// Position in the run, from 0.
+    pub index: u64,
+    /// The step object's hash.
+    pub hash: String,
+    /// execute_tool (a tool call) or chat (a model turn).
+    pub operation: String,
+    /// The tool's name, for tool calls.
+    pub tool: Option<String>,
+    /// The agent's id for the call.
+    pub call_id: Option<String>,
+    /// The model, for model turns.
+    pub model: Option<String>,
+    /// The call's arguments.
+    pub arguments: Value,
+    /// The hash of the output (tool result or model message).
+    pub output_ref: Option<String>,
+    /// The output text (with include_content), cut at max_output_bytes.
+    pub output: Option<String>,
+    /// Whether `output` was cut.
+    pub output_truncated: bool,
+    /// The reasoning stated before the step (with include_content).
+    pub reasoning: Option<String>,
+    /// Whether re-running the step must give the same output.
+    pub deterministic: bool,
+    /// ok or error.
+    pub status: String,
+    /// When it started (RFC 3339), as recorded.
+    pub timestamp: Option<String>,
+    /// How long it took, in milliseconds.
+    pub duration_ms: Option<u64>,
+}
+
+/// The run's header: everything but the steps.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RunHeader {
+    /// The run id.
+    pub id: String,
+    /// Refs naming the run (`latest`, tags).
+    pub refs: Vec<String>,
+    /// Where it came from.
+    pub source: String,
+    /// The run it was forked from, if any.
+    pub parent: Option<String>,
+    /// The agent's session id.
+    pub conversation_id: Option<String>,
+    /// When it started (RFC 3339).
+    pub created: Option<String>,
+    /// The model.
+    pub model: Option<String>,
+    /// The model's request parameters.
+    pub model_parameters: Value,
+    /// The hash of the system prompt.
+    pub system_prompt: Option<String>,
+    /// The prompts, in order.
+    pub prompts: Vec<PromptItem>,
+    /// Inputs given to the run.
+    pub inputs: Vec<ContentItem>,
+    /// Outputs the run produced.
+    pub outputs: Vec<ContentItem>,
+    /// Number of steps in the whole run.
+    pub step_count: u64,
+}
+
+/// Answer of ctx_runs_show.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ShowAnswer {
+    /// The run without its steps.
+    pub run: RunHeader,
+    /// Steps in order.
+    pub steps: Vec<StepItem>,
+    /// Pass as `cursor` to get the next page; null when this is the last page.
+    pub next_cursor: Option<String>,
+    /// Where this page sits in the whole answer.
+    pub page: PageInfo,
+}
+
+fn cut(bytes: &[u8], max: usize) -> (String, bool) {
+    let text = String::from_utf8_lossy(bytes);
+    if text.len() <= max {
+        return (text.into_owned(), false);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (text[..end].to_owned(), true)
+}
+
+fn show_answer(
+    store: &Store,
+    run: &Run,
+    refs: Vec<String>,
+    content: Option<usize>,
+) -> Result<ShowAnswer, RunError> {
+    let text = |hash: &ctx::core::ContentHash| -> Result<Option<(String, bool)>, RunError> {
+        content
+            .map(|max| Ok(cut(&ctx_runs::read_blob(store, hash)?, max)))
+            .transpose()
+    };
+    let m = &run.manifest;
+    let mut prompts = Vec::with_capacity(m.prompts.len());
+    for p in &m.prompts {
+        prompts.push(PromptItem {
+            role: p.role.clone(),
+            content_ref: p.content_ref.to_string(),
+            text: text(&p.content_ref)?.map(|(t, _)| t),
+        });
+    }
+    let items = |refs: &[ctx_runs::ContentRef]| -> Vec<ContentItem> {
+        refs.iter()
+            .map(|c| ContentItem {
+                name: c.name.clone(),
+                content_ref: c.content_ref.to_string(),
+                size: c.size,
+            })
+            .collect()
+    };
+    let mut steps = Vec::with_capacity(run.steps.len());
+    for (step, hash) in run.steps.iter().zip(&m.steps) {
+        let output = step.output_ref.as_ref().map(&text).transpose()?.flatten();
+        let reasoning = step
+            .reasoning_ref
+            .as_ref()
+            .map(&text)
+            .transpose()?
+            .flatten()
+            .map(|(t, _)| t);
+        steps.push(StepItem {
+            index: step.index,
+            hash: hash.to_string(),
+            operation: step.kind.operation_name().to_owned(),
+            tool: step.tool.clone(),
+            call_id: step.call_id.clone(),
+            model: step.model.clone(),
+            arguments: step.parameters.clone(),
+            output_ref: step.output_ref.map(|h| h.to_string()),
+            output_truncated: output.as_ref().is_some_and(|(_, cut)| *cut),
+            output: output.map(|(t, _)| t),
+            reasoning,
+            deterministic: step.deterministic,
+            status: match step.status {
+                ctx_runs::StepStatus::Ok => "ok",
+                ctx_runs::StepStatus::Error => "error",
+            }
+            .to_owned(),
+            timestamp: step.timestamp.clone(),
+            duration_ms: step.duration_ms,
+        });
+    }
+    Ok(ShowAnswer {
+        run: RunHeader {
+            id: run.id.to_string(),
+            refs,
+            source: m.source.clone(),
+            parent: m.parent.map(|p| p.to_string()),
+            conversation_id: m.conversation_id.clone(),
+            created: m.created.clone(),
+            model: m.model.as_ref().map(|x| x.identifier.clone()),
+            model_parameters: m.model.as_ref().map_or_else(
+                || Value::Object(serde_json::Map::new()),
+                |x| serde_json::to_value(&x.parameters).expect("parameters serialize"),
+            ),
+            system_prompt: m.system_prompt.map(|h| h.to_string()),
+            prompts,
+            inputs: items(&m.inputs),
+            outputs: items(&m.outputs),
+            step_count: run.steps.len() as u64,
+        },
+        steps,
+        next_cursor: None,
+        page: PageInfo::default(),
+    })
+}
+
+fn runs_show(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: ShowArgs = call.parse()?;
+    if args.max_output_bytes == Some(0) {
+        return Err(ToolError::invalid(
+            call.tool,
+            "`max_output_bytes` must be at least 1",
+        ));
+    }
+    let content = args
+        .include_content
+        .then(|| args.max_output_bytes.unwrap_or(DEFAULT_OUTPUT_BYTES));
+    let answer = call.workspace.with_store(|store| {
+        let run = ctx_runs::load_run(store, &args.run).map_err(|e| failed(&e))?;
+        let refs = ctx_runs::refs_by_run(store)
+            .map_err(|e| failed(&e))?
+            .remove(&run.id)
+            .unwrap_or_default();
+        show_answer(store, &run, refs, content).map_err(|e| failed(&e))
+    })?;
+    // The run id pins cursors: a ref like `latest` that moves invalidates them.
+    let request = call.page_request(args.max_tokens, args.cursor.as_deref(), &answer.run.id)?;
+    call.paged(&answer, &[Section::Items("steps")], &request)
+}
+
+// ---- ctx_runs_diff -------------------------------------------------------------------------
+
+/// Arguments of ctx_runs_diff.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiffArgs {
+    /// Run A: id, unique prefix, `latest` or a tag.
+    pub a: String,
+    /// Run B: id, unique prefix, `latest` or a tag.
+    pub b: String,
+    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// The next_cursor of a previous answer to this same call, to get the next page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// One drift entry.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DriftItem {
+    /// prompt_drift, tool_drift, param_drift, reasoning_drift or output_drift.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The step index, for step-level drift.
+    pub step: Option<u64>,
+    /// What differs (system_prompt, prompts[0], model, gen_ai.tool.name, gen_ai.tool.call.arguments, output_ref, …).
+    pub field: String,
+    /// The hash on side A (null when A has nothing there).
+    pub a: Option<String>,
+    /// The hash on side B.
+    pub b: Option<String>,
+    /// A one-line description.
+    pub detail: String,
+}
+
+/// Answer of ctx_runs_diff.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DiffAnswer {
+    /// Run A's id.
+    pub a: String,
+    /// Run B's id.
+    pub b: String,
+    /// Whether there is any drift.
+    pub differs: bool,
+    /// Entries per drift type.
+    pub counts: std::collections::BTreeMap<String, u64>,
+    /// The drift entries, by section then step.
+    pub drift: Vec<DriftItem>,
+    /// Pass as `cursor` to get the next page; null when this is the last page.
+    pub next_cursor: Option<String>,
+    /// Where this page sits in the whole answer.
+    pub page: PageInfo,
+}
+
+fn runs_diff(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: DiffArgs = call.parse()?;
+    let report = call.workspace.with_store(|store| {
+        let a = ctx_runs::load_run(store, &args.a).map_err(|e| failed(&e))?;
+        let b = ctx_runs::load_run(store, &args.b).map_err(|e| failed(&e))?;
+        Ok(ctx_runs::diff_runs(&a, &b))
+    })?;
+    let state = format!("{} {}", report.a, report.b);
+    let request = call.page_request(args.max_tokens, args.cursor.as_deref(), &state)?;
+    let answer = DiffAnswer {
+        a: report.a.to_string(),
+        b: report.b.to_string(),
+        differs: report.differs(),
+        counts: report
+            .counts
+            .iter()
+            .map(|(k, n)| (k.name().to_owned(), *n))
+            .collect(),
+        drift: report
+            .drift
+            .iter()
+            .map(|d| DriftItem {
+                kind: d.kind.name().to_owned(),
+                step: d.step,
+                field: d.field.clone(),
+                a: d.a.map(|h| h.to_string()),
+                b: d.b.map(|h| h.to_string()),
+                detail: d.detail.clone(),
+            })
+            .collect(),
+        next_cursor: None,
+        page: PageInfo::default(),
+    };
+    call.paged(&answer, &[Section::Items("drift")], &request)
+}

@@ -1,0 +1,529 @@
+//! Selection tools (issue 6): `ctx_select`, the files relevant to a question within a token
+//! budget with the reasons for each (seed 003's `context.resolve`), and `ctx_index_inspect`,
+//! the counts, size, version and validity of an index (its `inspect_cache`).
+//!
+//! `ctx_select` builds the workspace index on first use and updates it incrementally on later
+//! calls, as `ctx select` does. The workspace index is `default` when the store sits in the
+//! workspace root (the index `ctx select` uses there); when the store is elsewhere (a global
+//! or shared store) it is named after the workspace directory and a hash of its path, so
+//! workspaces sharing a store keep separate indexes. Other indexes are used only if they were
+//! built over this workspace.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use ctx::select::{
+    IndexInspection, IndexSummary, SelectContext, SelectOptions, SelectOutcome, SelectedDocument,
+};
+use ctx::store::Store;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{Call, ToolDef, define, reads};
+use crate::error::ToolError;
+use crate::paging::{Cursor, PageInfo, Section};
+
+/// The largest token budget a selection may ask for.
+pub const MAX_BUDGET: u64 = 10_000_000;
+
+/// The budget when none is given (as `ctx select`).
+const DEFAULT_BUDGET: u64 = 8000;
+
+pub fn definitions() -> Vec<ToolDef> {
+    vec![
+        define::<SelectArgs, SelectAnswer>(
+            "ctx_select",
+            "Select context for a question",
+            "The files most relevant to a question or task, filled into a token budget, each with why it was chosen (query terms matched and each ranking signal's contribution: BM25 over content, paths and symbols, a mentioned path or file name, recent git activity, imports). Builds the workspace index on first use and updates it incrementally after. The files' text is in `payload`, in ranked order; files that did not fit whole may come as skeletons (bodies elided).",
+            reads(),
+            false,
+            select,
+        ),
+        define::<InspectArgs, InspectAnswer>(
+            "ctx_index_inspect",
+            "Inspect an index",
+            "Counts, sizes, format and cache version, and validity of a selection index (the workspace index unless one is named), with every index in the store. An invalid index names its broken files; rebuild it with `ctx index build --force`.",
+            reads(),
+            false,
+            inspect,
+        ),
+    ]
+}
+
+// ---- ctx_select ----------------------------------------------------------------------------
+
+/// Arguments of ctx_select.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SelectArgs {
+    /// The question or task in plain words; file names, paths and identifiers in it count extra.
+    pub query: String,
+    /// Token budget for the selected files' content, 0 to 10000000 (default 8000). 0 gives an empty selection.
+    #[serde(default)]
+    #[schemars(with = "Option<u64>")]
+    pub budget: Option<Value>,
+    /// The index to select from (default: the workspace index, built on demand). Only indexes built over this workspace can be used.
+    #[serde(default)]
+    pub index: Option<String>,
+    /// Give every signal's detail (which terms, which path, which commits) in `why`, not only its contribution.
+    #[serde(default)]
+    pub explain: bool,
+    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
+    /// The next_cursor of a previous answer to this same call, to get the next page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// One signal's part in a document's score.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SignalOut {
+    /// bm25_content, bm25_path, bm25_symbols, path_mentioned, filename_mentioned, keyword_in_path, git_activity, file_type, graph or term_frequency.
+    pub name: String,
+    /// What it added to the score.
+    pub contribution: f64,
+    /// What it found (with `explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// Why a document was selected.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WhyOut {
+    /// The query's search terms.
+    pub query_terms: Vec<String>,
+    /// Occurrences of each query term in the document (terms that occur only).
+    pub term_matches: std::collections::BTreeMap<String, u64>,
+    /// Terms in the document.
+    pub total_words: u64,
+    /// The signals behind the score, largest first.
+    pub signals: Vec<SignalOut>,
+}
+
+/// A selected document (its text is in `payload`).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SelectedOut {
+    /// The file's path relative to the workspace root.
+    pub id: String,
+    /// The content hash of the file as indexed.
+    pub version: String,
+    /// Its relevance score.
+    pub score: f64,
+    /// Tokens of its text as included.
+    pub tokens: u64,
+    /// Included as a skeleton (function bodies elided) to fit more relevant code.
+    pub degraded: bool,
+    /// Why it was selected.
+    pub why: WhyOut,
+}
+
+/// What the selection was asked and what it did.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SelectionOut {
+    /// The query as given.
+    pub query: String,
+    /// The token budget.
+    pub budget: u64,
+    /// Tokens of the selected content.
+    pub tokens_used: u64,
+    /// Documents that matched the query at all.
+    pub documents_considered: u64,
+    /// Documents selected.
+    pub documents_selected: u64,
+    /// The ranking used.
+    pub scorer: String,
+    /// The tokenizer that counted the tokens.
+    pub tokenizer: String,
+    /// Documents included as skeletons.
+    pub degraded: Vec<String>,
+    /// Candidates left out because they did not fit the budget.
+    pub over_budget: u64,
+}
+
+/// The index the selection read, after bringing it up to date.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct IndexState {
+    /// The index's name.
+    pub name: String,
+    /// Its cache version (a hash of its build configuration and documents).
+    pub cache_version: String,
+    /// Documents in it.
+    pub documents: u64,
+    /// Documents read for this call's update (0 when nothing had changed).
+    pub read: u64,
+    /// Documents reused unread.
+    pub reused: u64,
+    /// Documents of the previous build that are gone.
+    pub removed: u64,
+    /// Whether nothing had changed since the last build.
+    pub up_to_date: bool,
+    /// Files left out of the index (not text, too large, unreadable).
+    pub skipped: u64,
+}
+
+/// Answer of ctx_select.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SelectAnswer {
+    /// What the selection was asked and what it did.
+    pub selection: SelectionOut,
+    /// The index it read.
+    pub index: IndexState,
+    /// The selected documents in ranked order, with why each was chosen.
+    pub documents: Vec<SelectedOut>,
+    /// The selected files' text in the same order, each under a `## path` line in a fenced block.
+    pub payload: String,
+    /// Pass as `cursor` to get the next page; null when this is the last page.
+    pub next_cursor: Option<String>,
+    /// Where this page sits in the whole answer.
+    pub page: PageInfo,
+}
+
+/// The budget argument, checked.
+fn budget(tool: &str, value: Option<&Value>) -> Result<u64, ToolError> {
+    let Some(value) = value.filter(|v| !v.is_null()) else {
+        return Ok(DEFAULT_BUDGET);
+    };
+    value
+        .as_u64()
+        .filter(|n| *n <= MAX_BUDGET)
+        .ok_or_else(|| {
+            ToolError::invalid(
+                tool,
+                format!(
+                    "`budget` must be a whole number of tokens from 0 to {MAX_BUDGET} (got {value}); 8000 is a good start"
+                ),
+            )
+        })
+}
+
+/// The workspace index's name in `store` for a workspace at `root`.
+fn workspace_index(store: &Store, root: &Path) -> String {
+    let store_parent = store
+        .dir()
+        .canonicalize()
+        .ok()
+        .and_then(|d| d.parent().map(Path::to_path_buf));
+    if store_parent.as_deref() == Some(root) {
+        return ctx::select::DEFAULT_INDEX_NAME.to_owned();
+    }
+    let base: String = root
+        .file_name()
+        .map_or_else(|| "root".to_owned(), |n| n.to_string_lossy().into_owned())
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let base = base.trim_start_matches(['-', '_']);
+    let base = if base.is_empty() { "root" } else { base };
+    let hash = ctx::core::ContentHash::of(root.to_string_lossy().as_bytes()).to_hex();
+    format!("{base}-{}", &hash[..8])
+}
+
+fn names(indexes: &[IndexSummary]) -> String {
+    if indexes.is_empty() {
+        "none yet".to_owned()
+    } else {
+        indexes
+            .iter()
+            .map(|i| i.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Checks a named index exists in `store` and covers `root`; returns its name.
+fn named_index(
+    tool: &str,
+    store: &Store,
+    root: &Path,
+    name: &str,
+    default: &str,
+) -> Result<(), ToolError> {
+    let indexes = ctx::select::list(store)?;
+    let Some(found) = indexes.iter().find(|i| i.name == name) else {
+        return Err(ToolError::invalid(
+            tool,
+            format!(
+                "no index `{name}` in the store (indexes: {}); leave `index` out to use the workspace index `{default}`, built on demand",
+                names(&indexes)
+            ),
+        ));
+    };
+    if let Some(built) = &found.root {
+        let built_path = Path::new(built);
+        let same = built_path.canonicalize().ok().as_deref() == Some(root);
+        if !same {
+            return Err(ToolError::invalid(
+                tool,
+                format!(
+                    "index `{name}` was built over {built}, not this workspace ({}); leave `index` out to use the workspace index `{default}`",
+                    root.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn fence_for(content: &str) -> String {
+    let longest = content.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat((longest + 1).max(3))
+}
+
+/// The selected files as text: `## path` and the content in a fence named after the extension.
+fn payload(documents: &[SelectedDocument]) -> String {
+    let mut out = String::new();
+    for doc in documents {
+        let id = doc.id.as_str();
+        let ext = id.rsplit_once('.').map_or("", |(_, e)| e);
+        let fence = fence_for(&doc.content);
+        let _ = writeln!(
+            out,
+            "## {id}{}",
+            if doc.degraded { " (skeleton)" } else { "" }
+        );
+        let _ = writeln!(out, "{fence}{ext}");
+        out.push_str(&doc.content);
+        if !doc.content.ends_with('\n') {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "{fence}\n");
+    }
+    out
+}
+
+fn answer(outcome: SelectOutcome, explain: bool) -> SelectAnswer {
+    let SelectOutcome { build, result } = outcome;
+    let meta = result.selection;
+    let text = payload(&result.documents);
+    let documents = result
+        .documents
+        .into_iter()
+        .map(|doc| SelectedOut {
+            id: doc.id.as_str().to_owned(),
+            version: doc.version.to_string(),
+            score: doc.score,
+            tokens: doc.tokens,
+            degraded: doc.degraded,
+            why: WhyOut {
+                query_terms: doc.why.query_terms,
+                term_matches: doc.why.term_matches,
+                total_words: doc.why.total_words,
+                signals: doc
+                    .why
+                    .signals
+                    .into_iter()
+                    .map(|s| SignalOut {
+                        name: s.name,
+                        contribution: s.contribution,
+                        detail: (explain && !s.detail.is_empty()).then_some(s.detail),
+                    })
+                    .collect(),
+            },
+        })
+        .collect();
+    SelectAnswer {
+        selection: SelectionOut {
+            query: meta.query,
+            budget: meta.budget,
+            tokens_used: meta.tokens_used,
+            documents_considered: meta.documents_considered as u64,
+            documents_selected: meta.documents_selected as u64,
+            scorer: meta.scorer,
+            tokenizer: meta.tokenizer,
+            degraded: meta
+                .degraded
+                .iter()
+                .map(|d| d.as_str().to_owned())
+                .collect(),
+            over_budget: meta.over_budget as u64,
+        },
+        index: IndexState {
+            name: build.name,
+            cache_version: build.cache_version.to_string(),
+            documents: build.documents as u64,
+            read: build.read as u64,
+            reused: build.reused as u64,
+            removed: build.removed as u64,
+            up_to_date: build.up_to_date,
+            skipped: build.skipped.len() as u64,
+        },
+        documents,
+        payload: text,
+        next_cursor: None,
+        page: PageInfo::default(),
+    }
+}
+
+fn select(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: SelectArgs = call.parse()?;
+    // Refuse an empty query (or one of stop words only) before touching the index.
+    ctx::select::Query::parse(&args.query)
+        .map_err(|e| ToolError::invalid(call.tool, e.to_string()))?;
+    let budget = budget(call.tool, args.budget.as_ref())?;
+    // Check max_tokens and the cursor's form before the work; the cursor's pin is checked
+    // once the index state it is tied to is known.
+    call.page_request(args.max_tokens, None, "")?;
+    if let Some(cursor) = args.cursor.as_deref() {
+        Cursor::parse(cursor)?;
+    }
+    let root = call.workspace.root().to_path_buf();
+    let outcome = call.workspace.with_packs(|pcx| {
+        let default_index = workspace_index(pcx.store, &root);
+        if let Some(name) = args.index.as_deref() {
+            named_index(call.tool, pcx.store, &root, name, &default_index)?;
+        }
+        let cx = SelectContext {
+            store: pcx.store,
+            root: root.clone(),
+            default_index,
+            tokenizer: call.workspace.tokenizer(),
+            max_file_bytes: pcx.settings.max_file_bytes,
+            now: call.now,
+        };
+        let opts = SelectOptions {
+            budget,
+            ..SelectOptions::default()
+        };
+        Ok(ctx::select::select(
+            &cx,
+            args.index.as_deref(),
+            &args.query,
+            &opts,
+        )?)
+    })?;
+    let state = outcome.build.cache_version.to_string();
+    let request = call.page_request(args.max_tokens, args.cursor.as_deref(), &state)?;
+    call.paged(
+        &answer(outcome, args.explain),
+        &[Section::Items("documents"), Section::Text("payload")],
+        &request,
+    )
+}
+
+// ---- ctx_index_inspect ---------------------------------------------------------------------
+
+/// Arguments of ctx_index_inspect.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InspectArgs {
+    /// The index to inspect (default: the workspace index that ctx_select uses).
+    #[serde(default)]
+    pub index: Option<String>,
+}
+
+/// An index in the store.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct IndexListed {
+    /// Its name.
+    pub name: String,
+    /// Documents in it.
+    pub documents: u64,
+    /// When it was last built (RFC 3339).
+    pub created_at: String,
+    /// The directory it was built over, when recorded.
+    pub root: Option<String>,
+    /// Why it cannot be read, if it cannot.
+    pub problem: Option<String>,
+}
+
+/// Answer of ctx_index_inspect.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct InspectAnswer {
+    /// The index's name.
+    pub name: String,
+    /// Its on-disk format version.
+    pub format_version: u32,
+    /// Its cache version: a hash of its build configuration and documents (not of the build time).
+    pub cache_version: String,
+    /// When it was last built (RFC 3339).
+    pub created_at: String,
+    /// Documents in it.
+    pub documents: u64,
+    /// Bytes of document content.
+    pub content_bytes: u64,
+    /// Bytes on disk (every file of the index directory).
+    pub disk_bytes: u64,
+    /// Files listed but left out (binary, too large, not UTF-8).
+    pub skipped: u64,
+    /// Edges of the import/reference graph (each direction counted).
+    pub graph_edges: u64,
+    /// The directory it was built over, when recorded.
+    pub root: Option<String>,
+    /// How it was built (source paths, canonicalization).
+    pub config: Value,
+    /// Whether every verification check passes (manifest, documents, versions, index, search database).
+    pub valid: bool,
+    /// The failing checks' problems (each names the broken file), when not valid.
+    pub problems: Vec<String>,
+    /// What to do about an invalid index (null when valid).
+    pub fix: Option<String>,
+    /// Every index in the store.
+    pub indexes: Vec<IndexListed>,
+}
+
+fn inspect(call: &Call<'_>) -> Result<Value, ToolError> {
+    let args: InspectArgs = call.parse()?;
+    let root = call.workspace.root().to_path_buf();
+    let answer = call.workspace.with_store(|store| {
+        let default_index = workspace_index(store, &root);
+        let name = args.index.clone().unwrap_or_else(|| default_index.clone());
+        let indexes = ctx::select::list(store)?;
+        if !indexes.iter().any(|i| i.name == name) {
+            let hint = if args.index.is_none() {
+                format!(
+                    "the workspace index `{name}` is not built yet; call ctx_select (it builds the index) or run `ctx index build`"
+                )
+            } else {
+                format!(
+                    "no index `{name}` in the store (indexes: {}); leave `index` out for the workspace index `{default_index}`",
+                    names(&indexes)
+                )
+            };
+            return Err(ToolError::invalid(call.tool, hint));
+        }
+        let i: IndexInspection = ctx::select::inspect(store, &name)?;
+        let fix = (!i.valid).then(|| {
+            let flag = if name == ctx::select::DEFAULT_INDEX_NAME {
+                String::new()
+            } else {
+                format!(" --name {name}")
+            };
+            format!("rebuild it with `ctx index build --force{flag}`")
+        });
+        Ok(InspectAnswer {
+            name: i.name,
+            format_version: i.format_version,
+            cache_version: i.cache_version.to_string(),
+            created_at: i.created_at,
+            documents: i.documents as u64,
+            content_bytes: i.content_bytes,
+            disk_bytes: i.disk_bytes,
+            skipped: i.skipped as u64,
+            graph_edges: i.graph_edges as u64,
+            root: i.root,
+            config: i.config,
+            valid: i.valid,
+            problems: i.problems,
+            fix,
+            indexes: indexes
+                .into_iter()
+                .map(|s| IndexListed {
+                    name: s.name,
+                    documents: s.documents as u64,
+                    created_at: s.created_at,
+                    root: s.root,
+                    problem: s.problem,
+                })
+                .collect(),
+        })
+    })?;
+    Ok(Call::whole(&answer))
+}

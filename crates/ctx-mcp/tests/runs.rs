@@ -1,0 +1,203 @@
+//! In-process tests of the run record tools: ctx_runs_list, ctx_runs_show, ctx_runs_diff.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{Fixture, fails, ok};
+use ctx::store::Store;
+use serde_json::{Value, json};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../ctx-runs/tests/fixtures")
+        .join(name)
+}
+
+/// Imports the three adapter fixtures; returns their run ids in import order.
+fn import_all(fx: &Fixture) -> Vec<String> {
+    let store = Store::open(&fx.root.join(".ctx")).expect("store");
+    ["claude-code.jsonl", "openhands.json", "swe-agent.traj"]
+        .iter()
+        .map(|name| {
+            ctx_runs::import_file(&store, &fixture(name), None)
+                .expect("imports")
+                .run
+                .to_string()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_run_tools_are_listed_read_only_with_schemas() {
+    let fx = Fixture::new();
+    let server = fx.server(false);
+    let tools = server.tools();
+    for name in ["ctx_runs_list", "ctx_runs_show", "ctx_runs_diff"] {
+        let tool = tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("{name} is offered without --allow-write"));
+        let annotations = tool.annotations.as_ref().expect("annotations");
+        assert_eq!(annotations.read_only_hint, Some(true), "{name}");
+        let output = tool.output_schema.as_ref().expect("output schema");
+        assert!(
+            output["properties"]["next_cursor"].is_object(),
+            "{name} is paged"
+        );
+        assert!(tool.input_schema["properties"]["max_tokens"].is_object());
+    }
+}
+
+#[tokio::test]
+async fn list_shows_runs_newest_first_with_refs() {
+    let fx = Fixture::new();
+    let server = fx.server(false);
+    let empty = ok(&server, "ctx_runs_list", json!({})).await;
+    assert_eq!(empty["runs"], json!([]));
+    let ids = import_all(&fx);
+    let answer = ok(&server, "ctx_runs_list", json!({})).await;
+    let runs = answer["runs"].as_array().expect("runs");
+    let listed: Vec<&str> = runs.iter().map(|r| r["id"].as_str().expect("id")).collect();
+    assert_eq!(listed, [&ids[2], &ids[1], &ids[0]]);
+    assert_eq!(runs[0]["refs"], json!(["latest"]));
+    assert_eq!(runs[0]["source"], "swe-agent");
+    assert_eq!(runs[0]["steps"], 5);
+    assert_eq!(runs[2]["model"], "claude-sonnet-4-20250514");
+    assert_eq!(runs[2]["started"], "2025-07-01T10:00:00.000Z");
+    assert_eq!(answer["next_cursor"], Value::Null);
+}
+
+#[tokio::test]
+async fn show_returns_steps_by_prefix_with_optional_content() {
+    let fx = Fixture::new();
+    let ids = import_all(&fx);
+    let server = fx.server(false);
+    let prefix = &ids[0]["sha256:".len().."sha256:".len() + 8];
+    let answer = ok(&server, "ctx_runs_show", json!({ "run": prefix })).await;
+    assert_eq!(answer["run"]["id"], ids[0].as_str());
+    assert_eq!(answer["run"]["source"], "claude-code");
+    assert_eq!(answer["run"]["step_count"], 6);
+    let steps = answer["steps"].as_array().expect("steps");
+    let tools: Vec<&str> = steps
+        .iter()
+        .map(|s| s["tool"].as_str().unwrap_or("chat"))
+        .collect();
+    assert_eq!(tools, ["chat", "Read", "Grep", "Edit", "Bash", "chat"]);
+    assert_eq!(
+        steps[1]["arguments"],
+        json!({ "file_path": "src/range.rs" })
+    );
+    assert_eq!(steps[1]["deterministic"], true);
+    assert_eq!(steps[1]["output"], Value::Null, "hashes only by default");
+    assert!(
+        steps[1]["output_ref"]
+            .as_str()
+            .expect("ref")
+            .starts_with("sha256:")
+    );
+
+    let full = ok(
+        &server,
+        "ctx_runs_show",
+        json!({ "run": "latest", "include_content": true, "max_output_bytes": 20 }),
+    )
+    .await;
+    assert_eq!(full["run"]["id"], ids[2].as_str());
+    let first = &full["steps"][0];
+    assert_eq!(first["output"], "Found 1 matches for ");
+    assert_eq!(first["output_truncated"], true);
+    assert_eq!(first["reasoning"], "First I'll locate th");
+    assert_eq!(full["run"]["prompts"][0]["text"], "We're currently solv");
+}
+
+#[tokio::test]
+async fn show_pages_long_runs_and_reports_bad_ids() {
+    let fx = Fixture::new();
+    let ids = import_all(&fx);
+    let server = fx.server(false);
+    let first = ok(
+        &server,
+        "ctx_runs_show",
+        json!({ "run": ids[1], "max_tokens": 500 }),
+    )
+    .await;
+    let cursor = first["next_cursor"].as_str().expect("paged").to_owned();
+    let mut seen = first["steps"].as_array().expect("steps").len();
+    assert!(seen < 6, "a page holds fewer than all 6 steps");
+    let mut cursor = Some(cursor);
+    while let Some(c) = cursor {
+        let page = ok(
+            &server,
+            "ctx_runs_show",
+            json!({ "run": ids[1], "max_tokens": 500, "cursor": c }),
+        )
+        .await;
+        seen += page["steps"].as_array().expect("steps").len();
+        cursor = page["next_cursor"].as_str().map(str::to_owned);
+    }
+    assert_eq!(seen, 6, "every step is on some page");
+
+    let unknown = fails(&server, "ctx_runs_show", json!({ "run": "deadbeef" })).await;
+    assert!(unknown.contains("no run `deadbeef`"), "{unknown}");
+    assert!(unknown.contains("ctx run log"), "{unknown}");
+    let short = fails(&server, "ctx_runs_show", json!({ "run": "ab" })).await;
+    assert!(short.contains("at least 4 hex digits"), "{short}");
+    let zero = fails(
+        &server,
+        "ctx_runs_show",
+        json!({ "run": "latest", "include_content": true, "max_output_bytes": 0 }),
+    )
+    .await;
+    assert!(zero.contains("max_output_bytes"), "{zero}");
+}
+
+#[tokio::test]
+async fn diff_lists_typed_drift() {
+    let fx = Fixture::new();
+    let ids = import_all(&fx);
+    let server = fx.server(false);
+    let same = ok(
+        &server,
+        "ctx_runs_diff",
+        json!({ "a": ids[0], "b": ids[0] }),
+    )
+    .await;
+    assert_eq!(same["differs"], false);
+    assert_eq!(same["drift"], json!([]));
+    let answer = ok(
+        &server,
+        "ctx_runs_diff",
+        json!({ "a": ids[0], "b": ids[2] }),
+    )
+    .await;
+    assert_eq!(answer["differs"], true);
+    let drift = answer["drift"].as_array().expect("drift");
+    assert!(
+        drift
+            .iter()
+            .any(|d| d["type"] == "prompt_drift" && d["field"] == "system_prompt")
+    );
+    assert!(
+        drift
+            .iter()
+            .any(|d| d["type"] == "param_drift" && d["field"] == "model")
+    );
+    assert!(
+        drift
+            .iter()
+            .any(|d| d["type"] == "tool_drift" && d["step"] == 1)
+    );
+    assert!(drift.iter().any(|d| d["type"] == "output_drift"));
+    assert_eq!(
+        answer["counts"]["tool_drift"].as_u64().expect("count"),
+        drift.iter().filter(|d| d["type"] == "tool_drift").count() as u64
+    );
+    let missing = fails(
+        &server,
+        "ctx_runs_diff",
+        json!({ "a": ids[0], "b": "nope" }),
+    )
+    .await;
+    assert!(missing.contains("no run `nope`"), "{missing}");
+}

@@ -1,0 +1,286 @@
+//! In-process tests of `ctx_select` and `ctx_index_inspect`: a valid call with reasons,
+//! paging, each invalid argument, an unknown index, a damaged index, and determinism.
+
+mod common;
+
+use std::fs;
+
+use common::{Fixture, fails, ok};
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn select_builds_the_index_and_says_why() {
+    let fx = Fixture::new();
+    let server = fx.server(false);
+
+    let message = fails(&server, "ctx_index_inspect", json!({})).await;
+    assert!(
+        message.contains("not built yet") && message.contains("ctx_select"),
+        "{message}"
+    );
+
+    let answer = ok(
+        &server,
+        "ctx_select",
+        json!({ "query": "where is the Parser struct in lib.rs", "budget": 4000 }),
+    )
+    .await;
+    assert_eq!(answer["index"]["name"], "default");
+    assert_eq!(answer["index"]["up_to_date"], false, "built on demand");
+    let docs = answer["documents"].as_array().expect("documents");
+    assert_eq!(docs[0]["id"], "src/lib.rs", "{answer:#}");
+    let signals: Vec<&str> = docs[0]["why"]["signals"]
+        .as_array()
+        .expect("signals")
+        .iter()
+        .map(|s| s["name"].as_str().expect("name"))
+        .collect();
+    assert!(signals.contains(&"filename_mentioned"), "{signals:?}");
+    assert!(
+        docs[0]["why"]["signals"][0].get("detail").is_none(),
+        "details only with explain"
+    );
+    assert!(docs[0]["why"]["term_matches"]["parser"].as_u64() > Some(0));
+    let payload = answer["payload"].as_str().expect("payload");
+    assert!(payload.starts_with("## src/lib.rs\n```rs\n"), "{payload}");
+    assert!(payload.contains("pub struct Parser"), "{payload}");
+    assert!(answer["selection"]["tokens_used"].as_u64() <= Some(4000));
+    assert_eq!(answer["next_cursor"], Value::Null);
+
+    // The second call reuses the index; the answer is the same.
+    let again = ok(
+        &server,
+        "ctx_select",
+        json!({ "query": "where is the Parser struct in lib.rs", "budget": 4000 }),
+    )
+    .await;
+    assert_eq!(again["index"]["up_to_date"], true);
+    assert_eq!(again["documents"], answer["documents"]);
+    assert_eq!(again["payload"], answer["payload"]);
+
+    let explained = ok(
+        &server,
+        "ctx_select",
+        json!({ "query": "where is the Parser struct in lib.rs", "explain": true }),
+    )
+    .await;
+    assert!(
+        explained["documents"][0]["why"]["signals"]
+            .as_array()
+            .expect("signals")
+            .iter()
+            .any(|s| s["detail"].is_string()),
+        "{explained:#}"
+    );
+
+    // Budget 0 is an empty selection, not an error.
+    let empty = ok(
+        &server,
+        "ctx_select",
+        json!({ "query": "parser", "budget": 0 }),
+    )
+    .await;
+    assert_eq!(empty["documents"], json!([]));
+    assert_eq!(empty["payload"], "");
+
+    let inspect = ok(&server, "ctx_index_inspect", json!({})).await;
+    assert_eq!(inspect["name"], "default");
+    assert_eq!(inspect["valid"], true);
+    assert_eq!(inspect["fix"], Value::Null);
+    assert_eq!(inspect["documents"], answer["index"]["documents"]);
+    assert_eq!(inspect["cache_version"], answer["index"]["cache_version"]);
+    assert!(inspect["disk_bytes"].as_u64() > inspect["content_bytes"].as_u64());
+    assert_eq!(inspect["indexes"][0]["name"], "default");
+    let named = ok(&server, "ctx_index_inspect", json!({ "index": "default" })).await;
+    assert_eq!(named, inspect);
+}
+
+#[tokio::test]
+async fn select_pages_long_answers() {
+    let fx = Fixture::new();
+    let server = fx.server(false);
+    let args = json!({ "query": "helper parser greet demo guide", "budget": 4000 });
+    let whole = ok(&server, "ctx_select", args.clone()).await;
+    assert!(whole["documents"].as_array().expect("docs").len() >= 3);
+    let mut small = args.clone();
+    small["max_tokens"] = json!(400);
+    let mut documents = Vec::new();
+    let mut payload = String::new();
+    let mut pages = 0;
+    loop {
+        let page = ok(&server, "ctx_select", small.clone()).await;
+        pages += 1;
+        documents.extend(page["documents"].as_array().expect("docs").iter().cloned());
+        payload.push_str(page["payload"].as_str().expect("payload"));
+        match page["next_cursor"].as_str() {
+            Some(cursor) => small["cursor"] = json!(cursor),
+            None => break,
+        }
+        assert!(pages < 100, "paging ends");
+    }
+    assert!(pages > 1, "a 400-token cap pages the answer");
+    assert_eq!(Value::Array(documents), whole["documents"]);
+    assert_eq!(payload, whole["payload"].as_str().expect("payload"));
+
+    // A cursor from another query is refused.
+    let mut other = json!({ "query": "greet", "max_tokens": 400 });
+    other["cursor"] = small["cursor"].clone();
+    if other["cursor"].is_string() {
+        let message = fails(&server, "ctx_select", other).await;
+        assert!(message.contains("different call"), "{message}");
+    }
+    let message = fails(
+        &server,
+        "ctx_select",
+        json!({ "query": "greet", "cursor": "garbage" }),
+    )
+    .await;
+    assert!(message.contains("not a cursor"), "{message}");
+    let message = fails(
+        &server,
+        "ctx_select",
+        json!({ "query": "greet", "max_tokens": 10 }),
+    )
+    .await;
+    assert!(message.contains("at least 64"), "{message}");
+}
+
+#[tokio::test]
+async fn select_refuses_bad_arguments_with_what_to_do() {
+    let fx = Fixture::new();
+    let server = fx.server(false);
+    for (args, needles) in [
+        (json!({ "query": "" }), &["query is empty"][..]),
+        (json!({ "query": "   " }), &["query is empty"]),
+        (json!({ "query": "the and of" }), &["only stop words"]),
+        (json!({}), &["missing field `query`"]),
+        (
+            json!({ "query": "parser", "budget": -5 }),
+            &["`budget` must be a whole number", "-5"],
+        ),
+        (json!({ "query": "parser", "budget": 1.5 }), &["`budget`"]),
+        (
+            json!({ "query": "parser", "budget": "lots" }),
+            &["`budget`"],
+        ),
+        (
+            json!({ "query": "parser", "budget": 20_000_000 }),
+            &["from 0 to 10000000"],
+        ),
+        (
+            json!({ "query": "parser", "index": "nope" }),
+            &["no index `nope`", "indexes: none yet", "leave `index` out"],
+        ),
+        (
+            json!({ "query": "parser", "index": "../escape" }),
+            &["no index `../escape`"],
+        ),
+        (json!({ "query": "parser", "explain": "yes" }), &["invalid"]),
+    ] {
+        let message = fails(&server, "ctx_select", args.clone()).await;
+        assert!(
+            message.starts_with("invalid arguments for `ctx_select`"),
+            "{args}: {message}"
+        );
+        for needle in needles {
+            assert!(message.contains(needle), "{args}: {message}");
+        }
+    }
+    // Nothing was built by the refused calls.
+    assert!(!fx.root.join(".ctx/indexes/default").exists());
+
+    ok(&server, "ctx_select", json!({ "query": "parser" })).await;
+    let message = fails(
+        &server,
+        "ctx_select",
+        json!({ "query": "parser", "index": "other" }),
+    )
+    .await;
+    assert!(message.contains("indexes: default"), "{message}");
+    let message = fails(&server, "ctx_index_inspect", json!({ "index": "other" })).await;
+    assert!(
+        message.contains("no index `other`") && message.contains("indexes: default"),
+        "{message}"
+    );
+    let message = fails(&server, "ctx_index_inspect", json!({ "bogus": 1 })).await;
+    assert!(message.contains("unknown field `bogus`"), "{message}");
+}
+
+#[tokio::test]
+async fn a_damaged_index_is_reported_and_refused_with_the_fix() {
+    let fx = Fixture::new();
+    let server = fx.server(false);
+    ok(&server, "ctx_select", json!({ "query": "parser" })).await;
+    let docs = fx.root.join(".ctx/indexes/default/documents");
+    let mut files: Vec<_> = fs::read_dir(&docs)
+        .expect("docs")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    let victim = files[0].clone();
+    let name = victim
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let text = fs::read_to_string(&victim).expect("read");
+    fs::write(
+        &victim,
+        text.replacen("\"content\": \"", "\"content\": \"X", 1),
+    )
+    .expect("tamper");
+
+    let inspect = ok(&server, "ctx_index_inspect", json!({})).await;
+    assert_eq!(inspect["valid"], false);
+    let problems = inspect["problems"].to_string();
+    assert!(
+        problems.contains(&format!("documents/{name}")),
+        "{problems}"
+    );
+    assert_eq!(
+        inspect["fix"], "rebuild it with `ctx index build --force`",
+        "{inspect:#}"
+    );
+
+    fs::remove_file(&victim).expect("remove");
+    let message = fails(&server, "ctx_select", json!({ "query": "parser" })).await;
+    assert!(message.contains("ctx index build --force"), "{message}");
+
+    // An index written by a newer ctx.
+    let fx = Fixture::new();
+    let server = fx.server(false);
+    ok(&server, "ctx_select", json!({ "query": "parser" })).await;
+    let manifest = fx.root.join(".ctx/indexes/default/manifest.json");
+    let text = fs::read_to_string(&manifest).expect("manifest");
+    fs::write(
+        &manifest,
+        text.replace("\"format_version\": 1", "\"format_version\": 7"),
+    )
+    .expect("newer");
+    let message = fails(&server, "ctx_select", json!({ "query": "parser" })).await;
+    assert!(message.contains("upgrade ctx"), "{message}");
+}
+
+#[tokio::test]
+async fn a_store_outside_the_workspace_gets_a_workspace_index() {
+    let fx = Fixture::new();
+    let store = fx.root.parent().expect("parent").join("shared-store");
+    ctx::store::Store::init(&store).expect("store");
+    let mut config = ctx_mcp::McpConfig::new(
+        fx.root.clone(),
+        store.clone(),
+        fx.root.clone(),
+        ctx::config::ConfigLayers::default(),
+    );
+    config.clock = || 1_767_225_600;
+    let server = ctx_mcp::CtxServer::new(&config).expect("server");
+    let answer = ok(&server, "ctx_select", json!({ "query": "greet" })).await;
+    let name = answer["index"]["name"].as_str().expect("name");
+    assert!(
+        name.starts_with("repo-") && name.len() == "repo-".len() + 8,
+        "{name}"
+    );
+    assert!(store.join("indexes").join(name).is_dir());
+    assert_eq!(answer["documents"][0]["id"], "tools/script.py");
+}

@@ -1,0 +1,432 @@
+//! Exports: ctx's own JSON (lossless, re-importable with the same run id), OTLP-JSON spans
+//! with `gen_ai.*` attributes, and an in-toto Statement.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use ctx_core::ContentHash;
+use ctx_store::Store;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::RunError;
+use crate::model::{RunId, RunManifest, Step, StepKind, StepStatus};
+use crate::store::{Run, parse_canonical, save_manifest};
+
+/// Every ctx export's `format` starts with this.
+pub const CTX_EXPORT_PREFIX: &str = "ctx.run.export/";
+/// The `format` this version writes.
+pub const CTX_EXPORT_FORMAT: &str = "ctx.run.export/0.1";
+/// The in-toto predicate type of a run.
+pub const IN_TOTO_PREDICATE_TYPE: &str = "https://ctx.dev/run-record/v0.1";
+
+/// A run with all its objects inline: `ctx run export --format ctx`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CtxExport {
+    pub format: String,
+    pub run: RunId,
+    pub manifest: RunManifest,
+    pub steps: Vec<Step>,
+    /// Every blob, by hash: UTF-8 contents as `text`, anything else as `hex`.
+    pub blobs: BTreeMap<ContentHash, ExportedBlob>,
+}
+
+/// A blob's bytes in an export.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportedBlob {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hex: Option<String>,
+}
+
+impl ExportedBlob {
+    fn of(bytes: Vec<u8>) -> Self {
+        match String::from_utf8(bytes) {
+            Ok(text) => Self {
+                text: Some(text),
+                hex: None,
+            },
+            Err(err) => Self {
+                text: None,
+                hex: Some(hex::encode(err.into_bytes())),
+            },
+        }
+    }
+
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        match (&self.text, &self.hex) {
+            (Some(text), None) => Ok(text.as_bytes().to_vec()),
+            (None, Some(digits)) => hex::decode(digits).map_err(|e| e.to_string()),
+            _ => Err("a blob needs exactly one of `text` and `hex`".to_owned()),
+        }
+    }
+}
+
+/// The ctx export of a loaded run.
+pub fn export_ctx(store: &Store, run: &Run) -> Result<CtxExport, RunError> {
+    let mut blobs = BTreeMap::new();
+    for hash in run.objects() {
+        if hash == run.id || run.manifest.steps.contains(&hash) {
+            continue;
+        }
+        blobs.insert(hash, ExportedBlob::of(store.objects().get(&hash)?));
+    }
+    Ok(CtxExport {
+        format: CTX_EXPORT_FORMAT.to_owned(),
+        run: run.id,
+        manifest: run.manifest.clone(),
+        steps: run.steps.clone(),
+        blobs,
+    })
+}
+
+/// Imports a ctx export, checking every object against its hash before storing anything;
+/// returns the run id (the one the export names) and the step count.
+pub(crate) fn import_ctx(
+    store: &Store,
+    path: &Path,
+    bytes: &[u8],
+) -> Result<(RunId, usize), RunError> {
+    let bad = |detail: String| RunError::BadFile {
+        path: path.to_owned(),
+        format: "ctx",
+        detail,
+    };
+    let export: CtxExport = serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
+    if !export.format.starts_with(CTX_EXPORT_PREFIX) {
+        return Err(bad(format!(
+            "`format` is `{}`, expected `{CTX_EXPORT_FORMAT}`",
+            export.format
+        )));
+    }
+    let mut blobs = Vec::with_capacity(export.blobs.len());
+    for (hash, blob) in &export.blobs {
+        let bytes = blob.bytes().map_err(|e| bad(format!("blob {hash}: {e}")))?;
+        let actual = ContentHash::of(&bytes);
+        if actual != *hash {
+            return Err(bad(format!(
+                "blob {hash} holds content hashing to {actual}"
+            )));
+        }
+        blobs.push(bytes);
+    }
+    if export.steps.len() != export.manifest.steps.len() {
+        return Err(bad(format!(
+            "the manifest lists {} steps but {} are given",
+            export.manifest.steps.len(),
+            export.steps.len()
+        )));
+    }
+    let mut step_bytes = Vec::with_capacity(export.steps.len());
+    let mut prev = None;
+    for (index, (step, listed)) in export.steps.iter().zip(&export.manifest.steps).enumerate() {
+        let bytes = ctx_core::canonical::to_vec(step).map_err(|e| bad(e.to_string()))?;
+        let actual = ContentHash::of(&bytes);
+        if actual != *listed || step.index != index as u64 || step.prev != prev {
+            return Err(bad(format!(
+                "step {index} does not match the manifest (it hashes to {actual}, the manifest lists {listed}); the export was edited"
+            )));
+        }
+        prev = Some(actual);
+        step_bytes.push(bytes);
+    }
+    let mut referenced: BTreeSet<ContentHash> = export.manifest.blob_refs().into_iter().collect();
+    for step in &export.steps {
+        referenced.extend(step.output_ref);
+        referenced.extend(step.reasoning_ref);
+    }
+    if let Some(missing) = referenced
+        .iter()
+        .find(|h| !export.blobs.contains_key(h) && !store.objects().contains(h))
+    {
+        return Err(bad(format!(
+            "blob {missing} is referenced but not included"
+        )));
+    }
+    let id = export.manifest.id();
+    if id != export.run {
+        return Err(bad(format!(
+            "the manifest hashes to {id}, not to the run id {} it claims; the export was edited",
+            export.run
+        )));
+    }
+    crate::store::put_parallel(
+        store.objects(),
+        blobs.iter().chain(&step_bytes).map(Vec::as_slice).collect(),
+    )?;
+    let mut objects = referenced;
+    objects.extend(export.manifest.steps.iter().copied());
+    let stored = save_manifest(store, &export.manifest, &objects, None)?;
+    debug_assert_eq!(stored, id);
+    Ok((id, export.steps.len()))
+}
+
+/// Parses a ctx export's manifest object bytes (exposed for tools that read raw objects).
+pub fn parse_manifest(bytes: &[u8]) -> Result<RunManifest, String> {
+    parse_canonical(bytes)
+}
+
+/// OTLP-JSON (`resourceSpans`) for a run: one `invoke_agent` root span and one span per step,
+/// carrying every manifest and step field as attributes.
+pub fn export_otel(run: &Run) -> Value {
+    let trace_id = &run.id.to_hex()[..32];
+    let root_span_id = &run.id.to_hex()[32..48];
+    let mut clock = run
+        .manifest
+        .created
+        .as_deref()
+        .and_then(parse_rfc3339_nanos)
+        .unwrap_or(0);
+    let run_start = clock;
+    let mut spans = Vec::with_capacity(run.steps.len() + 1);
+    for (step, hash) in run.steps.iter().zip(&run.manifest.steps) {
+        let start = step
+            .timestamp
+            .as_deref()
+            .and_then(parse_rfc3339_nanos)
+            .unwrap_or(clock);
+        let end = start + step.duration_ms.unwrap_or(0) * 1_000_000;
+        clock = end.max(clock);
+        let mut attrs = vec![
+            kv_str("gen_ai.operation.name", step.kind.operation_name()),
+            kv_int("ctx.step.index", step.index),
+            kv_str("ctx.step.hash", &hash.to_string()),
+            kv_bool("ctx.step.deterministic", step.deterministic),
+            kv_str(
+                "gen_ai.tool.call.arguments",
+                &ctx_core::canonical::to_string(&step.parameters).expect("JSON values serialize"),
+            ),
+        ];
+        if let Some(prev) = step.prev {
+            attrs.push(kv_str("ctx.step.prev", &prev.to_string()));
+        }
+        if let Some(tool) = &step.tool {
+            attrs.push(kv_str("gen_ai.tool.name", tool));
+        }
+        if let Some(id) = &step.call_id {
+            attrs.push(kv_str("gen_ai.tool.call.id", id));
+        }
+        if let Some(model) = &step.model {
+            attrs.push(kv_str("gen_ai.request.model", model));
+        }
+        if let Some(output) = step.output_ref {
+            attrs.push(kv_str("ctx.step.output_ref", &output.to_string()));
+        }
+        if let Some(reasoning) = step.reasoning_ref {
+            attrs.push(kv_str("ctx.step.reasoning_ref", &reasoning.to_string()));
+        }
+        if let Some(ts) = &step.timestamp {
+            attrs.push(kv_str("ctx.step.timestamp", ts));
+        }
+        if let Some(ms) = step.duration_ms {
+            attrs.push(kv_int("ctx.step.duration_ms", ms));
+        }
+        let name = match step.kind {
+            StepKind::ToolCall => format!("execute_tool {}", step.tool.as_deref().unwrap_or("")),
+            StepKind::ModelCall => format!("chat {}", step.model.as_deref().unwrap_or("")),
+        };
+        spans.push(json!({
+            "traceId": trace_id,
+            "spanId": &hash.to_hex()[..16],
+            "parentSpanId": root_span_id,
+            "name": name.trim_end(),
+            "kind": if step.kind == StepKind::ModelCall { 3 } else { 1 },
+            "startTimeUnixNano": start.to_string(),
+            "endTimeUnixNano": end.to_string(),
+            "attributes": attrs,
+            "status": match step.status {
+                StepStatus::Ok => json!({"code": 1}),
+                StepStatus::Error => json!({"code": 2, "message": "the tool reported an error"}),
+            },
+        }));
+    }
+    let mut root_attrs = vec![
+        kv_str("gen_ai.operation.name", "invoke_agent"),
+        kv_str("ctx.run.id", &run.id.to_string()),
+        kv_str("ctx.run.source", &run.manifest.source),
+        kv_int("ctx.run.steps", run.steps.len() as u64),
+        kv_str(
+            "ctx.run.manifest",
+            &String::from_utf8(run.manifest.canonical_bytes()).expect("canonical JSON is UTF-8"),
+        ),
+    ];
+    if let Some(id) = &run.manifest.conversation_id {
+        root_attrs.push(kv_str("gen_ai.conversation.id", id));
+    }
+    if let Some(model) = &run.manifest.model {
+        root_attrs.push(kv_str("gen_ai.request.model", &model.identifier));
+        if let Some(provider) = &model.provider {
+            root_attrs.push(kv_str("gen_ai.provider.name", provider));
+        }
+    }
+    if let Some(parent) = run.manifest.parent {
+        root_attrs.push(kv_str("ctx.run.parent", &parent.to_string()));
+    }
+    spans.insert(
+        0,
+        json!({
+            "traceId": trace_id,
+            "spanId": root_span_id,
+            "name": "invoke_agent",
+            "kind": 1,
+            "startTimeUnixNano": run_start.to_string(),
+            "endTimeUnixNano": clock.to_string(),
+            "attributes": root_attrs,
+            "status": {"code": 1},
+        }),
+    );
+    json!({
+        "resourceSpans": [{
+            "resource": {"attributes": [kv_str("service.name", "ctx")]},
+            "scopeSpans": [{
+                "scope": {"name": "ctx-runs", "version": env!("CARGO_PKG_VERSION")},
+                "spans": spans,
+            }],
+        }],
+    })
+}
+
+/// An in-toto Statement (v1) whose subjects are the run's outputs (or the run manifest when it
+/// has none) and whose predicate names the run, its inputs and its tools.
+pub fn export_in_toto(run: &Run) -> Value {
+    let digest = |h: &ContentHash| json!({"sha256": h.to_hex()});
+    let subject: Vec<Value> = if run.manifest.outputs.is_empty() {
+        vec![json!({"name": "ctx-run-manifest.json", "digest": digest(&run.id)})]
+    } else {
+        run.manifest
+            .outputs
+            .iter()
+            .map(|o| json!({"name": o.name, "digest": digest(&o.content_ref)}))
+            .collect()
+    };
+    let inputs: Vec<Value> = run
+        .manifest
+        .inputs
+        .iter()
+        .map(|i| json!({"name": i.name, "digest": digest(&i.content_ref)}))
+        .collect();
+    json!({
+        "_type": "https://in-toto.io/Statement/v1",
+        "subject": subject,
+        "predicateType": IN_TOTO_PREDICATE_TYPE,
+        "predicate": {
+            "run": run.id.to_string(),
+            "source": run.manifest.source,
+            "model": run.manifest.model.as_ref().map(|m| m.identifier.clone()),
+            "parent": run.manifest.parent.map(|p| p.to_string()),
+            "inputs": inputs,
+            "tools": run.tools(),
+            "steps": run.steps.len(),
+            "created": run.manifest.created,
+        },
+    })
+}
+
+fn kv_str(key: &str, value: &str) -> Value {
+    json!({"key": key, "value": {"stringValue": value}})
+}
+
+fn kv_int(key: &str, value: u64) -> Value {
+    // OTLP-JSON writes 64-bit integers as strings.
+    json!({"key": key, "value": {"intValue": value.to_string()}})
+}
+
+fn kv_bool(key: &str, value: bool) -> Value {
+    json!({"key": key, "value": {"boolValue": value}})
+}
+
+/// Nanoseconds since the Unix epoch of an RFC 3339 timestamp (`2025-07-01T10:00:00.5Z`,
+/// `…+02:00`); `None` if it is not one or is before 1970.
+pub fn parse_rfc3339_nanos(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    let num = |range: std::ops::Range<usize>| -> Option<i64> {
+        let s = text.get(range)?;
+        s.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| s.parse().ok())?
+    };
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    let mut rest = &text[19..];
+    let mut nanos: i64 = 0;
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        let mut scaled = frac[..digits.min(9)].to_owned();
+        while scaled.len() < 9 {
+            scaled.push('0');
+        }
+        nanos = scaled.parse().ok()?;
+        rest = &frac[digits..];
+    }
+    let offset_seconds = match rest {
+        "Z" | "z" => 0,
+        _ if rest.len() == 6 && matches!(&rest[..1], "+" | "-") && &rest[3..4] == ":" => {
+            let h: i64 = rest[1..3].parse().ok()?;
+            let m: i64 = rest[4..6].parse().ok()?;
+            let sign = if rest.starts_with('-') { -1 } else { 1 };
+            sign * (h * 3600 + m * 60)
+        }
+        _ => return None,
+    };
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_seconds;
+    u64::try_from(seconds * 1_000_000_000 + nanos).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_timestamps_parse_to_unix_nanos() {
+        assert_eq!(parse_rfc3339_nanos("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            parse_rfc3339_nanos("2025-07-01T10:00:00.5Z"),
+            Some(1_751_364_000_500_000_000)
+        );
+        assert_eq!(
+            parse_rfc3339_nanos("2025-07-01T12:00:00+02:00"),
+            Some(1_751_364_000_000_000_000)
+        );
+        assert_eq!(
+            parse_rfc3339_nanos("2024-02-29T23:59:59.123456789Z"),
+            Some(1_709_251_199_123_456_789)
+        );
+        for bad in [
+            "",
+            "2025-07-01",
+            "2025-13-01T00:00:00Z",
+            "2025-07-01T00:00:00",
+            "x025-07-01T00:00:00Z",
+        ] {
+            assert_eq!(parse_rfc3339_nanos(bad), None, "{bad}");
+        }
+    }
+}
