@@ -144,6 +144,49 @@ fn syntax_errors_give_partial_symbols() {
     );
 }
 
+fn set_mtime(path: &Path, secs_ago: u64) {
+    let when = std::time::SystemTime::now() - std::time::Duration::from_secs(secs_ago);
+    fs::File::options()
+        .write(true)
+        .open(path)
+        .expect("open")
+        .set_modified(when)
+        .expect("mtime");
+}
+
+fn symbol_names(report: &serde_json::Value) -> Vec<String> {
+    report["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .flat_map(|f| f["symbols"].as_array().expect("symbols").iter())
+        .map(|s| s["name"].as_str().expect("name").to_owned())
+        .collect()
+}
+
+#[test]
+fn warm_summaries_follow_file_changes_the_stamps_reveal() {
+    let env = project();
+    let w = env.work();
+    write(&w, "src/a.rs", b"fn alpha() {}\n");
+    set_mtime(&w.join("src/a.rs"), 100);
+    let first = env.run(&["--json", "summarize", "src"]).ok().json();
+    assert!(symbol_names(&first).contains(&"alpha".to_owned()));
+    // Same size, another (settled) modification time: read again.
+    write(&w, "src/a.rs", b"fn bravo() {}\n");
+    set_mtime(&w.join("src/a.rs"), 50);
+    let second = env.run(&["--json", "summarize", "src"]).ok().json();
+    let names = symbol_names(&second);
+    assert!(names.contains(&"bravo".to_owned()), "{names:?}");
+    assert!(!names.contains(&"alpha".to_owned()), "{names:?}");
+    // A fresh modification time (not yet trusted) and another size.
+    write(&w, "src/a.rs", b"fn charlie() {}\n");
+    let third = env.run(&["--json", "summarize", "src"]).ok().json();
+    assert!(symbol_names(&third).contains(&"charlie".to_owned()));
+    let again = env.run(&["--json", "summarize", "src"]).ok().json();
+    assert_eq!(symbol_names(&third), symbol_names(&again));
+}
+
 #[test]
 fn invalid_regex_points_at_the_error_and_no_match_exits_one() {
     let env = project();

@@ -265,6 +265,13 @@ fn log_show_fork_tag_and_export() {
 #[test]
 fn store_gc_keeps_every_run_object() {
     let env = init();
+    let empty = env.run(&["run", "log"]);
+    assert_eq!(empty.code, 1, "nothing to list");
+    assert!(empty.stderr.contains("no runs yet"), "{}", empty.stderr);
+    assert_eq!(
+        env.run(&["--json", "run", "log"]).json(),
+        json!({ "runs": [] })
+    );
     let id = import(&env, &fixture("openhands.json"), "openhands");
     let gc = env.run(&["--json", "store", "gc", "--grace", "0"]);
     gc.ok();
@@ -561,10 +568,8 @@ fn an_ambiguous_prefix_lists_the_candidates() {
                 "blobs": {},
             });
             let prefix = id[7..11].to_owned();
-            match seen.insert(prefix, (id.clone(), export.clone())) {
-                Some(other) => Some((other, (id, export))),
-                None => None,
-            }
+            seen.insert(prefix, (id.clone(), export.clone()))
+                .map(|other| (other, (id, export)))
         })
         .expect("a 16-bit collision within 100k tries");
     let env = init();

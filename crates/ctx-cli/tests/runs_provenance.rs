@@ -116,6 +116,15 @@ fn unsigned_artifact_verifies() {
         statement["predicate"]["tools"],
         json!(["ctx_search", "fs_read"])
     );
+    // The file the session read is the run's input, with its sha256.
+    let inputs = &statement["predicate"]["inputs"];
+    assert_eq!(inputs[0]["name"], "input.txt", "{statement}");
+    assert_eq!(inputs.as_array().map(Vec::len), Some(1), "{statement}");
+    let input_digest = inputs[0]["digest"]["sha256"].as_str().expect("input digest");
+    assert_eq!(
+        input_digest,
+        ctx::core::ContentHash::of(b"a needle in a haystack\n").to_hex()
+    );
     assert_eq!(
         attach.json()["run"],
         env.run(&["run", "show", "build", "--json"]).json()["id"]

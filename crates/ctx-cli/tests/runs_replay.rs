@@ -257,7 +257,8 @@ fn build_mixed_run(env: &Env) {
     let store = Store::open(&env.work().join(".ctx")).expect("store");
     let mut builder = RunBuilder::new("ctx");
     let mut cmd = StepDraft::tool_call("cmd", json!({"command": "cat README.md"}));
-    cmd.output = Some(b"$ cat README.md\n# Fixture\n\nCalls parse_config.\n[exit code: 0]\n".to_vec());
+    cmd.output =
+        Some(b"$ cat README.md\n# Fixture\n\nCalls parse_config.\n[exit code: 0]\n".to_vec());
     cmd.deterministic = true;
     builder.push_step(&store, cmd).expect("cmd step");
     let mut edit = StepDraft::tool_call("Edit", json!({"file_path": "src/lib.rs"}));

@@ -20,7 +20,10 @@ fn settle(dir: &std::path::Path) {
         let file = std::fs::File::options().write(true).open(path).unwrap();
         file.set_modified(when).unwrap();
     }
-    std::fs::File::open(dir).unwrap().set_modified(when).unwrap();
+    std::fs::File::open(dir)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
 }
 
 fn rust_source(functions: usize) -> String {

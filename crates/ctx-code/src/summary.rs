@@ -513,7 +513,10 @@ mod tests {
         fn remember_stamps(&self, entries: &[(FileStamp<'_>, CacheKey)]) -> Result<(), String> {
             let mut known = self.stamps.borrow_mut();
             for (s, key) in entries {
-                known.insert(s.path.to_owned(), (s.size, s.mtime_ns, s.inode, key.clone()));
+                known.insert(
+                    s.path.to_owned(),
+                    (s.size, s.mtime_ns, s.inode, key.clone()),
+                );
             }
             Ok(())
         }
@@ -536,24 +539,28 @@ mod tests {
         set_time(when);
         let walk = || ctx_fs::walk(dir.path(), &ctx_fs::WalkOptions::default()).expect("walk");
         let cache = StampingCache::default();
-        let first = summarize_files(&walk(), SummarizeOptions::default(), Some(&cache)).expect("run");
+        let first =
+            summarize_files(&walk(), SummarizeOptions::default(), Some(&cache)).expect("run");
         assert_eq!(first.stats.parsed, 1);
         assert_eq!(cache.stamps.borrow().len(), 1, "the stamp is remembered");
         // Same size, same modification time, same inode: the stamp says unchanged, so the file
         // is not read (the old summary comes back). This is what the stamp trusts.
         std::fs::write(&path, "fn two() {}\n").expect("write");
         set_time(when);
-        let second = summarize_files(&walk(), SummarizeOptions::default(), Some(&cache)).expect("run");
+        let second =
+            summarize_files(&walk(), SummarizeOptions::default(), Some(&cache)).expect("run");
         assert_eq!(second.stats.cached, 1);
         assert_eq!(second.files[0].symbols[0].name, "one", "not reread");
         // Another modification time: read, hashed and parsed again.
         set_time(when + std::time::Duration::from_secs(1));
-        let third = summarize_files(&walk(), SummarizeOptions::default(), Some(&cache)).expect("run");
+        let third =
+            summarize_files(&walk(), SummarizeOptions::default(), Some(&cache)).expect("run");
         assert_eq!(third.stats.parsed, 1);
         assert_eq!(third.files[0].symbols[0].name, "two");
         // A stamp whose summary was dropped reads the file after all.
         cache.summaries.0.borrow_mut().clear();
-        let fourth = summarize_files(&walk(), SummarizeOptions::default(), Some(&cache)).expect("run");
+        let fourth =
+            summarize_files(&walk(), SummarizeOptions::default(), Some(&cache)).expect("run");
         assert_eq!(fourth.stats.parsed, 1);
         assert_eq!(fourth.files[0].symbols[0].name, "two");
     }

@@ -446,9 +446,7 @@ pub(crate) fn classify<'t>(
                 "interface_declaration" | "annotation_type_declaration" => SymbolKind::Interface,
                 "enum_declaration" => SymbolKind::Enum,
                 // Annotation elements (`String since() default "";`) are methods too.
-                "method_declaration" | "annotation_type_element_declaration" => {
-                    SymbolKind::Method
-                }
+                "method_declaration" | "annotation_type_element_declaration" => SymbolKind::Method,
                 "constructor_declaration" | "compact_constructor_declaration" => {
                     SymbolKind::Constructor
                 }

@@ -132,7 +132,11 @@ impl TreeCache {
         for (entry, ()) in found {
             if entry.is_dir {
                 let stamp = Some((0, entry.mtime_ns, entry.inode)).filter(|s| s.1 != 0);
-                watch_dir(&mut watched, &entry.path, stamp.or_else(|| stamp_of(&entry.path)));
+                watch_dir(
+                    &mut watched,
+                    &entry.path,
+                    stamp.or_else(|| stamp_of(&entry.path)),
+                );
             } else {
                 entries.push(entry);
             }
@@ -388,7 +392,11 @@ mod tests {
         let cache = TreeCache::new();
         assert_eq!(
             found(&cache, &root),
-            ["a.rs:needle one", "src/b.rs:needle two", "src/c.txt:needle three"]
+            [
+                "a.rs:needle one",
+                "src/b.rs:needle two",
+                "src/c.txt:needle three"
+            ]
         );
         found(&cache, &root);
         let warm = cache.stats();
@@ -399,7 +407,11 @@ mod tests {
         settle(&root, 90);
         assert_eq!(
             found(&cache, &root),
-            ["a.rs:needle ONE", "src/b.rs:needle two", "src/c.txt:needle three"]
+            [
+                "a.rs:needle ONE",
+                "src/b.rs:needle two",
+                "src/c.txt:needle three"
+            ]
         );
 
         // An added file in a subdirectory.
@@ -447,7 +459,10 @@ mod tests {
             ["a.rs:needle ONE", "skip.log:needle ignored"]
         );
         let end = cache.stats();
-        assert!(end.walks >= warm.walks + 4, "each change re-walked: {end:?}");
+        assert!(
+            end.walks >= warm.walks + 4,
+            "each change re-walked: {end:?}"
+        );
     }
 
     #[test]
@@ -459,7 +474,10 @@ mod tests {
         found(&cache, &root);
         found(&cache, &root);
         let stats = cache.stats();
-        assert_eq!(stats.walk_hits, 0, "a tree modified just now is walked again");
+        assert_eq!(
+            stats.walk_hits, 0,
+            "a tree modified just now is walked again"
+        );
         assert_eq!(stats.content_hits, 0, "and its files read again");
     }
 }

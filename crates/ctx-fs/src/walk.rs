@@ -660,7 +660,10 @@ mod tests {
             let (all, _) = walk_each(dir.path(), &opts, |_| Some(())).expect("walk");
             let rels: Vec<&str> = all.iter().map(|(e, ())| e.rel.as_str()).collect();
             assert_eq!(rels, ["a.rs", "b/two.rs", "c/d/three.rs"]);
-            assert!(all.iter().all(|(e, ())| e.mtime_ns > 0), "files are stamped");
+            assert!(
+                all.iter().all(|(e, ())| e.mtime_ns > 0),
+                "files are stamped"
+            );
             #[cfg(unix)]
             assert!(all.iter().all(|(e, ())| e.inode > 0));
         }

@@ -153,10 +153,8 @@ pub(crate) fn import_ctx(
             export.run
         )));
     }
-    crate::store::put_parallel(
-        store.objects(),
-        blobs.iter().chain(&step_bytes).map(Vec::as_slice).collect(),
-    )?;
+    let all: Vec<&[u8]> = blobs.iter().chain(&step_bytes).map(Vec::as_slice).collect();
+    crate::store::put_parallel(store.objects(), &all)?;
     let mut objects = referenced;
     objects.extend(export.manifest.steps.iter().copied());
     let stored = save_manifest(store, &export.manifest, &objects, None)?;

@@ -270,7 +270,8 @@ impl RunBuilder {
     /// Writes the manifest, lists the run, points [`LATEST`] at it; returns the run id.
     pub fn finish(self, store: &Store) -> Result<RunId, RunError> {
         if let Some(pending) = &self.pending {
-            put_parallel(store.objects(), pending.values().map(Vec::as_slice).collect())?;
+            let blobs: Vec<&[u8]> = pending.values().map(Vec::as_slice).collect();
+            put_parallel(store.objects(), &blobs)?;
         }
         save_manifest(store, &self.manifest, &self.objects, None)
     }
@@ -632,7 +633,7 @@ pub(crate) fn save_manifest(
 const WRITERS: usize = 16;
 
 /// Writes `objects` with [`WRITERS`] threads (each object still tmp + fsync + rename).
-pub(crate) fn put_parallel(objects: &ObjectStore, blobs: Vec<&[u8]>) -> Result<(), RunError> {
+pub(crate) fn put_parallel(objects: &ObjectStore, blobs: &[&[u8]]) -> Result<(), RunError> {
     let chunk = blobs.len().div_ceil(WRITERS).max(1);
     std::thread::scope(|scope| {
         let handles: Vec<_> = blobs

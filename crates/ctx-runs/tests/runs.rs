@@ -196,7 +196,7 @@ fn claude_code_problems_are_warnings_with_line_numbers() {
         "not json",
         r#"{"type":"assistant","uuid":"2","message":{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}},{"type":"image"}]}}"#,
         r#"{"type":"user","uuid":"3","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t9","content":"x"}]}}"#,
-        r#"[1,2]"#,
+        "[1,2]",
     ]
     .join("\n");
     let run = import::parse(RunFormat::ClaudeCode, Path::new("s.jsonl"), text.as_bytes())

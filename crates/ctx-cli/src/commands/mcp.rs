@@ -109,7 +109,13 @@ pub fn run(args: &McpArgs, ctx: &Context, out: &Output) -> Result<Status> {
         .map(|t| t.name.to_string())
         .collect();
     drop(probe);
-    let recorder = Arc::new(RunRecorder::start(store, name, started, deterministic)?);
+    let recorder = Arc::new(RunRecorder::start(
+        store,
+        &config.workspace_root,
+        name,
+        started,
+        deterministic,
+    )?);
     config = config.with_recorder(recorder.clone());
 
     let served = serve_until_shutdown(&config, addr, out);
@@ -249,6 +255,10 @@ struct JournalHeader {
 struct RecordState {
     store: Store,
     builder: RunBuilder,
+    /// The workspace, to read the files the session read as the run's inputs.
+    sandbox: Option<ctx::fs::Workspace>,
+    /// Inputs already recorded, by workspace-relative path.
+    inputs: std::collections::BTreeSet<String>,
     journal: fs::File,
     journal_path: PathBuf,
     deterministic: Vec<String>,
@@ -263,7 +273,13 @@ struct RunRecorder {
 }
 
 impl RunRecorder {
-    fn start(store: Store, name: &str, started: i64, deterministic: Vec<String>) -> Result<Self> {
+    fn start(
+        store: Store,
+        workspace: &Path,
+        name: &str,
+        started: i64,
+        deterministic: Vec<String>,
+    ) -> Result<Self> {
         let dir = journal_dir(&store);
         fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let created = rfc3339(started);
@@ -291,6 +307,8 @@ impl RunRecorder {
             state: Mutex::new(Some(RecordState {
                 store,
                 builder,
+                sandbox: ctx::fs::Workspace::open(workspace).ok(),
+                inputs: std::collections::BTreeSet::new(),
                 journal,
                 journal_path,
                 deterministic,
@@ -353,6 +371,61 @@ impl RecordState {
         let hash = self.builder.push_step(&self.store, draft)?;
         writeln!(self.journal, "{hash}")?;
         self.journal.sync_data()?;
+        if !is_error {
+            self.record_inputs(call.tool, call.arguments)?;
+        }
+        Ok(())
+    }
+
+    /// Adds the files a successful `fs_read` (Line operations) or `ctx_summarize` read to the
+    /// run's inputs, each once, as they are now (read through the workspace sandbox; files
+    /// over 8 MiB are left out).
+    fn record_inputs(
+        &mut self,
+        tool: &str,
+        arguments: &ctx_mcp::rmcp::model::JsonObject,
+    ) -> Result<()> {
+        const MAX_INPUT_BYTES: u64 = 8 * 1024 * 1024;
+        let path_of = |op: &Value| -> Option<String> {
+            (op.get("mode").and_then(Value::as_str) == Some("Line"))
+                .then(|| op.get("path").and_then(Value::as_str).map(str::to_owned))
+                .flatten()
+        };
+        let paths: Vec<String> = match tool {
+            "fs_read" => match arguments.get("operations").and_then(Value::as_array) {
+                Some(operations) => operations.iter().filter_map(path_of).collect(),
+                None => path_of(&Value::Object(arguments.clone()))
+                    .into_iter()
+                    .collect(),
+            },
+            "ctx_summarize" => arguments
+                .get("path")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .into_iter()
+                .collect(),
+            _ => Vec::new(),
+        };
+        let Some(sandbox) = &self.sandbox else {
+            return Ok(());
+        };
+        for path in paths {
+            let Ok(mut resolved) = sandbox.resolve(&path) else {
+                continue;
+            };
+            if !resolved.meta.is_file()
+                || resolved.meta.len() > MAX_INPUT_BYTES
+                || self.inputs.contains(&resolved.rel)
+            {
+                continue;
+            }
+            let mut bytes = Vec::new();
+            if std::io::Read::read_to_end(&mut resolved.file, &mut bytes).is_err() {
+                continue;
+            }
+            self.builder.add_input(&self.store, &resolved.rel, &bytes)?;
+            self.inputs.insert(resolved.rel);
+        }
         Ok(())
     }
 }
