@@ -17,7 +17,7 @@ const SHOW_AFTER: Duration = Duration::from_millis(300);
 /// A [`Progress`] that draws an indicatif bar on stderr when that is a terminal.
 pub struct Bar {
     /// `None` when nothing may be drawn.
-    bar: Option<ProgressBar>,
+    inner: Option<ProgressBar>,
     started: Instant,
     shown: AtomicBool,
 }
@@ -25,10 +25,10 @@ pub struct Bar {
 impl Bar {
     /// A bar that draws when `enabled` and stderr is a terminal.
     pub fn new(enabled: bool) -> Self {
-        let bar = (enabled && std::io::stderr().is_terminal())
+        let inner = (enabled && std::io::stderr().is_terminal())
             .then(|| ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden()));
         Self {
-            bar,
+            inner,
             started: Instant::now(),
             shown: AtomicBool::new(false),
         }
@@ -46,7 +46,7 @@ impl Bar {
 
 impl Progress for Bar {
     fn phase(&self, label: &str, total: Option<u64>) {
-        let Some(bar) = &self.bar else { return };
+        let Some(bar) = &self.inner else { return };
         let style = match total {
             Some(_) => ProgressStyle::with_template(
                 "{spinner} {msg:<16} [{bar:30}] {pos}/{len} ({eta} left)",
@@ -63,13 +63,13 @@ impl Progress for Bar {
     }
 
     fn advance(&self, steps: u64) {
-        let Some(bar) = &self.bar else { return };
+        let Some(bar) = &self.inner else { return };
         bar.inc(steps);
         self.reveal(bar);
     }
 
     fn finish(&self) {
-        if let Some(bar) = &self.bar {
+        if let Some(bar) = &self.inner {
             bar.finish_and_clear();
         }
     }

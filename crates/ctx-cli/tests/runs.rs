@@ -263,6 +263,25 @@ fn log_show_fork_tag_and_export() {
 }
 
 #[test]
+fn import_reads_stdin_with_a_dash() {
+    let env = init();
+    let id = import(&env, &fixture("swe-agent.traj"), "swe-agent");
+    let mut cmd = env.cmd(&["--json", "run", "import", "-"]);
+    cmd.stdin(fs::File::open(fixture("swe-agent.traj")).expect("fixture"));
+    let piped = env.run_with(cmd);
+    piped.ok();
+    assert_eq!(
+        piped.json()["run"],
+        id.as_str(),
+        "same run as from the file"
+    );
+    let mut cmd = env.cmd(&["run", "import", "-"]);
+    cmd.stdin(std::process::Stdio::null());
+    env.run_with(cmd)
+        .bad_input("`<stdin>` holds no valid run record (the file is empty)");
+}
+
+#[test]
 fn store_gc_keeps_every_run_object() {
     let env = init();
     let empty = env.run(&["run", "log"]);

@@ -120,7 +120,9 @@ fn unsigned_artifact_verifies() {
     let inputs = &statement["predicate"]["inputs"];
     assert_eq!(inputs[0]["name"], "input.txt", "{statement}");
     assert_eq!(inputs.as_array().map(Vec::len), Some(1), "{statement}");
-    let input_digest = inputs[0]["digest"]["sha256"].as_str().expect("input digest");
+    let input_digest = inputs[0]["digest"]["sha256"]
+        .as_str()
+        .expect("input digest");
     assert_eq!(
         input_digest,
         ctx::core::ContentHash::of(b"a needle in a haystack\n").to_hex()
@@ -309,9 +311,17 @@ fn a_key_that_is_not_trusted_does_not_verify() {
     let public = other["public_key_file"].as_str().expect("pub file");
     env.run(&["run", "verify", "report.md", "--trusted-key", public])
         .ok();
-    let public_text = other["public_key"].as_str().expect("public key");
-    env.run(&["run", "keygen", "--trust", public_text]).ok();
+    std::fs::copy(public, env.work().join("alice.pub")).expect("copy pub");
+    let trusted = env.run(&["run", "keygen", "--trust", "alice.pub", "--json"]);
+    trusted.ok();
+    assert_eq!(trusted.json()["keyid"], keyid);
+    let listed = env.run(&["run", "keygen", "--list", "--json"]).json();
+    assert_eq!(listed["trusted"][0]["origin"], "trusted", "{listed}");
     env.run(&["run", "verify", "report.md"]).ok();
+    // The same key given as text is the same key.
+    let public_text = other["public_key"].as_str().expect("public key");
+    let again = env.run(&["run", "keygen", "--trust", public_text, "--json"]);
+    assert_eq!(again.json()["keyid"], keyid);
 }
 
 #[test]

@@ -428,7 +428,7 @@ mod tests {
             fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
             fs::write(path, body).expect("write");
         }
-        let entries = ctx_fs::walk(dir.path(), &ctx_fs::WalkOptions::default()).expect("walk");
+        let entries = ctx_fs::walk(dir.path(), &WalkOptions::default()).expect("walk");
         (dir, entries)
     }
 

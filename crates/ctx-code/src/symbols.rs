@@ -1389,6 +1389,25 @@ mod tests {
     }
 
     #[test]
+    fn annotation_elements_and_construct_signatures_are_methods() {
+        let java =
+            "public @interface Since { String value() default \"\"; boolean forRemoval(); }\n";
+        assert_eq!(
+            names(Language::Java, java),
+            [
+                "interface Since",
+                "method Since/value",
+                "method Since/forRemoval"
+            ]
+        );
+        let ts = "export interface ErrorCtor { new (message: string): Error; readonly prototype: Error; }\n";
+        assert_eq!(
+            names(Language::TypeScript, ts),
+            ["interface ErrorCtor", "method ErrorCtor/new"]
+        );
+    }
+
+    #[test]
     fn deep_trees_do_not_overflow_a_small_stack() {
         // Generated code nests deeper than a worker thread's stack allows for recursion.
         let src = format!(

@@ -171,6 +171,10 @@ pub fn walk_with_errors(root: &Path, opts: &WalkOptions) -> Result<WalkOutcome, 
     })
 }
 
+/// What [`walk_each`] returns: the kept entries with their values (sorted by
+/// [`WalkEntry::rel`]), and the errors met on single entries.
+pub type Visited<T> = (Vec<(WalkEntry, T)>, Vec<String>);
+
 /// Walks `root` and calls `visit` on each entry as the walk finds it, on the walker's threads,
 /// so work on a file (reading, searching) overlaps the walk instead of waiting for it. Entries
 /// for which `visit` returns `None` are dropped. The result is sorted by the byte order of
@@ -183,7 +187,7 @@ pub fn walk_each<T: Send>(
     root: &Path,
     opts: &WalkOptions,
     visit: impl Fn(&WalkEntry) -> Option<T> + Sync,
-) -> Result<(Vec<(WalkEntry, T)>, Vec<String>), WalkError> {
+) -> Result<Visited<T>, WalkError> {
     let meta = std::fs::metadata(root).map_err(|source| WalkError::Root {
         path: root.to_owned(),
         source,
@@ -252,7 +256,7 @@ pub fn walk_each<T: Send>(
         }
     } else {
         // Each walker thread keeps its own list; the lists are merged once at the end.
-        let parts: Mutex<Vec<(Vec<(WalkEntry, T)>, Vec<String>)>> = Mutex::new(Vec::new());
+        let parts: Mutex<Vec<Visited<T>>> = Mutex::new(Vec::new());
         builder.build_parallel().run(|| {
             let includes = &includes;
             let visit = &visit;
@@ -287,7 +291,7 @@ pub fn walk_each<T: Send>(
 
 /// A walker thread's results, handed over when the thread's visitor is dropped.
 struct Local<'a, T> {
-    parts: &'a Mutex<Vec<(Vec<(WalkEntry, T)>, Vec<String>)>>,
+    parts: &'a Mutex<Vec<Visited<T>>>,
     found: Vec<(WalkEntry, T)>,
     errors: Vec<String>,
 }
@@ -648,7 +652,7 @@ mod tests {
                 ..WalkOptions::default()
             };
             let (found, errors) = walk_each(dir.path(), &opts, |entry| {
-                (entry.size > 1).then(|| std::fs::read_to_string(&entry.path).expect("read"))
+                (entry.size > 1).then(|| fs::read_to_string(&entry.path).expect("read"))
             })
             .expect("walk");
             assert!(errors.is_empty());

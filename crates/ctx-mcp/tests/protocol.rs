@@ -106,7 +106,8 @@ async fn handshake_lists_and_calls() {
 
     let tools = client.request(2, "tools/list", json!({})).await;
     let tools = tools["result"]["tools"].as_array().expect("tools").clone();
-    assert_eq!(tools.len(), 15);
+    // 12 read tools, 3 write tools, ctx_select and ctx_index_inspect, 3 ctx_runs_* tools.
+    assert_eq!(tools.len(), 20);
     let search = tools
         .iter()
         .find(|t| t["name"] == "ctx_search")

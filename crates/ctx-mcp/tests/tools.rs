@@ -22,6 +22,9 @@ const READ_TOOLS: &[&str] = &[
     "fs_read",
     "ctx_select",
     "ctx_index_inspect",
+    "ctx_runs_list",
+    "ctx_runs_show",
+    "ctx_runs_diff",
 ];
 
 fn names(server: &ctx_mcp::CtxServer) -> Vec<String> {

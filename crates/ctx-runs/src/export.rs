@@ -123,6 +123,11 @@ pub(crate) fn import_ctx(
     let mut step_bytes = Vec::with_capacity(export.steps.len());
     let mut prev = None;
     for (index, (step, listed)) in export.steps.iter().zip(&export.manifest.steps).enumerate() {
+        if step.duration_ms.is_some_and(|ms| ms > crate::store::MAX_JSON_INT) {
+            return Err(bad(format!(
+                "step {index} has a `duration_ms` above 2^53 - 1, which canonical JSON cannot hold"
+            )));
+        }
         let bytes = ctx_core::canonical::to_vec(step).map_err(|e| bad(e.to_string()))?;
         let actual = ContentHash::of(&bytes);
         if actual != *listed || step.index != index as u64 || step.prev != prev {
@@ -132,6 +137,18 @@ pub(crate) fn import_ctx(
         }
         prev = Some(actual);
         step_bytes.push(bytes);
+    }
+    if let Some(big) = export
+        .manifest
+        .inputs
+        .iter()
+        .chain(&export.manifest.outputs)
+        .find(|c| c.size > crate::store::MAX_JSON_INT)
+    {
+        return Err(bad(format!(
+            "`{}` has a `size` above 2^53 - 1, which canonical JSON cannot hold",
+            big.name
+        )));
     }
     let mut referenced: BTreeSet<ContentHash> = export.manifest.blob_refs().into_iter().collect();
     for step in &export.steps {
@@ -186,7 +203,7 @@ pub fn export_otel(run: &Run) -> Value {
             .as_deref()
             .and_then(parse_rfc3339_nanos)
             .unwrap_or(clock);
-        let end = start + step.duration_ms.unwrap_or(0) * 1_000_000;
+        let end = start.saturating_add(step.duration_ms.unwrap_or(0).saturating_mul(1_000_000));
         clock = end.max(clock);
         let mut attrs = vec![
             kv_str("gen_ai.operation.name", step.kind.operation_name()),
@@ -337,17 +354,24 @@ fn kv_bool(key: &str, value: bool) -> Value {
 }
 
 /// Nanoseconds since the Unix epoch of an RFC 3339 timestamp (`2025-07-01T10:00:00.5Z`,
-/// `…+02:00`); `None` if it is not one or is before 1970.
+/// `…+02:00`); `None` if it is not one, is before 1970, or does not fit in a `u64` of
+/// nanoseconds (after the year 2554). A timestamp without an offset (`2025-07-01T10:00:00.5`,
+/// as OpenHands writes them) is read as UTC. Works on bytes, so any input is safe.
 pub fn parse_rfc3339_nanos(text: &str) -> Option<u64> {
     let b = text.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
         return None;
     }
     let num = |range: std::ops::Range<usize>| -> Option<i64> {
-        let s = text.get(range)?;
-        s.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| s.parse().ok())?
+        let digits = b.get(range)?;
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        Some(
+            digits
+                .iter()
+                .fold(0, |acc, d| acc * 10 + i64::from(d - b'0')),
+        )
     };
     let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
     if b[13] != b':' || b[16] != b':' {
@@ -362,26 +386,26 @@ pub fn parse_rfc3339_nanos(text: &str) -> Option<u64> {
     {
         return None;
     }
-    let mut rest = &text[19..];
+    let mut rest = &b[19..];
     let mut nanos: i64 = 0;
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+    if let Some(frac) = rest.strip_prefix(b".") {
+        let digits = frac.iter().take_while(|c| c.is_ascii_digit()).count();
         if digits == 0 {
             return None;
         }
-        let mut scaled = frac[..digits.min(9)].to_owned();
-        while scaled.len() < 9 {
-            scaled.push('0');
+        let mut scale = 1_000_000_000;
+        for d in &frac[..digits.min(9)] {
+            scale /= 10;
+            nanos += i64::from(d - b'0') * scale;
         }
-        nanos = scaled.parse().ok()?;
         rest = &frac[digits..];
     }
     let offset_seconds = match rest {
-        "Z" | "z" => 0,
-        _ if rest.len() == 6 && matches!(&rest[..1], "+" | "-") && &rest[3..4] == ":" => {
-            let h: i64 = rest[1..3].parse().ok()?;
-            let m: i64 = rest[4..6].parse().ok()?;
-            let sign = if rest.starts_with('-') { -1 } else { 1 };
+        b"" | b"Z" | b"z" => 0,
+        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
+            let h = num(rest_range(b, rest, 1, 3))?;
+            let m = num(rest_range(b, rest, 4, 6))?;
+            let sign = if *sign == b'-' { -1 } else { 1 };
             sign * (h * 3600 + m * 60)
         }
         _ => return None,
@@ -395,7 +419,15 @@ pub fn parse_rfc3339_nanos(text: &str) -> Option<u64> {
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
     let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_seconds;
-    u64::try_from(seconds * 1_000_000_000 + nanos).ok()
+    let seconds = u64::try_from(seconds).ok()?;
+    let nanos = u64::try_from(nanos).ok()?;
+    seconds.checked_mul(1_000_000_000)?.checked_add(nanos)
+}
+
+/// The range of `rest[from..to]` within `whole`, for `rest` a tail of `whole`.
+fn rest_range(whole: &[u8], rest: &[u8], from: usize, to: usize) -> std::ops::Range<usize> {
+    let base = whole.len() - rest.len();
+    base + from..base + to
 }
 
 #[cfg(test)]
@@ -421,10 +453,29 @@ mod tests {
             "",
             "2025-07-01",
             "2025-13-01T00:00:00Z",
-            "2025-07-01T00:00:00",
             "x025-07-01T00:00:00Z",
+            "2025-07-01T00:00:00+0\u{e9}00",
+            "2025-07-01T00:00:00\u{e9}1:00",
+            "2025-07-01T00:00:0\u{e9}Z",
+            "\u{e9}025-07-01T00:00:00Z",
+            "2025-07-01T00:00:00.\u{e9}Z",
+            "9999-12-31T23:59:59.999999999Z",
+            "2600-01-01T00:00:00Z",
+            "1969-12-31T23:59:59Z",
         ] {
             assert_eq!(parse_rfc3339_nanos(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn timestamps_without_an_offset_are_utc() {
+        assert_eq!(
+            parse_rfc3339_nanos("2025-07-01T10:00:00.5"),
+            parse_rfc3339_nanos("2025-07-01T10:00:00.5Z")
+        );
+        assert_eq!(
+            parse_rfc3339_nanos("2025-07-01T10:00:00"),
+            Some(1_751_364_000_000_000_000)
+        );
     }
 }

@@ -27,6 +27,10 @@ pub const LATEST: &str = "latest";
 /// The fewest hex digits accepted as a run id prefix.
 pub const MIN_PREFIX_LEN: usize = 4;
 
+/// The largest integer stored in a run object: canonical JSON (RFC 8785) writes numbers as
+/// IEEE doubles, so larger integers would not read back as the value that was hashed.
+pub const MAX_JSON_INT: u64 = (1 << 53) - 1;
+
 /// A step about to be recorded: contents inline, written to blobs by [`RunBuilder::push_step`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepDraft {
@@ -248,7 +252,8 @@ impl RunBuilder {
             deterministic: draft.deterministic,
             status: draft.status,
             timestamp: draft.timestamp,
-            duration_ms: draft.duration_ms,
+            // Larger values would not survive canonical JSON; adapters warn before this.
+            duration_ms: draft.duration_ms.map(|ms| ms.min(MAX_JSON_INT)),
         };
         let bytes = ctx_core::canonical::to_vec(&step).expect("steps serialize");
         let hash = self.blob(store, &bytes)?;

@@ -9,7 +9,13 @@
 //! ```sh
 //! cargo bench -p ctx-select --bench retrieval_eval               # a repository built by script
 //! cargo bench -p ctx-select --bench retrieval_eval -- /path/repo 200   # the last 200 commits of a repo (cloned to a temp dir)
+//! python3 scripts/debian-patch-history.py target/eval/debian            # a real history: Debian's patches to 8 C projects
+//! cargo bench -p ctx-select --bench retrieval_eval -- "$PWD/target/eval/debian" 1000
 //! ```
+//!
+//! (The repository path is read from the bench's directory, crates/ctx-select: give it
+//! absolute.) `CTX_EVAL_ABLATIONS=1` adds the default scorer without each signal in turn;
+//! `CTX_EVAL_NO_TF=1` skips term frequency, the slow one on large repositories.
 //!
 //! The scripted repository is a Rust crate of 48 modules in 8 areas, with imports between
 //! them and tests, and a history of 120 commits made in working sessions (a session stays in
@@ -345,6 +351,68 @@ fn scripted_repo(dir: &Path) -> PathBuf {
     repo
 }
 
+/// The rankings compared: term frequency, BM25 alone and the default scorer; with
+/// `CTX_EVAL_ABLATIONS=1`, also the default scorer without each of its signals (to see what
+/// each one is worth); `CTX_EVAL_NO_TF=1` leaves out term frequency, which reads every
+/// document for every query and dominates the time on large repositories.
+fn rows() -> Vec<(String, ScorerKind, Weights)> {
+    let env = |name: &str| std::env::var(name).is_ok_and(|v| v == "1");
+    let mut rows = Vec::new();
+    if !env("CTX_EVAL_NO_TF") {
+        rows.push(("tf".to_owned(), ScorerKind::Tf, Weights::default()));
+    }
+    rows.push(("bm25".to_owned(), ScorerKind::Bm25, Weights::default()));
+    rows.push((
+        "default".to_owned(),
+        ScorerKind::Default,
+        Weights::default(),
+    ));
+    if env("CTX_EVAL_ABLATIONS") {
+        let base = Weights::default();
+        let ablations: [(&str, Weights); 5] = [
+            (
+                "mentions",
+                Weights {
+                    path_mentioned: 0.0,
+                    filename_mentioned: 0.0,
+                    ..base
+                },
+            ),
+            (
+                "keyword_in_path",
+                Weights {
+                    keyword_in_path: 0.0,
+                    ..base
+                },
+            ),
+            (
+                "git_activity",
+                Weights {
+                    per_commit: 0.0,
+                    max_git: 0.0,
+                    ..base
+                },
+            ),
+            (
+                "file_type",
+                Weights {
+                    file_type: 0.0,
+                    ..base
+                },
+            ),
+            ("graph", Weights { graph: 0.0, ..base }),
+        ];
+        for (name, weights) in ablations {
+            rows.push((
+                format!("default without {name}"),
+                ScorerKind::Default,
+                weights,
+            ));
+        }
+    }
+    rows
+}
+
 #[derive(Default, Clone, Copy)]
 struct Score {
     r1: f64,
@@ -393,8 +461,8 @@ fn main() {
     commits.reverse();
 
     let indexes = tmp.path().join("indexes");
-    let kinds = [ScorerKind::Tf, ScorerKind::Bm25, ScorerKind::Default];
-    let mut totals = [Score::default(); 3];
+    let rows = rows();
+    let mut totals = vec![Score::default(); rows.len()];
     let mut queries = 0usize;
     let started = std::time::Instant::now();
     for (id, parent, subject) in &commits {
@@ -427,10 +495,8 @@ fn main() {
         let index = OpenIndex::open(&indexes, "eval").expect("open");
         let query = Query::parse(subject).expect("checked");
         queries += 1;
-        for (k, kind) in kinds.iter().enumerate() {
-            let ranked = index
-                .rank(&query, *kind, &Weights::default())
-                .expect("rank");
+        for (k, (_, kind, weights)) in rows.iter().enumerate() {
+            let ranked = index.rank(&query, *kind, weights).expect("rank");
             let ids: Vec<&str> = ranked.iter().map(|r| r.id.as_str()).collect();
             let hits = |n: usize| {
                 ids.iter()
@@ -464,10 +530,9 @@ fn main() {
     println!("| scorer | recall@1 | recall@5 | MRR |");
     println!("| --- | --- | --- | --- |");
     let q = queries.max(1) as f64;
-    for (k, kind) in kinds.iter().enumerate() {
+    for (k, (label, _, _)) in rows.iter().enumerate() {
         println!(
-            "| {} | {:.3} | {:.3} | {:.3} |",
-            kind.name(),
+            "| {label} | {:.3} | {:.3} | {:.3} |",
             totals[k].r1 / q,
             totals[k].r5 / q,
             totals[k].mrr / q

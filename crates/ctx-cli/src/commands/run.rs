@@ -1,6 +1,7 @@
 //! `ctx run …`: import, list, show, diff, fork, tag and export agent run records; replay and
 //! provenance (`replay`, `attach`, `verify`, `keygen`) live in `run_replay` / `run_provenance`.
 
+use std::io::Read as _;
 use std::path::PathBuf;
 
 use anyhow::{Context as _, Result};
@@ -55,11 +56,13 @@ pub enum RunCommand {
 /// Examples:
 ///   ctx run import session.jsonl
 ///   ctx run import events.json --from openhands --tag first-try
+///   cat session.jsonl | ctx run import -
 ///   ctx run export latest --format ctx > run.json && ctx run import run.json
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct ImportArgs {
-    /// The log file.
+    /// The log file; `-` reads stdin.
+    #[arg(value_name = "FILE|-")]
     pub file: PathBuf,
     /// Its format: auto, ctx, claude-code, openhands or swe-agent.
     #[arg(long, default_value = "auto", value_name = "FORMAT")]
@@ -199,8 +202,15 @@ pub fn run(command: RunCommand, ctx: &Context, out: &Output) -> Result<Status> {
 
 fn import(args: &ImportArgs, ctx: &Context, store: &Store, out: &Output) -> Result<Status> {
     let FormatChoice(from) = args.from.parse()?;
-    let path = ctx.cwd.join(&args.file);
-    let outcome = ctx_runs::import_file(store, &path, from)?;
+    let outcome = if args.file.as_os_str() == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .context("cannot read the log from stdin")?;
+        ctx_runs::import_bytes(store, std::path::Path::new("<stdin>"), &bytes, from)?
+    } else {
+        ctx_runs::import_file(store, &ctx.cwd.join(&args.file), from)?
+    };
     if let Some(tag) = &args.tag {
         ctx_runs::tag_run(store, tag, &outcome.run)?;
     }

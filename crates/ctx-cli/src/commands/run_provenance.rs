@@ -148,6 +148,10 @@ pub fn keygen(args: &KeygenArgs, ctx: &Context, out: &Output) -> Result<Status> 
         return Ok(Status::Success);
     }
     let info = match &args.trust {
+        // A .pub file is named relative to the working directory (-C included).
+        Some(key) if ctx.cwd.join(key).is_file() => {
+            ring.trust(&ctx.cwd.join(key).display().to_string())?
+        }
         Some(key) => ring.trust(key)?,
         None => ring.generate()?,
     };

@@ -86,6 +86,8 @@ pub fn recorded_output(result: &CallToolResult) -> (Vec<u8>, bool) {
 pub struct CtxExecutor {
     runtime: tokio::runtime::Runtime,
     server: CtxServer,
+    /// The tools the server offers, by name.
+    tools: std::collections::BTreeSet<String>,
     allow_commands: bool,
     root: std::path::PathBuf,
     settings: ctx::packs::PackSettings,
@@ -104,9 +106,15 @@ impl CtxExecutor {
             .build()
             .context("cannot start the async runtime")?;
         let server = CtxServer::new(config)?;
+        let tools = server
+            .tools()
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect();
         Ok(Self {
             runtime,
             server,
+            tools,
             allow_commands,
             root: config.workspace_root.clone(),
             settings,
@@ -157,7 +165,7 @@ impl StepExecutor for CtxExecutor {
         if tool == "cmd" {
             return self.command(parameters);
         }
-        if self.server.tools().iter().all(|t| t.name != tool) {
+        if !self.tools.contains(tool) {
             return Execution::Skip(format!("ctx has no tool `{tool}` to re-run"));
         }
         let arguments = match parameters {

@@ -270,28 +270,38 @@ pub fn detect(bytes: &[u8]) -> Option<RunFormat> {
                 if looks_like_claude_line(map) {
                     return Some(RunFormat::ClaudeCode);
                 }
+                if map.get("events").and_then(Value::as_array).is_some_and(|items| {
+                    items.iter().any(looks_like_openhands_event)
+                }) {
+                    return Some(RunFormat::OpenHands);
+                }
                 return None;
             }
             Value::Array(items) => {
-                let events = items.iter().filter(|item| {
-                    item.as_object()
-                        .is_some_and(|o| o.contains_key("action") || o.contains_key("observation"))
-                });
-                return (events.count() > 0).then_some(RunFormat::OpenHands);
+                return items
+                    .iter()
+                    .any(looks_like_openhands_event)
+                    .then_some(RunFormat::OpenHands);
             }
             _ => return None,
         }
     }
-    // Line-oriented: the first line that parses decides.
+    // Line-oriented: Claude Code when any of the first lines that parse looks like one of its
+    // records (files may open with `file-history-snapshot` lines, which carry no ids).
     text.lines()
         .filter(|line| !line.trim().is_empty())
-        .find_map(|line| serde_json::from_str::<Value>(line).ok())
-        .and_then(|value| {
-            value
-                .as_object()
-                .is_some_and(looks_like_claude_line)
-                .then_some(RunFormat::ClaudeCode)
-        })
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .take(DETECT_LINES)
+        .any(|value| value.as_object().is_some_and(looks_like_claude_line))
+        .then_some(RunFormat::ClaudeCode)
+}
+
+/// How many parsed lines of a JSONL file [`detect`] looks at.
+const DETECT_LINES: usize = 20;
+
+fn looks_like_openhands_event(item: &Value) -> bool {
+    item.as_object()
+        .is_some_and(|o| o.contains_key("action") || o.contains_key("observation"))
 }
 
 fn looks_like_claude_line(map: &serde_json::Map<String, Value>) -> bool {

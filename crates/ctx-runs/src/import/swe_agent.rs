@@ -86,7 +86,18 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<ParsedRun, RunError> {
             .get("execution_time")
             .and_then(Value::as_f64)
             .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(seconds_to_ms);
+            .and_then(|seconds| {
+                let ms = seconds_to_ms(seconds);
+                if ms > crate::store::MAX_JSON_INT {
+                    run.warnings.push(ImportWarning::at_item(
+                        format!("{at}.execution_time"),
+                        format!("{seconds} seconds is out of range; the duration is left out"),
+                    ));
+                    None
+                } else {
+                    Some(ms)
+                }
+            });
         run.steps.push(step);
     }
     if let Some(patch) = info
