@@ -37,8 +37,7 @@ PY
 best() { python3 -c 'import sys; print(min(float(x) for x in sys.argv[1:]))' "$@"; }
 ratio() { python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f"{a / b:.2f}x")' "$1" "$2"; }
 
-files=$("$ctx" --compact summarize . --depth 64 2>/dev/null | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["files"]))')
-echo "tree: $dir ($files source files ctx summarizes; $(nproc) cores)"
+echo "tree: $dir ($(nproc) cores)"
 echo "load before: $(uptime)"
 
 ctags_t=(); cold=(); warm=(); map_cold=(); map_warm=()
@@ -51,6 +50,8 @@ for _ in $(seq "$runs"); do
   map_cold+=("$(once "$ctx" --json map .)")
   map_warm+=("$(once "$ctx" --json map .)")
 done
+files=$("$ctx" --compact summarize . --depth 64 2>/dev/null | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["files"]))')
+echo "source files ctx summarizes: $files"
 c=$(best "${ctags_t[@]}"); k=$(best "${cold[@]}"); w=$(best "${warm[@]}")
 echo "ctags -R:                  ${c}s"
 echo "summarize --depth, cold:   ${k}s  ($(ratio "$k" "$c") ctags)"

@@ -321,6 +321,91 @@ fn claude_session(prompt: &str, tool: &str, path: &str, result: &str) -> String 
     text
 }
 
+/// A session calling each `(tool, path, result, is_error)` in turn, then answering "Done.".
+fn claude_calls(calls: &[(&str, &str, &str, bool)]) -> String {
+    let mut lines = vec![
+        json!({"type": "user", "sessionId": "s1", "uuid": "u0", "parentUuid": null,
+        "timestamp": "2025-07-01T09:00:00Z", "message": {"role": "user", "content": "Fix the bug in a.rs"}}),
+    ];
+    for (n, (tool, path, result, is_error)) in calls.iter().enumerate() {
+        let id = format!("toolu_{n}");
+        lines.push(
+            json!({"type": "assistant", "sessionId": "s1", "uuid": format!("a{n}"),
+            "parentUuid": if n == 0 { "u0".to_owned() } else { format!("r{}", n - 1) },
+            "timestamp": "2025-07-01T09:00:01Z",
+            "message": {"role": "assistant", "model": "claude-sonnet-4-20250514", "content": [
+                {"type": "tool_use", "id": id, "name": tool, "input": {"file_path": path}}]}}),
+        );
+        lines.push(json!({"type": "user", "sessionId": "s1", "uuid": format!("r{n}"), "parentUuid": format!("a{n}"),
+            "timestamp": "2025-07-01T09:00:02Z",
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id,
+                "content": result, "is_error": is_error}]}}));
+    }
+    lines.push(json!({"type": "assistant", "sessionId": "s1", "uuid": "end",
+        "parentUuid": format!("r{}", calls.len() - 1), "timestamp": "2025-07-01T09:00:03Z",
+        "message": {"role": "assistant", "model": "claude-sonnet-4-20250514", "content": [{"type": "text", "text": "Done."}]}}));
+    let mut text = String::new();
+    for line in lines {
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    text
+}
+
+#[test]
+fn diff_aligns_an_inserted_step_and_reports_a_status_change() {
+    let env = init();
+    let base = claude_calls(&[
+        ("Read", "a.rs", "fn a() {}", false),
+        ("Read", "b.rs", "fn b() {}", false),
+    ]);
+    let inserted = claude_calls(&[
+        ("Read", "a.rs", "fn a() {}", false),
+        ("Grep", "x", "a.rs:1", false),
+        ("Read", "b.rs", "fn b() {}", false),
+    ]);
+    let failed = claude_calls(&[
+        ("Read", "a.rs", "fn a() {}", false),
+        ("Read", "b.rs", "fn b() {}", true),
+    ]);
+    let base = import(&env, &write(&env, "base.jsonl", &base), "claude-code");
+    let inserted = import(
+        &env,
+        &write(&env, "inserted.jsonl", &inserted),
+        "claude-code",
+    );
+    let failed = import(&env, &write(&env, "failed.jsonl", &failed), "claude-code");
+
+    let diff = env.run(&["run", "diff", &base, &inserted]);
+    assert_eq!(diff.code, 1, "{}", diff.stderr);
+    let report = diff.json();
+    // One inserted step; the later Read and the answer are matched, not drifted.
+    assert_eq!(
+        report["drift"].as_array().map(Vec::len),
+        Some(1),
+        "{report}"
+    );
+    assert_eq!(report["drift"][0]["step"], 1);
+    assert_eq!(report["drift"][0]["step_b"], 1);
+    assert_eq!(report["drift"][0]["a"], Value::Null);
+    check_golden("inserted_step", &diff.stdout);
+    let back = env.run(&["--json", "run", "diff", &inserted, &base]).json();
+    assert_eq!(back["drift"].as_array().map(Vec::len), Some(1), "{back}");
+    assert_eq!(back["drift"][0]["b"], Value::Null);
+
+    let diff = env.run(&["run", "diff", &base, &failed]);
+    assert_eq!(diff.code, 1);
+    let report = diff.json();
+    assert_eq!(
+        report["drift"].as_array().map(Vec::len),
+        Some(1),
+        "{report}"
+    );
+    assert_eq!(report["drift"][0]["field"], "status");
+    assert_eq!(report["drift"][0]["type"], "reasoning_drift");
+    check_golden("status_drift", &diff.stdout);
+}
+
 fn swe_traj(submission: &str) -> String {
     json!({
         "trajectory": [{"action": "open a.py", "observation": "1: x = 1", "thought": "Look.", "execution_time": 0.1}],
@@ -606,4 +691,85 @@ fn an_ambiguous_prefix_lists_the_candidates() {
     // More digits, or the full id, resolve it.
     env.run(&["run", "show", &first.0[7..]]).ok();
     env.run(&["run", "show", &first.0]).ok();
+}
+
+#[test]
+fn a_bad_import_tag_stores_nothing_and_a_reimport_is_listed_first() {
+    let env = init();
+    let objects = env.work().join(".ctx/objects");
+    let before = snapshot(&objects);
+    let claude = fixture("claude-code.jsonl");
+    let claude = claude.to_str().expect("utf8");
+    for tag in ["latest", "LATEST", "0abc", "bad tag"] {
+        env.run(&["run", "import", claude, "--tag", tag])
+            .bad_input("not a usable tag");
+    }
+    assert_eq!(snapshot(&objects), before, "no object written");
+    assert_eq!(env.run(&["--json", "run", "log"]).json()["runs"], json!([]));
+
+    let first = import(&env, &fixture("claude-code.jsonl"), "claude-code");
+    let second = import(&env, &fixture("swe-agent.traj"), "swe-agent");
+    assert_ne!(first, second);
+    // Importing the first run again makes it `latest` and the newest in the log.
+    assert_eq!(
+        import(&env, &fixture("claude-code.jsonl"), "claude-code"),
+        first
+    );
+    let log = env.run(&["run", "log", "--oneline"]);
+    log.ok();
+    let lines: Vec<&str> = log.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", log.stdout);
+    assert!(lines[0].contains("(latest)"), "{}", log.stdout);
+    assert!(lines[0].contains(&first[7..19]), "{}", log.stdout);
+}
+
+#[test]
+fn a_truncating_fork_drops_the_parents_outputs() {
+    let env = init();
+    let id = import(&env, &fixture("swe-agent.traj"), "swe-agent");
+    let parent = env.run(&["--json", "run", "show", &id]).json();
+    assert_eq!(
+        parent["manifest"]["outputs"].as_array().map(Vec::len),
+        Some(1)
+    );
+    let cut = env.run(&["--json", "run", "fork", &id, "--at", "2"]).json();
+    let child = env
+        .run(&["--json", "run", "show", cut["run"].as_str().expect("id")])
+        .json();
+    assert_eq!(child["manifest"]["outputs"], json!([]));
+    let whole = env.run(&["--json", "run", "fork", &id]).json();
+    let copy = env
+        .run(&["--json", "run", "show", whole["run"].as_str().expect("id")])
+        .json();
+    assert_eq!(copy["manifest"]["outputs"], parent["manifest"]["outputs"]);
+}
+
+#[test]
+fn the_in_toto_export_is_a_sidecar_that_run_verify_accepts() {
+    let env = init();
+    let id = import(&env, &fixture("swe-agent.traj"), "swe-agent");
+    let export = env.run(&["run", "export", &id, "--format", "in-toto"]);
+    export.ok();
+    let statement = export.json();
+    assert_eq!(statement["predicateType"], "ctx://predicate/run/v1");
+    assert_eq!(statement["predicate"]["run"], id.as_str());
+    // The submitted patch, saved next to its exported statement, verifies against the store.
+    let shown = env.run(&["--json", "run", "show", &id]).json();
+    let patch_ref = shown["manifest"]["outputs"][0]["content_ref"]
+        .as_str()
+        .expect("ref")
+        .to_owned();
+    let traj: Value =
+        serde_json::from_str(&fs::read_to_string(fixture("swe-agent.traj")).expect("read"))
+            .expect("json");
+    let patch = traj["info"]["submission"].as_str().expect("patch");
+    assert_eq!(
+        ctx::core::ContentHash::of(patch.as_bytes()).to_string(),
+        patch_ref
+    );
+    write(&env, "submission.patch", patch);
+    write(&env, "submission.patch.ctx.json", &export.stdout);
+    let verify = env.run(&["run", "verify", "submission.patch", "--json"]);
+    verify.ok();
+    assert_eq!(verify.json()["verified"], true, "{}", verify.stdout);
 }

@@ -126,6 +126,8 @@ pub fn search_tree(
         } else {
             query.threads
         },
+        // The searcher opens each file itself; no `stat` needed.
+        metadata: false,
         ..walk.clone()
     };
     let (found, _errors) = ctx_fs::walk::walk_each(root, &walk, |entry| {

@@ -81,6 +81,9 @@ pub struct WalkOptions {
     pub include_dirs: bool,
     /// Worker threads; 0 picks from the number of CPUs; 1 walks on the calling thread.
     pub threads: usize,
+    /// Read each entry's metadata (size, modification time, inode). Default: true; a search
+    /// that only reads the files turns it off and saves a `stat` per entry.
+    pub metadata: bool,
 }
 
 impl Default for WalkOptions {
@@ -95,6 +98,7 @@ impl Default for WalkOptions {
             excludes: Vec::new(),
             include_dirs: false,
             threads: 0,
+            metadata: true,
         }
     }
 }
@@ -334,7 +338,11 @@ fn accept(
     }
     // A directory is stamped as it is found, before the walk lists it, so a change made
     // while it is listed shows in its modification time.
-    let meta = entry.metadata().ok();
+    let meta = if opts.metadata {
+        entry.metadata().ok()
+    } else {
+        None
+    };
     let (mtime_ns, inode) = meta.as_ref().map_or((0, 0), stamp);
     Some(WalkEntry {
         path: entry.path().to_owned(),

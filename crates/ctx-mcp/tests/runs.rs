@@ -201,3 +201,39 @@ async fn diff_lists_typed_drift() {
     .await;
     assert!(missing.contains("no run `nope`"), "{missing}");
 }
+
+#[tokio::test]
+async fn show_pages_with_content_match_the_whole_answer() {
+    let fx = Fixture::new();
+    let ids = import_all(&fx);
+    let server = fx.server(false);
+    let whole = ok(
+        &server,
+        "ctx_runs_show",
+        json!({ "run": ids[1], "include_content": true, "max_output_bytes": 100, "max_tokens": 100_000 }),
+    )
+    .await;
+    assert_eq!(whole["next_cursor"], Value::Null);
+    let mut paged: Vec<Value> = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = json!({ "run": ids[1], "include_content": true, "max_output_bytes": 100, "max_tokens": 700 });
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let page = ok(&server, "ctx_runs_show", args).await;
+        paged.extend(page["steps"].as_array().expect("steps").iter().cloned());
+        cursor = page["next_cursor"].as_str().map(str::to_owned);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert!(paged.len() > 1);
+    assert_eq!(&paged, whole["steps"].as_array().expect("steps"));
+    assert!(
+        paged
+            .iter()
+            .all(|s| s["output"].is_string() == s["output_ref"].is_string()),
+        "{paged:?}"
+    );
+}

@@ -22,8 +22,13 @@ fn transcript(seed: &str) -> String {
         "timestamp": "2025-07-01T10:00:00Z", "message": {"role": "user", "content": "Read every file."}});
     writeln!(text, "{session}").expect("write");
     for i in 0..STEPS {
+        let parent = if i == 0 {
+            "u0".to_owned()
+        } else {
+            format!("r{}", i - 1)
+        };
         let call = json!({"type": "assistant", "sessionId": "bench", "uuid": format!("a{i}"),
-            "timestamp": "2025-07-01T10:00:01Z",
+            "parentUuid": parent, "timestamp": "2025-07-01T10:00:01Z",
             "message": {"role": "assistant", "model": "claude-sonnet-4-20250514", "content": [
                 {"type": "thinking", "thinking": format!("Next I read file {i}.")},
                 {"type": "tool_use", "id": format!("toolu_{i}"), "name": "Read",
@@ -33,7 +38,7 @@ fn transcript(seed: &str) -> String {
             "pub fn f() -> u32 { 42 }\n".repeat(40)
         );
         let result = json!({"type": "user", "sessionId": "bench", "uuid": format!("r{i}"),
-            "timestamp": "2025-07-01T10:00:02Z",
+            "parentUuid": format!("a{i}"), "timestamp": "2025-07-01T10:00:02Z",
             "message": {"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": format!("toolu_{i}"), "content": body}]}});
         writeln!(text, "{call}\n{result}").expect("write");

@@ -3,8 +3,11 @@
 //! Runs are compared section by section. Prompts, system prompt and inputs give
 //! `prompt_drift`; the model and its parameters, and a step's arguments, `param_drift`; a
 //! different tool (or model) at a step, or a step present on one side only, `tool_drift`; a
-//! step's output or reasoning, `reasoning_drift`; the run's outputs, `output_drift`. Each
-//! entry names the step (when there is one), the field, and both sides' hashes.
+//! step's output, reasoning or status, `reasoning_drift`; the run's outputs, `output_drift`.
+//! Each entry names the step (its index in A and in B), the field, and both sides' hashes.
+//!
+//! Steps are aligned before they are compared (a longest common subsequence on kind, tool,
+//! model and arguments), so one inserted step is reported once instead of shifting the rest.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -50,8 +53,12 @@ impl fmt::Display for DriftKind {
 pub struct Drift {
     #[serde(rename = "type")]
     pub kind: DriftKind,
-    /// The step index, for step-level drift.
+    /// The step's index in A, for step-level drift; for a step only in B, the index in A it
+    /// was inserted before.
     pub step: Option<u64>,
+    /// The step's index in B; for a step only in A, the index in B it was deleted before.
+    /// Steps are aligned, so it differs from `step` after an inserted or deleted step.
+    pub step_b: Option<u64>,
     /// What differs: `system_prompt`, `prompts[0]`, `inputs/src/a.rs`, `model`,
     /// `gen_ai.tool.name`, `gen_ai.tool.call.arguments`, `output_ref`, `reasoning_ref`,
     /// `outputs/result.md`, `step`.
@@ -127,6 +134,7 @@ fn entry(
     Drift {
         kind,
         step,
+        step_b: None,
         field: field.to_owned(),
         a,
         b,
@@ -207,82 +215,217 @@ fn model(a: &Run, b: &Run, out: &mut Vec<Drift>) {
 }
 
 fn steps(run_a: &Run, run_b: &Run, out: &mut Vec<Drift>) {
-    let count = run_a.steps.len().max(run_b.steps.len());
-    for i in 0..count {
-        let index = Some(i as u64);
-        let (hash_a, hash_b) = (run_a.manifest.steps.get(i), run_b.manifest.steps.get(i));
-        match (run_a.steps.get(i), run_b.steps.get(i)) {
-            (Some(step_a), Some(step_b)) => {
-                if hash_a != hash_b {
-                    step_pair(i as u64, step_a, step_b, out);
+    let key = |step: &Step| {
+        ctx_core::canonical::hash(&serde_json::json!([
+            step.kind.operation_name(),
+            step.tool,
+            step.model,
+            step.parameters,
+        ]))
+        .expect("JSON serializes")
+    };
+    let keys_a: Vec<ContentHash> = run_a.steps.iter().map(key).collect();
+    let keys_b: Vec<ContentHash> = run_b.steps.iter().map(key).collect();
+    // Where the next step of each side is: an inserted step's position on the other side.
+    let (mut next_a, mut next_b) = (0, 0);
+    for pair in align(&keys_a, &keys_b) {
+        if let Some(i) = pair.0 {
+            next_a = i + 1;
+        }
+        if let Some(j) = pair.1 {
+            next_b = j + 1;
+        }
+        match pair {
+            (Some(i), Some(j)) => {
+                if run_a.manifest.steps[i] != run_b.manifest.steps[j] {
+                    step_pair(i as u64, j as u64, &run_a.steps[i], &run_b.steps[j], out);
                 }
             }
-            (Some(step_a), None) => out.push(entry(
-                DriftKind::ToolDrift,
-                index,
-                "step",
-                hash_a.copied(),
-                None,
-                format!("step {i} (`{}`) is only in A", step_a.label()),
-            )),
-            (None, Some(step_b)) => out.push(entry(
-                DriftKind::ToolDrift,
-                index,
-                "step",
-                None,
-                hash_b.copied(),
-                format!("step {i} (`{}`) is only in B", step_b.label()),
-            )),
+            (Some(i), None) => {
+                let mut d = entry(
+                    DriftKind::ToolDrift,
+                    Some(i as u64),
+                    "step",
+                    Some(run_a.manifest.steps[i]),
+                    None,
+                    format!(
+                        "step {i} (`{}`) is only in A (deleted before step {next_b} of B)",
+                        run_a.steps[i].label()
+                    ),
+                );
+                d.step_b = Some(next_b as u64);
+                out.push(d);
+            }
+            (None, Some(j)) => {
+                let mut d = entry(
+                    DriftKind::ToolDrift,
+                    Some(next_a as u64),
+                    "step",
+                    None,
+                    Some(run_b.manifest.steps[j]),
+                    format!(
+                        "step {j} of B (`{}`) is only in B (inserted before step {next_a} of A)",
+                        run_b.steps[j].label()
+                    ),
+                );
+                d.step_b = Some(j as u64);
+                out.push(d);
+            }
             (None, None) => {}
         }
     }
 }
 
-fn step_pair(i: u64, x: &Step, y: &Step, out: &mut Vec<Drift>) {
+/// The largest middle section (steps left after the common prefix and suffix, A × B) aligned
+/// with a longest common subsequence; larger ones are paired by position.
+const MAX_ALIGN_CELLS: usize = 16 << 20;
+
+/// Pairs the steps of A and B in order: steps with the same key (kind, tool, model,
+/// arguments) are matched along a longest common subsequence, so an inserted or deleted step
+/// does not shift every later one. Between two matches, the unmatched steps are paired by
+/// position and the rest are on one side only.
+fn align(a: &[ContentHash], b: &[ContentHash]) -> Vec<(Option<usize>, Option<usize>)> {
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (mid_a, mid_b) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
+    let mut anchors: Vec<(usize, usize)> = (0..prefix).map(|i| (i, i)).collect();
+    if mid_a.len().saturating_mul(mid_b.len()) <= MAX_ALIGN_CELLS {
+        anchors.extend(
+            lcs(mid_a, mid_b)
+                .into_iter()
+                .map(|(i, j)| (prefix + i, prefix + j)),
+        );
+    }
+    anchors.extend((0..suffix).map(|k| (a.len() - suffix + k, b.len() - suffix + k)));
+    let mut pairs = Vec::with_capacity(a.len().max(b.len()));
+    let (mut i, mut j) = (0, 0);
+    for (ai, bj) in anchors
+        .into_iter()
+        .chain(std::iter::once((a.len(), b.len())))
+    {
+        while i < ai && j < bj {
+            pairs.push((Some(i), Some(j)));
+            i += 1;
+            j += 1;
+        }
+        pairs.extend((i..ai).map(|x| (Some(x), None)));
+        pairs.extend((j..bj).map(|y| (None, Some(y))));
+        if ai < a.len() {
+            pairs.push((Some(ai), Some(bj)));
+        }
+        (i, j) = (ai + 1, bj + 1);
+    }
+    pairs
+}
+
+/// Index pairs of a longest common subsequence of `a` and `b`, in order.
+fn lcs(a: &[ContentHash], b: &[ContentHash]) -> Vec<(usize, usize)> {
+    let width = b.len() + 1;
+    // table[i * width + j]: LCS length of a[i..] and b[j..].
+    let mut table = vec![0u32; (a.len() + 1) * width];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            table[i * width + j] = if a[i] == b[j] {
+                table[(i + 1) * width + j + 1] + 1
+            } else {
+                table[(i + 1) * width + j].max(table[i * width + j + 1])
+            };
+        }
+    }
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i] == b[j] {
+            out.push((i, j));
+            i += 1;
+            j += 1;
+        } else if table[(i + 1) * width + j] >= table[i * width + j + 1] {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+fn step_pair(i: u64, j: u64, x: &Step, y: &Step, out: &mut Vec<Drift>) {
+    let at = if i == j {
+        format!("step {i}")
+    } else {
+        format!("step {i} (step {j} in B)")
+    };
+    let mut push = |mut d: Drift| {
+        d.step_b = Some(j);
+        out.push(d);
+    };
     if x.kind != y.kind || x.tool != y.tool || x.model != y.model {
-        out.push(entry(
+        push(entry(
             DriftKind::ToolDrift,
             Some(i),
             "gen_ai.tool.name",
             Some(x.hash()),
             Some(y.hash()),
-            format!("step {i} calls `{}` in A, `{}` in B", x.label(), y.label()),
+            format!("{at} calls `{}` in A, `{}` in B", x.label(), y.label()),
         ));
         return;
     }
     if x.parameters != y.parameters {
         let hash = |v: &serde_json::Value| ctx_core::canonical::hash(v).expect("JSON serializes");
-        out.push(entry(
+        push(entry(
             DriftKind::ParamDrift,
             Some(i),
             "gen_ai.tool.call.arguments",
             Some(hash(&x.parameters)),
             Some(hash(&y.parameters)),
             format!(
-                "step {i} (`{}`) has different arguments{}",
+                "{at} (`{}`) has different arguments{}",
                 x.label(),
                 changed_keys(&x.parameters, &y.parameters)
             ),
         ));
     }
     if x.reasoning_ref != y.reasoning_ref {
-        out.push(entry(
+        push(entry(
             DriftKind::ReasoningDrift,
             Some(i),
             "reasoning_ref",
             x.reasoning_ref,
             y.reasoning_ref,
-            format!("the reasoning before step {i} (`{}`) differs", x.label()),
+            format!("the reasoning before {at} (`{}`) differs", x.label()),
         ));
     }
     if x.output_ref != y.output_ref {
-        out.push(entry(
+        push(entry(
             DriftKind::ReasoningDrift,
             Some(i),
             "output_ref",
             x.output_ref,
             y.output_ref,
-            format!("step {i} (`{}`) produced a different output", x.label()),
+            format!("{at} (`{}`) produced a different output", x.label()),
+        ));
+    }
+    if x.status != y.status {
+        let name = |s: crate::model::StepStatus| match s {
+            crate::model::StepStatus::Ok => "ok",
+            crate::model::StepStatus::Error => "error",
+        };
+        push(entry(
+            DriftKind::ReasoningDrift,
+            Some(i),
+            "status",
+            Some(x.hash()),
+            Some(y.hash()),
+            format!(
+                "{at} (`{}`) is {} in A, {} in B",
+                x.label(),
+                name(x.status),
+                name(y.status)
+            ),
         ));
     }
 }

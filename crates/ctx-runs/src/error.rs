@@ -71,7 +71,7 @@ pub enum RunError {
         detail: String,
     },
     #[error(
-        "`{tag}` is not a usable tag: use letters, digits, `.`, `_`, `-` (not starting with `sha256`)"
+        "`{tag}` is not a usable tag: use letters, digits, `.`, `_`, `-` (not `latest`, not only hex digits, not starting with `sha256`)"
     )]
     BadTag { tag: String },
     #[error("run {run} has {steps} steps; --at {at} must be at most {steps}")]

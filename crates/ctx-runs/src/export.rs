@@ -17,8 +17,8 @@ use crate::store::{Run, parse_canonical, save_manifest};
 pub const CTX_EXPORT_PREFIX: &str = "ctx.run.export/";
 /// The `format` this version writes.
 pub const CTX_EXPORT_FORMAT: &str = "ctx.run.export/0.1";
-/// The in-toto predicate type of a run.
-pub const IN_TOTO_PREDICATE_TYPE: &str = "https://ctx.dev/run-record/v0.1";
+/// The in-toto predicate type of a run (the one `ctx run attach` and `ctx run verify` use).
+pub const IN_TOTO_PREDICATE_TYPE: &str = crate::provenance::PREDICATE_TYPE;
 
 /// A run with all its objects inline: `ctx run export --format ctx`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -123,7 +123,10 @@ pub(crate) fn import_ctx(
     let mut step_bytes = Vec::with_capacity(export.steps.len());
     let mut prev = None;
     for (index, (step, listed)) in export.steps.iter().zip(&export.manifest.steps).enumerate() {
-        if step.duration_ms.is_some_and(|ms| ms > crate::store::MAX_JSON_INT) {
+        if step
+            .duration_ms
+            .is_some_and(|ms| ms > crate::store::MAX_JSON_INT)
+        {
             return Err(bad(format!(
                 "step {index} has a `duration_ms` above 2^53 - 1, which canonical JSON cannot hold"
             )));
@@ -197,6 +200,11 @@ pub fn export_otel(run: &Run) -> Value {
         .unwrap_or(0);
     let run_start = clock;
     let mut spans = Vec::with_capacity(run.steps.len() + 1);
+    let provider = run
+        .manifest
+        .model
+        .as_ref()
+        .and_then(|m| m.provider.as_deref());
     for (step, hash) in run.steps.iter().zip(&run.manifest.steps) {
         let start = step
             .timestamp
@@ -210,11 +218,26 @@ pub fn export_otel(run: &Run) -> Value {
             kv_int("ctx.step.index", step.index),
             kv_str("ctx.step.hash", &hash.to_string()),
             kv_bool("ctx.step.deterministic", step.deterministic),
-            kv_str(
+        ];
+        match step.kind {
+            StepKind::ToolCall => attrs.push(kv_str(
                 "gen_ai.tool.call.arguments",
                 &ctx_core::canonical::to_string(&step.parameters).expect("JSON values serialize"),
-            ),
-        ];
+            )),
+            StepKind::ModelCall => attrs.extend(request_parameters(run)),
+        }
+        if let Some(provider) = provider {
+            attrs.push(kv_str("gen_ai.provider.name", provider));
+        }
+        if step.status == StepStatus::Error {
+            attrs.push(kv_str(
+                "error.type",
+                match step.kind {
+                    StepKind::ToolCall => "tool_error",
+                    StepKind::ModelCall => "model_error",
+                },
+            ));
+        }
         if let Some(prev) = step.prev {
             attrs.push(kv_str("ctx.step.prev", &prev.to_string()));
         }
@@ -276,6 +299,7 @@ pub fn export_otel(run: &Run) -> Value {
         if let Some(provider) = &model.provider {
             root_attrs.push(kv_str("gen_ai.provider.name", provider));
         }
+        root_attrs.extend(request_parameters(run));
     }
     if let Some(parent) = run.manifest.parent {
         root_attrs.push(kv_str("ctx.run.parent", &parent.to_string()));
@@ -304,39 +328,95 @@ pub fn export_otel(run: &Run) -> Value {
     })
 }
 
-/// An in-toto Statement (v1) whose subjects are the run's outputs (or the run manifest when it
-/// has none) and whose predicate names the run, its inputs and its tools.
-pub fn export_in_toto(run: &Run) -> Value {
-    let digest = |h: &ContentHash| json!({"sha256": h.to_hex()});
-    let subject: Vec<Value> = if run.manifest.outputs.is_empty() {
-        vec![json!({"name": "ctx-run-manifest.json", "digest": digest(&run.id)})]
-    } else {
-        run.manifest
-            .outputs
+/// The in-toto Statements (v1) for a run, built by [`crate::provenance::Statement::for_run`]:
+/// one per output, each with that output as its subject (the run manifest when the run has no
+/// outputs). Each one, saved as the output's sidecar (`<file>.ctx.json`), is what
+/// `ctx run verify` reads.
+pub fn in_toto_statements(run: &Run) -> Vec<crate::provenance::Statement> {
+    let facts = crate::provenance::RunFacts {
+        id: run.id,
+        inputs: run
+            .manifest
+            .inputs
             .iter()
-            .map(|o| json!({"name": o.name, "digest": digest(&o.content_ref)}))
-            .collect()
+            .map(|i| (i.name.clone(), i.content_ref))
+            .collect(),
+        tools: run.tools(),
+        outputs: run.manifest.outputs.iter().map(|o| o.content_ref).collect(),
     };
-    let inputs: Vec<Value> = run
-        .manifest
-        .inputs
+    if run.manifest.outputs.is_empty() {
+        return vec![crate::provenance::Statement::for_run(
+            &facts,
+            "ctx-run-manifest.json",
+            &run.id,
+        )];
+    }
+    run.manifest
+        .outputs
         .iter()
-        .map(|i| json!({"name": i.name, "digest": digest(&i.content_ref)}))
-        .collect();
-    json!({
-        "_type": "https://in-toto.io/Statement/v1",
-        "subject": subject,
-        "predicateType": IN_TOTO_PREDICATE_TYPE,
-        "predicate": {
-            "run": run.id.to_string(),
-            "source": run.manifest.source,
-            "model": run.manifest.model.as_ref().map(|m| m.identifier.clone()),
-            "parent": run.manifest.parent.map(|p| p.to_string()),
-            "inputs": inputs,
-            "tools": run.tools(),
-            "steps": run.steps.len(),
-            "created": run.manifest.created,
+        .map(|o| crate::provenance::Statement::for_run(&facts, &o.name, &o.content_ref))
+        .collect()
+}
+
+/// [`in_toto_statements`] as JSON: the Statement itself when there is one, an array of them
+/// (in output order) when the run has several outputs.
+pub fn export_in_toto(run: &Run) -> Value {
+    let mut statements = in_toto_statements(run);
+    if statements.len() == 1 {
+        serde_json::to_value(statements.remove(0)).expect("statements serialize")
+    } else {
+        serde_json::to_value(statements).expect("statements serialize")
+    }
+}
+
+/// The model's request parameters that OpenTelemetry's GenAI conventions name, as
+/// `gen_ai.request.*` attributes (`stop` is written as `stop_sequences`). The others stay in
+/// the manifest (`ctx.run.manifest`).
+fn request_parameters(run: &Run) -> Vec<Value> {
+    const NAMED: &[(&str, &str)] = &[
+        ("frequency_penalty", "gen_ai.request.frequency_penalty"),
+        ("max_tokens", "gen_ai.request.max_tokens"),
+        ("presence_penalty", "gen_ai.request.presence_penalty"),
+        ("seed", "gen_ai.request.seed"),
+        ("stop", "gen_ai.request.stop_sequences"),
+        ("stop_sequences", "gen_ai.request.stop_sequences"),
+        ("temperature", "gen_ai.request.temperature"),
+        ("top_k", "gen_ai.request.top_k"),
+        ("top_p", "gen_ai.request.top_p"),
+    ];
+    let Some(model) = &run.manifest.model else {
+        return Vec::new();
+    };
+    let mut out: Vec<Value> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (name, key) in NAMED {
+        if let Some(value) = model.parameters.get(*name).and_then(any_value)
+            && seen.insert(*key)
+        {
+            out.push(json!({"key": key, "value": value}));
+        }
+    }
+    out
+}
+
+/// An OTLP-JSON `AnyValue` for a JSON scalar or array of scalars; `None` for other shapes.
+fn any_value(value: &Value) -> Option<Value> {
+    Some(match value {
+        Value::Bool(b) => json!({"boolValue": b}),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => json!({"intValue": i.to_string()}),
+            (None, Some(f)) => json!({"doubleValue": f}),
+            (None, None) => return None,
         },
+        Value::String(text) => json!({"stringValue": text}),
+        Value::Array(items) => {
+            let values: Option<Vec<Value>> = items
+                .iter()
+                .map(|v| if v.is_array() { None } else { any_value(v) })
+                .collect();
+            json!({"arrayValue": {"values": values?}})
+        }
+        Value::Null | Value::Object(_) => return None,
     })
 }
 

@@ -24,7 +24,7 @@ pub mod store;
 
 pub use diff::{Drift, DriftKind, RunDiff, diff_runs};
 pub use error::RunError;
-pub use export::{CtxExport, export_ctx, export_in_toto, export_otel};
+pub use export::{CtxExport, export_ctx, export_in_toto, export_otel, in_toto_statements};
 pub use import::{
     FORMAT_NAMES, FormatChoice, ImportOutcome, ImportWarning, ParsedRun, RunFormat, import_bytes,
     import_file,
@@ -34,6 +34,7 @@ pub use model::{
     StepKind, StepStatus,
 };
 pub use store::{
-    LATEST, MIN_PREFIX_LEN, REF_NAMESPACE, Run, RunBuilder, RunSummary, StepDraft, fork_run,
-    list_runs, load_run, load_run_by_id, read_blob, refs_by_run, resolve_run, tag_run,
+    LATEST, MAX_JSON_INT, MIN_PREFIX_LEN, REF_NAMESPACE, Run, RunBuilder, RunSummary, StepDraft,
+    check_tag, fork_run, list_runs, load_run, load_run_by_id, read_blob, refs_by_run, resolve_run,
+    tag_run,
 };

@@ -195,7 +195,8 @@ pub struct Step {
     /// The call's arguments (`gen_ai.tool.call.arguments`), a JSON object.
     #[serde(rename = "gen_ai.tool.call.arguments", default)]
     pub parameters: Value,
-    /// The result (`gen_ai.tool.call.result`) or the model's message, as a blob.
+    /// The tool's result or the model's message, as a blob (exported to OTel as the
+    /// `ctx.step.output_ref` hash, not as content).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_ref: Option<ContentHash>,
     /// The agent's stated reasoning before this step, as a blob.

@@ -352,20 +352,19 @@ pub fn read_blob(store: &Store, hash: &ContentHash) -> Result<Vec<u8>, RunError>
 
 /// Resolves a ref name (`latest`, a tag), a full id or a hex prefix to a stored run's id.
 ///
-/// Prefixes work as in git: `sha256:` is optional, at least [`MIN_PREFIX_LEN`] hex digits,
-/// and a prefix matching several runs is an error listing them.
+/// Prefixes work as in git: `sha256:` is optional, at least [`MIN_PREFIX_LEN`] hex digits in
+/// either case, and a prefix matching several runs is an error listing them.
 pub fn resolve_run(store: &Store, input: &str) -> Result<RunId, RunError> {
     let input = input.trim();
     if let Some(id) = store.db().get_ref(REF_NAMESPACE, input)? {
         return Ok(id);
     }
-    let digits = input.strip_prefix("sha256:").unwrap_or(input);
-    let is_hex = !digits.is_empty()
-        && digits
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    // Case-insensitive, like snapshot prefixes: `SHA256:0B07` names the same run as `0b07`.
+    let lowered = input.to_ascii_lowercase();
+    let digits = lowered.strip_prefix("sha256:").unwrap_or(&lowered);
+    let is_hex = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_hexdigit());
     if !is_hex || digits.len() > 64 {
-        return Err(if input.starts_with("sha256:") || is_hex {
+        return Err(if lowered.starts_with("sha256:") || is_hex {
             RunError::BadRunId {
                 input: input.to_owned(),
                 min: MIN_PREFIX_LEN,
@@ -537,21 +536,30 @@ pub fn refs_by_run(store: &Store) -> Result<BTreeMap<RunId, Vec<String>>, RunErr
     Ok(out)
 }
 
-/// Names run `id` with `tag` (moving the tag if it named another run).
-pub fn tag_run(store: &Store, tag: &str, id: &RunId) -> Result<(), RunError> {
+/// Checks that `tag` can name a run: letters, digits, `.`, `_`, `-`; not `latest` (which
+/// [`save_manifest`] moves), not starting with `sha256`, and not all hex (it would shadow id
+/// prefixes).
+pub fn check_tag(tag: &str) -> Result<(), RunError> {
     let ok = !tag.is_empty()
         && tag.len() <= 100
         && !tag.starts_with("sha256")
+        && !tag.eq_ignore_ascii_case(LATEST)
         && tag
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-        // A tag made only of hex digits would shadow id prefixes.
         && !tag.bytes().all(|b| b.is_ascii_hexdigit());
-    if !ok {
-        return Err(RunError::BadTag {
+    if ok {
+        Ok(())
+    } else {
+        Err(RunError::BadTag {
             tag: tag.to_owned(),
-        });
+        })
     }
+}
+
+/// Names run `id` with `tag` (moving the tag if it named another run).
+pub fn tag_run(store: &Store, tag: &str, id: &RunId) -> Result<(), RunError> {
+    check_tag(tag)?;
     store.db().set_ref(REF_NAMESPACE, tag, id)?;
     Ok(())
 }
@@ -571,6 +579,10 @@ pub fn fork_run(store: &Store, input: &str, at: Option<usize>) -> Result<RunId, 
     }
     let mut manifest = run.manifest.clone();
     manifest.steps.truncate(keep);
+    if keep < steps {
+        // The outputs came from the steps that are cut off.
+        manifest.outputs.clear();
+    }
     manifest.parent = Some(run.id);
     "fork".clone_into(&mut manifest.source);
     let mut objects: BTreeSet<ContentHash> = manifest.blob_refs().into_iter().collect();
@@ -613,6 +625,12 @@ pub(crate) fn save_manifest(
                 manifest.model.as_ref().map(|m| m.identifier.clone()),
                 started,
             ],
+        )?;
+        // A run stored again becomes the newest in the listing, as `latest` says.
+        tx.execute(
+            "UPDATE runs SET rowid = (SELECT MAX(rowid) + 1 FROM runs)
+             WHERE run_id = ?1 AND rowid <> (SELECT MAX(rowid) FROM runs)",
+            params![id.to_string()],
         )?;
         {
             let mut stmt = tx.prepare_cached(

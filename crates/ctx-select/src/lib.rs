@@ -35,8 +35,8 @@ pub use canonicalize::{CanonicalizeOptions, canonicalize};
 pub use error::{ConnectorError, IndexError, SelectionError};
 pub use index::{
     BuildOptions, BuildReport, CacheBuildConfig, CacheIndex, CacheManifest, DEFAULT_INDEX_NAME,
-    IndexCheck, IndexInspection, ManifestEntry, VerifyReport, build_index, inspect_index,
-    verify_index,
+    IndexCheck, IndexInspection, ManifestEntry, VerifyReport, build_index,
+    build_index_with_progress, inspect_index, verify_index,
 };
 pub use selection::{
     ApproxTokenCounter, ContextSelector, OpenIndex, Query, Ranked, ScoreDetails, Scorer,

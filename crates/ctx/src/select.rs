@@ -47,6 +47,8 @@ pub struct SelectContext<'a> {
     pub max_file_bytes: u64,
     /// Unix seconds (the manifest's `created_at`, "2h ago" in `[RECENT: …]`).
     pub now: i64,
+    /// Told how index builds advance (`NoProgress` for servers and tests).
+    pub progress: Box<dyn ctx_core::Progress + 'a>,
 }
 
 /// The workspace an index covers and its default name: the project root and `default` for a
@@ -181,11 +183,12 @@ fn build_with(
             .map(|r| r.activity(ACTIVITY_WINDOW))
             .unwrap_or_default()
     };
-    Ok(ctx_select::build_index(
+    Ok(ctx_select::build_index_with_progress(
         &indexes_dir(cx.store),
         &source,
         &opts,
         &commits,
+        cx.progress.as_ref(),
     )?)
 }
 

@@ -91,7 +91,7 @@ fn answer(args: &ClaudeCodeArgs, ctx: &Context, out: &Output) -> Result<String> 
     std::io::stdin().read_to_string(&mut text)?;
     let input = ctx::select::parse_hook_input(&text)?;
     let (store, location) = ctx.open_store(out)?;
-    let cx = super::select::select_context(ctx, &store, &location)?;
+    let cx = super::select::select_context(ctx, &store, &location, out)?;
     let value = ctx::select::hook_answer(&cx, &input, args.budget)?;
     Ok(serde_json::to_string(&value)?)
 }

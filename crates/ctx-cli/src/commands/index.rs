@@ -53,7 +53,7 @@ pub struct NameArgs {
 
 pub fn run(cmd: &IndexCommand, ctx: &Context, out: &Output) -> Result<Status> {
     let (store, location) = ctx.open_store(out)?;
-    let cx = super::select::select_context(ctx, &store, &location)?;
+    let cx = super::select::select_context(ctx, &store, &location, out)?;
     match cmd {
         IndexCommand::Build(args) => {
             let report =

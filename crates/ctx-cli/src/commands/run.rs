@@ -149,12 +149,13 @@ pub struct TagArgs {
 }
 
 /// Export a run: ctx (lossless JSON, re-importable with the same id), otel (OTLP-JSON spans
-/// with gen_ai.* attributes) or in-toto (a Statement whose subjects are the run's outputs).
+/// with gen_ai.* attributes) or in-toto (the Statement `ctx run verify` reads, one per output:
+/// an array when the run has several; with no outputs, the run manifest is the subject).
 ///
 /// Examples:
 ///   ctx run export latest --format ctx > run.json
 ///   ctx run export latest --format otel > spans.json
-///   ctx run export 3f2a --format in-toto
+///   ctx run export 3f2a --format in-toto > submission.patch.ctx.json
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct ExportArgs {
@@ -202,6 +203,10 @@ pub fn run(command: RunCommand, ctx: &Context, out: &Output) -> Result<Status> {
 
 fn import(args: &ImportArgs, ctx: &Context, store: &Store, out: &Output) -> Result<Status> {
     let FormatChoice(from) = args.from.parse()?;
+    if let Some(tag) = &args.tag {
+        // Before anything is stored, so a bad tag leaves the store unchanged.
+        ctx_runs::check_tag(tag)?;
+    }
     let outcome = if args.file.as_os_str() == "-" {
         let mut bytes = Vec::new();
         std::io::stdin()
@@ -480,9 +485,12 @@ fn human_diff(out: &Output, report: &RunDiff) -> Result<()> {
         h.map_or_else(|| "-".to_owned(), |h| h.to_hex()[..12].to_owned())
     };
     for d in &report.drift {
-        let step = d
-            .step
-            .map_or_else(|| "     ".to_owned(), |s| format!("{s:>5}"));
+        let step = match (d.step, d.step_b) {
+            (Some(a), Some(b)) if a != b => format!("{a:>5}/{b}"),
+            (Some(a), _) => format!("{a:>5}"),
+            (None, Some(b)) => format!("{:>5}", format!("B{b}")),
+            (None, None) => "     ".to_owned(),
+        };
         out.line(&format!(
             "{} {step}  {}  ({} -> {})",
             out.paint(Style::Red, &format!("{:<15}", d.kind.name())),

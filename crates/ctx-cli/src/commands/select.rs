@@ -80,6 +80,7 @@ pub fn select_context<'a>(
     ctx: &Context,
     store: &'a Store,
     location: &StoreLocation,
+    out: &Output,
 ) -> Result<SelectContext<'a>> {
     let layers = ctx.config_layers()?;
     let (root, default_index) = ctx::select::workspace(location, &ctx.cwd);
@@ -90,6 +91,7 @@ pub fn select_context<'a>(
         tokenizer: layers.tokenizer()?,
         max_file_bytes: layers.count("max_file_bytes")?,
         now: now(),
+        progress: Box::new(out.progress()),
     })
 }
 
@@ -98,7 +100,7 @@ pub fn run(args: &SelectArgs, ctx: &Context, out: &Output) -> Result<Status> {
     // Refuse a query without search terms before touching the store.
     ctx::select::Query::parse(&query)?;
     let (store, location) = ctx.open_store(out)?;
-    let cx = select_context(ctx, &store, &location)?;
+    let cx = select_context(ctx, &store, &location, out)?;
     let opts = SelectOptions {
         scorer: args.scorer.into(),
         budget: args.budget,

@@ -17,7 +17,8 @@ use crate::output::{Output, Status};
 /// Workspaces are the subdirectories of DIR, picked up when they are added. POST /tool with
 /// {"workspace": ID, "tool": "fs_read", "params": {"operations": [...]}} answers
 /// {success, result, error, latency_ms}; GET /health lists the workspaces; each workspace's
-/// MCP Streamable HTTP service is at /mcp/ID. Past --max-concurrent requests at once the
+/// MCP Streamable HTTP service is at /mcp/ID, and at /mcp with ?workspace=ID or an
+/// X-Ctx-Workspace header (or without either when there is only one workspace). Past --max-concurrent requests at once the
 /// server answers 503 with Retry-After instead of queueing. SIGTERM or Ctrl-C stops it after
 /// the requests in flight. Request logs go to stderr with -v.
 ///
@@ -42,7 +43,7 @@ pub struct ServeArgs {
     /// Results kept in the read cache (0 turns it off).
     #[arg(long, value_name = "N", default_value_t = ctx_server::DEFAULT_CACHE_ENTRIES)]
     pub cache_entries: usize,
-    /// Do not mount the MCP service at /mcp/ID.
+    /// Do not mount the MCP service at /mcp and /mcp/ID.
     #[arg(long)]
     pub no_mcp: bool,
 }
@@ -78,7 +79,7 @@ pub fn run(args: &ServeArgs, ctx: &Context, out: &Output) -> Result<Status> {
             "serving {workspaces} workspace{} from {} at http://{bound} (POST /tool, GET /health{}); SIGTERM or Ctrl-C stops",
             if workspaces == 1 { "" } else { "s" },
             config.workspaces_dir.display(),
-            if mcp.is_some() { ", /mcp/ID" } else { "" },
+            if mcp.is_some() { ", MCP at /mcp and /mcp/ID" } else { "" },
         ));
         let mcp = mcp.map(|factory| factory(bound));
         ctx_server::serve(listener, &config, mcp, shutdown_signal()).await?;

@@ -258,6 +258,7 @@ fn show_answer(
     run: &Run,
     refs: Vec<String>,
     content: Option<usize>,
+    window: &std::ops::Range<usize>,
 ) -> Result<ShowAnswer, RunError> {
     let text = |hash: &ctx::core::ContentHash| -> Result<Option<(String, bool)>, RunError> {
         content
@@ -283,15 +284,17 @@ fn show_answer(
             .collect()
     };
     let mut steps = Vec::with_capacity(run.steps.len());
-    for (step, hash) in run.steps.iter().zip(&m.steps) {
-        let output = step.output_ref.as_ref().map(&text).transpose()?.flatten();
-        let reasoning = step
-            .reasoning_ref
-            .as_ref()
-            .map(&text)
-            .transpose()?
-            .flatten()
-            .map(|(t, _)| t);
+    for (i, (step, hash)) in run.steps.iter().zip(&m.steps).enumerate() {
+        // Steps no page starting here can show keep their hashes only.
+        let shown = window.contains(&i);
+        let output = match &step.output_ref {
+            Some(h) if shown => text(h)?,
+            _ => None,
+        };
+        let reasoning = match &step.reasoning_ref {
+            Some(h) if shown => text(h)?.map(|(t, _)| t),
+            _ => None,
+        };
         steps.push(StepItem {
             index: step.index,
             hash: hash.to_string(),
@@ -350,16 +353,24 @@ fn runs_show(call: &Call<'_>) -> Result<Value, ToolError> {
     let content = args
         .include_content
         .then(|| args.max_output_bytes.unwrap_or(DEFAULT_OUTPUT_BYTES));
-    let answer = call.workspace.with_store(|store| {
+    let (answer, request) = call.workspace.with_store(|store| {
         let run = ctx_runs::load_run(store, &args.run).map_err(|e| failed(&e))?;
         let refs = ctx_runs::refs_by_run(store)
             .map_err(|e| failed(&e))?
             .remove(&run.id)
             .unwrap_or_default();
-        show_answer(store, &run, refs, content).map_err(|e| failed(&e))
+        // The run id pins cursors: a ref like `latest` that moves invalidates them.
+        let request =
+            call.page_request(args.max_tokens, args.cursor.as_deref(), &run.id.to_string())?;
+        // Each step is one paged unit of at least one token, so no page holds more than
+        // `max_tokens` steps from its start: only those steps' contents are read.
+        let window = request.start
+            ..request
+                .start
+                .saturating_add(usize::try_from(request.max_tokens).unwrap_or(usize::MAX));
+        let answer = show_answer(store, &run, refs, content, &window).map_err(|e| failed(&e))?;
+        Ok((answer, request))
     })?;
-    // The run id pins cursors: a ref like `latest` that moves invalidates them.
-    let request = call.page_request(args.max_tokens, args.cursor.as_deref(), &answer.run.id)?;
     call.paged(&answer, &[Section::Items("steps")], &request)
 }
 
@@ -387,8 +398,10 @@ pub struct DriftItem {
     /// prompt_drift, tool_drift, param_drift, reasoning_drift or output_drift.
     #[serde(rename = "type")]
     pub kind: String,
-    /// The step index, for step-level drift.
+    /// The step's index in A, for step-level drift; for a step only in B, the index in A it was inserted before.
     pub step: Option<u64>,
+    /// The step's index in B; for a step only in A, the index in B it was deleted before. Steps are aligned, so after an inserted step it differs from `step`.
+    pub step_b: Option<u64>,
     /// What differs (system_prompt, prompts[0], model, gen_ai.tool.name, gen_ai.tool.call.arguments, output_ref, …).
     pub field: String,
     /// The hash on side A (null when A has nothing there).
@@ -442,6 +455,7 @@ fn runs_diff(call: &Call<'_>) -> Result<Value, ToolError> {
             .map(|d| DriftItem {
                 kind: d.kind.name().to_owned(),
                 step: d.step,
+                step_b: d.step_b,
                 field: d.field.clone(),
                 a: d.a.map(|h| h.to_string()),
                 b: d.b.map(|h| h.to_string()),

@@ -387,6 +387,7 @@ fn select(call: &Call<'_>) -> Result<Value, ToolError> {
             tokenizer: call.workspace.tokenizer(),
             max_file_bytes: pcx.settings.max_file_bytes,
             now: call.now,
+            progress: Box::new(ctx::core::NoProgress),
         };
         let opts = SelectOptions {
             budget,

@@ -4,10 +4,15 @@
 //! `sessionId`, `timestamp` and a `message` whose `content` is a string or a list of blocks:
 //! `text`, `thinking`, `tool_use` (`id`, `name`, `input`) and `tool_result` (`tool_use_id`,
 //! `content`, `is_error`). A user line with text is a prompt; assistant text is a model step;
-//! each `tool_use` is a tool step whose output is the matching `tool_result`; thinking becomes
-//! the reasoning of the next step.
+//! each `tool_use` is a tool step whose output is the matching `tool_result` (`is_error` makes
+//! it an error step); thinking becomes the reasoning of the next step.
+//!
+//! Only the main conversation is imported: lines repeating a `uuid`, sidechain (sub-agent)
+//! lines and lines on abandoned branches (not on the `parentUuid` chain of the last user or
+//! assistant line) are skipped, each kind reported once as a warning with its count.
+//! `file-history-snapshot` and `queue-operation` lines are known and ignored, like `summary`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -23,28 +28,21 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<ParsedRun, RunError> {
     let mut records = 0usize;
     // tool_use id -> index of its step, for matching results.
     let mut pending: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut reasoning: Option<String> = None;
-    for (n, line) in text.lines().enumerate() {
-        let line_no = n + 1;
-        if line.trim().is_empty() {
+    // Every tool_use id seen, with its line, to report repeats.
+    let mut seen_calls: BTreeMap<String, usize> = BTreeMap::new();
+    // Thinking not yet attached to a step, with the line it came from.
+    let mut reasoning: Option<(String, usize)> = None;
+    let lines = parse_lines(text, &mut run.warnings);
+    let skip = lines_off_the_main_chain(&lines, &mut run.warnings);
+    for (line_no, obj) in &lines {
+        let line_no = *line_no;
+        if skip.contains(&line_no) {
+            records += 1;
             continue;
         }
-        let value: Value = match serde_json::from_str(line) {
-            Ok(value) => value,
-            Err(err) => {
-                run.warnings
-                    .push(ImportWarning::at_line(line_no, json_problem(&err)));
-                continue;
-            }
-        };
-        let Some(obj) = value.as_object() else {
-            run.warnings
-                .push(ImportWarning::at_line(line_no, "not a JSON object"));
-            continue;
-        };
         let kind = obj.get("type").and_then(Value::as_str).unwrap_or_default();
         match kind {
-            "summary" | "system" => {
+            "summary" | "system" | "file-history-snapshot" | "queue-operation" => {
                 records += 1;
                 continue;
             }
@@ -103,8 +101,8 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<ParsedRun, RunError> {
                 "thinking" | "redacted_thinking" => {
                     if let Some(t) = block.get("thinking").and_then(Value::as_str) {
                         reasoning = Some(match reasoning.take() {
-                            Some(prev) => format!("{prev}\n{t}"),
-                            None => t.to_owned(),
+                            Some((prev, _)) => (format!("{prev}\n{t}"), line_no),
+                            None => (t.to_owned(), line_no),
                         });
                     }
                 }
@@ -115,7 +113,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<ParsedRun, RunError> {
                         continue;
                     };
                     let mut step = StepDraft::model_call(model, t);
-                    step.reasoning = reasoning.take();
+                    step.reasoning = reasoning.take().map(|(text, _)| text);
                     step.timestamp.clone_from(&timestamp);
                     run.steps.push(step);
                 }
@@ -134,8 +132,21 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<ParsedRun, RunError> {
                     let mut step = StepDraft::tool_call(name, input);
                     step.call_id = Some(id.to_owned());
                     step.deterministic = is_deterministic_tool(name);
-                    step.reasoning = reasoning.take();
+                    step.reasoning = reasoning.take().map(|(text, _)| text);
                     step.timestamp.clone_from(&timestamp);
+                    if let Some(first) = seen_calls.insert(id.to_owned(), line_no) {
+                        let lost = if pending.contains_key(id) {
+                            "; the earlier step, still without a result, gets no output"
+                        } else {
+                            ""
+                        };
+                        run.warnings.push(ImportWarning::at_line(
+                            line_no,
+                            format!(
+                                "tool_use id `{id}` repeats the one at line {first}; results go to this step{lost}"
+                            ),
+                        ));
+                    }
                     pending.insert(id.to_owned(), (run.steps.len(), line_no));
                     run.steps.push(step);
                 }
@@ -145,6 +156,12 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<ParsedRun, RunError> {
                 )),
             }
         }
+    }
+    if let Some((_, line_no)) = reasoning {
+        run.warnings.push(ImportWarning::at_line(
+            line_no,
+            "thinking at the end of the transcript has no step after it; dropped",
+        ));
     }
     for (id, (_, line_no)) in pending {
         run.warnings.push(ImportWarning::at_line(
@@ -233,4 +250,125 @@ fn user_line(
             )),
         }
     }
+}
+
+/// The lines that parse as JSON objects, with their 1-based numbers; the others become warnings.
+fn parse_lines(text: &str, warnings: &mut Vec<ImportWarning>) -> Vec<(usize, Map<String, Value>)> {
+    let mut lines = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line_no = n + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(obj)) => lines.push((line_no, obj)),
+            Ok(_) => warnings.push(ImportWarning::at_line(line_no, "not a JSON object")),
+            Err(err) => warnings.push(ImportWarning::at_line(line_no, json_problem(&err))),
+        }
+    }
+    lines
+}
+
+/// Lines not to import, each kind reported once with its count: repeats of a `uuid` already
+/// seen, sidechain (sub-agent) lines, and lines on branches the session abandoned. The main
+/// chain is found by following `parentUuid` (or `logicalParentUuid` across a compaction) back
+/// from the last main-chain line. When the chain reaches a parent that is not in the file (a
+/// resumed session) or a line with no `parentUuid` at all, lines before the chain's first line
+/// are kept.
+fn lines_off_the_main_chain(
+    lines: &[(usize, Map<String, Value>)],
+    warnings: &mut Vec<ImportWarning>,
+) -> BTreeSet<usize> {
+    let uuid_of =
+        |obj: &Map<String, Value>| obj.get("uuid").and_then(Value::as_str).map(str::to_owned);
+    let mut skip = BTreeSet::new();
+    let mut first_line: BTreeMap<String, usize> = BTreeMap::new();
+    let mut duplicates = Vec::new();
+    let mut sidechain = Vec::new();
+    for (line_no, obj) in lines {
+        if let Some(uuid) = uuid_of(obj) {
+            if first_line.contains_key(&uuid) {
+                duplicates.push(*line_no);
+                continue;
+            }
+            first_line.insert(uuid, *line_no);
+        }
+        if obj.get("isSidechain").and_then(Value::as_bool) == Some(true) {
+            sidechain.push(*line_no);
+        }
+    }
+    skip.extend(&duplicates);
+    skip.extend(&sidechain);
+    let parent_of = |obj: &Map<String, Value>| {
+        ["parentUuid", "logicalParentUuid"]
+            .iter()
+            .find_map(|key| obj.get(*key).and_then(Value::as_str).map(str::to_owned))
+    };
+    let by_uuid: BTreeMap<String, &Map<String, Value>> = lines
+        .iter()
+        .filter(|(line_no, _)| !skip.contains(line_no))
+        .filter_map(|(_, obj)| uuid_of(obj).map(|u| (u, obj)))
+        .collect();
+    let leaf = lines
+        .iter()
+        .rev()
+        .filter(|(line_no, _)| !skip.contains(line_no))
+        .filter(|(_, obj)| is_turn(obj))
+        .find_map(|(_, obj)| uuid_of(obj));
+    let mut chain = BTreeSet::new();
+    let mut reached_the_root = true;
+    let mut next = leaf;
+    while let Some(uuid) = next {
+        let Some(obj) = by_uuid.get(&uuid) else {
+            reached_the_root = false;
+            break;
+        };
+        if !chain.insert(uuid) {
+            break;
+        }
+        if !obj.contains_key("parentUuid") {
+            // No link recorded: nothing is known about the lines before it.
+            reached_the_root = false;
+            break;
+        }
+        next = parent_of(obj);
+    }
+    let chain_start = lines
+        .iter()
+        .filter(|(_, obj)| uuid_of(obj).is_some_and(|u| chain.contains(&u)))
+        .map(|(line_no, _)| *line_no)
+        .min()
+        .unwrap_or(0);
+    let abandoned: Vec<usize> = lines
+        .iter()
+        .filter(|(line_no, _)| !skip.contains(line_no))
+        .filter(|(line_no, _)| reached_the_root || *line_no > chain_start)
+        .filter(|(_, obj)| is_turn(obj) && uuid_of(obj).is_some_and(|u| !chain.contains(&u)))
+        .map(|(line_no, _)| *line_no)
+        .collect();
+    skip.extend(&abandoned);
+    for (found, what) in [
+        (duplicates, "repeat a `uuid` seen earlier"),
+        (sidechain, "are sidechain (sub-agent) records"),
+        (
+            abandoned,
+            "are on a branch the session abandoned (not on the `parentUuid` chain of the last record)",
+        ),
+    ] {
+        if let Some(first) = found.first() {
+            warnings.push(ImportWarning::at_line(
+                *first,
+                format!("{} line(s) from here on {what}; skipped", found.len()),
+            ));
+        }
+    }
+    skip
+}
+
+/// A user or assistant line: the records that become prompts and steps.
+fn is_turn(obj: &Map<String, Value>) -> bool {
+    matches!(
+        obj.get("type").and_then(Value::as_str),
+        Some("user" | "assistant")
+    )
 }

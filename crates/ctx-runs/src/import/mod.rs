@@ -270,9 +270,11 @@ pub fn detect(bytes: &[u8]) -> Option<RunFormat> {
                 if looks_like_claude_line(map) {
                     return Some(RunFormat::ClaudeCode);
                 }
-                if map.get("events").and_then(Value::as_array).is_some_and(|items| {
-                    items.iter().any(looks_like_openhands_event)
-                }) {
+                if map
+                    .get("events")
+                    .and_then(Value::as_array)
+                    .is_some_and(|items| items.iter().any(looks_like_openhands_event))
+                {
                     return Some(RunFormat::OpenHands);
                 }
                 return None;
@@ -316,8 +318,6 @@ pub(crate) fn is_deterministic_tool(name: &str) -> bool {
         name,
         // Claude Code
         "Read" | "Glob" | "Grep" | "LS" | "NotebookRead"
-        // OpenHands
-        | "read" | "str_replace_editor:view" | "browse"
         // SWE-agent
         | "open" | "goto" | "find_file" | "search_file" | "search_dir" | "ls" | "cat"
         // ctx's own MCP tools

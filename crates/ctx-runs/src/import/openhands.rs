@@ -4,15 +4,16 @@
 //! `tool_call_metadata` (`function_name`, `tool_call_id`, `model_response.model`).
 //! Observations carry `observation`, `content` and `cause` (the id of the action they answer).
 //! A user `message` is a prompt, an agent `message` a model step, any other agent action a
-//! tool step whose output is its observation; environment bookkeeping
-//! (`agent_state_changed`, `system`, …) is skipped.
+//! tool step whose output is its observation; a `system` action (SystemMessageAction) gives the
+//! system prompt; environment bookkeeping (`agent_state_changed`, `recall`, …) is skipped.
+//! Timestamps carry no offset; they are read as UTC.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{ImportWarning, ParsedRun, is_deterministic_tool};
+use super::{ImportWarning, ParsedRun};
 use crate::RunError;
 use crate::model::{ModelInfo, StepStatus};
 use crate::store::StepDraft;
@@ -105,6 +106,24 @@ fn action_event(
     by_id: &mut BTreeMap<i64, usize>,
     at: String,
 ) {
+    if action == "system" {
+        // SystemMessageAction: the agent's system prompt.
+        match obj
+            .get("args")
+            .and_then(|a| a.get("content"))
+            .and_then(Value::as_str)
+        {
+            Some(content) if run.system_prompt.is_none() => {
+                run.system_prompt = Some(content.to_owned());
+            }
+            Some(_) => run.warnings.push(ImportWarning::at_item(
+                at,
+                "a second system prompt; the first one is kept",
+            )),
+            None => {}
+        }
+        return;
+    }
     if BOOKKEEPING.contains(&action) {
         return;
     }
@@ -165,7 +184,7 @@ fn action_event(
         .and_then(|m| m.get("tool_call_id"))
         .and_then(Value::as_str)
         .map(str::to_owned);
-    step.deterministic = is_deterministic_tool(action);
+    step.deterministic = is_deterministic(action, tool, &step.parameters);
     step.reasoning = thought;
     step.timestamp = timestamp;
     if let Some(id) = obj.get("id").and_then(Value::as_i64) {
@@ -181,13 +200,14 @@ fn observation_event(
     by_id: &BTreeMap<i64, usize>,
     at: String,
 ) {
+    if BOOKKEEPING.contains(&observation) {
+        return;
+    }
     let Some(cause) = obj.get("cause").and_then(Value::as_i64) else {
-        if !BOOKKEEPING.contains(&observation) {
-            run.warnings.push(ImportWarning::at_item(
-                at,
-                format!("observation `{observation}` answers no action (no `cause`); skipped"),
-            ));
-        }
+        run.warnings.push(ImportWarning::at_item(
+            at,
+            format!("observation `{observation}` answers no action (no `cause`); skipped"),
+        ));
         return;
     };
     let Some(&index) = by_id.get(&cause) else {
@@ -201,6 +221,14 @@ fn observation_event(
         .get("content")
         .and_then(Value::as_str)
         .unwrap_or_default();
+    if run.steps[index].output.is_some() {
+        run.warnings.push(ImportWarning::at_item(
+            at,
+            format!(
+                "a second observation for action id {cause}; it replaces the first one's output"
+            ),
+        ));
+    }
     let step = &mut run.steps[index];
     step.output = Some(content.as_bytes().to_vec());
     let exit_code = obj
@@ -211,4 +239,12 @@ fn observation_event(
     if observation == "error" || exit_code.is_some_and(|c| c != 0) {
         step.status = StepStatus::Error;
     }
+}
+
+/// Whether an OpenHands action's output depends only on its arguments and the workspace: file
+/// reads (`read`, or `str_replace_editor` with `command: view`). `browse` fetches a URL, so it
+/// is not.
+fn is_deterministic(action: &str, function_name: &str, args: &Value) -> bool {
+    let command = args.get("command").and_then(Value::as_str);
+    action == "read" || (function_name == "str_replace_editor" && command == Some("view"))
 }

@@ -132,6 +132,12 @@ fn history(run: &mut ParsedRun, history: Option<&Value>) {
         return;
     };
     for entry in entries {
+        // Demonstrations (example trajectories shown to the model) are not the task.
+        if entry.get("is_demo").and_then(Value::as_bool) == Some(true)
+            || entry.get("message_type").and_then(Value::as_str) == Some("demonstration")
+        {
+            continue;
+        }
         let role = entry.get("role").and_then(Value::as_str).unwrap_or("");
         let Some(content) = entry.get("content").and_then(text_of) else {
             continue;

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
-use ctx_core::{ContentHash, Document, DocumentId};
+use ctx_core::{ContentHash, Document, DocumentId, NoProgress, Progress};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -191,6 +191,29 @@ pub fn build_index(
     opts: &BuildOptions,
     git_commits: &dyn Fn() -> BTreeMap<String, u32>,
 ) -> Result<BuildReport, IndexError> {
+    build_index_with_progress(indexes_dir, source, opts, git_commits, &NoProgress)
+}
+
+/// [`build_index`], reporting the documents read and reused to `progress`.
+pub fn build_index_with_progress(
+    indexes_dir: &Path,
+    source: &dyn DocumentSource,
+    opts: &BuildOptions,
+    git_commits: &dyn Fn() -> BTreeMap<String, u32>,
+    progress: &dyn Progress,
+) -> Result<BuildReport, IndexError> {
+    let report = build_index_inner(indexes_dir, source, opts, git_commits, progress);
+    progress.finish();
+    report
+}
+
+fn build_index_inner(
+    indexes_dir: &Path,
+    source: &dyn DocumentSource,
+    opts: &BuildOptions,
+    git_commits: &dyn Fn() -> BTreeMap<String, u32>,
+    progress: &dyn Progress,
+) -> Result<BuildReport, IndexError> {
     validate_index_name(&opts.name)?;
     fs::create_dir_all(indexes_dir).map_err(|e| IndexError::io(indexes_dir, e))?;
     let _lock = lock(indexes_dir, &opts.name, true)?;
@@ -261,6 +284,7 @@ pub fn build_index(
         previous.as_ref(),
         &entries,
         &commits,
+        progress,
     );
     let report = match result {
         Ok(report) => report,
@@ -285,6 +309,7 @@ fn write_build(
     previous: Option<&Previous>,
     entries: &[crate::source::SourceEntry],
     commits: &BTreeMap<String, u32>,
+    progress: &dyn Progress,
 ) -> Result<BuildReport, IndexError> {
     let docs_dir = tmp.join(DOCUMENTS_DIR);
     let previous = previous.filter(|p| p.config == *config);
@@ -318,8 +343,10 @@ fn write_build(
     }
 
     let old_docs = final_dir.join(DOCUMENTS_DIR);
+    progress.phase("indexing", Some(plans.len() as u64));
     let results: Vec<Result<Outcome, IndexError>> = plans
         .into_par_iter()
+        .inspect(|_| progress.advance(1))
         .map(|plan| match plan {
             Plan::Reuse(row, fingerprint) => {
                 let name = format!("{}.json", row.file);
