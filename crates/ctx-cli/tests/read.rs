@@ -283,7 +283,9 @@ fn the_attack_suite_gets_nothing_out_of_the_cli() {
     // A symlink flipped in and out while ctx runs never lets one through.
     let stop = Arc::new(AtomicBool::new(false));
     let flipper = attacks::flipper(&fixture.root, Arc::clone(&stop));
-    for _ in 0..40 {
+    let mut round = 0;
+    while !attacks::raced_enough(round, 40, &flipper) {
+        round += 1;
         let mut cmd = env.cmd(&["--compact", "read", "--root", &root, "--batch", "-"]);
         cmd.stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())

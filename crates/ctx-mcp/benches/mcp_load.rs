@@ -89,6 +89,10 @@ async fn breakdown(root: &std::path::Path, server: &CtxServer) {
     let search = time(&mut || {
         ctx::code::search(&cx, std::path::Path::new("."), &query).expect("search");
     });
+    let cache = ctx::code::TreeCache::new();
+    let cached = time(&mut || {
+        ctx::code::search_cached(&cx, &cache, std::path::Path::new("."), &query).expect("search");
+    });
     let mut dispatch = Vec::new();
     for _ in 0..20 {
         let started = Instant::now();
@@ -103,6 +107,7 @@ async fn breakdown(root: &std::path::Path, server: &CtxServer) {
     eprintln!("breakdown (one at a time, in process):");
     report("walk", walk);
     report("facade search", search);
+    report("cached search", cached);
     report("dispatch search", dispatch);
 }
 
@@ -134,6 +139,10 @@ fn main() {
         .expect("add");
     }
     drop(store);
+    // The server's stat-checked tree cache does not trust a directory or file modified in the
+    // last 2 s (mtime granularity); a real repository is older than that, so let the new one
+    // (and the store just created in it) age first.
+    std::thread::sleep(Duration::from_millis(2_200));
     let config = McpConfig::new(
         root.clone(),
         root.join(".ctx"),

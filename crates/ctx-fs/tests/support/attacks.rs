@@ -110,18 +110,44 @@ pub fn cases(fixture: &Fixture) -> Vec<Case> {
         .collect()
 }
 
+/// A thread flipping `ws/race` (see [`flipper`]); `flips()` reads its count while it runs.
+pub struct Flipper {
+    handle: std::thread::JoinHandle<()>,
+    count: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Flipper {
+    /// How many times the symlink has been swapped so far.
+    pub fn flips(&self) -> u64 {
+        self.count.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Waits for the thread (after `stop` was set) and returns the final count.
+    pub fn join(self) -> std::thread::Result<u64> {
+        let Self { handle, count } = self;
+        handle.join()?;
+        Ok(count.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+/// Whether a race loop has run long enough: at least `min_rounds`, and the flipper has
+/// swapped the link more than ten times meanwhile (on a loaded machine the flipper thread
+/// can be starved, so a fixed round count alone would not prove a race took place). Gives
+/// up after `50 * min_rounds` rounds; the caller's assertion on the count then fails.
+pub fn raced_enough(round: usize, min_rounds: usize, flipper: &Flipper) -> bool {
+    (round >= min_rounds && flipper.flips() > 10) || round >= 50 * min_rounds
+}
+
 /// Flips `ws/race` between a real directory (`race_real`) and a symlink to `outside` until
 /// `stop` is set, as fast as it can: the "symlink swapped during the request" attack.
-pub fn flipper(
-    root: &Path,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-) -> std::thread::JoinHandle<u64> {
+pub fn flipper(root: &Path, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Flipper {
     let root = root.to_owned();
-    std::thread::spawn(move || {
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counter = std::sync::Arc::clone(&count);
+    let handle = std::thread::spawn(move || {
         let race = root.join("race");
         let inside_tmp = root.join(".race_in");
         let outside_tmp = root.join(".race_out");
-        let mut flips = 0;
         while !stop.load(std::sync::atomic::Ordering::Relaxed) {
             let _ = fs::remove_file(&inside_tmp);
             let _ = fs::remove_file(&outside_tmp);
@@ -129,8 +155,8 @@ pub fn flipper(
             symlink("../outside", &outside_tmp).expect("symlink out");
             let _ = fs::rename(&inside_tmp, &race);
             let _ = fs::rename(&outside_tmp, &race);
-            flips += 1;
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
-        flips
-    })
+    });
+    Flipper { handle, count }
 }
