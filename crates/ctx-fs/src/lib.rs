@@ -11,6 +11,7 @@
 pub mod error;
 pub mod read;
 pub mod sandbox;
+pub mod time;
 pub mod walk;
 
 pub use error::{ErrorKind, SandboxError, WalkError};

@@ -11,6 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{Context as _, Result};
 use clap::Args;
 use ctx::core::ContentHash;
+use ctx::fs::time::rfc3339;
 use ctx::store::Store;
 use ctx_mcp::{CallRecorder, CtxServer, HttpOptions, McpConfig, RecordedCall};
 use ctx_runs::{RunBuilder, RunId, Step, StepDraft, StepStatus};
@@ -212,28 +213,6 @@ fn check_record_name(name: &str) -> Result<()> {
             "--record `{name}` is not a usable run name: use letters, digits, `.`, `_`, `-` (not only hex digits, not starting with `sha256` or `.`)"
         )
     }
-}
-
-/// Unix seconds as RFC 3339 UTC (`2026-11-22T06:16:48Z`).
-pub fn rfc3339(unix_seconds: i64) -> String {
-    let days = unix_seconds.div_euclid(86_400);
-    let secs = unix_seconds.rem_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -549,15 +528,6 @@ fn recover_one(store: &Store, path: &Path) -> Result<Option<Recovered>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rfc3339_formats_unix_seconds() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339(1_795_328_208), "2026-11-22T06:16:48Z");
-        let back = ctx_runs::export::parse_rfc3339_nanos(&rfc3339(1_795_328_208));
-        assert_eq!(back, Some(1_795_328_208 * 1_000_000_000));
-    }
 
     #[test]
     fn record_names_must_be_usable_tags() {

@@ -818,7 +818,7 @@ fn text_of(result: &OpResult, cap: usize, out: &mut String) {
                     out,
                     "{flag} {:>10} {} {}{slash}",
                     entry.size,
-                    format_utc(entry.mtime),
+                    crate::time::utc_minutes(entry.mtime),
                     entry.path
                 );
             }
@@ -849,27 +849,6 @@ fn text_of(result: &OpResult, cap: usize, out: &mut String) {
             }
         }
     }
-}
-
-/// `YYYY-MM-DD HH:MM` (UTC) of a Unix time.
-fn format_utc(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
-        rem / 3600,
-        (rem % 3600) / 60
-    )
 }
 
 /// The JSON schema of the `fs_read` input, with a description of every field.
@@ -1014,12 +993,5 @@ mod tests {
         let single =
             FsReadInput::from_json(&json!({"mode": "Line", "path": "x"})).expect("single op");
         assert_eq!(single.operations.len(), 1);
-    }
-
-    #[test]
-    fn dates_are_formatted_in_utc() {
-        assert_eq!(format_utc(0), "1970-01-01 00:00");
-        assert_eq!(format_utc(951_782_400), "2000-02-29 00:00");
-        assert_eq!(format_utc(1_700_000_000), "2023-11-14 22:13");
     }
 }
