@@ -60,22 +60,7 @@ pub fn workspace(location: &StoreLocation, cwd: &Path) -> (PathBuf, String) {
         StoreKind::Global => {
             let root = RepoAt::discover(cwd).map_or_else(|| cwd.to_owned(), |r| r.workdir());
             let root = root.canonicalize().unwrap_or(root);
-            let base: String = root
-                .file_name()
-                .map_or_else(|| "root".to_owned(), |n| n.to_string_lossy().into_owned())
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                        c
-                    } else {
-                        '-'
-                    }
-                })
-                .collect();
-            let base = base.trim_start_matches(['-', '_']);
-            let base = if base.is_empty() { "root" } else { base };
-            let hash = ContentHash::of(root.to_string_lossy().as_bytes()).to_hex();
-            let name = format!("{base}-{}", &hash[..8]);
+            let name = workspace_index_name(&root);
             (root, name)
         }
         _ => (
@@ -83,6 +68,28 @@ pub fn workspace(location: &StoreLocation, cwd: &Path) -> (PathBuf, String) {
             DEFAULT_INDEX_NAME.to_owned(),
         ),
     }
+}
+
+/// The index name for a workspace at `root` in a store shared by several workspaces: its
+/// directory name (made safe for index names) and the first 8 hex digits of the hash of its
+/// path, so two workspaces never share an index by accident.
+pub fn workspace_index_name(root: &Path) -> String {
+    let base: String = root
+        .file_name()
+        .map_or_else(|| "root".to_owned(), |n| n.to_string_lossy().into_owned())
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let base = base.trim_start_matches(['-', '_']);
+    let base = if base.is_empty() { "root" } else { base };
+    let hash = ContentHash::of(root.to_string_lossy().as_bytes()).to_hex();
+    format!("{base}-{}", &hash[..8])
 }
 
 /// The store's index directory.

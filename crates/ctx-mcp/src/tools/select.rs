@@ -208,22 +208,7 @@ fn workspace_index(store: &Store, root: &Path) -> String {
     if store_parent.as_deref() == Some(root) {
         return ctx::select::DEFAULT_INDEX_NAME.to_owned();
     }
-    let base: String = root
-        .file_name()
-        .map_or_else(|| "root".to_owned(), |n| n.to_string_lossy().into_owned())
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let base = base.trim_start_matches(['-', '_']);
-    let base = if base.is_empty() { "root" } else { base };
-    let hash = ctx::core::ContentHash::of(root.to_string_lossy().as_bytes()).to_hex();
-    format!("{base}-{}", &hash[..8])
+    ctx::select::workspace_index_name(root)
 }
 
 fn names(indexes: &[IndexSummary]) -> String {
