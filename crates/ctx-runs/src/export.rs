@@ -333,17 +333,7 @@ pub fn export_otel(run: &Run) -> Value {
 /// outputs). Each one, saved as the output's sidecar (`<file>.ctx.json`), is what
 /// `ctx run verify` reads.
 pub fn in_toto_statements(run: &Run) -> Vec<crate::provenance::Statement> {
-    let facts = crate::provenance::RunFacts {
-        id: run.id,
-        inputs: run
-            .manifest
-            .inputs
-            .iter()
-            .map(|i| (i.name.clone(), i.content_ref))
-            .collect(),
-        tools: run.tools(),
-        outputs: run.manifest.outputs.iter().map(|o| o.content_ref).collect(),
-    };
+    let facts = crate::provenance::RunFacts::of(run);
     if run.manifest.outputs.is_empty() {
         return vec![crate::provenance::Statement::for_run(
             &facts,

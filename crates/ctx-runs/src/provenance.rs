@@ -153,6 +153,23 @@ pub struct RunFacts {
     pub outputs: Vec<ContentHash>,
 }
 
+impl RunFacts {
+    /// The facts of a loaded run: its id, inputs, tools and outputs.
+    pub fn of(run: &crate::Run) -> Self {
+        Self {
+            id: run.id,
+            inputs: run
+                .manifest
+                .inputs
+                .iter()
+                .map(|i| (i.name.clone(), i.content_ref))
+                .collect(),
+            tools: run.tools(),
+            outputs: run.manifest.outputs.iter().map(|o| o.content_ref).collect(),
+        }
+    }
+}
+
 /// Finds runs in the store (implemented over the run records by the caller).
 pub trait RunLookup {
     /// The run with this exact id, or `None` when the store does not hold it.

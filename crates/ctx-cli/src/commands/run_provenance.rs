@@ -103,22 +103,7 @@ impl RunLookup for StoreRuns<'_> {
             Err(err) => return Err(failed(err)),
         }
         let run = ctx_runs::load_run_by_id(self.0, id).map_err(failed)?;
-        Ok(Some(run_facts(&run)))
-    }
-}
-
-/// What provenance records about a loaded run.
-pub fn run_facts(run: &ctx_runs::Run) -> RunFacts {
-    RunFacts {
-        id: run.id,
-        inputs: run
-            .manifest
-            .inputs
-            .iter()
-            .map(|i| (i.name.clone(), i.content_ref))
-            .collect(),
-        tools: run.tools(),
-        outputs: run.manifest.outputs.iter().map(|o| o.content_ref).collect(),
+        Ok(Some(RunFacts::of(&run)))
     }
 }
 
@@ -175,7 +160,7 @@ pub fn keygen(args: &KeygenArgs, ctx: &Context, out: &Output) -> Result<Status> 
 pub fn attach(args: &AttachArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let (store, _) = ctx.open_store(out)?;
     let run = ctx_runs::load_run(&store, &args.id)?;
-    let facts = run_facts(&run);
+    let facts = RunFacts::of(&run);
     let signer = if args.sign {
         Some(KeyRing::for_store(store.dir()).signing_key(args.key.as_deref())?)
     } else {
