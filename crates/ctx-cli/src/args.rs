@@ -106,7 +106,6 @@ pub enum Command {
     Hook(commands::hook::HookCommand),
     Read(commands::read::ReadArgs),
     Serve(commands::serve::ServeArgs),
-    /// Run records: import, log, show, diff, fork, export, replay and provenance of agent runs.
     #[command(subcommand)]
     Run(commands::run::RunCommand),
     Completions(commands::completions::CompletionsArgs),

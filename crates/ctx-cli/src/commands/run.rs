@@ -18,8 +18,10 @@ use crate::commands::{run_provenance, run_replay};
 use crate::context::Context;
 use crate::output::{Output, Status, Style};
 
-/// Run records: agent runs captured as content-addressed packs you can show, diff, replay,
-/// fork, export and attach to the artifacts they produced.
+/// Run records: import, log, show, diff, replay, fork, export and provenance of agent runs.
+///
+/// Agent runs are captured as content-addressed packs you can show, diff, replay, fork,
+/// export and attach to the artifacts they produced.
 ///
 /// A run's id is the hash of its manifest; any unique prefix of it (4+ hex digits), `latest`
 /// or a tag names it. `run show` and `run diff` print JSON unless --format human.
