@@ -18,11 +18,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fixture_repo import CTX_BIN, LIB_RS, clean_env, git
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-
-CTX_BIN = os.environ.get("CTX_BIN", "")
 
 pytestmark = pytest.mark.skipif(not CTX_BIN, reason="CTX_BIN is not set (scripts/test sets it)")
 
@@ -43,18 +42,6 @@ READ_TOOLS = {
     "ctx_index_inspect",
 }
 
-LIB_RS = """//! The library.
-
-/// Parses input.
-pub struct Parser {
-    pub depth: usize,
-}
-
-/// Helps.
-pub fn helper(x: u32) -> u32 {
-    x + 1
-}
-"""
 
 MAIN_RS = """use demo::helper;
 
@@ -62,28 +49,6 @@ fn main() {
     println!("{}", helper(41));
 }
 """
-
-
-def clean_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_")}
-    env["HOME"] = str(home)
-    env["XDG_CONFIG_HOME"] = str(home / ".config")
-    env["NO_COLOR"] = "1"
-    return env
-
-
-def git(repo: Path, *args: str) -> None:
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(repo),
-        "GIT_AUTHOR_NAME": "Fixture",
-        "GIT_AUTHOR_EMAIL": "fixture@example.com",
-        "GIT_COMMITTER_NAME": "Fixture",
-        "GIT_COMMITTER_EMAIL": "fixture@example.com",
-        "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
-        "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
-    }
-    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
 
 
 class Repo:
