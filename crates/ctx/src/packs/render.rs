@@ -218,15 +218,18 @@ impl BlockCounter<'_> {
         }
         let misses: Vec<usize> = (0..keys.len()).filter(|&i| counts[i].is_none()).collect();
         let tokenizer = self.tokenizer;
-        let progress = self.progress;
-        if misses.len() > 1 {
+        // Single texts (preamble, epilogue) are counted without a phase of their own.
+        let progress = (misses.len() > 1).then_some(self.progress);
+        if let Some(progress) = progress {
             progress.phase("counting tokens", Some(misses.len() as u64));
         }
         let fresh: Vec<(usize, u64)> = misses
             .par_iter()
             .map(|&i| {
                 let count = tokenizer.count(&build(i)) as u64;
-                progress.advance(1);
+                if let Some(progress) = progress {
+                    progress.advance(1);
+                }
                 (i, count)
             })
             .collect();
