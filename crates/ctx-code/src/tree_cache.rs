@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
 
 use ctx_fs::{WalkEntry, WalkOptions};
@@ -72,7 +72,7 @@ pub struct TreeCacheStats {
 #[derive(Default)]
 pub struct TreeCache {
     walks: Mutex<HashMap<PathBuf, Arc<CachedWalk>>>,
-    files: Mutex<(HashMap<PathBuf, CachedFile>, u64)>,
+    files: RwLock<(HashMap<PathBuf, CachedFile>, u64)>,
     walk_hits: AtomicU64,
     walks_done: AtomicU64,
     content_hits: AtomicU64,
@@ -164,7 +164,7 @@ impl TreeCache {
         let meta = std::fs::metadata(path).ok()?;
         let (mtime_ns, inode) = ctx_fs::walk::stamp(&meta);
         let stamp = (meta.len(), mtime_ns, inode);
-        if let Some(file) = self.lock_files().0.get(path)
+        if let Some(file) = self.read_files().0.get(path)
             && file.stamp == stamp
         {
             self.content_hits.fetch_add(1, Ordering::Relaxed);
@@ -179,7 +179,7 @@ impl TreeCache {
             && stamp.0 <= MAX_CACHED_FILE
             && trusted(Some(stamp), started)
         {
-            let mut files = self.lock_files();
+            let mut files = self.write_files();
             if files.1 + stamp.0 > MAX_CACHED_BYTES {
                 files.0.clear();
                 files.1 = 0;
@@ -204,9 +204,15 @@ impl TreeCache {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn lock_files(&self) -> std::sync::MutexGuard<'_, (HashMap<PathBuf, CachedFile>, u64)> {
+    fn read_files(&self) -> std::sync::RwLockReadGuard<'_, (HashMap<PathBuf, CachedFile>, u64)> {
         self.files
-            .lock()
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn write_files(&self) -> std::sync::RwLockWriteGuard<'_, (HashMap<PathBuf, CachedFile>, u64)> {
+        self.files
+            .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }

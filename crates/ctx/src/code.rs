@@ -145,8 +145,10 @@ impl SummaryCache for StoreSummaryCache<'_> {
     }
 }
 
-/// How old a modification time must be before a file's stamp is trusted (2 s).
-const STAMP_TRUST_NS: i64 = 2_000_000_000;
+/// How old a modification time must be before a file's stamp is trusted: the tree cache's
+/// window, so both caches trust the same stamps.
+#[allow(clippy::cast_possible_truncation)] // 2 s in nanoseconds fits an i64.
+const STAMP_TRUST_NS: i64 = ctx_code::tree_cache::TRUST_AFTER.as_nanos() as i64;
 
 /// An inode as SQLite's signed 64-bit integer (same bits).
 fn inode_column(inode: u64) -> i64 {
@@ -355,17 +357,14 @@ pub fn search(
     kind: &SearchKind,
 ) -> Result<Vec<SearchMatch>, CodeError> {
     let (full, prefix) = cx.resolve(path)?;
-    // Check the query before walking, so a bad regex fails fast.
     if let SearchKind::Text(query) = kind {
-        ctx_code::search::build_matcher(query)?;
-    }
-    if let SearchKind::Text(query) = kind {
-        // Search while walking (as ripgrep does), not after.
+        // Search while walking (as ripgrep does); the regex is built, and a bad one refused,
+        // before anything is walked.
         return ctx_code::search::search_tree(&full, &WalkOptions::default(), &prefix, query);
     }
     let entries = walk_under(&full, &prefix, None)?;
     match kind {
-        SearchKind::Text(query) => ctx_code::search::search_text(&entries, query),
+        SearchKind::Text(_) => unreachable!("text searches return above"),
         SearchKind::Symbol { name, context } => {
             let cache = cx.cache();
             let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);

@@ -6,6 +6,7 @@
 //! (`ctx_select`, `ctx_index_inspect`) wraps them thinly.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use ctx_core::{ContentHash, TokenizerKind};
@@ -90,6 +91,30 @@ pub fn workspace_index_name(root: &Path) -> String {
     let base = if base.is_empty() { "root" } else { base };
     let hash = ContentHash::of(root.to_string_lossy().as_bytes()).to_hex();
     format!("{base}-{}", &hash[..8])
+}
+
+/// The selected files as text, the way `ctx select` prints them and `ctx_select` pages them:
+/// `## path` (marked `(skeleton)` when degraded), then the content in a fence named after the
+/// extension and longer than any backtick run inside it.
+pub fn render_documents(documents: &[SelectedDocument]) -> String {
+    let mut out = String::new();
+    for doc in documents {
+        let id = doc.id.as_str();
+        let ext = id.rsplit_once('.').map_or("", |(_, e)| e);
+        let fence = ctx_select::inject::fence_for(&doc.content);
+        let _ = writeln!(
+            out,
+            "## {id}{}",
+            if doc.degraded { " (skeleton)" } else { "" }
+        );
+        let _ = writeln!(out, "{fence}{ext}");
+        out.push_str(&doc.content);
+        if !doc.content.ends_with('\n') {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "{fence}\n");
+    }
+    out
 }
 
 /// The store's index directory.

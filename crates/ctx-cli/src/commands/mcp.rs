@@ -6,7 +6,6 @@ use std::io::{BufRead as _, Write as _};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, Result};
 use clap::Args;
@@ -91,7 +90,7 @@ pub fn run(args: &McpArgs, ctx: &Context, out: &Output) -> Result<Status> {
             recovered.name, recovered.steps, recovered.run
         ));
     }
-    let started = unix_now();
+    let started = super::select::now();
     set_session_clock(started);
     config.clock = session_clock;
     // Decide determinism from the tools' own annotations: read-only tools answer from the
@@ -190,27 +189,13 @@ async fn shutdown_signal() {
     }
 }
 
-fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
-
-/// Refuses names `ctx run` could not use as a tag.
+/// Refuses names `ctx run` could not use as a tag (and hidden-looking names).
 fn check_record_name(name: &str) -> Result<()> {
-    let ok = !name.is_empty()
-        && name.len() <= 100
-        && !name.starts_with("sha256")
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-        && !name.bytes().all(|b| b.is_ascii_hexdigit())
-        && !name.starts_with('.');
-    if ok {
+    if ctx_runs::check_tag(name).is_ok() && !name.starts_with('.') {
         Ok(())
     } else {
         anyhow::bail!(
-            "--record `{name}` is not a usable run name: use letters, digits, `.`, `_`, `-` (not only hex digits, not starting with `sha256` or `.`)"
+            "--record `{name}` is not a usable run name: use letters, digits, `.`, `_`, `-` (not only hex digits, not `latest`, not starting with `sha256` or `.`)"
         )
     }
 }
@@ -346,7 +331,7 @@ impl RecordState {
         };
         draft.deterministic = self.deterministic.iter().any(|t| t == call.tool);
         draft.duration_ms = Some(u64::try_from(call.elapsed.as_millis()).unwrap_or(u64::MAX));
-        draft.timestamp = Some(rfc3339(unix_now()));
+        draft.timestamp = Some(rfc3339(super::select::now()));
         let hash = self.builder.push_step(&self.store, draft)?;
         writeln!(self.journal, "{hash}")?;
         self.journal.sync_data()?;
@@ -532,7 +517,15 @@ mod tests {
     #[test]
     fn record_names_must_be_usable_tags() {
         assert!(check_record_name("review-1").is_ok());
-        for bad in ["", "a/b", "cafe", "sha256x", ".hidden", "with space"] {
+        for bad in [
+            "",
+            "a/b",
+            "cafe",
+            "sha256x",
+            ".hidden",
+            "with space",
+            "latest",
+        ] {
             assert!(check_record_name(bad).is_err(), "{bad}");
         }
     }

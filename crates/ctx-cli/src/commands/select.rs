@@ -191,32 +191,6 @@ pub fn render(result: &SelectionResult, explain: bool, out: &Output) -> String {
         }
     }
     text.push('\n');
-    text.push_str(&ctx_snippets(result));
+    text.push_str(&ctx::select::render_documents(&result.documents));
     text
-}
-
-fn ctx_snippets(result: &SelectionResult) -> String {
-    let mut out = String::new();
-    for doc in &result.documents {
-        let ext = doc.id.as_str().rsplit_once('.').map_or("", |(_, e)| e);
-        let fence = fence_for(&doc.content);
-        let _ = writeln!(
-            out,
-            "## {}{}",
-            doc.id,
-            if doc.degraded { " (skeleton)" } else { "" }
-        );
-        let _ = writeln!(out, "{fence}{ext}");
-        out.push_str(&doc.content);
-        if !doc.content.ends_with('\n') {
-            out.push('\n');
-        }
-        let _ = writeln!(out, "{fence}\n");
-    }
-    out
-}
-
-fn fence_for(content: &str) -> String {
-    let longest = content.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    "`".repeat((longest + 1).max(3))
 }

@@ -9,12 +9,9 @@
 //! workspaces sharing a store keep separate indexes. Other indexes are used only if they were
 //! built over this workspace.
 
-use std::fmt::Write as _;
 use std::path::Path;
 
-use ctx::select::{
-    IndexInspection, IndexSummary, SelectContext, SelectOptions, SelectOutcome, SelectedDocument,
-};
+use ctx::select::{IndexInspection, IndexSummary, SelectContext, SelectOptions, SelectOutcome};
 use ctx::store::Store;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -257,37 +254,10 @@ fn named_index(
     Ok(())
 }
 
-fn fence_for(content: &str) -> String {
-    let longest = content.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    "`".repeat((longest + 1).max(3))
-}
-
-/// The selected files as text: `## path` and the content in a fence named after the extension.
-fn payload(documents: &[SelectedDocument]) -> String {
-    let mut out = String::new();
-    for doc in documents {
-        let id = doc.id.as_str();
-        let ext = id.rsplit_once('.').map_or("", |(_, e)| e);
-        let fence = fence_for(&doc.content);
-        let _ = writeln!(
-            out,
-            "## {id}{}",
-            if doc.degraded { " (skeleton)" } else { "" }
-        );
-        let _ = writeln!(out, "{fence}{ext}");
-        out.push_str(&doc.content);
-        if !doc.content.ends_with('\n') {
-            out.push('\n');
-        }
-        let _ = writeln!(out, "{fence}\n");
-    }
-    out
-}
-
 fn answer(outcome: SelectOutcome, explain: bool) -> SelectAnswer {
     let SelectOutcome { build, result } = outcome;
     let meta = result.selection;
-    let text = payload(&result.documents);
+    let text = ctx::select::render_documents(&result.documents);
     let documents = result
         .documents
         .into_iter()
