@@ -123,8 +123,11 @@ impl TreeCache {
         let started = SystemTime::now();
         // Stamps taken before the walk: a change during the walk makes them differ later.
         let mut watched = ancestors_watch(root);
+        // No stat per file here (`contents` stats each file when it reads it); directories
+        // are still stamped as the walk finds them.
         let opts = WalkOptions {
             include_dirs: true,
+            metadata: false,
             ..WalkOptions::default()
         };
         let (found, _errors) = ctx_fs::walk::walk_each(root, &opts, |_| Some(()))?;

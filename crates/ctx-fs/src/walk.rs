@@ -81,8 +81,9 @@ pub struct WalkOptions {
     pub include_dirs: bool,
     /// Worker threads; 0 picks from the number of CPUs; 1 walks on the calling thread.
     pub threads: usize,
-    /// Read each entry's metadata (size, modification time, inode). Default: true; a search
-    /// that only reads the files turns it off and saves a `stat` per entry.
+    /// Read each file's metadata (size, modification time, inode). Default: true; a search
+    /// that only reads the files turns it off and saves a `stat` per file. Directories
+    /// returned by `include_dirs` are always stamped.
     pub metadata: bool,
 }
 
@@ -338,7 +339,7 @@ fn accept(
     }
     // A directory is stamped as it is found, before the walk lists it, so a change made
     // while it is listed shows in its modification time.
-    let meta = if opts.metadata {
+    let meta = if opts.metadata || is_dir {
         entry.metadata().ok()
     } else {
         None
