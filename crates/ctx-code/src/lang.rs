@@ -34,7 +34,7 @@ pub const LANGUAGES: &[Language] = &[
 
 /// Bumped whenever extraction changes what it produces for the same bytes, so cached
 /// summaries made by an older ctx are not reused.
-pub const EXTRACTOR_VERSION: u32 = 2;
+pub const EXTRACTOR_VERSION: u32 = 3;
 
 impl Language {
     /// The language of a file, from its extension (or name); `None` when unsupported.
@@ -184,7 +184,7 @@ mod tests {
             Some(Language::Cpp)
         );
         for &lang in LANGUAGES {
-            let mut parser = tree_sitter::Parser::new();
+            let mut parser = crate::symbols::new_parser();
             parser.set_language(&lang.grammar()).expect("grammar loads");
             assert_eq!(Language::from_name(lang.name()), Some(lang));
         }

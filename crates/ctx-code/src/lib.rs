@@ -10,6 +10,7 @@ pub mod lang;
 pub mod map;
 pub mod related;
 pub mod search;
+pub mod shallow;
 pub mod skeleton;
 pub mod summary;
 pub mod symbols;

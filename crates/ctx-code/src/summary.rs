@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::CodeError;
 use crate::lang::Language;
 use crate::skeleton::skeleton_from_tree;
-use crate::symbols::{Symbol, extract_from_tree, parse};
+use crate::symbols::{Symbol, extract_from_tree, parse, parse_for_symbols};
 
 /// Files larger than this are skipped (generated code, data dumps).
 pub const MAX_SOURCE_BYTES: u64 = 8 * 1024 * 1024;
@@ -330,8 +330,10 @@ fn finish(file: &Loaded<'_>, hit: Option<&[u8]>, want_skeleton: bool) -> Finishe
         file
     };
     let bytes = file.bytes.as_deref().unwrap_or_default();
-    let tree = if decoded.is_none() || want_skeleton {
+    let tree = if want_skeleton {
         parse(file.lang, bytes)
+    } else if decoded.is_none() {
+        parse_for_symbols(file.lang, bytes)
     } else {
         None
     };

@@ -9,11 +9,12 @@
 //! body (for signatures and skeletons) in the same pass.
 
 use std::cell::RefCell;
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 use tree_sitter::{Node, Parser, Tree};
 
-use crate::lang::Language;
+use crate::lang::{LANGUAGES, Language};
 
 /// What a symbol is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -141,7 +142,30 @@ pub struct Call {
 }
 
 thread_local! {
-    static PARSER: RefCell<Parser> = RefCell::new(Parser::new());
+    static PARSER: RefCell<Parser> = RefCell::new(new_parser());
+}
+
+/// A tree-sitter parser, with tree-sitter allocating from mimalloc. Parsing a tree allocates
+/// and frees a node per token; with the C library's malloc that was an eighth of the time of
+/// a cold whole-tree summary. Every parser in ctx comes from here, so the allocator is in
+/// place before tree-sitter allocates anything.
+pub fn new_parser() -> Parser {
+    static ALLOCATOR: std::sync::Once = std::sync::Once::new();
+    ALLOCATOR.call_once(|| {
+        #[allow(unsafe_code)]
+        // SAFETY: the four functions are one allocator family (mimalloc), return null only
+        // when out of memory, and align like malloc. `Once` runs this before the first parser
+        // exists, and it is never called again.
+        unsafe {
+            tree_sitter::set_allocator(Some(tree_sitter::Allocator {
+                malloc: libmimalloc_sys::mi_malloc,
+                calloc: libmimalloc_sys::mi_calloc,
+                realloc: libmimalloc_sys::mi_realloc,
+                free: libmimalloc_sys::mi_free,
+            }));
+        }
+    });
+    Parser::new()
 }
 
 /// Parses `source` with `lang`'s grammar (a parser per thread, reused).
@@ -153,9 +177,35 @@ pub fn parse(lang: Language, source: &[u8]) -> Option<Tree> {
     })
 }
 
+/// Parses only `ranges` of `source` (a shallow parse, see [`crate::shallow`]).
+pub(crate) fn parse_ranges(
+    lang: Language,
+    source: &[u8],
+    ranges: &[tree_sitter::Range],
+) -> Option<Tree> {
+    PARSER.with(|cell| {
+        let mut parser = cell.borrow_mut();
+        parser.set_language(&lang.grammar()).ok()?;
+        parser.set_included_ranges(ranges).ok()?;
+        let tree = parser.parse(source, None);
+        parser
+            .set_included_ranges(&[])
+            .expect("the whole document is a valid range");
+        tree
+    })
+}
+
+/// Parses `source` for its symbols and imports: shallow where the language allows (function
+/// bodies and data tables without definitions left out, see [`crate::shallow`]), in full
+/// otherwise. Statements inside the left-out bodies are not in the tree, and neither are
+/// their syntax errors.
+pub fn parse_for_symbols(lang: Language, source: &[u8]) -> Option<Tree> {
+    crate::shallow::parse(lang, source).or_else(|| parse(lang, source))
+}
+
 /// Extracts symbols and imports from `source`.
 pub fn extract(lang: Language, source: &[u8]) -> Extracted {
-    let Some(tree) = parse(lang, source) else {
+    let Some(tree) = parse_for_symbols(lang, source) else {
         return Extracted {
             has_errors: true,
             ..Extracted::default()
@@ -227,6 +277,9 @@ struct Walker<'s, 't> {
 impl<'t> Walker<'_, 't> {
     /// Handles a node on the way down; returns whether it opened a scope.
     fn enter(&mut self, node: Node<'t>) -> bool {
+        if !is_watched(self.lang, node) {
+            return false;
+        }
         if let Some(import) = import_text(self.lang, node, self.src) {
             self.out.imports.push(import);
         }
@@ -346,6 +399,121 @@ fn field_text(node: Node<'_>, field: &str, src: &[u8]) -> Option<String> {
         .map(|n| node_text(n, src).into_owned())
 }
 
+/// The node kinds [`classify`], [`import_text`] and the C++ access tracking look at: every
+/// other node is only walked through. Most nodes of a tree are expressions and tokens, and a
+/// look-up by kind id costs far less than matching the kind's name against every pattern.
+fn watched_kind_names(lang: Language) -> &'static [&'static str] {
+    match lang {
+        Language::Rust => &[
+            "function_item",
+            "function_signature_item",
+            "struct_item",
+            "enum_item",
+            "union_item",
+            "trait_item",
+            "mod_item",
+            "const_item",
+            "static_item",
+            "type_item",
+            "macro_definition",
+            "impl_item",
+            "use_declaration",
+            "extern_crate_declaration",
+        ],
+        Language::Python => &[
+            "function_definition",
+            "class_definition",
+            "import_statement",
+            "import_from_statement",
+            "future_import_statement",
+        ],
+        Language::JavaScript | Language::TypeScript | Language::Tsx => &[
+            "function_declaration",
+            "generator_function_declaration",
+            "function_signature",
+            "class_declaration",
+            "abstract_class_declaration",
+            "class",
+            "method_definition",
+            "method_signature",
+            "abstract_method_signature",
+            "construct_signature",
+            "interface_declaration",
+            "type_alias_declaration",
+            "enum_declaration",
+            "internal_module",
+            "module",
+            "variable_declarator",
+            "public_field_definition",
+            "field_definition",
+            "assignment_expression",
+            "import_statement",
+            "export_statement",
+            "call_expression",
+        ],
+        Language::Go => &[
+            "function_declaration",
+            "method_declaration",
+            "type_spec",
+            "type_alias",
+            "method_elem",
+            "method_spec",
+            "import_spec",
+        ],
+        Language::Java => &[
+            "class_declaration",
+            "record_declaration",
+            "interface_declaration",
+            "annotation_type_declaration",
+            "enum_declaration",
+            "method_declaration",
+            "annotation_type_element_declaration",
+            "constructor_declaration",
+            "compact_constructor_declaration",
+            "import_declaration",
+        ],
+        Language::C | Language::Cpp => &[
+            "function_definition",
+            "field_declaration",
+            "declaration",
+            "struct_specifier",
+            "union_specifier",
+            "enum_specifier",
+            "class_specifier",
+            "namespace_definition",
+            "type_definition",
+            "alias_declaration",
+            "preproc_def",
+            "preproc_function_def",
+            "preproc_include",
+            "access_specifier",
+        ],
+    }
+}
+
+/// Whether `node`'s kind is one of [`watched_kind_names`] (a table by kind id, built once
+/// per language).
+fn is_watched(lang: Language, node: Node<'_>) -> bool {
+    static TABLES: [OnceLock<Box<[bool]>>; LANGUAGES.len()] =
+        [const { OnceLock::new() }; LANGUAGES.len()];
+    let table = TABLES[lang as usize].get_or_init(|| {
+        let grammar = lang.grammar();
+        let names = watched_kind_names(lang);
+        (0..grammar.node_kind_count())
+            .map(|id| {
+                u16::try_from(id)
+                    .ok()
+                    .and_then(|id| grammar.node_kind_for_id(id))
+                    .is_some_and(|name| names.contains(&name))
+            })
+            .collect()
+    });
+    table
+        .get(usize::from(node.kind_id()))
+        .copied()
+        .unwrap_or(false)
+}
+
 /// Recognises a definition at `node`. `scope` is the kind of the enclosing symbol.
 pub(crate) fn classify<'t>(
     lang: Language,
@@ -353,6 +521,9 @@ pub(crate) fn classify<'t>(
     src: &[u8],
     scope: Option<SymbolKind>,
 ) -> Option<Def<'t>> {
+    if !is_watched(lang, node) {
+        return None;
+    }
     let in_type = scope
         .is_some_and(|k| k.is_container() && k != SymbolKind::Module && k != SymbolKind::Namespace);
     let def = |kind, name: String, body: Option<Node<'t>>| Def {
@@ -768,7 +939,9 @@ fn signature(lang: Language, def: &Def<'_>, src: &[u8], ancestors: &[Node<'_>]) 
     let end = def
         .body
         .map_or(def.node.end_byte(), |b| b.start_byte().max(start));
-    let mut text = collapse_whitespace(&String::from_utf8_lossy(&src[start..end]));
+    // Only the first MAX_SIGNATURE characters are kept: a body-less definition can span
+    // megabytes (a generated table), so the text is not collapsed beyond what is needed.
+    let mut text = collapse_whitespace_bytes(&src[start..end], MAX_SIGNATURE + 64);
     // Arrow functions and function values keep their binding keyword: `const f = (x) =>`.
     if def.node.kind() == "variable_declarator"
         && let Some(decl) = ancestors.last()
@@ -791,6 +964,31 @@ fn signature(lang: Language, def: &Def<'_>, src: &[u8], ancestors: &[Node<'_>]) 
         }
         out.truncate(cut);
         out.push('…');
+    }
+    out
+}
+
+/// [`collapse_whitespace`] of `bytes` decoded lossily, stopping once the result is longer
+/// than `limit` bytes (it is then a prefix of the whole result).
+fn collapse_whitespace_bytes(bytes: &[u8], limit: usize) -> String {
+    let mut out = String::new();
+    let mut space = false;
+    for chunk in bytes.utf8_chunks() {
+        let invalid = (!chunk.invalid().is_empty()).then_some(char::REPLACEMENT_CHARACTER);
+        for c in chunk.valid().chars().chain(invalid) {
+            if c.is_whitespace() {
+                space = true;
+            } else {
+                if space && !out.is_empty() {
+                    out.push(' ');
+                }
+                space = false;
+                out.push(c);
+                if out.len() > limit {
+                    return out;
+                }
+            }
+        }
     }
     out
 }
@@ -891,21 +1089,10 @@ fn doc_comment(
             continue;
         }
         if trimmed.ends_with("*/") {
-            // A block comment: gather up to its opening line.
-            let mut block_start = prev_start;
-            let mut text = line.into_owned();
-            while !text.trim_start().starts_with("/*") {
-                if block_start == 0 {
-                    return None;
-                }
-                let e = block_start - 1;
-                let s0 = src[..e]
-                    .iter()
-                    .rposition(|&b| b == b'\n')
-                    .map_or(0, |i| i + 1);
-                text = format!("{}\n{text}", String::from_utf8_lossy(&src[s0..e]));
-                block_start = s0;
-            }
+            let Some(block_start) = block_comment_start(src, prev_start, prev_end) else {
+                break;
+            };
+            let text = String::from_utf8_lossy(&src[block_start..prev_end]);
             if lang == Language::Rust && !text.trim_start().starts_with("/**") {
                 break;
             }
@@ -929,6 +1116,33 @@ fn doc_comment(
     }
     let doc = collected.join("\n").trim().to_owned();
     if doc.is_empty() { None } else { Some(doc) }
+}
+
+/// The start of the line opening the block comment that closes on the line
+/// `src[line_start..line_end]`, when the comment opens at the start of a line (after
+/// indentation); `None` when it trails code or opens nowhere. The walk back stops at the
+/// opening line, so it costs the comment's length.
+fn block_comment_start(src: &[u8], mut line_start: usize, line_end: usize) -> Option<usize> {
+    let mut line = &src[line_start..line_end];
+    let opens_line = |line: &[u8]| line.trim_ascii_start().starts_with(b"/*");
+    if memchr::memmem::find(line, b"/*").is_some() {
+        return opens_line(line).then_some(line_start);
+    }
+    while line_start > 0 {
+        let end = line_start - 1;
+        line_start = src[..end]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        line = &src[line_start..end];
+        if memchr::memmem::find(line, b"*/").is_some() {
+            return None;
+        }
+        if memchr::memmem::find(line, b"/*").is_some() {
+            return opens_line(line).then_some(line_start);
+        }
+    }
+    None
 }
 
 fn clean_comment(text: &str) -> Vec<String> {

@@ -1,0 +1,59 @@
+//! Checks shallow parses against full ones over a tree: the symbols and imports must be the
+//! same for every file the grammar parses without errors. (Where the full parse had to
+//! recover from errors inside a function body, its recovery can move the function's end or
+//! lose later definitions; the shallow parse never sees those bodies, so it may differ there,
+//! and those files are listed apart.) Prints how many files took the shallow parse, the parse
+//! times both ways, and every file that differs; exit status 1 if a clean file differs.
+//!
+//! `cargo run --release -p ctx-code --example shallow_check -- DIR`
+use std::path::Path;
+use std::time::Instant;
+
+use ctx_code::Language;
+use ctx_code::symbols::{extract_from_tree, parse};
+
+fn main() {
+    let dir = std::env::args().nth(1).expect("usage: shallow_check DIR");
+    let entries = ctx_fs::walk(Path::new(&dir), &ctx_fs::WalkOptions::default()).expect("walk");
+    let (mut files, mut shallow, mut differ, mut recovered) = (0usize, 0usize, 0usize, 0usize);
+    let (mut full_time, mut shallow_time) = (0.0, 0.0);
+    for entry in entries.iter().filter(|e| !e.is_dir) {
+        let Some(lang) = Language::from_path(Path::new(&entry.rel)) else { continue };
+        let Ok(bytes) = std::fs::read(&entry.path) else { continue };
+        if bytes.len() > 8 << 20 || ctx_code::summary::is_binary(&bytes) {
+            continue;
+        }
+        let lang = Language::detect(Path::new(&entry.rel), &bytes).unwrap_or(lang);
+        files += 1;
+        let started = Instant::now();
+        let Some(full) = parse(lang, &bytes) else { continue };
+        full_time += started.elapsed().as_secs_f64();
+        let started = Instant::now();
+        let quick = ctx_code::shallow::parse(lang, &bytes);
+        shallow_time += started.elapsed().as_secs_f64();
+        let Some(quick) = quick else { continue };
+        shallow += 1;
+        let (a, b) = (extract_from_tree(lang, &bytes, &full), extract_from_tree(lang, &bytes, &quick));
+        if a.symbols != b.symbols || a.imports != b.imports {
+            if full.root_node().has_error() {
+                recovered += 1;
+                println!("differs after error recovery: {}", entry.rel);
+                continue;
+            }
+            differ += 1;
+            let first = a.symbols.iter().zip(&b.symbols).position(|(x, y)| x != y);
+            println!("DIFFERS {} ({} vs {} symbols, first difference at {first:?})", entry.rel, a.symbols.len(), b.symbols.len());
+            if std::env::var_os("VERBOSE").is_some() {
+                let i = first.unwrap_or(a.symbols.len().min(b.symbols.len()));
+                println!("  full:    {:?}\n  shallow: {:?}", a.symbols.get(i), b.symbols.get(i));
+            }
+        }
+    }
+    println!(
+        "files {files}, shallow {shallow}, differ {differ} (and {recovered} where the full parse recovered from errors); \
+         parse full {full_time:.1}s, shallow attempts {shallow_time:.1}s"
+    );
+    if differ > 0 {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,778 @@
+//! Shallow parses for symbol summaries.
+//!
+//! A summary needs a file's definitions and imports, not the statements inside its
+//! functions or the numbers in its data tables, yet those are most of what tree-sitter parses
+//! (in a real tree of crates: function bodies and large array initializers are about half
+//! the bytes and most of the parse time). Before parsing, a small lexer per language finds
+//! the interiors of function bodies and large initializers that cannot hold a definition,
+//! and tree-sitter parses the file with those interiors left out of its included ranges
+//! (positions stay those of the whole file).
+//!
+//! Two rules keep the result equal to a full parse's:
+//! - an interior is only left out when its tokens hold nothing the extractor could report
+//!   (no item keyword in a Rust body; no preprocessor line, `typedef` or tagged type body in
+//!   a C body);
+//! - after the parse, every left-out interior must sit between the brackets of one node of the
+//!   expected kind (a function's body block, an array or initializer list). When the
+//!   lexer's guess and the grammar disagree (macros, preprocessor tricks, odd code), the file
+//!   is parsed again in full.
+//!
+//! Rust and C are scanned; other languages are always parsed in full.
+
+use tree_sitter::{Node, Point, Range, Tree};
+
+use crate::lang::Language;
+use crate::symbols::{parse_ranges, traverse};
+
+/// What a left-out interior was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hole {
+    /// A function body.
+    Body,
+    /// An array or initializer list.
+    Table,
+}
+
+/// An interior left out of the parse: the bytes strictly between an opening bracket at
+/// `start - 1` and its closing bracket at `end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Gap {
+    pub start: usize,
+    pub end: usize,
+    pub hole: Hole,
+}
+
+/// Bodies shorter than this are parsed (leaving them out saves nothing).
+const MIN_BODY: usize = 16;
+/// Initializers shorter than this are parsed.
+const MIN_TABLE: usize = 256;
+
+/// Rust words that start an item or import, which a body must not hold to be left out.
+const RUST_ITEM_WORDS: &[&[u8]] = &[
+    b"fn",
+    b"struct",
+    b"enum",
+    b"union",
+    b"trait",
+    b"impl",
+    b"mod",
+    b"use",
+    b"static",
+    b"const",
+    b"type",
+    b"macro_rules",
+    b"extern",
+];
+
+/// Parses `src` with its gaps left out; `None` when the language is not scanned, nothing is
+/// worth leaving out, or the tree disagrees with the scan (the caller then parses in full).
+pub fn parse(lang: Language, src: &[u8]) -> Option<Tree> {
+    let gaps = gaps(lang, src);
+    if gaps.is_empty() {
+        return None;
+    }
+    let ranges = included_ranges(src, &gaps);
+    let tree = parse_ranges(lang, src, &ranges)?;
+    agrees(lang, &tree, &gaps).then_some(tree)
+}
+
+/// The interiors of `src` a summary does not need parsed, in order.
+pub(crate) fn gaps(lang: Language, src: &[u8]) -> Vec<Gap> {
+    match lang {
+        Language::Rust => rust_gaps(src),
+        Language::C => c_gaps(src),
+        _ => Vec::new(),
+    }
+}
+
+/// The complement of `gaps` in `src`, with points (rows and byte columns) as tree-sitter
+/// wants them.
+fn included_ranges(src: &[u8], gaps: &[Gap]) -> Vec<Range> {
+    let newlines: Vec<usize> = memchr::memchr_iter(b'\n', src).collect();
+    let point = |at: usize| {
+        let row = newlines.partition_point(|&i| i < at);
+        let column = if row == 0 {
+            at
+        } else {
+            at - newlines[row - 1] - 1
+        };
+        Point { row, column }
+    };
+    let mut ranges = Vec::with_capacity(gaps.len() + 1);
+    let mut from = 0;
+    for gap in gaps {
+        ranges.push((from, gap.start));
+        from = gap.end;
+    }
+    ranges.push((from, src.len()));
+    ranges
+        .into_iter()
+        .map(|(start, end)| Range {
+            start_byte: start,
+            end_byte: end,
+            start_point: point(start),
+            end_point: point(end),
+        })
+        .collect()
+}
+
+/// Whether every gap lies between the brackets of one node of the kind its scan expected.
+fn agrees(lang: Language, tree: &Tree, gaps: &[Gap]) -> bool {
+    let mut matched = vec![false; gaps.len()];
+    traverse(
+        tree.root_node(),
+        |node| {
+            let (start, end) = (node.start_byte(), node.end_byte());
+            // The first gap whose opening bracket is at or after this node's start.
+            let i = gaps.partition_point(|g| g.start < start + 1);
+            let Some(gap) = gaps.get(i) else {
+                return ((), false);
+            };
+            if gap.start == start + 1 && gap.end + 1 == end && expected(lang, node, gap.hole) {
+                matched[i] = true;
+            }
+            ((), gap.end < end)
+        },
+        |()| {},
+    );
+    matched.iter().all(|&m| m)
+}
+
+/// Whether `node` is what a gap of kind `hole` must be in `lang`.
+fn expected(lang: Language, node: Node<'_>, hole: Hole) -> bool {
+    let parent = || node.parent().map(|p| p.kind());
+    match (lang, hole) {
+        (Language::Rust, Hole::Body) => {
+            node.kind() == "block" && parent() == Some("function_item")
+        }
+        (Language::Rust, Hole::Table) => node.kind() == "array_expression",
+        (Language::C, Hole::Body) => {
+            node.kind() == "compound_statement" && parent() == Some("function_definition")
+        }
+        (Language::C, Hole::Table) => node.kind() == "initializer_list",
+        _ => false,
+    }
+}
+
+/// A token's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tok {
+    Ident,
+    Punct(u8),
+    /// A string, character or number literal.
+    Literal,
+    /// A Rust lifetime or label (`'a`).
+    Lifetime,
+    /// A C preprocessor line.
+    Directive,
+    Eof,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Token {
+    tok: Tok,
+    start: usize,
+    end: usize,
+}
+
+/// Just enough of a lexer to match brackets: comments, strings, characters, Rust raw strings
+/// and lifetimes, C preprocessor lines.
+#[derive(Clone)]
+struct Lexer<'a> {
+    src: &'a [u8],
+    pos: usize,
+    rust: bool,
+    /// Only whitespace since the last newline (a C `#` there starts a directive).
+    line_start: bool,
+}
+
+impl<'a> Lexer<'a> {
+    fn new(src: &'a [u8], lang: Language) -> Self {
+        Self {
+            src,
+            pos: 0,
+            rust: lang == Language::Rust,
+            line_start: true,
+        }
+    }
+
+    fn at(&self, i: usize) -> Option<u8> {
+        self.src.get(i).copied()
+    }
+
+    fn text(&self, token: Token) -> &'a [u8] {
+        &self.src[token.start..token.end]
+    }
+
+    fn peek(&self) -> Token {
+        self.clone().next()
+    }
+
+    fn next(&mut self) -> Token {
+        self.skip_space();
+        let start = self.pos;
+        let line_start = std::mem::replace(&mut self.line_start, false);
+        let Some(b) = self.at(start) else {
+            return Token {
+                tok: Tok::Eof,
+                start,
+                end: start,
+            };
+        };
+        let tok = match b {
+            b'#' if !self.rust && line_start => {
+                self.skip_directive();
+                Tok::Directive
+            }
+            b'"' => {
+                self.pos += 1;
+                self.skip_quoted(b'"');
+                Tok::Literal
+            }
+            b'\'' if self.rust => self.rust_quote(),
+            b'\'' => {
+                self.pos += 1;
+                self.skip_quoted(b'\'');
+                Tok::Literal
+            }
+            b'0'..=b'9' => {
+                self.pos += 1;
+                while self.at(self.pos).is_some_and(is_ident_byte) {
+                    self.pos += 1;
+                }
+                Tok::Literal
+            }
+            _ if is_ident_byte(b) => self.ident(),
+            _ => {
+                self.pos += 1;
+                Tok::Punct(b)
+            }
+        };
+        Token {
+            tok,
+            start,
+            end: self.pos,
+        }
+    }
+
+    fn skip_space(&mut self) {
+        while let Some(b) = self.at(self.pos) {
+            match b {
+                b'\n' => {
+                    self.pos += 1;
+                    self.line_start = true;
+                }
+                b' ' | b'\t' | b'\r' | 0x0b | 0x0c => self.pos += 1,
+                b'/' if self.at(self.pos + 1) == Some(b'/') => {
+                    self.pos = memchr::memchr(b'\n', &self.src[self.pos..])
+                        .map_or(self.src.len(), |i| self.pos + i);
+                }
+                b'/' if self.at(self.pos + 1) == Some(b'*') => self.skip_block_comment(),
+                _ => return,
+            }
+        }
+    }
+
+    /// Skips `/* … */` (nested in Rust).
+    fn skip_block_comment(&mut self) {
+        self.pos += 2;
+        let mut depth = 1usize;
+        while let Some(b) = self.at(self.pos) {
+            if b == b'*' && self.at(self.pos + 1) == Some(b'/') {
+                self.pos += 2;
+                depth -= 1;
+                if depth == 0 {
+                    return;
+                }
+            } else if self.rust && b == b'/' && self.at(self.pos + 1) == Some(b'*') {
+                self.pos += 2;
+                depth += 1;
+            } else {
+                self.pos += 1;
+            }
+        }
+    }
+
+    /// Skips to the closing `quote` (past backslash escapes); a C string or character also
+    /// ends at a newline it cannot hold.
+    fn skip_quoted(&mut self, quote: u8) {
+        while let Some(b) = self.at(self.pos) {
+            self.pos += 1;
+            if b == b'\\' {
+                self.pos += 1;
+            } else if b == quote || b == b'\n' && !self.rust {
+                return;
+            }
+        }
+        self.pos = self.pos.min(self.src.len());
+    }
+
+    /// A preprocessor line, with its backslash continuations and comments.
+    fn skip_directive(&mut self) {
+        while let Some(b) = self.at(self.pos) {
+            match b {
+                b'\n' => return,
+                b'\\' => self.pos += 2,
+                b'/' if self.at(self.pos + 1) == Some(b'*') => self.skip_block_comment(),
+                b'/' if self.at(self.pos + 1) == Some(b'/') => {
+                    self.pos = memchr::memchr(b'\n', &self.src[self.pos..])
+                        .map_or(self.src.len(), |i| self.pos + i);
+                }
+                _ => self.pos += 1,
+            }
+        }
+        self.pos = self.pos.min(self.src.len());
+    }
+
+    /// After a Rust `'`: a character literal (`'a'`, `'\n'`, `'é'`) or a lifetime (`'a`).
+    fn rust_quote(&mut self) -> Tok {
+        let after = self.pos + 1;
+        if self.at(after) == Some(b'\\') {
+            self.pos = after + 2;
+            self.skip_quoted(b'\'');
+            return Tok::Literal;
+        }
+        let width = self.at(after).map_or(1, utf8_width);
+        if self.at(after + width) == Some(b'\'') {
+            self.pos = after + width + 1;
+            return Tok::Literal;
+        }
+        self.pos = after;
+        while self.at(self.pos).is_some_and(is_ident_byte) {
+            self.pos += 1;
+        }
+        Tok::Lifetime
+    }
+
+    /// An identifier; in Rust also a raw identifier (`r#type`) or a raw string (`r#"…"#`,
+    /// `br"…"`).
+    fn ident(&mut self) -> Tok {
+        let start = self.pos;
+        while self.at(self.pos).is_some_and(is_ident_byte) {
+            self.pos += 1;
+        }
+        if !self.rust {
+            return Tok::Ident;
+        }
+        let word = &self.src[start..self.pos];
+        if !matches!(word, b"r" | b"br" | b"cr") {
+            return Tok::Ident;
+        }
+        let mut hashes = 0;
+        while self.at(self.pos + hashes) == Some(b'#') {
+            hashes += 1;
+        }
+        match self.at(self.pos + hashes) {
+            Some(b'"') => {
+                self.pos += hashes + 1;
+                self.skip_raw_string(hashes);
+                Tok::Literal
+            }
+            Some(b) if word == b"r" && hashes == 1 && is_ident_byte(b) => {
+                self.pos += 1;
+                while self.at(self.pos).is_some_and(is_ident_byte) {
+                    self.pos += 1;
+                }
+                Tok::Ident
+            }
+            _ => Tok::Ident,
+        }
+    }
+
+    /// Skips to `"` followed by `hashes` `#`.
+    fn skip_raw_string(&mut self, hashes: usize) {
+        while let Some(i) = memchr::memchr(b'"', &self.src[self.pos..]) {
+            self.pos += i + 1;
+            let closing = self.src[self.pos..]
+                .iter()
+                .take(hashes)
+                .take_while(|&&b| b == b'#')
+                .count();
+            if closing == hashes {
+                self.pos += hashes;
+                return;
+            }
+        }
+        self.pos = self.src.len();
+    }
+}
+
+fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
+}
+
+/// The length of the UTF-8 sequence a leading byte starts.
+fn utf8_width(b: u8) -> usize {
+    match b {
+        0xf0.. => 4,
+        0xe0.. => 3,
+        0xc0.. => 2,
+        _ => 1,
+    }
+}
+
+/// Scans the bracketed group whose opening `open` token was just read, to its matching
+/// closing bracket; returns the closing bracket's offset (`None` at the end of input) and
+/// whether `holds` saw a token the group must keep.
+fn group(
+    lx: &mut Lexer<'_>,
+    open: u8,
+    mut holds: impl FnMut(&Lexer<'_>, Token) -> bool,
+) -> (Option<usize>, bool) {
+    let close = match open {
+        b'{' => b'}',
+        b'[' => b']',
+        _ => b')',
+    };
+    let mut depth = 1usize;
+    let mut keep = false;
+    loop {
+        let token = lx.next();
+        match token.tok {
+            Tok::Eof => return (None, keep),
+            Tok::Punct(b) if b == open => depth += 1,
+            Tok::Punct(b) if b == close => {
+                depth -= 1;
+                if depth == 0 {
+                    return (Some(token.start), keep);
+                }
+            }
+            _ => {}
+        }
+        if !keep && holds(lx, token) {
+            keep = true;
+        }
+    }
+}
+
+/// Records the interior of a group opened at `open_at` and closed at `close`, unless it must
+/// be kept or is too short to matter.
+fn push_gap(
+    out: &mut Vec<Gap>,
+    open_at: usize,
+    (close, keep): (Option<usize>, bool),
+    hole: Hole,
+) {
+    let min = match hole {
+        Hole::Body => MIN_BODY,
+        Hole::Table => MIN_TABLE,
+    };
+    if let Some(close) = close
+        && !keep
+        && close - open_at > min
+    {
+        out.push(Gap {
+            start: open_at + 1,
+            end: close,
+            hole,
+        });
+    }
+}
+
+fn rust_gaps(src: &[u8]) -> Vec<Gap> {
+    let mut lx = Lexer::new(src, Language::Rust);
+    let mut out = Vec::new();
+    loop {
+        let token = lx.next();
+        match token.tok {
+            Tok::Eof => return out,
+            Tok::Ident => match lx.text(token) {
+                b"fn" => {
+                    // The signature runs to the body's `{`, or to `;` (no body) or a `}`
+                    // closing what holds it (a `fn` pointer type in a field).
+                    let mut depth = 0i32;
+                    loop {
+                        let t = lx.next();
+                        match t.tok {
+                            Tok::Eof => return out,
+                            Tok::Punct(b'(' | b'[') => depth += 1,
+                            Tok::Punct(b')' | b']') => depth -= 1,
+                            Tok::Punct(b';' | b'}') if depth <= 0 => break,
+                            Tok::Punct(b'{') if depth <= 0 => {
+                                let scanned = group(&mut lx, b'{', rust_holds);
+                                push_gap(&mut out, t.start, scanned, Hole::Body);
+                                break;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                b"static" | b"const" => {
+                    // `static NAME: T = [ … ];`: the array may be a table worth leaving out.
+                    // (`const fn`, `*const T`, `impl<const N>` and fields end at their next
+                    // token or a bracket, and the scan goes on from there.)
+                    let mut depth = 0i32;
+                    loop {
+                        let t = lx.peek();
+                        match t.tok {
+                            Tok::Eof => return out,
+                            Tok::Punct(b'(' | b'[' | b'<') => depth += 1,
+                            Tok::Punct(b')' | b']' | b'>') => depth -= 1,
+                            Tok::Punct(b'=') if depth <= 0 => {
+                                lx.next();
+                                if lx.peek().tok == Tok::Punct(b'&') {
+                                    lx.next();
+                                }
+                                let value = lx.peek();
+                                if value.tok == Tok::Punct(b'[') {
+                                    lx.next();
+                                    let scanned = group(&mut lx, b'[', rust_holds);
+                                    push_gap(&mut out, value.start, scanned, Hole::Table);
+                                }
+                                break;
+                            }
+                            Tok::Punct(b';' | b'{' | b'}' | b',') if depth <= 0 => break,
+                            Tok::Ident
+                                if matches!(lx.text(t), b"fn" | b"unsafe" | b"async" | b"extern") =>
+                            {
+                                break;
+                            }
+                            _ => {}
+                        }
+                        lx.next();
+                    }
+                }
+                // Macro definitions and invocations hold token trees, not items: skip them.
+                b"macro_rules" if lx.peek().tok == Tok::Punct(b'!') => {
+                    lx.next();
+                    skip_to_group(&mut lx);
+                }
+                _ => {
+                    let mut ahead = lx.clone();
+                    if ahead.next().tok == Tok::Punct(b'!')
+                        && matches!(ahead.peek().tok, Tok::Punct(b'(' | b'[' | b'{'))
+                    {
+                        lx = ahead;
+                        skip_to_group(&mut lx);
+                    }
+                }
+            },
+            _ => {}
+        }
+    }
+}
+
+/// Whether a token in a Rust body or array starts an item or import (`const` and `static`
+/// only as `const NAME:`, not in `*const T`).
+fn rust_holds(lx: &Lexer<'_>, token: Token) -> bool {
+    if token.tok != Tok::Ident {
+        return false;
+    }
+    let word = lx.text(token);
+    if !RUST_ITEM_WORDS.contains(&word) {
+        return false;
+    }
+    if !matches!(word, b"const" | b"static") {
+        return true;
+    }
+    let mut ahead = lx.clone();
+    let mut name = ahead.next();
+    if name.tok == Tok::Ident && lx.text(name) == b"mut" {
+        name = ahead.next();
+    }
+    name.tok == Tok::Ident && ahead.next().tok == Tok::Punct(b':')
+}
+
+/// Skips tokens up to the next opening bracket, then the whole group.
+fn skip_to_group(lx: &mut Lexer<'_>) {
+    loop {
+        let t = lx.next();
+        match t.tok {
+            Tok::Eof => return,
+            Tok::Punct(open @ (b'(' | b'[' | b'{')) => {
+                group(lx, open, |_, _| false);
+                return;
+            }
+            _ => {}
+        }
+    }
+}
+
+fn c_gaps(src: &[u8]) -> Vec<Gap> {
+    let mut lx = Lexer::new(src, Language::C);
+    let mut out = Vec::new();
+    // The declaration being read at the current level: parentheses open, whether an `=`
+    // was seen (an initializer follows), and the previous token.
+    let mut paren = 0i32;
+    let mut initializer = false;
+    let mut previous = Tok::Punct(b';');
+    loop {
+        let token = lx.next();
+        match token.tok {
+            Tok::Eof => return out,
+            Tok::Directive => continue,
+            Tok::Punct(b'(') => paren += 1,
+            Tok::Punct(b')') => paren -= 1,
+            Tok::Punct(b'=') if paren <= 0 => initializer = true,
+            Tok::Punct(b';' | b'}') => {
+                paren = 0;
+                initializer = false;
+            }
+            Tok::Punct(b'{') if paren > 0 => {
+                group(&mut lx, b'{', |_, _| false);
+            }
+            Tok::Punct(b'{') if initializer => {
+                let scanned = group(&mut lx, b'{', |_, t| t.tok == Tok::Directive);
+                push_gap(&mut out, token.start, scanned, Hole::Table);
+            }
+            Tok::Punct(b'{') if previous == Tok::Punct(b')') => {
+                let scanned = group(&mut lx, b'{', |lx, t| c_body_holds(lx, t));
+                push_gap(&mut out, token.start, scanned, Hole::Body);
+                paren = 0;
+                initializer = false;
+            }
+            // A struct, union or enum body, or an `extern "C"` block: read on inside.
+            Tok::Punct(b'{') => {
+                paren = 0;
+                initializer = false;
+            }
+            _ => {}
+        }
+        previous = token.tok;
+    }
+}
+
+/// Whether a token in a C function body means the body must be parsed: a preprocessor line
+/// (a `#define` is a symbol, and `#if` branches can unbalance braces), a `typedef`, or a
+/// tagged type with a body.
+fn c_body_holds(lx: &Lexer<'_>, token: Token) -> bool {
+    match token.tok {
+        Tok::Directive => true,
+        Tok::Ident => match lx.text(token) {
+            b"typedef" => true,
+            b"struct" | b"union" | b"enum" => {
+                let mut ahead = lx.clone();
+                let mut next = ahead.next();
+                if next.tok == Tok::Ident {
+                    next = ahead.next();
+                }
+                next.tok == Tok::Punct(b'{')
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symbols::{Extracted, extract_from_tree};
+
+    fn full(lang: Language, src: &str) -> Extracted {
+        let tree = crate::symbols::parse(lang, src.as_bytes()).expect("parses");
+        extract_from_tree(lang, src.as_bytes(), &tree)
+    }
+
+    /// The shallow parse's symbols, failing when the scan left nothing out or the guard fell
+    /// back to a full parse.
+    fn shallow(lang: Language, src: &str) -> Extracted {
+        let tree = parse(lang, src.as_bytes()).expect("a shallow parse the tree agrees with");
+        extract_from_tree(lang, src.as_bytes(), &tree)
+    }
+
+    fn same_symbols(lang: Language, src: &str) {
+        let (a, b) = (full(lang, src), shallow(lang, src));
+        assert_eq!(a.symbols, b.symbols);
+        assert_eq!(a.imports, b.imports);
+    }
+
+    fn interiors(lang: Language, src: &str) -> Vec<String> {
+        gaps(lang, src.as_bytes())
+            .iter()
+            .map(|g| src[g.start..g.end].trim().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn rust_bodies_and_tables_are_left_out_with_the_same_symbols() {
+        let src = r##"
+/// Doc.
+pub fn first(x: &'static str) -> char {
+    let c = 'x'; let q = '\''; let l: &'a str = "}{"; let r = r#"}"#; /* } /* nested } */ */
+    println!("{c}{q}{l}{r}");
+    x.chars().next().unwrap_or('}')
+}
+static TABLE: [u16; 40] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+    20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+    43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65];
+impl Foo {
+    pub const fn new() -> Self { Self { a: 1, b: 2, c: 3, d: 4 } }
+    fn with_item(&self) -> u8 { fn inner() -> u8 { 1 + 2 + 3 + 4 + 5 } inner() }
+}
+struct Holder { f: fn(u8) -> u8, g: u32 }
+macro_rules! make { ($n:ident) => { fn $n() { let _ = 1 + 2 + 3 + 4 + 5; } }; }
+trait T { fn required(&self); fn provided(&self) -> u32 { 40 + 2 + 0 + 0 + 0 + 0 } }
+"##;
+        same_symbols(Language::Rust, src);
+        let left_out = interiors(Language::Rust, src);
+        assert_eq!(left_out.len(), 4, "{left_out:?}");
+        assert!(left_out[0].starts_with("let c = 'x'"));
+        assert!(left_out[1].starts_with("0, 1, 2"));
+        assert!(left_out[2].starts_with("Self { a: 1"));
+        assert_eq!(left_out[3], "40 + 2 + 0 + 0 + 0 + 0");
+    }
+
+    #[test]
+    fn c_bodies_and_tables_are_left_out_with_the_same_symbols() {
+        let src = r#"
+#include <stdio.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+static const int table[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+  20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42,
+  43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65,
+  66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88 };
+/* Adds. */
+int add(int a, int b) {
+    const char *s = "}"; char c = '}';
+    return a + b + (s[0] == c);
+}
+struct point { int x, y; };
+void local(void) { struct inner { int z; } v; v.z = 1; (void)v; }
+void guarded(void) {
+#ifdef X
+    if (1) {
+#else
+    if (0) {
+#endif
+    }
+}
+#ifdef __cplusplus
+}
+#endif
+"#;
+        same_symbols(Language::C, src);
+        let left_out = interiors(Language::C, src);
+        assert_eq!(left_out.len(), 2, "{left_out:?}");
+        assert!(left_out[0].starts_with("1, 2, 3"));
+        assert!(left_out[1].starts_with("const char *s"));
+    }
+
+    #[test]
+    fn a_scan_the_grammar_disagrees_with_falls_back() {
+        // K&R parameters: the scan misses the function body and takes the `if` block for one;
+        // the tree has it under an `if`, so the shallow parse refuses (the caller parses in
+        // full).
+        let src = "int f(a) int a; { if (a) { return 1 + 2 + 3 + 4 + 5 + 6; } return 0; }\n";
+        assert_eq!(interiors(Language::C, src), ["return 1 + 2 + 3 + 4 + 5 + 6;"]);
+        assert!(parse(Language::C, src.as_bytes()).is_none());
+        // A body holding an item is kept whole: `impl … for fn(u8)` looks like a function
+        // to the scan, but it holds `fn fmt`.
+        let rust = "impl Display for fn(u8) -> u8 { fn fmt(&self) { let a = 1 + 2 + 3 + 4; } }";
+        assert!(interiors(Language::Rust, rust).is_empty());
+        // `*const T` in a body is not an item; `const N: T` is.
+        assert_eq!(
+            interiors(Language::Rust, "fn a(p: *const u8) { let q = p as *const u16; drop(q); }"),
+            ["let q = p as *const u16; drop(q);"]
+        );
+        assert!(interiors(Language::Rust, "fn a() { const N: usize = 4; let _ = [0u8; N]; }").is_empty());
+    }
+
+    #[test]
+    fn other_languages_are_parsed_in_full() {
+        assert!(gaps(Language::Python, b"def f():\n    return 1 + 2 + 3 + 4 + 5 + 6\n").is_empty());
+        assert!(parse(Language::Go, b"package a\nfunc f() { x := 1 + 2 + 3 + 4 + 5 + 6 }\n").is_none());
+    }
+}
