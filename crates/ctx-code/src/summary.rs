@@ -215,16 +215,35 @@ pub fn summarize_files(
 
     // Decode hits and parse what the cache did not have (or everything, for skeletons), in
     // parallel.
-    let work: Vec<(&Loaded, Option<Vec<u8>>)> = files.iter().zip(cached).collect();
-    let results: Vec<Finished> = par_map(&work, opts.threads, |(file, hit)| {
-        finish(file, hit.as_deref(), opts.skeleton)
+    // Largest files first, so that no core is left parsing one big file at the end.
+    let mut work: Vec<(usize, &Loaded, Option<Vec<u8>>)> = files
+        .iter()
+        .zip(cached)
+        .enumerate()
+        .map(|(i, (file, hit))| (i, file, hit))
+        .collect();
+    let cost = |(_, file, hit): &(usize, &Loaded, Option<Vec<u8>>)| {
+        if hit.is_some() {
+            0
+        } else {
+            file.bytes.as_ref().map_or(0, Vec::len)
+        }
+    };
+    work.sort_by_key(|item| std::cmp::Reverse(cost(item)));
+    let done: Vec<(usize, Finished)> = par_map(&work, opts.threads, |(i, file, hit)| {
+        (*i, finish(file, hit.as_deref(), opts.skeleton))
     });
+    let mut results: Vec<Option<Finished>> = std::iter::repeat_with(|| None).take(files.len()).collect();
+    for (i, finished) in done {
+        results[i] = Some(finished);
+    }
+    let results = results.into_iter().map(|r| r.expect("every file is finished"));
 
     let mut stats = SummaryStats::default();
     let mut fresh: Vec<(CacheKey, Vec<u8>)> = Vec::new();
     let mut read: Vec<(FileStamp<'_>, CacheKey)> = Vec::new();
     let mut summaries = Vec::with_capacity(results.len());
-    for (done, file) in results.into_iter().zip(&files) {
+    for (done, file) in results.zip(&files) {
         match done {
             Finished::Summary {
                 summary,
