@@ -6,6 +6,8 @@
 //! times both ways, and every file that differs; exit status 1 if a clean file differs.
 //!
 //! `cargo run --release -p ctx-code --example shallow_check -- DIR`
+#![allow(clippy::print_stdout)]
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
@@ -17,23 +19,41 @@ fn main() {
     let entries = ctx_fs::walk(Path::new(&dir), &ctx_fs::WalkOptions::default()).expect("walk");
     let (mut files, mut shallow, mut differ, mut recovered) = (0usize, 0usize, 0usize, 0usize);
     let (mut full_time, mut shallow_time) = (0.0, 0.0);
+    // Files parsed in full: (language, whether a shallow parse was tried and refused).
+    let mut fallback: BTreeMap<(&str, bool), usize> = BTreeMap::new();
     for entry in entries.iter().filter(|e| !e.is_dir) {
-        let Some(lang) = Language::from_path(Path::new(&entry.rel)) else { continue };
-        let Ok(bytes) = std::fs::read(&entry.path) else { continue };
+        let Some(lang) = Language::from_path(Path::new(&entry.rel)) else {
+            continue;
+        };
+        let Ok(bytes) = std::fs::read(&entry.path) else {
+            continue;
+        };
         if bytes.len() > 8 << 20 || ctx_code::summary::is_binary(&bytes) {
             continue;
         }
         let lang = Language::detect(Path::new(&entry.rel), &bytes).unwrap_or(lang);
         files += 1;
         let started = Instant::now();
-        let Some(full) = parse(lang, &bytes) else { continue };
+        let Some(full) = parse(lang, &bytes) else {
+            continue;
+        };
         full_time += started.elapsed().as_secs_f64();
         let started = Instant::now();
         let quick = ctx_code::shallow::parse(lang, &bytes);
         shallow_time += started.elapsed().as_secs_f64();
-        let Some(quick) = quick else { continue };
+        let Some(quick) = quick else {
+            let (lang_name, attempted) = (
+                lang.name(),
+                !ctx_code::shallow::gaps(lang, &bytes).is_empty(),
+            );
+            *fallback.entry((lang_name, attempted)).or_default() += 1;
+            continue;
+        };
         shallow += 1;
-        let (a, b) = (extract_from_tree(lang, &bytes, &full), extract_from_tree(lang, &bytes, &quick));
+        let (a, b) = (
+            extract_from_tree(lang, &bytes, &full),
+            extract_from_tree(lang, &bytes, &quick),
+        );
         if a.symbols != b.symbols || a.imports != b.imports {
             if full.root_node().has_error() {
                 recovered += 1;
@@ -42,10 +62,19 @@ fn main() {
             }
             differ += 1;
             let first = a.symbols.iter().zip(&b.symbols).position(|(x, y)| x != y);
-            println!("DIFFERS {} ({} vs {} symbols, first difference at {first:?})", entry.rel, a.symbols.len(), b.symbols.len());
+            println!(
+                "DIFFERS {} ({} vs {} symbols, first difference at {first:?})",
+                entry.rel,
+                a.symbols.len(),
+                b.symbols.len()
+            );
             if std::env::var_os("VERBOSE").is_some() {
                 let i = first.unwrap_or(a.symbols.len().min(b.symbols.len()));
-                println!("  full:    {:?}\n  shallow: {:?}", a.symbols.get(i), b.symbols.get(i));
+                println!(
+                    "  full:    {:?}\n  shallow: {:?}",
+                    a.symbols.get(i),
+                    b.symbols.get(i)
+                );
             }
         }
     }
@@ -53,6 +82,12 @@ fn main() {
         "files {files}, shallow {shallow}, differ {differ} (and {recovered} where the full parse recovered from errors); \
          parse full {full_time:.1}s, shallow attempts {shallow_time:.1}s"
     );
+    for ((lang, attempted), n) in &fallback {
+        println!(
+            "parsed in full: {lang:10} {} {n}",
+            if *attempted { "refused" } else { "no gaps" }
+        );
+    }
     if differ > 0 {
         std::process::exit(1);
     }

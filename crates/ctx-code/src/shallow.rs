@@ -26,17 +26,22 @@ use crate::symbols::{parse_ranges, traverse};
 
 /// What a left-out interior was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Hole {
+pub enum Hole {
     /// A function body.
     Body,
     /// An array or initializer list.
     Table,
+    /// A Rust macro's token tree (invocation arguments, `macro_rules!` rules, attribute
+    /// arguments): tree-sitter never parses definitions inside one.
+    Tree,
+    /// The fields of a struct or union, or the variants of an enum.
+    Fields,
 }
 
 /// An interior left out of the parse: the bytes strictly between an opening bracket at
 /// `start - 1` and its closing bracket at `end`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Gap {
+pub struct Gap {
     pub start: usize,
     pub end: usize,
     pub hole: Hole,
@@ -77,7 +82,7 @@ pub fn parse(lang: Language, src: &[u8]) -> Option<Tree> {
 }
 
 /// The interiors of `src` a summary does not need parsed, in order.
-pub(crate) fn gaps(lang: Language, src: &[u8]) -> Vec<Gap> {
+pub fn gaps(lang: Language, src: &[u8]) -> Vec<Gap> {
     match lang {
         Language::Rust => rust_gaps(src),
         Language::C => c_gaps(src),
@@ -142,10 +147,17 @@ fn agrees(lang: Language, tree: &Tree, gaps: &[Gap]) -> bool {
 fn expected(lang: Language, node: Node<'_>, hole: Hole) -> bool {
     let parent = || node.parent().map(|p| p.kind());
     match (lang, hole) {
-        (Language::Rust, Hole::Body) => {
-            node.kind() == "block" && parent() == Some("function_item")
-        }
+        (Language::Rust, Hole::Body) => node.kind() == "block" && parent() == Some("function_item"),
         (Language::Rust, Hole::Table) => node.kind() == "array_expression",
+        (Language::Rust, Hole::Tree) => {
+            matches!(node.kind(), "token_tree" | "token_tree_pattern")
+        }
+        (Language::Rust, Hole::Fields) => {
+            matches!(node.kind(), "field_declaration_list" | "enum_variant_list")
+        }
+        (Language::C, Hole::Fields) => {
+            matches!(node.kind(), "field_declaration_list" | "enumerator_list")
+        }
         (Language::C, Hole::Body) => {
             node.kind() == "compound_statement" && parent() == Some("function_definition")
         }
@@ -447,14 +459,9 @@ fn group(
 
 /// Records the interior of a group opened at `open_at` and closed at `close`, unless it must
 /// be kept or is too short to matter.
-fn push_gap(
-    out: &mut Vec<Gap>,
-    open_at: usize,
-    (close, keep): (Option<usize>, bool),
-    hole: Hole,
-) {
+fn push_gap(out: &mut Vec<Gap>, open_at: usize, (close, keep): (Option<usize>, bool), hole: Hole) {
     let min = match hole {
-        Hole::Body => MIN_BODY,
+        Hole::Body | Hole::Tree | Hole::Fields => MIN_BODY,
         Hole::Table => MIN_TABLE,
     };
     if let Some(close) = close
@@ -523,7 +530,10 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
                             }
                             Tok::Punct(b';' | b'{' | b'}' | b',') if depth <= 0 => break,
                             Tok::Ident
-                                if matches!(lx.text(t), b"fn" | b"unsafe" | b"async" | b"extern") =>
+                                if matches!(
+                                    lx.text(t),
+                                    b"fn" | b"unsafe" | b"async" | b"extern"
+                                ) =>
                             {
                                 break;
                             }
@@ -532,21 +542,84 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
                         lx.next();
                     }
                 }
-                // Macro definitions and invocations hold token trees, not items: skip them.
+                b"struct" | b"union" | b"enum" if lx.peek().tok == Tok::Ident => {
+                    // The fields or variants, up to the body (`(` is a tuple struct, `;` a
+                    // unit struct).
+                    let mut depth = 0i32;
+                    loop {
+                        let t = lx.next();
+                        match t.tok {
+                            Tok::Eof => return out,
+                            Tok::Punct(b'<') => depth += 1,
+                            Tok::Punct(b'>') => depth -= 1,
+                            Tok::Punct(b'{') if depth <= 0 => {
+                                let scanned = group(&mut lx, b'{', rust_holds);
+                                push_gap(&mut out, t.start, scanned, Hole::Fields);
+                                break;
+                            }
+                            Tok::Punct(b'(' | b';' | b'}' | b'=') if depth <= 0 => break,
+                            _ => {}
+                        }
+                    }
+                }
+                // Macro definitions and invocations hold token trees, which tree-sitter does
+                // not parse into definitions: leave them out.
                 b"macro_rules" if lx.peek().tok == Tok::Punct(b'!') => {
                     lx.next();
-                    skip_to_group(&mut lx);
+                    if lx.peek().tok == Tok::Ident {
+                        lx.next();
+                    }
+                    if let Tok::Punct(open @ (b'(' | b'[' | b'{')) = lx.peek().tok {
+                        lx.next();
+                        rust_inner_trees(&mut lx, open, &mut out);
+                    }
                 }
                 _ => {
                     let mut ahead = lx.clone();
                     if ahead.next().tok == Tok::Punct(b'!')
-                        && matches!(ahead.peek().tok, Tok::Punct(b'(' | b'[' | b'{'))
+                        && let open_token = ahead.peek()
+                        && let Tok::Punct(open @ (b'(' | b'[' | b'{')) = open_token.tok
                     {
+                        ahead.next();
                         lx = ahead;
-                        skip_to_group(&mut lx);
+                        let scanned = group(&mut lx, open, |_, _| false);
+                        push_gap(&mut out, open_token.start, scanned, Hole::Tree);
                     }
                 }
             },
+            // `#[attr(…)]` and `#![attr(…)]`: the arguments are a token tree.
+            Tok::Punct(b'#') => {
+                if lx.peek().tok == Tok::Punct(b'!') {
+                    lx.next();
+                }
+                if lx.peek().tok == Tok::Punct(b'[') {
+                    lx.next();
+                    rust_inner_trees(&mut lx, b'[', &mut out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Reads a group whose opening bracket was just read, leaving out the interior of each
+/// bracketed group directly inside it (the rules of a `macro_rules!`, an attribute's
+/// arguments).
+fn rust_inner_trees(lx: &mut Lexer<'_>, open: u8, out: &mut Vec<Gap>) {
+    let close = match open {
+        b'{' => b'}',
+        b'[' => b']',
+        _ => b')',
+    };
+    loop {
+        let t = lx.next();
+        match t.tok {
+            Tok::Eof => return,
+            Tok::Punct(b) if b == close => return,
+            Tok::Punct(inner @ (b'(' | b'[' | b'{')) => {
+                let scanned = group(lx, inner, |_, _| false);
+                push_gap(out, t.start, scanned, Hole::Tree);
+            }
             _ => {}
         }
     }
@@ -573,21 +646,6 @@ fn rust_holds(lx: &Lexer<'_>, token: Token) -> bool {
     name.tok == Tok::Ident && ahead.next().tok == Tok::Punct(b':')
 }
 
-/// Skips tokens up to the next opening bracket, then the whole group.
-fn skip_to_group(lx: &mut Lexer<'_>) {
-    loop {
-        let t = lx.next();
-        match t.tok {
-            Tok::Eof => return,
-            Tok::Punct(open @ (b'(' | b'[' | b'{')) => {
-                group(lx, open, |_, _| false);
-                return;
-            }
-            _ => {}
-        }
-    }
-}
-
 fn c_gaps(src: &[u8]) -> Vec<Gap> {
     let mut lx = Lexer::new(src, Language::C);
     let mut out = Vec::new();
@@ -596,6 +654,8 @@ fn c_gaps(src: &[u8]) -> Vec<Gap> {
     let mut paren = 0i32;
     let mut initializer = false;
     let mut previous = Tok::Punct(b';');
+    // Whether the last tokens were `struct`, `union` or `enum` and perhaps a name.
+    let mut tagged = false;
     loop {
         let token = lx.next();
         match token.tok {
@@ -604,10 +664,6 @@ fn c_gaps(src: &[u8]) -> Vec<Gap> {
             Tok::Punct(b'(') => paren += 1,
             Tok::Punct(b')') => paren -= 1,
             Tok::Punct(b'=') if paren <= 0 => initializer = true,
-            Tok::Punct(b';' | b'}') => {
-                paren = 0;
-                initializer = false;
-            }
             Tok::Punct(b'{') if paren > 0 => {
                 group(&mut lx, b'{', |_, _| false);
             }
@@ -616,18 +672,31 @@ fn c_gaps(src: &[u8]) -> Vec<Gap> {
                 push_gap(&mut out, token.start, scanned, Hole::Table);
             }
             Tok::Punct(b'{') if previous == Tok::Punct(b')') => {
-                let scanned = group(&mut lx, b'{', |lx, t| c_body_holds(lx, t));
+                let scanned = group(&mut lx, b'{', c_body_holds);
                 push_gap(&mut out, token.start, scanned, Hole::Body);
                 paren = 0;
                 initializer = false;
             }
-            // A struct, union or enum body, or an `extern "C"` block: read on inside.
-            Tok::Punct(b'{') => {
+            Tok::Punct(b'{') if tagged => {
+                let scanned = group(&mut lx, b'{', c_body_holds);
+                push_gap(&mut out, token.start, scanned, Hole::Fields);
+            }
+            // The end of a declaration; or an `extern "C"` block, or a body the scan does not
+            // know: read on inside.
+            Tok::Punct(b';' | b'}' | b'{') => {
                 paren = 0;
                 initializer = false;
             }
             _ => {}
         }
+        tagged = match token.tok {
+            Tok::Ident => {
+                matches!(lx.text(token), b"struct" | b"union" | b"enum") || {
+                    previous == Tok::Ident && tagged
+                }
+            }
+            _ => false,
+        };
         previous = token.tok;
     }
 }
@@ -703,14 +772,28 @@ impl Foo {
 struct Holder { f: fn(u8) -> u8, g: u32 }
 macro_rules! make { ($n:ident) => { fn $n() { let _ = 1 + 2 + 3 + 4 + 5; } }; }
 trait T { fn required(&self); fn provided(&self) -> u32 { 40 + 2 + 0 + 0 + 0 + 0 } }
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fields<T> where T: Copy { pub alpha: T, beta: u64 }
+enum Variants { Alpha = 1, Beta { x: u8 }, Gamma(u16) }
+lazy_static! { static ref NAME: String = String::new(); }
 "##;
         same_symbols(Language::Rust, src);
         let left_out = interiors(Language::Rust, src);
-        assert_eq!(left_out.len(), 4, "{left_out:?}");
+        assert_eq!(
+            left_out[2..],
+            [
+                "Self { a: 1, b: 2, c: 3, d: 4 }",
+                "fn $n() { let _ = 1 + 2 + 3 + 4 + 5; }",
+                "40 + 2 + 0 + 0 + 0 + 0",
+                "Debug, Clone, Copy, PartialEq",
+                "pub alpha: T, beta: u64",
+                "Alpha = 1, Beta { x: u8 }, Gamma(u16)",
+                "static ref NAME: String = String::new();",
+            ],
+            "{left_out:?}"
+        );
         assert!(left_out[0].starts_with("let c = 'x'"));
         assert!(left_out[1].starts_with("0, 1, 2"));
-        assert!(left_out[2].starts_with("Self { a: 1"));
-        assert_eq!(left_out[3], "40 + 2 + 0 + 0 + 0 + 0");
     }
 
     #[test]
@@ -729,7 +812,9 @@ int add(int a, int b) {
     const char *s = "}"; char c = '}';
     return a + b + (s[0] == c);
 }
-struct point { int x, y; };
+struct point { int x, y; long z; };
+typedef struct { struct inner { int a; } i; } outer;
+enum color { RED, GREEN, BLUE, BLACK };
 void local(void) { struct inner { int z; } v; v.z = 1; (void)v; }
 void guarded(void) {
 #ifdef X
@@ -745,9 +830,13 @@ void guarded(void) {
 "#;
         same_symbols(Language::C, src);
         let left_out = interiors(Language::C, src);
-        assert_eq!(left_out.len(), 2, "{left_out:?}");
+        assert_eq!(left_out.len(), 4, "{left_out:?}");
         assert!(left_out[0].starts_with("1, 2, 3"));
         assert!(left_out[1].starts_with("const char *s"));
+        assert_eq!(
+            left_out[2..],
+            ["int x, y; long z;", "RED, GREEN, BLUE, BLACK"]
+        );
     }
 
     #[test]
@@ -756,7 +845,10 @@ void guarded(void) {
         // the tree has it under an `if`, so the shallow parse refuses (the caller parses in
         // full).
         let src = "int f(a) int a; { if (a) { return 1 + 2 + 3 + 4 + 5 + 6; } return 0; }\n";
-        assert_eq!(interiors(Language::C, src), ["return 1 + 2 + 3 + 4 + 5 + 6;"]);
+        assert_eq!(
+            interiors(Language::C, src),
+            ["return 1 + 2 + 3 + 4 + 5 + 6;"]
+        );
         assert!(parse(Language::C, src.as_bytes()).is_none());
         // A body holding an item is kept whole: `impl … for fn(u8)` looks like a function
         // to the scan, but it holds `fn fmt`.
@@ -764,15 +856,36 @@ void guarded(void) {
         assert!(interiors(Language::Rust, rust).is_empty());
         // `*const T` in a body is not an item; `const N: T` is.
         assert_eq!(
-            interiors(Language::Rust, "fn a(p: *const u8) { let q = p as *const u16; drop(q); }"),
+            interiors(
+                Language::Rust,
+                "fn a(p: *const u8) { let q = p as *const u16; drop(q); }"
+            ),
             ["let q = p as *const u16; drop(q);"]
         );
-        assert!(interiors(Language::Rust, "fn a() { const N: usize = 4; let _ = [0u8; N]; }").is_empty());
+        assert!(
+            interiors(
+                Language::Rust,
+                "fn a() { const N: usize = 4; let _ = [0u8; N]; }"
+            )
+            .is_empty()
+        );
     }
 
     #[test]
     fn other_languages_are_parsed_in_full() {
-        assert!(gaps(Language::Python, b"def f():\n    return 1 + 2 + 3 + 4 + 5 + 6\n").is_empty());
-        assert!(parse(Language::Go, b"package a\nfunc f() { x := 1 + 2 + 3 + 4 + 5 + 6 }\n").is_none());
+        assert!(
+            gaps(
+                Language::Python,
+                b"def f():\n    return 1 + 2 + 3 + 4 + 5 + 6\n"
+            )
+            .is_empty()
+        );
+        assert!(
+            parse(
+                Language::Go,
+                b"package a\nfunc f() { x := 1 + 2 + 3 + 4 + 5 + 6 }\n"
+            )
+            .is_none()
+        );
     }
 }

@@ -233,11 +233,14 @@ pub fn summarize_files(
     let done: Vec<(usize, Finished)> = par_map(&work, opts.threads, |(i, file, hit)| {
         (*i, finish(file, hit.as_deref(), opts.skeleton))
     });
-    let mut results: Vec<Option<Finished>> = std::iter::repeat_with(|| None).take(files.len()).collect();
+    let mut results: Vec<Option<Finished>> =
+        std::iter::repeat_with(|| None).take(files.len()).collect();
     for (i, finished) in done {
         results[i] = Some(finished);
     }
-    let results = results.into_iter().map(|r| r.expect("every file is finished"));
+    let results = results
+        .into_iter()
+        .map(|r| r.expect("every file is finished"));
 
     let mut stats = SummaryStats::default();
     let mut fresh: Vec<(CacheKey, Vec<u8>)> = Vec::new();
