@@ -230,9 +230,42 @@ pub fn summarize_files(
         }
     };
     work.sort_by_key(|item| std::cmp::Reverse(cost(item)));
-    let done: Vec<(usize, Finished)> = par_map(&work, opts.threads, |(i, file, hit)| {
-        (*i, finish(file, hit.as_deref(), opts.skeleton))
-    });
+    // This thread stores fresh summaries in batches while the workers parse, so the cache
+    // write is not left for the end.
+    let mut fresh: Vec<(CacheKey, Vec<u8>)> = Vec::new();
+    let mut fresh_bytes = 0usize;
+    let mut write_error: Option<String> = None;
+    let mut store = |batch: &mut Vec<(CacheKey, Vec<u8>)>| {
+        if let Some(cache) = cache
+            && write_error.is_none()
+            && !batch.is_empty()
+            && let Err(err) = cache.put_many(batch)
+        {
+            write_error = Some(err);
+        }
+        batch.clear();
+    };
+    let done: Vec<(usize, Finished)> = par_map_streaming(
+        &work,
+        opts.threads,
+        |(i, file, hit)| (*i, finish(file, hit.as_deref(), opts.skeleton)),
+        |(_, finished)| {
+            if let Finished::Summary { payload, key, .. } = finished
+                && let Some(payload) = payload.take()
+            {
+                fresh_bytes += payload.len();
+                fresh.push((key.clone(), payload));
+                if fresh_bytes >= WRITE_BATCH_BYTES {
+                    store(&mut fresh);
+                    fresh_bytes = 0;
+                }
+            }
+        },
+    );
+    store(&mut fresh);
+    if let Some(err) = write_error {
+        return Err(CodeError::Cache(err));
+    }
     let mut results: Vec<Option<Finished>> =
         std::iter::repeat_with(|| None).take(files.len()).collect();
     for (i, finished) in done {
@@ -243,17 +276,16 @@ pub fn summarize_files(
         .map(|r| r.expect("every file is finished"));
 
     let mut stats = SummaryStats::default();
-    let mut fresh: Vec<(CacheKey, Vec<u8>)> = Vec::new();
     let mut read: Vec<(FileStamp<'_>, CacheKey)> = Vec::new();
     let mut summaries = Vec::with_capacity(results.len());
     for (done, file) in results.zip(&files) {
         match done {
             Finished::Summary {
                 summary,
-                payload,
                 parsed,
                 key,
                 was_read,
+                ..
             } => {
                 if parsed {
                     stats.parsed += 1;
@@ -263,23 +295,15 @@ pub fn summarize_files(
                 if was_read && let Some(stamp) = FileStamp::of(file.entry) {
                     read.push((stamp, key.clone()));
                 }
-                if let Some(payload) = payload {
-                    fresh.push((key, payload));
-                }
                 summaries.push(summary);
             }
             Finished::Skipped(skip) => skipped.push(skip),
         }
     }
-    if let Some(cache) = cache {
-        if !fresh.is_empty() {
-            fresh.sort_by(|a, b| a.0.cmp(&b.0));
-            fresh.dedup_by(|a, b| a.0 == b.0);
-            cache.put_many(&fresh).map_err(CodeError::Cache)?;
-        }
-        if !read.is_empty() {
-            cache.remember_stamps(&read).map_err(CodeError::Cache)?;
-        }
+    if let Some(cache) = cache
+        && !read.is_empty()
+    {
+        cache.remember_stamps(&read).map_err(CodeError::Cache)?;
     }
     skipped.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
     Ok(Summaries {
@@ -456,6 +480,63 @@ pub fn summarize_file(
         path: PathBuf::from(rel),
         source: std::io::Error::other(reason),
     })
+}
+
+/// Fresh summaries are stored in batches of about this many bytes.
+const WRITE_BATCH_BYTES: usize = 4 << 20;
+
+/// Maps `f` over `items` on up to `threads` worker threads (0: available parallelism),
+/// handing each result to `sink` on the calling thread as soon as it is done (in no
+/// particular order); returns the results in item order.
+pub fn par_map_streaming<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+    mut sink: impl FnMut(&mut R),
+) -> Vec<R> {
+    let threads = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+    } else {
+        threads
+    }
+    .min(items.len().max(1));
+    if threads <= 1 || items.len() < 2 {
+        return items
+            .iter()
+            .map(|item| {
+                let mut result = f(item);
+                sink(&mut result);
+                result
+            })
+            .collect();
+    }
+    let next = AtomicUsize::new(0);
+    let (sender, receiver) = std::sync::mpsc::channel::<(usize, R)>();
+    let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let sender = sender.clone();
+            let (next, f) = (&next, &f);
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(i) else { break };
+                    if sender.send((i, f(item))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        for (i, mut result) in receiver {
+            sink(&mut result);
+            slots[i] = Some(result);
+        }
+    });
+    slots
+        .into_iter()
+        .map(|slot| slot.expect("a worker thread panicked"))
+        .collect()
 }
 
 /// Maps `f` over `items` on up to `threads` threads (0: available parallelism), keeping order.
