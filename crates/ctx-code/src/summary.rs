@@ -483,7 +483,7 @@ pub fn summarize_file(
 }
 
 /// Fresh summaries are stored in batches of about this many bytes.
-const WRITE_BATCH_BYTES: usize = 4 << 20;
+const WRITE_BATCH_BYTES: usize = 16 << 20;
 
 /// Maps `f` over `items` on up to `threads` worker threads (0: available parallelism),
 /// handing each result to `sink` on the calling thread as soon as it is done (in no

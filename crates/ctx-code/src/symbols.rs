@@ -233,7 +233,7 @@ pub fn extract_from_tree(lang: Language, source: &[u8], tree: &Tree) -> Extracte
             let mut w = walker.borrow_mut();
             let pushed = w.enter(node);
             w.ancestors.push(node);
-            (pushed, true)
+            (pushed, !is_closed(w.lang, node))
         },
         |pushed| {
             let mut w = walker.borrow_mut();
@@ -491,14 +491,101 @@ fn watched_kind_names(lang: Language) -> &'static [&'static str] {
     }
 }
 
+/// Node kinds whose subtrees hold none of the [`watched_kind_names`] (strings, comments,
+/// imports, macro token trees, attributes, parameter, field and variant lists): the symbol
+/// walk does not go into them.
+fn closed_kind_names(lang: Language) -> &'static [&'static str] {
+    match lang {
+        Language::Rust => &[
+            "token_tree",
+            "attribute_item",
+            "inner_attribute_item",
+            "use_declaration",
+            "extern_crate_declaration",
+            "macro_definition",
+            "string_literal",
+            "raw_string_literal",
+            "line_comment",
+            "block_comment",
+            "parameters",
+            "type_arguments",
+            "field_declaration_list",
+            "ordered_field_declaration_list",
+            "enum_variant_list",
+        ],
+        Language::Python => &[
+            "string",
+            "comment",
+            "import_statement",
+            "import_from_statement",
+            "future_import_statement",
+        ],
+        Language::JavaScript | Language::TypeScript | Language::Tsx => &[
+            "string",
+            "template_string",
+            "comment",
+            "regex",
+            "import_statement",
+        ],
+        Language::Go => &[
+            "interpreted_string_literal",
+            "raw_string_literal",
+            "comment",
+            "import_spec",
+        ],
+        Language::Java => &[
+            "string_literal",
+            "line_comment",
+            "block_comment",
+            "import_declaration",
+        ],
+        Language::C => &[
+            "string_literal",
+            "comment",
+            "preproc_include",
+            "preproc_def",
+            "preproc_function_def",
+            "parameter_list",
+            "enumerator_list",
+            "initializer_list",
+        ],
+        Language::Cpp => &[
+            "string_literal",
+            "raw_string_literal",
+            "comment",
+            "preproc_include",
+            "preproc_def",
+            "preproc_function_def",
+            "enumerator_list",
+        ],
+    }
+}
+
 /// Whether `node`'s kind is one of [`watched_kind_names`] (a table by kind id, built once
 /// per language).
 fn is_watched(lang: Language, node: Node<'_>) -> bool {
     static TABLES: [OnceLock<Box<[bool]>>; LANGUAGES.len()] =
         [const { OnceLock::new() }; LANGUAGES.len()];
-    let table = TABLES[lang as usize].get_or_init(|| {
+    kind_in(&TABLES, lang, node, watched_kind_names)
+}
+
+/// Whether `node`'s kind is one of [`closed_kind_names`].
+fn is_closed(lang: Language, node: Node<'_>) -> bool {
+    static TABLES: [OnceLock<Box<[bool]>>; LANGUAGES.len()] =
+        [const { OnceLock::new() }; LANGUAGES.len()];
+    kind_in(&TABLES, lang, node, closed_kind_names)
+}
+
+/// Looks `node`'s kind id up in a per-language table of the kinds `names` lists.
+fn kind_in(
+    tables: &[OnceLock<Box<[bool]>>; LANGUAGES.len()],
+    lang: Language,
+    node: Node<'_>,
+    names: fn(Language) -> &'static [&'static str],
+) -> bool {
+    let table = tables[lang as usize].get_or_init(|| {
         let grammar = lang.grammar();
-        let names = watched_kind_names(lang);
+        let names = names(lang);
         (0..grammar.node_kind_count())
             .map(|id| {
                 u16::try_from(id)
