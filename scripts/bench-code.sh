@@ -55,6 +55,10 @@ echo "source files ctx summarizes: $files"
 c=$(best "${ctags_t[@]}"); k=$(best "${cold[@]}"); w=$(best "${warm[@]}")
 echo "ctags -R:                  ${c}s"
 echo "summarize --depth, cold:   ${k}s  ($(ratio "$k" "$c") ctags)"
+# Each cold run against the ctags run just before it (the machine's load drifts between runs).
+pairs=()
+for i in "${!cold[@]}"; do pairs+=("$(ratio "${cold[$i]}" "${ctags_t[$i]}")"); done
+echo "  cold / ctags, run by run: ${pairs[*]}"
 echo "summarize --depth, warm:   ${w}s  ($(ratio "$w" "$c") ctags)"
 echo "map, cold:                 $(best "${map_cold[@]}")s"
 echo "map, warm:                 $(best "${map_warm[@]}")s"

@@ -104,15 +104,19 @@ impl Output {
         self.asked != Some(Format::Human)
     }
 
-    /// Writes `value` as JSON in the chosen layout.
+    /// Writes `value` as JSON in the chosen layout, streamed to stdout (a whole-tree summary
+    /// is hundreds of megabytes; it is not built in memory first).
     pub fn json<T: Serialize + ?Sized>(&self, value: &T) -> anyhow::Result<()> {
-        let mut text = if self.format == Format::Compact {
-            serde_json::to_string(value)?
+        let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
+        // Into `io::Error`, which keeps a closed pipe recognisable to `fail`.
+        if self.format == Format::Compact {
+            serde_json::to_writer(&mut out, value).map_err(io::Error::from)?;
         } else {
-            serde_json::to_string_pretty(value)?
-        };
-        text.push('\n');
-        write_stdout(text.as_bytes())
+            serde_json::to_writer_pretty(&mut out, value).map_err(io::Error::from)?;
+        }
+        out.write_all(b"\n")?;
+        out.flush()?;
+        Ok(())
     }
 
     /// Writes one line of human output.
