@@ -1058,33 +1058,24 @@ fn signature(lang: Language, def: &Def<'_>, src: &[u8], ancestors: &[Node<'_>]) 
 /// [`collapse_whitespace`] of `bytes` decoded lossily, stopping once the result is longer
 /// than `limit` bytes (it is then a prefix of the whole result).
 fn collapse_whitespace_bytes(bytes: &[u8], limit: usize) -> String {
-    let mut out = String::new();
-    let mut space = false;
-    for chunk in bytes.utf8_chunks() {
+    let chars = bytes.utf8_chunks().flat_map(|chunk| {
         let invalid = (!chunk.invalid().is_empty()).then_some(char::REPLACEMENT_CHARACTER);
-        for c in chunk.valid().chars().chain(invalid) {
-            if c.is_whitespace() {
-                space = true;
-            } else {
-                if space && !out.is_empty() {
-                    out.push(' ');
-                }
-                space = false;
-                out.push(c);
-                if out.len() > limit {
-                    return out;
-                }
-            }
-        }
-    }
-    out
+        chunk.valid().chars().chain(invalid)
+    });
+    collapse_chars(chars, 0, limit)
 }
 
 /// Collapses runs of whitespace (newlines included) into single spaces.
 pub(crate) fn collapse_whitespace(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+    collapse_chars(text.chars(), text.len(), usize::MAX)
+}
+
+/// `chars` with leading and trailing whitespace dropped and inner runs made one space,
+/// stopping once the result is longer than `limit` bytes.
+fn collapse_chars(chars: impl Iterator<Item = char>, capacity: usize, limit: usize) -> String {
+    let mut out = String::with_capacity(capacity);
     let mut space = false;
-    for c in text.trim().chars() {
+    for c in chars {
         if c.is_whitespace() {
             space = true;
         } else {
@@ -1093,6 +1084,9 @@ pub(crate) fn collapse_whitespace(text: &str) -> String {
             }
             space = false;
             out.push(c);
+            if out.len() > limit {
+                break;
+            }
         }
     }
     out
