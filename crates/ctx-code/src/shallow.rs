@@ -571,7 +571,7 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
                     }
                     if let Tok::Punct(open @ (b'(' | b'[' | b'{')) = lx.peek().tok {
                         lx.next();
-                        rust_inner_trees(&mut lx, open, &mut out);
+                        rust_inner_trees(&mut lx, open, &mut out, |_, _| false);
                     }
                 }
                 _ => {
@@ -594,7 +594,7 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
                 }
                 if lx.peek().tok == Tok::Punct(b'[') {
                     lx.next();
-                    rust_inner_trees(&mut lx, b'[', &mut out);
+                    rust_inner_trees(&mut lx, b'[', &mut out, rust_holds);
                 }
             }
             _ => {}
@@ -605,7 +605,12 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
 /// Reads a group whose opening bracket was just read, leaving out the interior of each
 /// bracketed group directly inside it (the rules of a `macro_rules!`, an attribute's
 /// arguments).
-fn rust_inner_trees(lx: &mut Lexer<'_>, open: u8, out: &mut Vec<Gap>) {
+fn rust_inner_trees(
+    lx: &mut Lexer<'_>,
+    open: u8,
+    out: &mut Vec<Gap>,
+    holds: fn(&Lexer<'_>, Token) -> bool,
+) {
     let close = match open {
         b'{' => b'}',
         b'[' => b']',
@@ -617,7 +622,7 @@ fn rust_inner_trees(lx: &mut Lexer<'_>, open: u8, out: &mut Vec<Gap>) {
             Tok::Eof => return,
             Tok::Punct(b) if b == close => return,
             Tok::Punct(inner @ (b'(' | b'[' | b'{')) => {
-                let scanned = group(lx, inner, |_, _| false);
+                let scanned = group(lx, inner, holds);
                 push_gap(out, t.start, scanned, Hole::Tree);
             }
             _ => {}
@@ -869,6 +874,52 @@ void guarded(void) {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn items_in_attributes_and_const_arguments_are_found() {
+        // From thiserror's and zerocopy's tests: items inside an attribute's arguments (a
+        // token tree, so not definitions to tree-sitter, but the attribute is kept whole) and
+        // inside a const generic argument (a block).
+        let src = r#"
+#[derive(Error, Debug)]
+#[error("{}", {
+    struct Msg<'a>(&'a String);
+    impl<'a> Display for Msg<'a> {
+        fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { write!(f, "{}", self.0) }
+    }
+    Msg(&self.0)
+})]
+struct Error(String);
+impl Foo for Bar
+where
+    (): PaddingFree<Self, {
+        #[repr(C)]
+        pub enum Tag { Bar }
+        unsafe impl Immutable for Tag { fn only_derive() {} }
+        1
+    }>,
+{
+    fn method(&self) -> u32 { 1 + 2 + 3 + 4 + 5 + 6 + 7 }
+}
+"#;
+        let names: Vec<String> = full(Language::Rust, src)
+            .symbols
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        for name in ["Error", "Tag", "only_derive", "method"] {
+            assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
+        }
+        let (a, b) = (
+            full(Language::Rust, src),
+            extract_from_tree(
+                Language::Rust,
+                src.as_bytes(),
+                &crate::symbols::parse_for_symbols(Language::Rust, src.as_bytes()).expect("parses"),
+            ),
+        );
+        assert_eq!(a.symbols, b.symbols);
     }
 
     #[test]

@@ -492,14 +492,12 @@ fn watched_kind_names(lang: Language) -> &'static [&'static str] {
 }
 
 /// Node kinds whose subtrees hold none of the [`watched_kind_names`] (strings, comments,
-/// imports, macro token trees, attributes, parameter, field and variant lists): the symbol
-/// walk does not go into them.
+/// imports, macro token trees, parameter, field and variant lists): the symbol walk does not
+/// go into them. (Attributes and type arguments can hold blocks with items in them.)
 fn closed_kind_names(lang: Language) -> &'static [&'static str] {
     match lang {
         Language::Rust => &[
             "token_tree",
-            "attribute_item",
-            "inner_attribute_item",
             "use_declaration",
             "extern_crate_declaration",
             "macro_definition",
@@ -508,7 +506,6 @@ fn closed_kind_names(lang: Language) -> &'static [&'static str] {
             "line_comment",
             "block_comment",
             "parameters",
-            "type_arguments",
             "field_declaration_list",
             "ordered_field_declaration_list",
             "enum_variant_list",
