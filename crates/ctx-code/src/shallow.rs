@@ -19,7 +19,9 @@
 //!
 //! Rust and C are scanned; other languages are always parsed in full.
 
-use tree_sitter::{Node, Point, Range, Tree};
+use std::cell::RefCell;
+
+use tree_sitter::{Point, Range, Tree};
 
 use crate::lang::Language;
 use crate::symbols::{parse_ranges, traverse};
@@ -122,46 +124,56 @@ fn included_ranges(src: &[u8], gaps: &[Gap]) -> Vec<Range> {
 }
 
 /// Whether every gap lies between the brackets of one node of the kind its scan expected.
+/// The walk goes only into nodes that hold a gap, and keeps the kinds above the current node
+/// (`Node::parent` walks down from the root, linear in the width of the tree).
 fn agrees(lang: Language, tree: &Tree, gaps: &[Gap]) -> bool {
     let mut matched = vec![false; gaps.len()];
+    let above: RefCell<Vec<&str>> = RefCell::new(Vec::new());
     traverse(
         tree.root_node(),
         |node| {
             let (start, end) = (node.start_byte(), node.end_byte());
             // The first gap whose opening bracket is at or after this node's start.
             let i = gaps.partition_point(|g| g.start < start + 1);
-            let Some(gap) = gaps.get(i) else {
-                return ((), false);
-            };
-            if gap.start == start + 1 && gap.end + 1 == end && expected(lang, node, gap.hole) {
-                matched[i] = true;
+            let mut above = above.borrow_mut();
+            if let Some(gap) = gaps.get(i) {
+                if gap.start == start + 1
+                    && gap.end + 1 == end
+                    && expected(lang, node.kind(), above.last().copied(), gap.hole)
+                {
+                    matched[i] = true;
+                }
+                if gap.end < end {
+                    above.push(node.kind());
+                    return (true, true);
+                }
             }
-            ((), gap.end < end)
+            (false, false)
         },
-        |()| {},
+        |pushed| {
+            if pushed {
+                above.borrow_mut().pop();
+            }
+        },
     );
     matched.iter().all(|&m| m)
 }
 
-/// Whether `node` is what a gap of kind `hole` must be in `lang`.
-fn expected(lang: Language, node: Node<'_>, hole: Hole) -> bool {
-    let parent = || node.parent().map(|p| p.kind());
+/// Whether a node of `kind` under a node of `parent` kind is what a gap of kind `hole` must
+/// be in `lang`.
+fn expected(lang: Language, kind: &str, parent: Option<&str>, hole: Hole) -> bool {
     match (lang, hole) {
-        (Language::Rust, Hole::Body) => node.kind() == "block" && parent() == Some("function_item"),
-        (Language::Rust, Hole::Table) => node.kind() == "array_expression",
-        (Language::Rust, Hole::Tree) => {
-            matches!(node.kind(), "token_tree" | "token_tree_pattern")
-        }
+        (Language::Rust, Hole::Body) => kind == "block" && parent == Some("function_item"),
+        (Language::Rust, Hole::Table) => kind == "array_expression",
+        (Language::Rust, Hole::Tree) => matches!(kind, "token_tree" | "token_tree_pattern"),
         (Language::Rust, Hole::Fields) => {
-            matches!(node.kind(), "field_declaration_list" | "enum_variant_list")
+            matches!(kind, "field_declaration_list" | "enum_variant_list")
         }
-        (Language::C, Hole::Fields) => {
-            matches!(node.kind(), "field_declaration_list" | "enumerator_list")
-        }
+        (Language::C, Hole::Fields) => matches!(kind, "field_declaration_list" | "enumerator_list"),
         (Language::C, Hole::Body) => {
-            node.kind() == "compound_statement" && parent() == Some("function_definition")
+            kind == "compound_statement" && parent == Some("function_definition")
         }
-        (Language::C, Hole::Table) => node.kind() == "initializer_list",
+        (Language::C, Hole::Table) => kind == "initializer_list",
         _ => false,
     }
 }
