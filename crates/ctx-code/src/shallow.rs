@@ -4,18 +4,23 @@
 //! functions or the numbers in its data tables, yet those are most of what tree-sitter parses
 //! (in a real tree of crates: function bodies and large array initializers are about half
 //! the bytes and most of the parse time). Before parsing, a small lexer per language finds
-//! the interiors of function bodies and large initializers that cannot hold a definition,
-//! and tree-sitter parses the file with those interiors left out of its included ranges
-//! (positions stay those of the whole file).
+//! what cannot hold a definition and is not read from the tree (signatures and imports are
+//! read from the source text), and tree-sitter parses the file with those parts left out of
+//! its included ranges (positions stay those of the whole file):
+//! - function bodies, large array and initializer tables, struct fields and enum variants;
+//! - in Rust also macro token trees and attribute arguments, parameter lists, `use` lists,
+//!   and the `= value` of a `const` or `static` (the grammar reads `const N: T;`).
 //!
 //! Two rules keep the result equal to a full parse's:
-//! - an interior is only left out when its tokens hold nothing the extractor could report
+//! - a part is only left out when its tokens hold nothing the extractor could report
 //!   (no item keyword in a Rust body; no preprocessor line, `typedef` or tagged type body in
-//!   a C body);
-//! - after the parse, every left-out interior must sit between the brackets of one node of the
-//!   expected kind (a function's body block, an array or initializer list). When the
-//!   lexer's guess and the grammar disagree (macros, preprocessor tricks, odd code), the file
-//!   is parsed again in full.
+//!   a C body). A Rust body that holds an item is read on like the file, so the item's own
+//!   body is still left out;
+//! - after the parse, every left-out part must sit exactly where the scan expected it:
+//!   between the brackets of one node of the expected kind (a function's body block, an
+//!   array, a parameter list), or for a value before the `;` of an error-free `const` or
+//!   `static`. When the lexer's guess and the grammar disagree (macros, preprocessor tricks,
+//!   odd code), the file is parsed again in full.
 //!
 //! Rust and C are scanned; other languages are always parsed in full.
 
@@ -38,6 +43,13 @@ pub enum Hole {
     Tree,
     /// The fields of a struct or union, or the variants of an enum.
     Fields,
+    /// A function's parameter list (a signature is read from the source text).
+    Params,
+    /// A Rust `use` list (`use a::{b, c}`; an import is read from the source text).
+    UseList,
+    /// The `= value` of a Rust `const` or `static`, from the `=` to the closing `;` (not a
+    /// bracketed interior: the grammar reads what is left as a declaration without a value).
+    Value,
 }
 
 /// An interior left out of the parse: the bytes strictly between an opening bracket at
@@ -51,6 +63,8 @@ pub struct Gap {
 
 /// Bodies shorter than this are parsed (leaving them out saves nothing).
 const MIN_BODY: usize = 16;
+/// Values shorter than this (from the `=`) are parsed.
+const MIN_VALUE: usize = 4;
 /// Initializers shorter than this are parsed.
 const MIN_TABLE: usize = 256;
 
@@ -71,6 +85,19 @@ const RUST_ITEM_WORDS: &[&[u8]] = &[
     b"extern",
 ];
 
+/// Rust keywords an expression can follow, so `!` after them is a negation, not a macro
+/// call.
+const RUST_EXPR_KEYWORDS: &[&[u8]] = &[
+    b"if", b"while", b"match", b"return", b"in", b"break", b"yield", b"else", b"let", b"move",
+    b"for", b"impl", b"as", b"where", b"dyn", b"mut", b"unsafe", b"const", b"static",
+];
+
+/// Rust's primitive types, which tree-sitter does not take as macro names (`u16!(…)`).
+const RUST_PRIMITIVES: &[&[u8]] = &[
+    b"u8", b"u16", b"u32", b"u64", b"u128", b"usize", b"i8", b"i16", b"i32", b"i64", b"i128",
+    b"isize", b"f32", b"f64", b"bool", b"char", b"str",
+];
+
 /// Parses `src` with its gaps left out; `None` when the language is not scanned, nothing is
 /// worth leaving out, or the tree disagrees with the scan (the caller then parses in full).
 pub fn parse(lang: Language, src: &[u8]) -> Option<Tree> {
@@ -80,7 +107,18 @@ pub fn parse(lang: Language, src: &[u8]) -> Option<Tree> {
     }
     let ranges = included_ranges(src, &gaps);
     let tree = parse_ranges(lang, src, &ranges)?;
-    agrees(lang, &tree, &gaps).then_some(tree)
+    unmatched(lang, &tree, &gaps).is_empty().then_some(tree)
+}
+
+/// The gaps of `src` that its shallow parse does not place where the scan expected (why a
+/// file falls back to a full parse; for diagnostics).
+pub fn refused(lang: Language, src: &[u8]) -> Vec<Gap> {
+    let gaps = gaps(lang, src);
+    let ranges = included_ranges(src, &gaps);
+    match parse_ranges(lang, src, &ranges) {
+        Some(tree) => unmatched(lang, &tree, &gaps),
+        None => gaps,
+    }
 }
 
 /// The interiors of `src` a summary does not need parsed, in order.
@@ -123,10 +161,10 @@ fn included_ranges(src: &[u8], gaps: &[Gap]) -> Vec<Range> {
         .collect()
 }
 
-/// Whether every gap lies between the brackets of one node of the kind its scan expected.
+/// The gaps that do not lie between the brackets of one node of the kind their scan expected.
 /// The walk goes only into nodes that hold a gap, and keeps the kinds above the current node
 /// (`Node::parent` walks down from the root, linear in the width of the tree).
-fn agrees(lang: Language, tree: &Tree, gaps: &[Gap]) -> bool {
+fn unmatched(lang: Language, tree: &Tree, gaps: &[Gap]) -> Vec<Gap> {
     let mut matched = vec![false; gaps.len()];
     let above: RefCell<Vec<&str>> = RefCell::new(Vec::new());
     traverse(
@@ -137,10 +175,17 @@ fn agrees(lang: Language, tree: &Tree, gaps: &[Gap]) -> bool {
             let i = gaps.partition_point(|g| g.start < start + 1);
             let mut above = above.borrow_mut();
             if let Some(gap) = gaps.get(i) {
-                if gap.start == start + 1
-                    && gap.end + 1 == end
-                    && expected(lang, node.kind(), above.last().copied(), gap.hole)
-                {
+                let fits = if gap.hole == Hole::Value {
+                    // The declaration, without errors, ends at the value's `;`.
+                    gap.end + 1 == end
+                        && matches!(node.kind(), "const_item" | "static_item")
+                        && !node.has_error()
+                } else {
+                    gap.start == start + 1
+                        && gap.end + 1 == end
+                        && expected(lang, node.kind(), above.last().copied(), gap.hole)
+                };
+                if fits {
                     matched[i] = true;
                 }
                 if gap.end < end {
@@ -156,7 +201,11 @@ fn agrees(lang: Language, tree: &Tree, gaps: &[Gap]) -> bool {
             }
         },
     );
-    matched.iter().all(|&m| m)
+    gaps.iter()
+        .zip(matched)
+        .filter(|&(_, m)| !m)
+        .map(|(g, _)| *g)
+        .collect()
 }
 
 /// Whether a node of `kind` under a node of `parent` kind is what a gap of kind `hole` must
@@ -166,9 +215,15 @@ fn expected(lang: Language, kind: &str, parent: Option<&str>, hole: Hole) -> boo
         (Language::Rust, Hole::Body) => kind == "block" && parent == Some("function_item"),
         (Language::Rust, Hole::Table) => kind == "array_expression",
         (Language::Rust, Hole::Tree) => matches!(kind, "token_tree" | "token_tree_pattern"),
-        (Language::Rust, Hole::Fields) => {
-            matches!(kind, "field_declaration_list" | "enum_variant_list")
+        (Language::Rust, Hole::Fields) => matches!(
+            kind,
+            "field_declaration_list" | "ordered_field_declaration_list" | "enum_variant_list"
+        ),
+        (Language::Rust, Hole::Params) => {
+            kind == "parameters"
+                && matches!(parent, Some("function_item" | "function_signature_item"))
         }
+        (Language::Rust, Hole::UseList) => kind == "use_list",
         (Language::C, Hole::Fields) => matches!(kind, "field_declaration_list" | "enumerator_list"),
         (Language::C, Hole::Body) => {
             kind == "compound_statement" && parent == Some("function_definition")
@@ -473,8 +528,9 @@ fn group(
 /// be kept or is too short to matter.
 fn push_gap(out: &mut Vec<Gap>, open_at: usize, (close, keep): (Option<usize>, bool), hole: Hole) {
     let min = match hole {
-        Hole::Body | Hole::Tree | Hole::Fields => MIN_BODY,
+        Hole::Body | Hole::Tree | Hole::Fields | Hole::Params | Hole::UseList => MIN_BODY,
         Hole::Table => MIN_TABLE,
+        Hole::Value => MIN_VALUE,
     };
     if let Some(close) = close
         && !keep
@@ -496,62 +552,83 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
         match token.tok {
             Tok::Eof => return out,
             Tok::Ident => match lx.text(token) {
-                b"fn" => {
+                // A function (a `fn` pointer type has no name).
+                b"fn" if lx.peek().tok == Tok::Ident => {
                     // The signature runs to the body's `{`, or to `;` (no body) or a `}`
-                    // closing what holds it (a `fn` pointer type in a field).
-                    let mut depth = 0i32;
+                    // closing what holds it. A `{` inside generic arguments is a const
+                    // block (`Foo<{ N + 1 }>`).
+                    let (mut depth, mut angle, mut params) = (0i32, 0i32, false);
                     loop {
                         let t = lx.next();
                         match t.tok {
                             Tok::Eof => return out,
+                            Tok::Punct(b'(') if !params && depth <= 0 && angle <= 0 => {
+                                params = true;
+                                let scanned = group(&mut lx, b'(', |_, _| false);
+                                push_gap(&mut out, t.start, scanned, Hole::Params);
+                            }
                             Tok::Punct(b'(' | b'[') => depth += 1,
                             Tok::Punct(b')' | b']') => depth -= 1,
+                            Tok::Punct(b'<') => angle += 1,
+                            // Not the `>` of `->`.
+                            Tok::Punct(b'>') if t.start == 0 || src[t.start - 1] != b'-' => {
+                                angle -= 1;
+                            }
+                            Tok::Punct(b'{') if angle > 0 => {
+                                group(&mut lx, b'{', |_, _| false);
+                            }
                             Tok::Punct(b';' | b'}') if depth <= 0 => break,
                             Tok::Punct(b'{') if depth <= 0 => {
-                                let scanned = group(&mut lx, b'{', rust_holds);
-                                push_gap(&mut out, t.start, scanned, Hole::Body);
+                                // A body that holds items is read on like the file, so
+                                // the items' own bodies and the macro calls around them
+                                // are still left out.
+                                let mut probe = lx.clone();
+                                let scanned = group(&mut probe, b'{', rust_holds);
+                                if !scanned.1 {
+                                    lx = probe;
+                                    push_gap(&mut out, t.start, scanned, Hole::Body);
+                                }
                                 break;
                             }
                             _ => {}
                         }
                     }
                 }
-                b"static" | b"const" => {
-                    // `static NAME: T = [ … ];`: the array may be a table worth leaving out.
-                    // (`const fn`, `*const T`, `impl<const N>` and fields end at their next
-                    // token or a bracket, and the scan goes on from there.)
+                // `const NAME: T = value;`, `static [mut] NAME: T = value;`: the value is left
+                // out (the grammar reads `const NAME: T;`) unless it holds an item.
+                b"static" | b"const" if rust_holds(&lx, token) => {
+                    // The type runs to the `=` or `;` outside brackets (`->` closes none).
                     let mut depth = 0i32;
                     loop {
-                        let t = lx.peek();
+                        let t = lx.next();
                         match t.tok {
                             Tok::Eof => return out,
-                            Tok::Punct(b'(' | b'[' | b'<') => depth += 1,
-                            Tok::Punct(b')' | b']' | b'>') => depth -= 1,
-                            Tok::Punct(b'=') if depth <= 0 => {
-                                lx.next();
-                                if lx.peek().tok == Tok::Punct(b'&') {
-                                    lx.next();
+                            Tok::Punct(b'(' | b'[' | b'<' | b'{') => depth += 1,
+                            Tok::Punct(b'>') if t.start > 0 && src[t.start - 1] == b'-' => {}
+                            Tok::Punct(b')' | b']' | b'>' | b'}') => {
+                                depth -= 1;
+                                // A const generic parameter (`impl<const N: usize>`).
+                                if depth < 0 {
+                                    break;
                                 }
-                                let value = lx.peek();
-                                if value.tok == Tok::Punct(b'[') {
-                                    lx.next();
-                                    let scanned = group(&mut lx, b'[', rust_holds);
-                                    push_gap(&mut out, value.start, scanned, Hole::Table);
-                                }
-                                break;
                             }
-                            Tok::Punct(b';' | b'{' | b'}' | b',') if depth <= 0 => break,
-                            Tok::Ident
-                                if matches!(
-                                    lx.text(t),
-                                    b"fn" | b"unsafe" | b"async" | b"extern"
-                                ) =>
-                            {
+                            Tok::Punct(b';' | b',') if depth <= 0 => break,
+                            Tok::Punct(b'=') if depth <= 0 => {
+                                let mut probe = lx.clone();
+                                if let Some(end) = rust_value_end(&mut probe)
+                                    && end - t.start >= MIN_VALUE
+                                {
+                                    lx = probe;
+                                    out.push(Gap {
+                                        start: t.start,
+                                        end,
+                                        hole: Hole::Value,
+                                    });
+                                }
                                 break;
                             }
                             _ => {}
                         }
-                        lx.next();
                     }
                 }
                 b"struct" | b"union" | b"enum" if lx.peek().tok == Tok::Ident => {
@@ -564,16 +641,30 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
                             Tok::Eof => return out,
                             Tok::Punct(b'<') => depth += 1,
                             Tok::Punct(b'>') => depth -= 1,
-                            Tok::Punct(b'{') if depth <= 0 => {
-                                let scanned = group(&mut lx, b'{', rust_holds);
+                            Tok::Punct(open @ (b'{' | b'(')) if depth <= 0 => {
+                                let scanned = group(&mut lx, open, rust_holds);
                                 push_gap(&mut out, t.start, scanned, Hole::Fields);
                                 break;
                             }
-                            Tok::Punct(b'(' | b';' | b'}' | b'=') if depth <= 0 => break,
+                            Tok::Punct(b';' | b'}' | b'=') if depth <= 0 => break,
                             _ => {}
                         }
                     }
                 }
+                // `use a::{b, c};`: the list.
+                b"use" => loop {
+                    let t = lx.next();
+                    match t.tok {
+                        Tok::Eof => return out,
+                        Tok::Punct(b'{') => {
+                            let scanned = group(&mut lx, b'{', |_, _| false);
+                            push_gap(&mut out, t.start, scanned, Hole::UseList);
+                            break;
+                        }
+                        Tok::Punct(b';' | b'}') => break,
+                        _ => {}
+                    }
+                },
                 // Macro definitions and invocations hold token trees, which tree-sitter does
                 // not parse into definitions: leave them out.
                 b"macro_rules" if lx.peek().tok == Tok::Punct(b'!') => {
@@ -586,6 +677,8 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
                         rust_inner_trees(&mut lx, open, &mut out, |_, _| false);
                     }
                 }
+                // `if !(…)`, `return !(…)`: not macro calls.
+                word if RUST_EXPR_KEYWORDS.contains(&word) || RUST_PRIMITIVES.contains(&word) => {}
                 _ => {
                     let mut ahead = lx.clone();
                     if ahead.next().tok == Tok::Punct(b'!')
@@ -609,6 +702,28 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
                     rust_inner_trees(&mut lx, b'[', &mut out, rust_holds);
                 }
             }
+            _ => {}
+        }
+    }
+}
+
+/// Reads a Rust `const` or `static` value after its `=`, to the `;` that ends it; returns the
+/// `;`'s offset, or `None` when the value holds an item or the input ends first.
+fn rust_value_end(lx: &mut Lexer<'_>) -> Option<usize> {
+    let mut depth = 0i32;
+    loop {
+        let t = lx.next();
+        match t.tok {
+            Tok::Eof => return None,
+            Tok::Punct(b'(' | b'[' | b'{') => depth += 1,
+            Tok::Punct(b')' | b']' | b'}') => {
+                depth -= 1;
+                if depth < 0 {
+                    return None;
+                }
+            }
+            Tok::Punct(b';') if depth == 0 => return Some(t.start),
+            _ if rust_holds(lx, t) => return None,
             _ => {}
         }
     }
@@ -660,7 +775,9 @@ fn rust_holds(lx: &Lexer<'_>, token: Token) -> bool {
     if name.tok == Tok::Ident && lx.text(name) == b"mut" {
         name = ahead.next();
     }
-    name.tok == Tok::Ident && ahead.next().tok == Tok::Punct(b':')
+    let colon = ahead.next();
+    // `NAME:`, not a path (`*const T::Item`).
+    name.tok == Tok::Ident && colon.tok == Tok::Punct(b':') && lx.at(colon.end) != Some(b':')
 }
 
 fn c_gaps(src: &[u8]) -> Vec<Gap> {
@@ -800,6 +917,9 @@ lazy_static! { static ref NAME: String = String::new(); }
             left_out[2..],
             [
                 "Self { a: 1, b: 2, c: 3, d: 4 }",
+                // `with_item` holds `fn inner`, so its body is read on and `inner`'s is left
+                // out.
+                "1 + 2 + 3 + 4 + 5",
                 "fn $n() { let _ = 1 + 2 + 3 + 4 + 5; }",
                 "40 + 2 + 0 + 0 + 0 + 0",
                 "Debug, Clone, Copy, PartialEq",
@@ -810,7 +930,7 @@ lazy_static! { static ref NAME: String = String::new(); }
             "{left_out:?}"
         );
         assert!(left_out[0].starts_with("let c = 'x'"));
-        assert!(left_out[1].starts_with("0, 1, 2"));
+        assert!(left_out[1].starts_with("= [0, 1, 2"), "{}", left_out[1]);
     }
 
     #[test]
@@ -867,10 +987,10 @@ void guarded(void) {
             ["return 1 + 2 + 3 + 4 + 5 + 6;"]
         );
         assert!(parse(Language::C, src.as_bytes()).is_none());
-        // A body holding an item is kept whole: `impl … for fn(u8)` looks like a function
-        // to the scan, but it holds `fn fmt`.
+        // `fn(u8)` is a type, not a function: the scan reads on into the `impl`.
         let rust = "impl Display for fn(u8) -> u8 { fn fmt(&self) { let a = 1 + 2 + 3 + 4; } }";
-        assert!(interiors(Language::Rust, rust).is_empty());
+        assert_eq!(interiors(Language::Rust, rust), ["let a = 1 + 2 + 3 + 4;"]);
+        same_symbols(Language::Rust, rust);
         // `*const T` in a body is not an item; `const N: T` is.
         assert_eq!(
             interiors(
@@ -885,6 +1005,49 @@ void guarded(void) {
                 "fn a() { const N: usize = 4; let _ = [0u8; N]; }"
             )
             .is_empty()
+        );
+    }
+
+    #[test]
+    fn rust_parameters_use_lists_and_values_are_left_out() {
+        let src = r#"
+use std::collections::{BTreeMap, HashMap, HashSet};
+pub const GUID: windows_sys::core::GUID = windows_sys::core::GUID::from_u128(0xe429faf5);
+pub static mut COUNTER: AtomicUsize = AtomicUsize::new(0);
+const SHORT: u8 = 1;
+const _: () = { impl Marker for u8 { fn marked(&self) -> bool { true || false || true } } };
+pub struct Pair(pub u32, pub u64, pub String);
+pub fn call(first: &mut Vec<u8>, second: Option<&str>) -> Result<(), Error>;
+fn generic<T: Into<u8>, const N: usize>(items: [T; N], extra: &[u8]) -> [u8; N] {
+    let p: *const T::Item = core::ptr::null();
+    if !(p.is_null() && extra.is_empty()) { return [0; N]; }
+    todo!()
+}
+impl<const N: usize> Deref for Buf<N> { type Target = [u8; N]; fn deref(&self) -> &[u8; N] { &self.0 } }
+fn keeps(x: u8) -> u8 {
+    const LOCAL: u32 = 40 + 2;
+    let f: fn(u8) -> u8 = |v| { v + 1 + 2 + 3 + 4 + 5 + 6 };
+    if !(x > 1 && x < 200 && x != 7) { return 0; }
+    u16!(x, "a long argument")
+}
+"#;
+        same_symbols(Language::Rust, src);
+        assert_eq!(
+            interiors(Language::Rust, src),
+            [
+                "BTreeMap, HashMap, HashSet",
+                "= windows_sys::core::GUID::from_u128(0xe429faf5)",
+                "= AtomicUsize::new(0)",
+                // The `const _` value holds an `impl`: read on, leaving out its method body.
+                "true || false || true",
+                "pub u32, pub u64, pub String",
+                "first: &mut Vec<u8>, second: Option<&str>",
+                "items: [T; N], extra: &[u8]",
+                "let p: *const T::Item = core::ptr::null();\n    if !(p.is_null() && extra.is_empty()) { return [0; N]; }\n    todo!()",
+                // `keeps` holds `const LOCAL`: its body is read on; a `fn` pointer type, a
+                // closure and a primitive-named macro are not taken for items or calls.
+                "= 40 + 2",
+            ]
         );
     }
 

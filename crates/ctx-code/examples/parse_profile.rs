@@ -1,0 +1,110 @@
+//! Where whole-tree symbol extraction spends its time, on one thread: for every source file
+//! under DIR, the parse a summary uses (shallow where it applies, else full) and the symbol
+//! walk, summed by language and by how the file was parsed (with the bytes the parse still
+//! read), plus the files that cost most. `VERBOSE=1` also names each file whose shallow parse
+//! was refused, with the first gap the tree disagreed with.
+//!
+//! `cargo run --release -p ctx-code --example parse_profile -- DIR [TOP]`
+#![allow(clippy::print_stdout)]
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use ctx_code::Language;
+use ctx_code::symbols::{extract_from_tree, parse_for_symbols};
+
+#[derive(Default)]
+struct Sum {
+    files: usize,
+    bytes: usize,
+    /// Bytes the parse read (all but the gaps of a shallow parse).
+    parsed: usize,
+    parse: f64,
+    walk: f64,
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let dir = args.next().expect("usage: parse_profile DIR [TOP]");
+    let top: usize = args
+        .next()
+        .map_or(25, |n| n.parse().expect("TOP is a number"));
+    let verbose = std::env::var_os("VERBOSE").is_some();
+    let entries = ctx_fs::walk(Path::new(&dir), &ctx_fs::WalkOptions::default()).expect("walk");
+    let mut sums: BTreeMap<(&str, &str), Sum> = BTreeMap::new();
+    let mut costly: Vec<(f64, f64, usize, &str, String)> = Vec::new();
+    for entry in entries.iter().filter(|e| !e.is_dir) {
+        let Some(lang) = Language::from_path(Path::new(&entry.rel)) else {
+            continue;
+        };
+        let Ok(bytes) = std::fs::read(&entry.path) else {
+            continue;
+        };
+        if bytes.len() > 8 << 20 || ctx_code::summary::is_binary(&bytes) {
+            continue;
+        }
+        let lang = Language::detect(Path::new(&entry.rel), &bytes).unwrap_or(lang);
+        let gaps = ctx_code::shallow::gaps(lang, &bytes);
+        let left_out: usize = gaps.iter().map(|g| g.end - g.start).sum();
+        let how = if gaps.is_empty() {
+            "no gaps"
+        } else if ctx_code::shallow::parse(lang, &bytes).is_some() {
+            "shallow"
+        } else {
+            if verbose && let Some(gap) = ctx_code::shallow::refused(lang, &bytes).first() {
+                let line = memchr::memchr_iter(b'\n', &bytes[..gap.start]).count() + 1;
+                let before = &bytes[gap.start.saturating_sub(60)..gap.start];
+                println!(
+                    "refused: {}:{line} {:?} after …{}",
+                    entry.rel,
+                    gap.hole,
+                    String::from_utf8_lossy(before).replace('\n', "⏎")
+                );
+            }
+            "refused"
+        };
+        let started = Instant::now();
+        let Some(tree) = parse_for_symbols(lang, &bytes) else {
+            continue;
+        };
+        let parse = started.elapsed().as_secs_f64();
+        let started = Instant::now();
+        std::hint::black_box(extract_from_tree(lang, &bytes, &tree));
+        let walk = started.elapsed().as_secs_f64();
+        let sum = sums.entry((lang.name(), how)).or_default();
+        sum.files += 1;
+        sum.bytes += bytes.len();
+        sum.parsed += if how == "shallow" {
+            bytes.len() - left_out
+        } else {
+            bytes.len()
+        };
+        sum.parse += parse;
+        sum.walk += walk;
+        costly.push((parse + walk, parse, bytes.len(), how, entry.rel.clone()));
+    }
+    let (mut parse, mut walk) = (0.0, 0.0);
+    println!(
+        "{:10} {:8} {:>6} {:>8} {:>8} {:>8} {:>8} {:>7}",
+        "language", "how", "files", "MB", "parsed", "parse s", "walk s", "MB/s"
+    );
+    let mb = |bytes: usize| bytes as f64 / 1e6;
+    for ((lang, how), sum) in &sums {
+        parse += sum.parse;
+        walk += sum.walk;
+        println!(
+            "{lang:10} {how:8} {:>6} {:>8.1} {:>8.1} {:>8.2} {:>8.2} {:>7.1}",
+            sum.files,
+            mb(sum.bytes),
+            mb(sum.parsed),
+            sum.parse,
+            sum.walk,
+            mb(sum.bytes) / (sum.parse + sum.walk)
+        );
+    }
+    println!("total: parse {parse:.2}s, walk {walk:.2}s");
+    costly.sort_by(|a, b| b.0.total_cmp(&a.0));
+    for (total, parse, bytes, how, path) in costly.iter().take(top) {
+        println!("{total:7.3}s (parse {parse:.3}s) {bytes:>9} B {how:8} {path}");
+    }
+}
