@@ -70,7 +70,9 @@ pub trait SummaryCache {
     }
 }
 
-/// What is cached per content: everything in a summary but the path.
+/// What is cached per content: everything in a summary but the path. Stored as postcard
+/// (compact binary, about half the size of JSON and several times faster to decode; a warm
+/// run reads every payload). A payload that does not decode is treated as a miss.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct CachedSummary {
     lines: usize,
@@ -361,7 +363,7 @@ enum Finished {
 }
 
 fn finish(file: &Loaded<'_>, hit: Option<&[u8]>, want_skeleton: bool) -> Finished {
-    let decoded: Option<CachedSummary> = hit.and_then(|p| serde_json::from_slice(p).ok());
+    let decoded: Option<CachedSummary> = hit.and_then(|p| postcard::from_bytes(p).ok());
     // A stamp hit whose summary is gone (or unreadable) reads the file after all.
     let reloaded;
     let file = if decoded.is_none() && file.bytes.is_none() {
@@ -401,7 +403,7 @@ fn finish(file: &Loaded<'_>, hit: Option<&[u8]>, want_skeleton: bool) -> Finishe
             imports: extracted.imports,
             has_errors: extracted.has_errors || tree.is_none(),
         };
-        let payload = serde_json::to_vec(&summary).ok();
+        let payload = postcard::to_stdvec(&summary).ok();
         (summary, payload)
     };
     Finished::Summary {
