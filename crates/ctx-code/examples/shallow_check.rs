@@ -55,13 +55,21 @@ fn main() {
             extract_from_tree(lang, &bytes, &quick),
         );
         if a.symbols != b.symbols || a.imports != b.imports {
+            let first = a.symbols.iter().zip(&b.symbols).position(|(x, y)| x != y);
             if full.root_node().has_error() {
                 recovered += 1;
                 println!("differs after error recovery: {}", entry.rel);
+                if std::env::var_os("VERBOSE").is_some() {
+                    let i = first.unwrap_or(a.symbols.len().min(b.symbols.len()));
+                    println!(
+                        "  full:    {:?}\n  shallow: {:?}",
+                        a.symbols.get(i),
+                        b.symbols.get(i)
+                    );
+                }
                 continue;
             }
             differ += 1;
-            let first = a.symbols.iter().zip(&b.symbols).position(|(x, y)| x != y);
             println!(
                 "DIFFERS {} ({} vs {} symbols, first difference at {first:?})",
                 entry.rel,

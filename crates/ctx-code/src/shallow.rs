@@ -50,10 +50,24 @@ pub enum Hole {
     /// The `= value` of a Rust `const` or `static`, from the `=` to the closing `;` (not a
     /// bracketed interior: the grammar reads what is left as a declaration without a value).
     Value,
+    /// A whole Rust attribute, `#[…]` or `#![…]` (the extractor never reads attributes).
+    Attribute,
+    /// A comment, or a run of whitespace but its first byte (so the tokens around it stay
+    /// apart). Comments and indentation are a third of what is left to parse, and doc
+    /// comments are read from the source text.
+    Trivia,
 }
 
-/// An interior left out of the parse: the bytes strictly between an opening bracket at
-/// `start - 1` and its closing bracket at `end`.
+impl Hole {
+    /// Whether the parse must show this part where the scan expected it. A whole attribute
+    /// or trivia leaves no node behind to check; the lexer finds both exactly.
+    fn checked(self) -> bool {
+        !matches!(self, Self::Attribute | Self::Trivia)
+    }
+}
+
+/// A part left out of the parse, the bytes `start..end`: for most holes the interior of a
+/// bracketed group (an opening bracket at `start - 1` and its closing bracket at `end`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Gap {
     pub start: usize,
@@ -108,6 +122,11 @@ pub fn parse(lang: Language, src: &[u8]) -> Option<Tree> {
     let ranges = included_ranges(src, &gaps);
     let tree = parse_ranges(lang, src, &ranges)?;
     unmatched(lang, &tree, &gaps).is_empty().then_some(tree)
+}
+
+/// The gaps the tree must confirm.
+fn checked(gaps: &[Gap]) -> Vec<Gap> {
+    gaps.iter().copied().filter(|g| g.hole.checked()).collect()
 }
 
 /// The gaps of `src` that its shallow parse does not place where the scan expected (why a
@@ -165,6 +184,7 @@ fn included_ranges(src: &[u8], gaps: &[Gap]) -> Vec<Range> {
 /// The walk goes only into nodes that hold a gap, and keeps the kinds above the current node
 /// (`Node::parent` walks down from the root, linear in the width of the tree).
 fn unmatched(lang: Language, tree: &Tree, gaps: &[Gap]) -> Vec<Gap> {
+    let gaps = &checked(gaps)[..];
     let mut matched = vec![false; gaps.len()];
     let above: RefCell<Vec<&str>> = RefCell::new(Vec::new());
     traverse(
@@ -263,6 +283,9 @@ struct Lexer<'a> {
     rust: bool,
     /// Only whitespace since the last newline (a C `#` there starts a directive).
     line_start: bool,
+    /// Where comments and whitespace runs are recorded as [`Hole::Trivia`] gaps (shared by
+    /// the clones that look ahead; a part already recorded is not recorded again).
+    trivia: Option<&'a RefCell<Vec<Gap>>>,
 }
 
 impl<'a> Lexer<'a> {
@@ -272,6 +295,24 @@ impl<'a> Lexer<'a> {
             pos: 0,
             rust: lang == Language::Rust,
             line_start: true,
+            trivia: None,
+        }
+    }
+
+    /// Records `start..end` as trivia, joined to the previous record when they touch.
+    fn record(&self, start: usize, end: usize) {
+        let Some(trivia) = self.trivia else {
+            return;
+        };
+        let mut trivia = trivia.borrow_mut();
+        match trivia.last_mut() {
+            Some(last) if start < last.end => {}
+            Some(last) if start == last.end => last.end = end,
+            _ => trivia.push(Gap {
+                start,
+                end,
+                hole: Hole::Trivia,
+            }),
         }
     }
 
@@ -337,16 +378,35 @@ impl<'a> Lexer<'a> {
     fn skip_space(&mut self) {
         while let Some(b) = self.at(self.pos) {
             match b {
-                b'\n' => {
-                    self.pos += 1;
-                    self.line_start = true;
+                b'\n' | b' ' | b'\t' | b'\r' | 0x0b | 0x0c => {
+                    let start = self.pos;
+                    while let Some(b) = self.at(self.pos) {
+                        match b {
+                            b'\n' => self.line_start = true,
+                            b' ' | b'\t' | b'\r' | 0x0b | 0x0c => {}
+                            _ => break,
+                        }
+                        self.pos += 1;
+                    }
+                    // The first byte stays, keeping the tokens around the run apart.
+                    if self.pos - start >= 3 {
+                        self.record(start + 1, self.pos);
+                    }
                 }
-                b' ' | b'\t' | b'\r' | 0x0b | 0x0c => self.pos += 1,
                 b'/' if self.at(self.pos + 1) == Some(b'/') => {
+                    let start = self.pos;
                     self.pos = memchr::memchr(b'\n', &self.src[self.pos..])
                         .map_or(self.src.len(), |i| self.pos + i);
+                    self.record(start, self.pos);
                 }
-                b'/' if self.at(self.pos + 1) == Some(b'*') => self.skip_block_comment(),
+                b'/' if self.at(self.pos + 1) == Some(b'*') => {
+                    let start = self.pos;
+                    self.skip_block_comment();
+                    // Only after whitespace, so that the tokens around it stay apart.
+                    if start == 0 || self.src[start - 1].is_ascii_whitespace() {
+                        self.record(start, self.pos);
+                    }
+                }
                 _ => return,
             }
         }
@@ -531,6 +591,7 @@ fn push_gap(out: &mut Vec<Gap>, open_at: usize, (close, keep): (Option<usize>, b
         Hole::Body | Hole::Tree | Hole::Fields | Hole::Params | Hole::UseList => MIN_BODY,
         Hole::Table => MIN_TABLE,
         Hole::Value => MIN_VALUE,
+        Hole::Attribute | Hole::Trivia => 0,
     };
     if let Some(close) = close
         && !keep
@@ -545,7 +606,33 @@ fn push_gap(out: &mut Vec<Gap>, open_at: usize, (close, keep): (Option<usize>, b
 }
 
 fn rust_gaps(src: &[u8]) -> Vec<Gap> {
+    let trivia = RefCell::new(Vec::new());
     let mut lx = Lexer::new(src, Language::Rust);
+    lx.trivia = Some(&trivia);
+    let structure = rust_structure(&mut lx);
+    with_trivia(&structure, trivia.into_inner())
+}
+
+/// The structural gaps and the trivia outside them, in order.
+fn with_trivia(structure: &[Gap], trivia: Vec<Gap>) -> Vec<Gap> {
+    let mut out = Vec::with_capacity(structure.len() + trivia.len());
+    let mut inside = structure.iter().peekable();
+    for t in trivia {
+        while let Some(g) = inside.next_if(|g| g.end <= t.start) {
+            out.push(*g);
+        }
+        if inside.peek().is_some_and(|g| g.start <= t.start) {
+            // Within a structural gap.
+            continue;
+        }
+        out.push(t);
+    }
+    out.extend(inside);
+    out
+}
+
+fn rust_structure(lx: &mut Lexer<'_>) -> Vec<Gap> {
+    let src = lx.src;
     let mut out = Vec::new();
     loop {
         let token = lx.next();
@@ -564,7 +651,7 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
                             Tok::Eof => return out,
                             Tok::Punct(b'(') if !params && depth <= 0 && angle <= 0 => {
                                 params = true;
-                                let scanned = group(&mut lx, b'(', |_, _| false);
+                                let scanned = group(lx, b'(', |_, _| false);
                                 push_gap(&mut out, t.start, scanned, Hole::Params);
                             }
                             Tok::Punct(b'(' | b'[') => depth += 1,
@@ -575,7 +662,7 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
                                 angle -= 1;
                             }
                             Tok::Punct(b'{') if angle > 0 => {
-                                group(&mut lx, b'{', |_, _| false);
+                                group(lx, b'{', |_, _| false);
                             }
                             Tok::Punct(b';' | b'}') if depth <= 0 => break,
                             Tok::Punct(b'{') if depth <= 0 => {
@@ -585,7 +672,7 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
                                 let mut probe = lx.clone();
                                 let scanned = group(&mut probe, b'{', rust_holds);
                                 if !scanned.1 {
-                                    lx = probe;
+                                    *lx = probe;
                                     push_gap(&mut out, t.start, scanned, Hole::Body);
                                 }
                                 break;
@@ -596,7 +683,7 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
                 }
                 // `const NAME: T = value;`, `static [mut] NAME: T = value;`: the value is left
                 // out (the grammar reads `const NAME: T;`) unless it holds an item.
-                b"static" | b"const" if rust_holds(&lx, token) => {
+                b"static" | b"const" if rust_holds(lx, token) => {
                     // The type runs to the `=` or `;` outside brackets (`->` closes none).
                     let mut depth = 0i32;
                     loop {
@@ -618,7 +705,7 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
                                 if let Some(end) = rust_value_end(&mut probe)
                                     && end - t.start >= MIN_VALUE
                                 {
-                                    lx = probe;
+                                    *lx = probe;
                                     out.push(Gap {
                                         start: t.start,
                                         end,
@@ -642,7 +729,7 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
                             Tok::Punct(b'<') => depth += 1,
                             Tok::Punct(b'>') => depth -= 1,
                             Tok::Punct(open @ (b'{' | b'(')) if depth <= 0 => {
-                                let scanned = group(&mut lx, open, rust_holds);
+                                let scanned = group(lx, open, rust_holds);
                                 push_gap(&mut out, t.start, scanned, Hole::Fields);
                                 break;
                             }
@@ -657,7 +744,7 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
                     match t.tok {
                         Tok::Eof => return out,
                         Tok::Punct(b'{') => {
-                            let scanned = group(&mut lx, b'{', |_, _| false);
+                            let scanned = group(lx, b'{', |_, _| false);
                             push_gap(&mut out, t.start, scanned, Hole::UseList);
                             break;
                         }
@@ -674,7 +761,7 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
                     }
                     if let Tok::Punct(open @ (b'(' | b'[' | b'{')) = lx.peek().tok {
                         lx.next();
-                        rust_inner_trees(&mut lx, open, &mut out, |_, _| false);
+                        rust_inner_trees(lx, open, &mut out, |_, _| false);
                     }
                 }
                 // `if !(…)`, `return !(…)`: not macro calls.
@@ -686,20 +773,36 @@ fn rust_gaps(src: &[u8]) -> Vec<Gap> {
                         && let Tok::Punct(open @ (b'(' | b'[' | b'{')) = open_token.tok
                     {
                         ahead.next();
-                        lx = ahead;
-                        let scanned = group(&mut lx, open, |_, _| false);
+                        *lx = ahead;
+                        let scanned = group(lx, open, |_, _| false);
                         push_gap(&mut out, open_token.start, scanned, Hole::Tree);
                     }
                 }
             },
-            // `#[attr(…)]` and `#![attr(…)]`: the arguments are a token tree.
+            // `#[attr(…)]` and `#![attr(…)]`: left out whole, or else the arguments (a
+            // token tree) when they hold an item or the attribute touches a word on both
+            // sides.
             Tok::Punct(b'#') => {
                 if lx.peek().tok == Tok::Punct(b'!') {
                     lx.next();
                 }
                 if lx.peek().tok == Tok::Punct(b'[') {
                     lx.next();
-                    rust_inner_trees(&mut lx, b'[', &mut out, rust_holds);
+                    let mut probe = lx.clone();
+                    if let (Some(close), false) = group(&mut probe, b'[', rust_holds)
+                        && (token.start == 0
+                            || !is_ident_byte(src[token.start - 1])
+                            || !src.get(close + 1).copied().is_some_and(is_ident_byte))
+                    {
+                        *lx = probe;
+                        out.push(Gap {
+                            start: token.start,
+                            end: close + 1,
+                            hole: Hole::Attribute,
+                        });
+                    } else {
+                        rust_inner_trees(lx, b'[', &mut out, rust_holds);
+                    }
                 }
             }
             _ => {}
@@ -781,7 +884,14 @@ fn rust_holds(lx: &Lexer<'_>, token: Token) -> bool {
 }
 
 fn c_gaps(src: &[u8]) -> Vec<Gap> {
+    let trivia = RefCell::new(Vec::new());
     let mut lx = Lexer::new(src, Language::C);
+    lx.trivia = Some(&trivia);
+    let structure = c_structure(&mut lx);
+    with_trivia(&structure, trivia.into_inner())
+}
+
+fn c_structure(lx: &mut Lexer<'_>) -> Vec<Gap> {
     let mut out = Vec::new();
     // The declaration being read at the current level: parentheses open, whether an `=`
     // was seen (an initializer follows), and the previous token.
@@ -799,20 +909,20 @@ fn c_gaps(src: &[u8]) -> Vec<Gap> {
             Tok::Punct(b')') => paren -= 1,
             Tok::Punct(b'=') if paren <= 0 => initializer = true,
             Tok::Punct(b'{') if paren > 0 => {
-                group(&mut lx, b'{', |_, _| false);
+                group(lx, b'{', |_, _| false);
             }
             Tok::Punct(b'{') if initializer => {
-                let scanned = group(&mut lx, b'{', |_, t| t.tok == Tok::Directive);
+                let scanned = group(lx, b'{', |_, t| t.tok == Tok::Directive);
                 push_gap(&mut out, token.start, scanned, Hole::Table);
             }
             Tok::Punct(b'{') if previous == Tok::Punct(b')') => {
-                let scanned = group(&mut lx, b'{', c_body_holds);
+                let scanned = group(lx, b'{', c_body_holds);
                 push_gap(&mut out, token.start, scanned, Hole::Body);
                 paren = 0;
                 initializer = false;
             }
             Tok::Punct(b'{') if tagged => {
-                let scanned = group(&mut lx, b'{', c_body_holds);
+                let scanned = group(lx, b'{', c_body_holds);
                 push_gap(&mut out, token.start, scanned, Hole::Fields);
             }
             // The end of a declaration; or an `extern "C"` block, or a body the scan does not
@@ -880,11 +990,39 @@ mod tests {
         assert_eq!(a.imports, b.imports);
     }
 
+    /// What is left out, but trivia.
     fn interiors(lang: Language, src: &str) -> Vec<String> {
         gaps(lang, src.as_bytes())
             .iter()
+            .filter(|g| g.hole != Hole::Trivia)
             .map(|g| src[g.start..g.end].trim().to_owned())
             .collect()
+    }
+
+    #[test]
+    fn rust_comments_and_indentation_are_left_out() {
+        let src = "//! Crate.\n\n/// Doc.\n///   more\npub fn a() -> u8 {\n    1\n}\n\
+                   struct S { x: u8 }/* tight */impl S {}\n\
+                   const C: &str = \"// not a comment /* nor this */\"; // trailing\n\
+                   fn b(x: u8) {} /* block\n spanning */ fn c() {}\n";
+        same_symbols(Language::Rust, src);
+        let trivia: Vec<&str> = gaps(Language::Rust, src.as_bytes())
+            .into_iter()
+            .filter(|g| g.hole == Hole::Trivia)
+            .map(|g| &src[g.start..g.end])
+            .collect();
+        assert_eq!(
+            trivia,
+            [
+                "//! Crate.",
+                "/// Doc.",
+                "///   more",
+                "    ",
+                "// trailing",
+                "/* block\n spanning */",
+            ],
+            "a comment right after a token is kept (`/* tight */`), strings are not comments"
+        );
     }
 
     #[test]
@@ -922,7 +1060,7 @@ lazy_static! { static ref NAME: String = String::new(); }
                 "1 + 2 + 3 + 4 + 5",
                 "fn $n() { let _ = 1 + 2 + 3 + 4 + 5; }",
                 "40 + 2 + 0 + 0 + 0 + 0",
-                "Debug, Clone, Copy, PartialEq",
+                "#[derive(Debug, Clone, Copy, PartialEq)]",
                 "pub alpha: T, beta: u64",
                 "Alpha = 1, Beta { x: u8 }, Gamma(u16)",
                 "static ref NAME: String = String::new();",
