@@ -232,8 +232,10 @@ pub fn extract_from_tree(lang: Language, source: &[u8], tree: &Tree) -> Extracte
         |node| {
             let mut w = walker.borrow_mut();
             let pushed = w.enter(node);
+            let root = w.ancestors.is_empty();
             w.ancestors.push(node);
-            (pushed, !is_closed(w.lang, node))
+            let descend = !is_closed(w.lang, node) && (root || may_hold_items(w.lang, node, w.src));
+            (pushed, descend)
         },
         |pushed| {
             let mut w = walker.borrow_mut();
@@ -567,6 +569,20 @@ fn is_watched(lang: Language, node: Node<'_>) -> bool {
 }
 
 /// Whether `node`'s kind is one of [`closed_kind_names`].
+/// Whether the descendants of a node below the root may include a definition. In Rust every
+/// item below another item sits in a block or a declaration list, both of which open with
+/// `{`, so a node whose text has no `{` holds none (most of a signature's types and paths,
+/// and most statements). The check reads at most a few hundred bytes: a longer node is
+/// walked.
+fn may_hold_items(lang: Language, node: Node<'_>, src: &[u8]) -> bool {
+    const MAX_CHECKED: usize = 512;
+    if lang != Language::Rust {
+        return true;
+    }
+    let (start, end) = (node.start_byte(), node.end_byte());
+    end - start > MAX_CHECKED || memchr::memchr(b'{', &src[start..end]).is_some()
+}
+
 fn is_closed(lang: Language, node: Node<'_>) -> bool {
     static TABLES: [OnceLock<Box<[bool]>>; LANGUAGES.len()] =
         [const { OnceLock::new() }; LANGUAGES.len()];
