@@ -7,11 +7,11 @@
 //! `cargo run --release -p ctx-code --example parse_profile -- DIR [TOP]`
 #![allow(clippy::print_stdout)]
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::Instant;
 
-use ctx_code::Language;
 use ctx_code::symbols::{extract_from_tree, parse_for_symbols};
+
+mod common;
 
 #[derive(Default)]
 struct Sum {
@@ -30,20 +30,9 @@ fn main() {
         .next()
         .map_or(25, |n| n.parse().expect("TOP is a number"));
     let verbose = std::env::var_os("VERBOSE").is_some();
-    let entries = ctx_fs::walk(Path::new(&dir), &ctx_fs::WalkOptions::default()).expect("walk");
     let mut sums: BTreeMap<(&str, &str), Sum> = BTreeMap::new();
     let mut costly: Vec<(f64, f64, usize, &str, String)> = Vec::new();
-    for entry in entries.iter().filter(|e| !e.is_dir) {
-        let Some(lang) = Language::from_path(Path::new(&entry.rel)) else {
-            continue;
-        };
-        let Ok(bytes) = std::fs::read(&entry.path) else {
-            continue;
-        };
-        if bytes.len() > 8 << 20 || ctx_code::summary::is_binary(&bytes) {
-            continue;
-        }
-        let lang = Language::detect(Path::new(&entry.rel), &bytes).unwrap_or(lang);
+    for (path, lang, bytes) in common::source_files(&dir) {
         let gaps = ctx_code::shallow::gaps(lang, &bytes);
         let left_out: usize = gaps.iter().map(|g| g.end - g.start).sum();
         let how = if gaps.is_empty() {
@@ -56,7 +45,7 @@ fn main() {
                 let before = &bytes[gap.start.saturating_sub(60)..gap.start];
                 println!(
                     "refused: {}:{line} {:?} after …{}",
-                    entry.rel,
+                    path,
                     gap.hole,
                     String::from_utf8_lossy(before).replace('\n', "⏎")
                 );
@@ -81,7 +70,7 @@ fn main() {
         };
         sum.parse += parse;
         sum.walk += walk;
-        costly.push((parse + walk, parse, bytes.len(), how, entry.rel.clone()));
+        costly.push((parse + walk, parse, bytes.len(), how, path.clone()));
     }
     let (mut parse, mut walk) = (0.0, 0.0);
     println!(

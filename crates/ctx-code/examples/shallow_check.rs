@@ -8,30 +8,19 @@
 //! `cargo run --release -p ctx-code --example shallow_check -- DIR`
 #![allow(clippy::print_stdout)]
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::Instant;
 
-use ctx_code::Language;
 use ctx_code::symbols::{extract_from_tree, parse};
+
+mod common;
 
 fn main() {
     let dir = std::env::args().nth(1).expect("usage: shallow_check DIR");
-    let entries = ctx_fs::walk(Path::new(&dir), &ctx_fs::WalkOptions::default()).expect("walk");
     let (mut files, mut shallow, mut differ, mut recovered) = (0usize, 0usize, 0usize, 0usize);
     let (mut full_time, mut shallow_time) = (0.0, 0.0);
     // Files parsed in full: (language, whether a shallow parse was tried and refused).
     let mut fallback: BTreeMap<(&str, bool), usize> = BTreeMap::new();
-    for entry in entries.iter().filter(|e| !e.is_dir) {
-        let Some(lang) = Language::from_path(Path::new(&entry.rel)) else {
-            continue;
-        };
-        let Ok(bytes) = std::fs::read(&entry.path) else {
-            continue;
-        };
-        if bytes.len() > 8 << 20 || ctx_code::summary::is_binary(&bytes) {
-            continue;
-        }
-        let lang = Language::detect(Path::new(&entry.rel), &bytes).unwrap_or(lang);
+    for (path, lang, bytes) in common::source_files(&dir) {
         files += 1;
         let started = Instant::now();
         let Some(full) = parse(lang, &bytes) else {
@@ -58,24 +47,15 @@ fn main() {
             let first = a.symbols.iter().zip(&b.symbols).position(|(x, y)| x != y);
             if full.root_node().has_error() {
                 recovered += 1;
-                println!("differs after error recovery: {}", entry.rel);
-                if std::env::var_os("VERBOSE").is_some() {
-                    let i = first.unwrap_or(a.symbols.len().min(b.symbols.len()));
-                    println!(
-                        "  full:    {:?}\n  shallow: {:?}",
-                        a.symbols.get(i),
-                        b.symbols.get(i)
-                    );
-                }
-                continue;
+                println!("differs after error recovery: {path}");
+            } else {
+                differ += 1;
+                println!(
+                    "DIFFERS {path} ({} vs {} symbols, first difference at {first:?})",
+                    a.symbols.len(),
+                    b.symbols.len()
+                );
             }
-            differ += 1;
-            println!(
-                "DIFFERS {} ({} vs {} symbols, first difference at {first:?})",
-                entry.rel,
-                a.symbols.len(),
-                b.symbols.len()
-            );
             if std::env::var_os("VERBOSE").is_some() {
                 let i = first.unwrap_or(a.symbols.len().min(b.symbols.len()));
                 println!(
