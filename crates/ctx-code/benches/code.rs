@@ -58,6 +58,14 @@ fn extraction(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter(|| ctx_code::symbols::extract(lang, black_box(src.as_bytes())));
         });
+        // What a cold summary parses: shallow where the language is scanned, against a full
+        // parse of the same bytes.
+        group.bench_function(format!("{name}-parse-for-summary"), |b| {
+            b.iter(|| ctx_code::symbols::parse_for_symbols(lang, black_box(src.as_bytes())));
+        });
+        group.bench_function(format!("{name}-parse-full"), |b| {
+            b.iter(|| ctx_code::symbols::parse(lang, black_box(src.as_bytes())));
+        });
         group.bench_function(format!("{name}-skeleton"), |b| {
             b.iter(|| ctx_code::skeleton::skeleton(lang, black_box(src.as_bytes())));
         });
