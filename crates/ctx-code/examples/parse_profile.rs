@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use ctx_code::symbols::{extract_from_tree, parse_for_symbols};
+use ctx_code::symbols::{extract_from_tree, parse};
 
 mod common;
 
@@ -35,28 +35,32 @@ fn main() {
     for (path, lang, bytes) in common::source_files(&dir) {
         let gaps = ctx_code::shallow::gaps(lang, &bytes);
         let left_out: usize = gaps.iter().map(|g| g.end - g.start).sum();
+        // What `parse_for_symbols` does, timed, and which way it went.
+        let started = Instant::now();
+        let shallow = ctx_code::shallow::parse(lang, &bytes);
         let how = if gaps.is_empty() {
             "no gaps"
-        } else if ctx_code::shallow::parse(lang, &bytes).is_some() {
+        } else if shallow.is_some() {
             "shallow"
         } else {
-            if verbose && let Some(gap) = ctx_code::shallow::refused(lang, &bytes).first() {
-                let line = memchr::memchr_iter(b'\n', &bytes[..gap.start]).count() + 1;
-                let before = &bytes[gap.start.saturating_sub(60)..gap.start];
-                println!(
-                    "refused: {}:{line} {:?} after …{}",
-                    path,
-                    gap.hole,
-                    String::from_utf8_lossy(before).replace('\n', "⏎")
-                );
-            }
             "refused"
         };
-        let started = Instant::now();
-        let Some(tree) = parse_for_symbols(lang, &bytes) else {
+        let Some(tree) = shallow.or_else(|| parse(lang, &bytes)) else {
             continue;
         };
-        let parse = started.elapsed().as_secs_f64();
+        let parse_time = started.elapsed().as_secs_f64();
+        if verbose
+            && how == "refused"
+            && let Some(gap) = ctx_code::shallow::refused(lang, &bytes).first()
+        {
+            let line = memchr::memchr_iter(b'\n', &bytes[..gap.start]).count() + 1;
+            let before = &bytes[gap.start.saturating_sub(60)..gap.start];
+            println!(
+                "refused: {path}:{line} {:?} after …{}",
+                gap.hole,
+                String::from_utf8_lossy(before).replace('\n', "⏎")
+            );
+        }
         let started = Instant::now();
         std::hint::black_box(extract_from_tree(lang, &bytes, &tree));
         let walk = started.elapsed().as_secs_f64();
@@ -68,9 +72,15 @@ fn main() {
         } else {
             bytes.len()
         };
-        sum.parse += parse;
+        sum.parse += parse_time;
         sum.walk += walk;
-        costly.push((parse + walk, parse, bytes.len(), how, path.clone()));
+        costly.push((
+            parse_time + walk,
+            parse_time,
+            bytes.len(),
+            how,
+            path.clone(),
+        ));
     }
     let (mut parse, mut walk) = (0.0, 0.0);
     println!(

@@ -115,13 +115,29 @@ const RUST_PRIMITIVES: &[&[u8]] = &[
 /// Parses `src` with its gaps left out; `None` when the language is not scanned, nothing is
 /// worth leaving out, or the tree disagrees with the scan (the caller then parses in full).
 pub fn parse(lang: Language, src: &[u8]) -> Option<Tree> {
+    let (tree, unmatched) = attempt(lang, src)?;
+    unmatched.is_empty().then_some(tree)
+}
+
+/// The gaps of `src` that its shallow parse does not place where the scan expected (why a
+/// file falls back to a full parse; for diagnostics).
+pub fn refused(lang: Language, src: &[u8]) -> Vec<Gap> {
+    attempt(lang, src)
+        .map(|(_, unmatched)| unmatched)
+        .unwrap_or_default()
+}
+
+/// The shallow parse of `src` and the gaps it does not confirm; `None` when there is nothing
+/// to leave out or the parser gives up.
+fn attempt(lang: Language, src: &[u8]) -> Option<(Tree, Vec<Gap>)> {
     let gaps = gaps(lang, src);
     if gaps.is_empty() {
         return None;
     }
     let ranges = included_ranges(src, &gaps);
     let tree = parse_ranges(lang, src, &ranges)?;
-    unmatched(lang, &tree, &gaps).is_empty().then_some(tree)
+    let unmatched = unmatched(lang, &tree, &gaps);
+    Some((tree, unmatched))
 }
 
 /// The gaps the tree must confirm.
@@ -129,18 +145,7 @@ fn checked(gaps: &[Gap]) -> Vec<Gap> {
     gaps.iter().copied().filter(|g| g.hole.checked()).collect()
 }
 
-/// The gaps of `src` that its shallow parse does not place where the scan expected (why a
-/// file falls back to a full parse; for diagnostics).
-pub fn refused(lang: Language, src: &[u8]) -> Vec<Gap> {
-    let gaps = gaps(lang, src);
-    let ranges = included_ranges(src, &gaps);
-    match parse_ranges(lang, src, &ranges) {
-        Some(tree) => unmatched(lang, &tree, &gaps),
-        None => gaps,
-    }
-}
-
-/// The interiors of `src` a summary does not need parsed, in order.
+/// The parts of `src` a summary does not need parsed, in order.
 pub fn gaps(lang: Language, src: &[u8]) -> Vec<Gap> {
     match lang {
         Language::Rust => rust_gaps(src),

@@ -238,6 +238,9 @@ pub fn summarize_files(
     let mut fresh_bytes = 0usize;
     let mut write_error: Option<String> = None;
     let mut store = |batch: &mut Vec<(CacheKey, Vec<u8>)>| {
+        // Files with the same bytes share one row.
+        batch.sort_by(|a, b| a.0.cmp(&b.0));
+        batch.dedup_by(|a, b| a.0 == b.0);
         if let Some(cache) = cache
             && write_error.is_none()
             && !batch.is_empty()
@@ -247,7 +250,7 @@ pub fn summarize_files(
         }
         batch.clear();
     };
-    let done: Vec<(usize, Finished)> = par_map_streaming(
+    let mut done: Vec<(usize, Finished)> = par_map_streaming(
         &work,
         opts.threads,
         |(i, file, hit)| (*i, finish(file, hit.as_deref(), opts.skeleton)),
@@ -268,14 +271,9 @@ pub fn summarize_files(
     if let Some(err) = write_error {
         return Err(CodeError::Cache(err));
     }
-    let mut results: Vec<Option<Finished>> =
-        std::iter::repeat_with(|| None).take(files.len()).collect();
-    for (i, finished) in done {
-        results[i] = Some(finished);
-    }
-    let results = results
-        .into_iter()
-        .map(|r| r.expect("every file is finished"));
+    // Back in input order.
+    done.sort_unstable_by_key(|(i, _)| *i);
+    let results = done.into_iter().map(|(_, finished)| finished);
 
     let mut stats = SummaryStats::default();
     let mut read: Vec<(FileStamp<'_>, CacheKey)> = Vec::new();
@@ -709,6 +707,26 @@ mod tests {
             }
         );
         assert_eq!(third.files[0].symbols[0].name, "changed");
+    }
+
+    #[test]
+    fn an_undecodable_payload_is_a_miss() {
+        // A payload in another format (an older ctx wrote JSON) is parsed again and replaced.
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("a.rs"), "fn a() {}\n").expect("write");
+        let entries = ctx_fs::walk(dir.path(), &ctx_fs::WalkOptions::default()).expect("walk");
+        let cache = MemoryCache::default();
+        summarize_files(&entries, SummarizeOptions::default(), Some(&cache)).expect("run");
+        for payload in cache.0.borrow_mut().values_mut() {
+            *payload = br#"{"lines":1,"symbols":[],"imports":[],"has_errors":false}"#.to_vec();
+        }
+        let again =
+            summarize_files(&entries, SummarizeOptions::default(), Some(&cache)).expect("run");
+        assert_eq!(again.stats.parsed, 1);
+        assert_eq!(again.files[0].symbols[0].name, "a");
+        let third =
+            summarize_files(&entries, SummarizeOptions::default(), Some(&cache)).expect("run");
+        assert_eq!(third.stats.cached, 1);
     }
 
     #[test]

@@ -568,7 +568,6 @@ fn is_watched(lang: Language, node: Node<'_>) -> bool {
     kind_in(&TABLES, lang, node, watched_kind_names)
 }
 
-/// Whether `node`'s kind is one of [`closed_kind_names`].
 /// Whether the descendants of a node below the root may include a definition. In Rust every
 /// item below another item sits in a block or a declaration list, both of which open with
 /// `{`, so a node whose text has no `{` holds none (most of a signature's types and paths,
@@ -583,6 +582,7 @@ fn may_hold_items(lang: Language, node: Node<'_>, src: &[u8]) -> bool {
     end - start > MAX_CHECKED || memchr::memchr(b'{', &src[start..end]).is_some()
 }
 
+/// Whether `node`'s kind is one of [`closed_kind_names`].
 fn is_closed(lang: Language, node: Node<'_>) -> bool {
     static TABLES: [OnceLock<Box<[bool]>>; LANGUAGES.len()] =
         [const { OnceLock::new() }; LANGUAGES.len()];
@@ -1594,6 +1594,32 @@ mod tests {
             ]
         );
         assert_eq!(got.imports, ["use std::fmt;", "mod other;"]);
+    }
+
+    #[test]
+    fn rust_items_inside_expressions_are_found() {
+        // The walk does not go into nodes without a `{`; items always sit in a block, so
+        // these are all found: in a closure, in a match arm below a statement longer than
+        // the prefix the walk checks, in an async block, and in a file with no `{` at all.
+        let padding = "x + ".repeat(200);
+        let src = format!(
+            "fn outer() {{\n    let f = || {{ fn in_closure() {{}} }};\n    let g = {padding}match 1 {{ _ => {{ struct InArm; 0 }} }};\n    spawn(async move {{ const IN_ASYNC: u8 = 1; }});\n}}\n"
+        );
+        let found: Vec<String> = extract(Language::Rust, src.as_bytes())
+            .symbols
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        for name in ["outer", "in_closure", "InArm", "IN_ASYNC"] {
+            assert!(found.iter().any(|n| n == name), "{name} in {found:?}");
+        }
+        assert_eq!(
+            names(
+                Language::Rust,
+                "const A: u8 = 1;\nstatic B: u8 = 2;\ntype C = u8;\n"
+            ),
+            ["const A", "static B", "type C"]
+        );
     }
 
     #[test]
