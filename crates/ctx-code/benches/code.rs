@@ -97,13 +97,21 @@ fn text_search(c: &mut Criterion) {
         });
         let walk = ctx_fs::WalkOptions::default();
         group.bench_function(format!("{name}-while-walking"), |b| {
-            b.iter(|| search_tree(black_box(dir.path()), &walk, "", &query).unwrap());
+            b.iter(|| search_tree(black_box(dir.path()), &walk, "", &query, None).unwrap());
+        });
+        // As the facade runs it: every file opened through the workspace sandbox.
+        let sandbox = ctx_fs::Workspace::open(dir.path()).unwrap();
+        let reader = ctx_fs::WalkReader::new(&sandbox, sandbox.root()).unwrap();
+        group.bench_function(format!("{name}-while-walking-sandboxed"), |b| {
+            b.iter(|| {
+                search_tree(black_box(sandbox.root()), &walk, "", &query, Some(&reader)).unwrap()
+            });
         });
         // A server's long-lived cache: walk and contents reused while their stamps hold (the
         // files are made to look settled, as an unedited tree is).
         let cache = TreeCache::new();
         group.bench_function(format!("{name}-tree-cache"), |b| {
-            b.iter(|| search_cached(&cache, black_box(dir.path()), "", &query).unwrap());
+            b.iter(|| search_cached(&cache, black_box(dir.path()), "", &query, None).unwrap());
         });
     }
     group.finish();

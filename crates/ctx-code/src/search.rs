@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::error::CodeError;
 use crate::lang::Language;
-use crate::summary::{SummarizeOptions, SummaryCache, par_map, summarize_files};
+use crate::summary::{SummarizeOptions, SummaryCache, par_map, read_entry, summarize_files};
 use crate::symbols::{calls, parse};
 
 /// A line shown around a match.
@@ -62,9 +62,16 @@ pub struct TextQuery {
 pub fn build_matcher(query: &TextQuery) -> Result<RegexMatcher, CodeError> {
     if query.regex {
         check_regex(&query.pattern)?;
+        ctx_core::pattern::check(&query.pattern).map_err(|err| CodeError::Regex {
+            message: err.to_string(),
+        })?;
     }
     let mut builder = RegexMatcherBuilder::new();
-    builder.case_insensitive(query.ignore_case);
+    builder
+        .case_insensitive(query.ignore_case)
+        .nest_limit(ctx_core::pattern::MAX_NESTING)
+        .size_limit(ctx_core::pattern::NFA_SIZE_LIMIT)
+        .dfa_size_limit(ctx_core::pattern::DFA_SIZE_LIMIT);
     let built = if query.regex {
         builder.build(&query.pattern)
     } else {
@@ -104,7 +111,9 @@ pub fn search_text(
     let matcher = build_matcher(query)?;
     let files: Vec<&WalkEntry> = entries.iter().filter(|e| !e.is_dir).collect();
     let per_file = par_map(&files, query.threads, |entry| {
-        search_one(&matcher, query.context, &entry.path, || entry.rel.clone())
+        search_one(&matcher, query.context, &entry.path, None, || {
+            entry.rel.clone()
+        })
     });
     Ok(per_file.into_iter().flatten().collect())
 }
@@ -117,6 +126,7 @@ pub fn search_tree(
     walk: &WalkOptions,
     prefix: &str,
     query: &TextQuery,
+    reader: Option<&ctx_fs::WalkReader<'_>>,
 ) -> Result<Vec<SearchMatch>, CodeError> {
     let matcher = build_matcher(query)?;
     let file_root = root.is_file();
@@ -131,7 +141,7 @@ pub fn search_tree(
         ..walk.clone()
     };
     let (found, _errors) = ctx_fs::walk::walk_each(root, &walk, |entry| {
-        let found = search_one(&matcher, query.context, &entry.path, || {
+        let found = search_one(&matcher, query.context, &entry.path, reader, || {
             if file_root {
                 prefix.to_owned()
             } else if prefix.is_empty() {
@@ -199,12 +209,19 @@ fn search_one(
     matcher: &RegexMatcher,
     context: usize,
     path: &Path,
+    reader: Option<&ctx_fs::WalkReader<'_>>,
     name: impl FnOnce() -> String,
 ) -> Vec<SearchMatch> {
     with_searcher(context, |searcher| {
         let mut sink = collect(matcher, name);
-        // An unreadable file is skipped, like ripgrep does after reporting it.
-        let _ = searcher.search_path(matcher, path, &mut sink);
+        // An unreadable (or refused) file is skipped, like ripgrep does after reporting it.
+        let _ = match reader {
+            Some(reader) => match reader.open(path) {
+                Ok((file, _)) => searcher.search_file(matcher, &file, &mut sink),
+                Err(_) => return Vec::new(),
+            },
+            None => searcher.search_path(matcher, path, &mut sink),
+        };
         sink.out
     })
 }
@@ -283,9 +300,14 @@ pub fn search_symbols(
     name: &str,
     context: usize,
     cache: Option<&dyn SummaryCache>,
+    reader: Option<&ctx_fs::WalkReader<'_>>,
 ) -> Result<Vec<SearchMatch>, CodeError> {
     let (scope, base) = split_qualified(name);
-    let summaries = summarize_files(entries, SummarizeOptions::default(), cache)?;
+    let opts = SummarizeOptions {
+        reader,
+        ..SummarizeOptions::default()
+    };
+    let summaries = summarize_files(entries, opts, cache)?;
     let mut exact = Vec::new();
     let mut loose = Vec::new();
     let needle = base.to_lowercase();
@@ -315,7 +337,7 @@ pub fn search_symbols(
         let context_lines = if context > 0 {
             by_path
                 .get(file.path.as_str())
-                .and_then(|e| std::fs::read(&e.path).ok())
+                .and_then(|e| read_entry(reader, &e.path).ok())
                 .map(|bytes| around(&bytes, symbol.line, context))
                 .unwrap_or_default()
         } else {
@@ -352,6 +374,7 @@ pub fn search_callers(
     name: &str,
     context: usize,
     threads: usize,
+    reader: Option<&ctx_fs::WalkReader<'_>>,
 ) -> Result<Vec<SearchMatch>, CodeError> {
     let (_, base) = split_qualified(name);
     let finder = memchr::memmem::Finder::new(base.as_bytes());
@@ -361,7 +384,7 @@ pub fn search_callers(
         .filter_map(|e| Language::from_path(Path::new(&e.rel)).map(|l| (e, l)))
         .collect();
     let per_file = par_map(&files, threads, |&(entry, lang)| {
-        let Ok(bytes) = std::fs::read(&entry.path) else {
+        let Ok(bytes) = read_entry(reader, &entry.path) else {
             return Vec::new();
         };
         if finder.find(&bytes).is_none() || crate::summary::is_binary(&bytes) {
@@ -489,12 +512,12 @@ mod tests {
                 "from x import parse_file\ndef go():\n    parse_file()\n    # parse_file() in a comment\n",
             ),
         ]);
-        let defs = search_symbols(&entries, "parse_file", 0, None).expect("symbols");
+        let defs = search_symbols(&entries, "parse_file", 0, None, None).expect("symbols");
         assert_eq!(defs.len(), 1);
         assert_eq!(defs[0].text, "[fn] pub fn parse_file()");
-        let loose = search_symbols(&entries, "PARSE", 0, None).expect("symbols");
+        let loose = search_symbols(&entries, "PARSE", 0, None, None).expect("symbols");
         assert_eq!(loose.len(), 1, "falls back to a case-insensitive substring");
-        let callers = search_callers(&entries, "parse_file", 0, 1).expect("callers");
+        let callers = search_callers(&entries, "parse_file", 0, 1, None).expect("callers");
         let got: Vec<(&str, u64, Option<&str>)> = callers
             .iter()
             .map(|m| (m.path.as_str(), m.line, m.scope.as_deref()))

@@ -126,18 +126,33 @@ pub struct Summaries {
 
 /// How to summarize.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct SummarizeOptions {
+pub struct SummarizeOptions<'a> {
     /// Also produce skeletons (always parses).
     pub skeleton: bool,
     /// Worker threads; 0 uses the available parallelism.
     pub threads: usize,
+    /// Opens the files through the workspace sandbox. Every caller that serves a user or an
+    /// agent sets it (the `ctx` facade always does); `None` reads by path, for tools and
+    /// tests over trees of their own.
+    pub reader: Option<&'a ctx_fs::WalkReader<'a>>,
+}
+
+/// Reads a walked file: through the sandbox when a reader is given, else by path.
+pub fn read_entry(
+    reader: Option<&ctx_fs::WalkReader<'_>>,
+    path: &Path,
+) -> std::io::Result<Vec<u8>> {
+    match reader {
+        Some(reader) => reader.read(path),
+        None => std::fs::read(path),
+    }
 }
 
 /// Summarizes `entries` (files from [`ctx_fs::walk`]). Files in unsupported languages,
 /// binary, unreadable or too large files are skipped with a reason; they never fail the run.
 pub fn summarize_files(
     entries: &[WalkEntry],
-    opts: SummarizeOptions,
+    opts: SummarizeOptions<'_>,
     cache: Option<&dyn SummaryCache>,
 ) -> Result<Summaries, CodeError> {
     let mut skipped = Vec::new();
@@ -198,7 +213,7 @@ pub fn summarize_files(
                 bytes: None,
                 key: key.clone(),
             }),
-            None => load(entry, *lang),
+            None => load(entry, *lang, opts.reader),
         });
     let mut files: Vec<Loaded> = Vec::with_capacity(loaded.len());
     for item in loaded {
@@ -253,7 +268,7 @@ pub fn summarize_files(
     let mut done: Vec<(usize, Finished)> = par_map_streaming(
         &work,
         opts.threads,
-        |(i, file, hit)| (*i, finish(file, hit.as_deref(), opts.skeleton)),
+        |(i, file, hit)| (*i, finish(file, hit.as_deref(), opts)),
         |(_, finished)| {
             if let Finished::Summary { payload, key, .. } = finished
                 && let Some(payload) = payload.take()
@@ -321,8 +336,12 @@ struct Loaded<'a> {
     key: CacheKey,
 }
 
-fn load(entry: &WalkEntry, lang: Language) -> Result<Loaded<'_>, Skipped> {
-    let bytes = std::fs::read(&entry.path).map_err(|err| Skipped {
+fn load<'e>(
+    entry: &'e WalkEntry,
+    lang: Language,
+    reader: Option<&ctx_fs::WalkReader<'_>>,
+) -> Result<Loaded<'e>, Skipped> {
+    let bytes = read_entry(reader, &entry.path).map_err(|err| Skipped {
         path: entry.rel.clone(),
         reason: format!("cannot read: {err}"),
     })?;
@@ -360,12 +379,13 @@ enum Finished {
     Skipped(Skipped),
 }
 
-fn finish(file: &Loaded<'_>, hit: Option<&[u8]>, want_skeleton: bool) -> Finished {
+fn finish(file: &Loaded<'_>, hit: Option<&[u8]>, opts: SummarizeOptions<'_>) -> Finished {
+    let want_skeleton = opts.skeleton;
     let decoded: Option<CachedSummary> = hit.and_then(|p| postcard::from_bytes(p).ok());
     // A stamp hit whose summary is gone (or unreadable) reads the file after all.
     let reloaded;
     let file = if decoded.is_none() && file.bytes.is_none() {
-        match load(file.entry, file.lang) {
+        match load(file.entry, file.lang, opts.reader) {
             Ok(loaded) => {
                 reloaded = loaded;
                 &reloaded
@@ -440,7 +460,7 @@ pub fn count_lines(bytes: &[u8]) -> usize {
 pub fn summarize_file(
     path: &Path,
     rel: &str,
-    opts: SummarizeOptions,
+    opts: SummarizeOptions<'_>,
     cache: Option<&dyn SummaryCache>,
 ) -> Result<FileSummary, CodeError> {
     let meta = std::fs::metadata(path).map_err(|source| {

@@ -163,7 +163,11 @@ impl TreeCache {
 
     /// The contents of a walked file, from the cache when its stamp is unchanged; `None` when
     /// it cannot be read.
-    pub fn contents(&self, path: &Path) -> Option<Arc<[u8]>> {
+    pub fn contents(
+        &self,
+        path: &Path,
+        reader: Option<&ctx_fs::WalkReader<'_>>,
+    ) -> Option<Arc<[u8]>> {
         let meta = std::fs::metadata(path).ok()?;
         let (mtime_ns, inode) = ctx_fs::walk::stamp(&meta);
         let stamp = (meta.len(), mtime_ns, inode);
@@ -174,7 +178,7 @@ impl TreeCache {
             return Some(Arc::clone(&file.bytes));
         }
         let started = SystemTime::now();
-        let bytes: Arc<[u8]> = std::fs::read(path).ok()?.into();
+        let bytes: Arc<[u8]> = crate::summary::read_entry(reader, path).ok()?.into();
         self.reads.fetch_add(1, Ordering::Relaxed);
         // Kept only when the bytes read are the stamp's (same length) and the stamp is old
         // enough to be trusted.
@@ -294,11 +298,12 @@ pub fn search_cached(
     root: &Path,
     prefix: &str,
     query: &TextQuery,
+    reader: Option<&ctx_fs::WalkReader<'_>>,
 ) -> Result<Vec<SearchMatch>, CodeError> {
     let matcher = build_matcher(query)?;
     let entries = cache.walk(root)?;
     let per_file = par_map(&entries, query.threads, |entry| {
-        let Some(bytes) = cache.contents(&entry.path) else {
+        let Some(bytes) = cache.contents(&entry.path, reader) else {
             return Vec::new();
         };
         search_bytes(&matcher, query.context, &bytes, || {
@@ -359,9 +364,10 @@ mod tests {
     }
 
     fn found(cache: &TreeCache, root: &Path) -> Vec<String> {
-        let cached = search_cached(cache, root, "", &query("needle")).expect("cached search");
-        let fresh = crate::search::search_tree(root, &WalkOptions::default(), "", &query("needle"))
-            .expect("fresh search");
+        let cached = search_cached(cache, root, "", &query("needle"), None).expect("cached search");
+        let fresh =
+            crate::search::search_tree(root, &WalkOptions::default(), "", &query("needle"), None)
+                .expect("fresh search");
         assert_eq!(cached, fresh, "the cache answers exactly as a fresh search");
         cached
             .iter()

@@ -13,6 +13,7 @@ mod document;
 mod hash;
 mod id;
 mod metadata;
+pub mod pattern;
 pub mod progress;
 pub mod redact;
 pub mod tokenizer;

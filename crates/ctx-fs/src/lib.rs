@@ -10,11 +10,13 @@
 
 pub mod error;
 pub mod read;
+pub mod reader;
 pub mod sandbox;
 pub mod time;
 pub mod walk;
 
 pub use error::{ErrorKind, SandboxError, WalkError};
 pub use read::{FsReadError, FsReadInput, FsReadOutput, Operation, ReadOptions, fs_read};
+pub use reader::WalkReader;
 pub use sandbox::{SandboxOptions, Workspace};
 pub use walk::{WalkEntry, WalkOptions, WalkOutcome, walk, walk_with_errors};

@@ -85,6 +85,7 @@ async fn breakdown(root: &std::path::Path, server: &CtxServer) {
     let cx = ctx::code::CodeContext {
         cwd: root.to_owned(),
         store: None,
+        sandbox: None,
     };
     let search = time(&mut || {
         ctx::code::search(&cx, std::path::Path::new("."), &query).expect("search");

@@ -4,8 +4,11 @@
 //! git sees it; [`MemorySource`] holds documents given in code. [`ingest_from_source`] turns a
 //! source into [`Document`]s under an [`ErrorPolicy`].
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use ctx_core::redact::Redactor;
 use ctx_core::{ContentHash, Document, DocumentId, Metadata};
 use rayon::prelude::*;
 
@@ -181,11 +184,18 @@ impl DocumentSource for MemorySource {
 
 /// The files of a workspace, walked like git sees them (ignore rules, hidden files and
 /// dependency directories skipped; see `ctx_fs::walk`).
+///
+/// Files are read through the ctx-fs sandbox of the root (a symlink leading out, a hard link,
+/// a FIFO or a device is skipped with the reason), and their text is redacted before it becomes
+/// a document: the index on disk, its search database and every answer built from it hold
+/// `[REDACTED:rule]` where the file held a secret.
 #[derive(Debug, Clone)]
 pub struct FilesystemSource {
     root: PathBuf,
     paths: Vec<String>,
     max_file_bytes: u64,
+    sandbox: Arc<Result<ctx_fs::Workspace, String>>,
+    redactor: Arc<Redactor>,
 }
 
 impl FilesystemSource {
@@ -203,7 +213,17 @@ impl FilesystemSource {
             root: root.to_owned(),
             paths,
             max_file_bytes,
+            sandbox: Arc::new(ctx_fs::Workspace::open(root).map_err(|e| e.to_string())),
+            redactor: Arc::new(Redactor::builtin().clone()),
         }
+    }
+
+    /// Redacts with `redactor` (the built-in rules plus the project's custom ones) instead of
+    /// the built-in rules alone.
+    #[must_use]
+    pub fn with_redactor(mut self, redactor: Redactor) -> Self {
+        self.redactor = Arc::new(redactor);
+        self
     }
 
     /// The workspace root.
@@ -227,6 +247,8 @@ impl DocumentSource for FilesystemSource {
             "kind": "filesystem",
             "paths": self.paths,
             "max_file_bytes": self.max_file_bytes,
+            // Documents hold redacted text: other rules make other documents.
+            "redaction": self.redactor.rule_ids(),
         })
     }
 
@@ -278,12 +300,22 @@ impl DocumentSource for FilesystemSource {
 
     fn fetch(&self, entry: &SourceEntry) -> Result<RawDocument, ConnectorError> {
         let id = entry.id.to_string();
-        let path = self.root.join(entry.id.as_str());
-        let failed = |err: std::io::Error| ConnectorError::FetchFailed {
+        let failed = |message: String| ConnectorError::FetchFailed {
             id: id.clone(),
-            message: err.to_string(),
+            message,
         };
-        let size = std::fs::metadata(&path).map_err(failed)?.len();
+        let sandbox = self
+            .sandbox
+            .as_ref()
+            .as_ref()
+            .map_err(|e| failed(e.clone()))?;
+        let resolved = sandbox
+            .resolve(entry.id.as_str())
+            .map_err(|e| failed(e.to_string()))?;
+        if resolved.kind != ctx_fs::sandbox::EntryKind::File {
+            return Err(failed("not a regular file".to_owned()));
+        }
+        let size = resolved.meta.len();
         if size > self.max_file_bytes {
             return Err(ConnectorError::InvalidContent {
                 id,
@@ -293,12 +325,25 @@ impl DocumentSource for FilesystemSource {
                 ),
             });
         }
-        let bytes = std::fs::read(&path).map_err(failed)?;
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        resolved
+            .file
+            .take(self.max_file_bytes.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| failed(e.to_string()))?;
         if memchr_nul(&bytes) {
             return Err(ConnectorError::InvalidContent {
                 id,
                 reason: "binary file".to_owned(),
             });
+        }
+        // Text that is not UTF-8 is refused later by `Document::ingest`; redaction applies to
+        // the text that can become a document.
+        if let Ok(text) = std::str::from_utf8(&bytes) {
+            let redacted = self.redactor.redact(text);
+            if redacted.is_redacted() {
+                bytes = redacted.text.into_owned().into_bytes();
+            }
         }
         let mut metadata = Metadata::new();
         if let Some(lang) = ctx_code::Language::from_path(Path::new(entry.id.as_str())) {

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ctx_fs::{WalkOptions, walk};
+use ctx_fs::sandbox::EntryKind;
+use ctx_fs::{SandboxError, WalkOptions, Workspace, walk};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -100,11 +101,26 @@ pub struct Unit {
     pub notes: Vec<String>,
 }
 
-/// Expands a stored source into its units.
+/// The workspace sandbox every file of a render is read through (opened once per source), or
+/// why the root cannot be opened.
+fn open_sandbox(options: &ExpandOptions<'_>) -> Result<Workspace, Skip> {
+    Workspace::open(options.root).map_err(|err| Skip::Unreadable {
+        error: err.to_string(),
+    })
+}
+
+/// Expands a stored source into its units. Every file is read through the ctx-fs sandbox of
+/// the workspace root at render time, as `fs_read` reads: a source that is (or has become) a
+/// symlink leading out of the workspace, a hard link, a FIFO or a device is skipped with the
+/// reason, never followed.
 pub fn expand(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Vec<Unit> {
+    let file = |path: &str, lines: Option<LineRange>| match open_sandbox(options) {
+        Ok(sandbox) => file_unit(&sandbox, path, lines, options),
+        Err(skip) => skipped(path, skip),
+    };
     match &spec.source {
-        Source::File { path, lines } => vec![file_unit(path, *lines, options)],
-        Source::Markdown { path } => vec![file_unit(path, None, options)],
+        Source::File { path, lines } => vec![file(path, *lines)],
+        Source::Markdown { path } => vec![file(path, None)],
         Source::MarkdownDir {
             path,
             recursive,
@@ -172,7 +188,22 @@ fn plan_collection(
     max_files: Option<u64>,
     allow_sensitive: bool,
     options: &ExpandOptions<'_>,
+    sandbox: &Workspace,
 ) -> Vec<(String, Option<Unit>)> {
+    // The collection's directory must itself lie inside the workspace: a directory that is
+    // (or became) a symlink leading out is not walked, so no name from outside is listed.
+    if !dir.is_empty() {
+        match sandbox.resolve(dir) {
+            Ok(resolved) if resolved.kind == EntryKind::Dir => {}
+            Ok(_) => {
+                let skip = Skip::Unreadable {
+                    error: "not a directory".to_owned(),
+                };
+                return vec![(dir.to_owned(), Some(skipped(dir, skip)))];
+            }
+            Err(err) => return vec![(dir.to_owned(), Some(skipped(dir, sandbox_skip(err))))],
+        }
+    }
     let base = join(options.root, dir);
     let entries = match walk(&base, walk_options) {
         Ok(entries) => entries,
@@ -230,15 +261,29 @@ fn collection(
     allow_sensitive: bool,
     options: &ExpandOptions<'_>,
 ) -> Vec<Unit> {
-    plan_collection(dir, walk_options, max_files, allow_sensitive, options)
-        .into_par_iter()
-        .map(|(id, skip)| skip.unwrap_or_else(|| file_unit(&id, None, options)))
-        .collect()
+    let sandbox = match open_sandbox(options) {
+        Ok(sandbox) => sandbox,
+        Err(skip) => return vec![skipped(dir, skip)],
+    };
+    plan_collection(
+        dir,
+        walk_options,
+        max_files,
+        allow_sensitive,
+        options,
+        &sandbox,
+    )
+    .into_par_iter()
+    .map(|(id, skip)| skip.unwrap_or_else(|| file_unit(&sandbox, &id, None, options)))
+    .collect()
 }
 
 /// How many files a collection source matches right now, and how many of those it skips as
 /// sensitive, without reading any file; `None` for sources that are not collections.
 pub fn count_matches(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Option<(usize, usize)> {
+    let Ok(sandbox) = open_sandbox(options) else {
+        return Some((0, 0));
+    };
     let planned = match &spec.source {
         Source::MarkdownDir {
             path,
@@ -251,6 +296,7 @@ pub fn count_matches(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Option<(
             *max_files,
             spec.allow_sensitive,
             options,
+            &sandbox,
         ),
         Source::Glob {
             base,
@@ -263,6 +309,7 @@ pub fn count_matches(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Option<(
             *max_files,
             spec.allow_sensitive,
             options,
+            &sandbox,
         ),
         Source::GitDiff { .. } => {
             let units = expand(spec, options);
@@ -316,16 +363,20 @@ fn skipped(key: &str, skip: Skip) -> Unit {
     }
 }
 
-fn file_unit(id: &str, lines: Option<LineRange>, options: &ExpandOptions<'_>) -> Unit {
+fn file_unit(
+    sandbox: &Workspace,
+    id: &str,
+    lines: Option<LineRange>,
+    options: &ExpandOptions<'_>,
+) -> Unit {
     let key = match lines {
         Some(range) => format!("{id}#{range}"),
         None => id.to_owned(),
     };
-    let body =
-        read_text(&join(options.root, id), options.max_file_bytes).and_then(|text| match lines {
-            Some(range) => slice_lines(&text, range),
-            None => Ok(text),
-        });
+    let body = read_text(sandbox, id, options.max_file_bytes).and_then(|text| match lines {
+        Some(range) => slice_lines(&text, range),
+        None => Ok(text),
+    });
     Unit {
         key,
         label: id.to_owned(),
@@ -336,20 +387,26 @@ fn file_unit(id: &str, lines: Option<LineRange>, options: &ExpandOptions<'_>) ->
     }
 }
 
-/// Reads a file as text: size checked before reading, NUL bytes mean binary, UTF-8 required.
-pub fn read_text(path: &Path, max_bytes: u64) -> Result<String, Skip> {
-    let io_skip = |err: &std::io::Error| match err.kind() {
-        std::io::ErrorKind::NotFound => Skip::Missing,
-        _ => Skip::Unreadable {
-            error: err.to_string(),
+/// Why the sandbox refused a path, as a skip.
+fn sandbox_skip(err: SandboxError) -> Skip {
+    match err {
+        SandboxError::NotFound { .. } => Skip::Missing,
+        other => Skip::Unreadable {
+            error: other.to_string(),
         },
-    };
-    let meta = std::fs::metadata(path).map_err(|e| io_skip(&e))?;
-    if !meta.is_file() {
+    }
+}
+
+/// Reads the file at workspace-relative `rel` through the sandbox, as text: size checked
+/// before reading, NUL bytes mean binary, UTF-8 required.
+pub fn read_text(sandbox: &Workspace, rel: &str, max_bytes: u64) -> Result<String, Skip> {
+    let resolved = sandbox.resolve(rel).map_err(sandbox_skip)?;
+    if resolved.kind != EntryKind::File {
         return Err(Skip::Unreadable {
             error: "not a regular file".into(),
         });
     }
+    let meta = resolved.meta;
     if meta.len() > max_bytes {
         return Err(Skip::TooLarge {
             bytes: meta.len(),
@@ -357,9 +414,13 @@ pub fn read_text(path: &Path, max_bytes: u64) -> Result<String, Skip> {
         });
     }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    std::fs::File::open(path)
-        .and_then(|f| f.take(max_bytes + 1).read_to_end(&mut bytes))
-        .map_err(|e| io_skip(&e))?;
+    resolved
+        .file
+        .take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Skip::Unreadable {
+            error: e.to_string(),
+        })?;
     if bytes.len() as u64 > max_bytes {
         return Err(Skip::TooLarge {
             bytes: bytes.len() as u64,
@@ -603,19 +664,88 @@ mod tests {
         std::fs::write(p("bin"), b"a\0b").expect("w");
         std::fs::write(p("latin1"), b"caf\xe9").expect("w");
         std::fs::write(p("big"), vec![b'x'; 100]).expect("w");
-        assert_eq!(read_text(&p("ok.txt"), 50), Ok("hello\n".into()));
-        assert_eq!(read_text(&p("bin"), 50), Err(Skip::Binary));
+        let ws = Workspace::open(dir.path()).expect("ws");
+        assert_eq!(read_text(&ws, "ok.txt", 50), Ok("hello\n".into()));
+        assert_eq!(read_text(&ws, "bin", 50), Err(Skip::Binary));
         assert_eq!(
-            read_text(&p("latin1"), 50),
+            read_text(&ws, "latin1", 50),
             Err(Skip::NotUtf8 { offset: 3 })
         );
         assert_eq!(
-            read_text(&p("big"), 50),
+            read_text(&ws, "big", 50),
             Err(Skip::TooLarge {
                 bytes: 100,
                 limit: 50
             })
         );
-        assert_eq!(read_text(&p("gone"), 50), Err(Skip::Missing));
+        assert_eq!(read_text(&ws, "gone", 50), Err(Skip::Missing));
+    }
+
+    #[test]
+    fn reads_never_leave_the_workspace() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().join("ws");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(root.join("docs")).expect("mkdir");
+        std::fs::create_dir_all(&outside).expect("mkdir");
+        std::fs::write(outside.join("passwd"), "root:x:0:0\n").expect("w");
+        std::fs::write(outside.join("notes.md"), "# outside\n").expect("w");
+        std::os::unix::fs::symlink(outside.join("passwd"), root.join("pw")).expect("link");
+        std::os::unix::fs::symlink(&outside, root.join("away")).expect("link");
+        std::fs::hard_link(outside.join("passwd"), root.join("docs/hard.md")).expect("link");
+        std::fs::write(root.join("docs/ok.md"), "# ok\n").expect("w");
+        let ws = Workspace::open(&root).expect("ws");
+        for rel in ["pw", "away/passwd", "docs/hard.md"] {
+            let skip = read_text(&ws, rel, 1000).expect_err(rel);
+            assert_eq!(skip.code(), "unreadable", "{rel}: {skip}");
+        }
+        let sensitive = SensitivePaths::builtin();
+        let options = ExpandOptions {
+            root: &root,
+            max_file_bytes: 1000,
+            sensitive,
+            command_timeout: Duration::from_secs(1),
+        };
+        let spec = |source| SourceSpec {
+            source,
+            allow_sensitive: false,
+        };
+        let units = expand(
+            &spec(Source::MarkdownDir {
+                path: "away".into(),
+                recursive: true,
+                max_files: None,
+                exclude: Vec::new(),
+            }),
+            &options,
+        );
+        assert_eq!(
+            units.len(),
+            1,
+            "an outside directory is not listed: {units:?}"
+        );
+        assert!(units[0].body.is_err());
+        let units = expand(
+            &spec(Source::MarkdownDir {
+                path: "docs".into(),
+                recursive: true,
+                max_files: None,
+                exclude: Vec::new(),
+            }),
+            &options,
+        );
+        let bodies: Vec<(&str, bool)> = units
+            .iter()
+            .map(|u| (u.key.as_str(), u.body.is_ok()))
+            .collect();
+        assert_eq!(bodies, [("docs/hard.md", false), ("docs/ok.md", true)]);
+        let units = expand(
+            &spec(Source::File {
+                path: "pw".into(),
+                lines: None,
+            }),
+            &options,
+        );
+        assert!(units[0].body.is_err(), "{:?}", units[0].body);
     }
 }

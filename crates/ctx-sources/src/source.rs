@@ -351,7 +351,24 @@ fn existing_file(uri: &str, path: &str, cwd: &Path, root: &Path) -> Result<Strin
             path: path.to_owned(),
         });
     }
+    check_in_sandbox(uri, &id, root)?;
     Ok(id)
+}
+
+/// Opens `id` through the workspace sandbox, as a render will: a symlink leading out of the
+/// root, a hard link, a FIFO or a device is refused when the source is added (and again at
+/// every render, since the file may change after).
+fn check_in_sandbox(uri: &str, id: &str, root: &Path) -> Result<(), SourceError> {
+    let refused = |reason: String| SourceError::OutsideRoot {
+        uri: uri.to_owned(),
+        root: root.to_owned(),
+        reason,
+    };
+    let sandbox = ctx_fs::Workspace::open(root).map_err(|e| refused(e.to_string()))?;
+    sandbox
+        .resolve(if id.is_empty() { "." } else { id })
+        .map(drop)
+        .map_err(|e| refused(e.to_string()))
 }
 
 fn existing_dir(uri: &str, path: &str, cwd: &Path, root: &Path) -> Result<String, SourceError> {
@@ -363,7 +380,9 @@ fn existing_dir(uri: &str, path: &str, cwd: &Path, root: &Path) -> Result<String
             reason: format!("`{path}` is not a directory; use file: or md: for a single file"),
         });
     }
-    id_within(uri, &full, root)
+    let id = id_within(uri, &full, root)?;
+    check_in_sandbox(uri, &id, root)?;
+    Ok(id)
 }
 
 #[cfg(test)]
@@ -378,6 +397,35 @@ mod tests {
         std::fs::write(root.join("README.md"), "# hi\n").expect("write");
         std::fs::write(root.join("docs/a.md"), "a\n").expect("write");
         parse_source(uri, &root.join("docs"), &root, &AddOptions::default())
+    }
+
+    #[test]
+    fn links_leading_out_are_refused_when_added() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical").join("root");
+        let outside = dir
+            .path()
+            .canonicalize()
+            .expect("canonical")
+            .join("outside");
+        std::fs::create_dir_all(&root).expect("mkdir");
+        std::fs::create_dir_all(&outside).expect("mkdir");
+        std::fs::write(outside.join("passwd"), "root:x:0:0\n").expect("write");
+        std::os::unix::fs::symlink(outside.join("passwd"), root.join("pw")).expect("link");
+        std::os::unix::fs::symlink(&outside, root.join("away")).expect("link");
+        std::fs::hard_link(outside.join("passwd"), root.join("hard")).expect("link");
+        for uri in [
+            "file:pw",
+            "md:pw",
+            "file:away/passwd",
+            "md_dir:away",
+            "file:hard",
+        ] {
+            let err = parse_source(uri, &root, &root, &AddOptions::default())
+                .expect_err(uri)
+                .to_string();
+            assert!(err.contains("outside the workspace"), "{uri}: {err}");
+        }
     }
 
     #[test]

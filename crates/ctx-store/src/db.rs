@@ -201,8 +201,13 @@ impl Database {
             path: path.to_owned(),
             source,
         };
-        let conn = Connection::open(path).map_err(err)?;
+        let mut conn = Connection::open(path).map_err(err)?;
         conn.busy_timeout(Duration::from_secs(10)).map_err(err)?;
+        // Every transaction takes the write lock when it begins. A deferred transaction that
+        // reads first and writes later cannot wait for the lock in WAL mode: SQLite answers
+        // SQLITE_BUSY(_SNAPSHOT) at once instead of applying the busy timeout, so concurrent
+        // writers failed with "database is locked".
+        conn.set_transaction_behavior(rusqlite::TransactionBehavior::Immediate);
         conn.execute_batch(
             // Reads through a memory map (up to 1 GiB): a warm `summarize` reads every cached
             // summary, and page-by-page `pread` calls were most of its time.

@@ -161,6 +161,64 @@ pub struct CodeContext<'a> {
     pub cwd: PathBuf,
     /// The store whose summary cache to use, if any.
     pub store: Option<&'a Store>,
+    /// The sandbox every file is read through: a server's workspace. `None` confines each
+    /// operation to the tree it names (the CLI: the user names the tree, and nothing read
+    /// under it may lead out of it through a symlink or a hard link).
+    pub sandbox: Option<&'a ctx_fs::Workspace>,
+}
+
+/// The sandbox of one operation: the caller's, or one opened at the target.
+struct Confined<'a> {
+    own: Option<ctx_fs::Workspace>,
+    given: Option<&'a ctx_fs::Workspace>,
+    /// The path to walk (canonical when the sandbox was opened here).
+    walk_root: PathBuf,
+}
+
+impl Confined<'_> {
+    fn workspace(&self) -> &ctx_fs::Workspace {
+        match (&self.own, self.given) {
+            (Some(own), _) => own,
+            (None, Some(given)) => given,
+            (None, None) => unreachable!("a confined operation has a sandbox"),
+        }
+    }
+
+    fn reader(&self) -> Result<ctx_fs::WalkReader<'_>, CodeError> {
+        ctx_fs::WalkReader::new(self.workspace(), &self.walk_root).map_err(|err| CodeError::Io {
+            path: self.walk_root.clone(),
+            source: std::io::Error::other(err),
+        })
+    }
+}
+
+impl<'a> CodeContext<'a> {
+    /// The sandbox for an operation on `full` (a resolved, existing path).
+    fn confine(&self, full: &Path, shown: &Path) -> Result<Confined<'a>, CodeError> {
+        if let Some(given) = self.sandbox {
+            return Ok(Confined {
+                own: None,
+                given: Some(given),
+                walk_root: full.to_owned(),
+            });
+        }
+        let io = |source: std::io::Error| CodeError::Io {
+            path: shown.to_owned(),
+            source,
+        };
+        let walk_root = full.canonicalize().map_err(io)?;
+        let dir = if walk_root.is_dir() {
+            walk_root.as_path()
+        } else {
+            walk_root.parent().unwrap_or(&walk_root)
+        };
+        let own = ctx_fs::Workspace::open(dir).map_err(|err| io(std::io::Error::other(err)))?;
+        Ok(Confined {
+            own: Some(own),
+            given: None,
+            walk_root,
+        })
+    }
 }
 
 impl CodeContext<'_> {
@@ -230,6 +288,37 @@ fn walk_under(
     Ok(entries)
 }
 
+/// Replaces secrets in a text with the built-in rules (file content leaving through code
+/// intelligence: matched lines, signatures, doc comments, skeletons).
+fn redact_text(text: &mut String) {
+    let redacted = ctx_core::redact::Redactor::builtin().redact(text);
+    if redacted.is_redacted() {
+        *text = redacted.text.into_owned();
+    }
+}
+
+fn redact_summary(summary: &mut FileSummary) {
+    for symbol in &mut summary.symbols {
+        redact_text(&mut symbol.signature);
+        if let Some(doc) = symbol.doc_comment.as_mut() {
+            redact_text(doc);
+        }
+    }
+    if let Some(skeleton) = summary.skeleton.as_mut() {
+        redact_text(skeleton);
+    }
+}
+
+fn redact_matches(mut matches: Vec<SearchMatch>) -> Vec<SearchMatch> {
+    for m in &mut matches {
+        redact_text(&mut m.text);
+        for line in &mut m.context {
+            redact_text(&mut line.text);
+        }
+    }
+    matches
+}
+
 /// The result of `summarize`.
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
@@ -254,11 +343,15 @@ pub fn summarize(
     skeleton: bool,
 ) -> Result<SummarizeReport, CodeError> {
     let (full, prefix) = cx.resolve(path)?;
+    let confined = cx.confine(&full, path)?;
+    let reader = confined.reader()?;
+    let full = confined.walk_root.clone();
     let cache = cx.cache();
     let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);
     let opts = SummarizeOptions {
         skeleton,
         threads: 0,
+        reader: Some(&reader),
     };
     if !full.is_dir() {
         let rel = if prefix.is_empty() {
@@ -266,12 +359,13 @@ pub fn summarize(
         } else {
             prefix
         };
-        return Ok(SummarizeReport::File(ctx_code::summarize_file(
-            &full, &rel, opts, cache_ref,
-        )?));
+        let mut summary = ctx_code::summarize_file(&full, &rel, opts, cache_ref)?;
+        redact_summary(&mut summary);
+        return Ok(SummarizeReport::File(summary));
     }
     let entries = walk_under(&full, &prefix, depth)?;
-    let run = ctx_code::summarize_files(&entries, opts, cache_ref)?;
+    let mut run = ctx_code::summarize_files(&entries, opts, cache_ref)?;
+    run.files.iter_mut().for_each(redact_summary);
     Ok(SummarizeReport::Directory {
         path: if prefix.is_empty() {
             ".".to_owned()
@@ -298,7 +392,13 @@ pub fn map(
             source: std::io::Error::other("not a directory; name a directory to map"),
         });
     }
-    let entries = ctx_fs::walk(&full, &WalkOptions::default())?;
+    let confined = cx.confine(&full, path)?;
+    let reader = confined.reader()?;
+    let entries = ctx_fs::walk(&confined.walk_root, &WalkOptions::default())?;
+    let opts = SummarizeOptions {
+        reader: Some(&reader),
+        ..SummarizeOptions::default()
+    };
     let cache = cx.cache();
     let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);
     // Only files shown individually need symbols; deeper files only count lines.
@@ -307,28 +407,40 @@ pub fn map(
         .filter(|e| depth.is_none_or(|d| e.rel.split('/').count() <= d))
         .cloned()
         .collect();
-    let run = ctx_code::summarize_files(&shown, SummarizeOptions::default(), cache_ref)?;
+    let mut run = ctx_code::summarize_files(&shown, opts, cache_ref)?;
+    run.files.iter_mut().for_each(redact_summary);
     let mut by_path: std::collections::BTreeMap<String, FileSummary> =
         run.files.into_iter().map(|f| (f.path.clone(), f)).collect();
     let line_counts = ctx_code::summary::par_map(&entries, 0, |entry| {
-        if by_path.contains_key(&entry.rel) {
-            return 0;
+        if by_path.contains_key(&entry.rel) || entry.is_dir {
+            return Some(0);
         }
-        std::fs::read(&entry.path)
+        ctx_code::summary::read_entry(Some(&reader), &entry.path)
             .ok()
-            .filter(|b| !ctx_code::summary::is_binary(b))
-            .map_or(0, |b| ctx_code::summary::count_lines(&b))
+            .map(|b| {
+                if ctx_code::summary::is_binary(&b) {
+                    0
+                } else {
+                    ctx_code::summary::count_lines(&b)
+                }
+            })
     });
+    // A file the sandbox refused (a hard link, a symlink swapped in after the walk) is left
+    // out of the map, not listed with zero lines.
     let files: Vec<MapFile> = entries
         .iter()
         .zip(line_counts)
-        .map(|(entry, lines)| {
+        .filter_map(|(entry, lines)| {
             let summary = by_path.remove(&entry.rel);
-            MapFile {
-                rel: entry.rel.clone(),
-                lines: summary.as_ref().map_or(lines, |s| s.lines),
-                summary,
+            if summary.is_none() && lines.is_none() && !entry.is_dir {
+                return None;
             }
+            Some((entry, lines.unwrap_or(0), summary))
+        })
+        .map(|(entry, lines, summary)| MapFile {
+            rel: entry.rel.clone(),
+            lines: summary.as_ref().map_or(lines, |s| s.lines),
+            summary,
         })
         .collect();
     let root = if prefix.is_empty() {
@@ -357,10 +469,20 @@ pub fn search(
     kind: &SearchKind,
 ) -> Result<Vec<SearchMatch>, CodeError> {
     let (full, prefix) = cx.resolve(path)?;
+    let confined = cx.confine(&full, path)?;
+    let reader = confined.reader()?;
+    let full = confined.walk_root.clone();
     if let SearchKind::Text(query) = kind {
         // Search while walking (as ripgrep does); the regex is built, and a bad one refused,
         // before anything is walked.
-        return ctx_code::search::search_tree(&full, &WalkOptions::default(), &prefix, query);
+        return ctx_code::search::search_tree(
+            &full,
+            &WalkOptions::default(),
+            &prefix,
+            query,
+            Some(&reader),
+        )
+        .map(redact_matches);
     }
     let entries = walk_under(&full, &prefix, None)?;
     match kind {
@@ -368,10 +490,12 @@ pub fn search(
         SearchKind::Symbol { name, context } => {
             let cache = cx.cache();
             let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);
-            ctx_code::search::search_symbols(&entries, name, *context, cache_ref)
+            ctx_code::search::search_symbols(&entries, name, *context, cache_ref, Some(&reader))
+                .map(redact_matches)
         }
         SearchKind::Caller { name, context } => {
-            ctx_code::search::search_callers(&entries, name, *context, 0)
+            ctx_code::search::search_callers(&entries, name, *context, 0, Some(&reader))
+                .map(redact_matches)
         }
     }
 }
@@ -387,7 +511,16 @@ pub fn search_cached(
     if let SearchKind::Text(query) = kind {
         let (full, prefix) = cx.resolve(path)?;
         if full.is_dir() {
-            return ctx_code::tree_cache::search_cached(cache, &full, &prefix, query);
+            let confined = cx.confine(&full, path)?;
+            let reader = confined.reader()?;
+            return ctx_code::tree_cache::search_cached(
+                cache,
+                &confined.walk_root,
+                &prefix,
+                query,
+                Some(&reader),
+            )
+            .map(redact_matches);
         }
     }
     search(cx, path, kind)
@@ -439,15 +572,20 @@ pub fn related(
         .map_err(|_| CodeError::NotFound {
             path: file.to_owned(),
         })?;
+    let confined = cx.confine(&root, &root)?;
+    let reader = confined.reader()?;
+    let root = confined.walk_root.clone();
+    let opts = SummarizeOptions {
+        reader: Some(&reader),
+        ..SummarizeOptions::default()
+    };
     let entries = ctx_fs::walk(&root, &WalkOptions::default())?;
     let cache = cx.cache();
     let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);
-    let mut run = ctx_code::summarize_files(&entries, SummarizeOptions::default(), cache_ref)?;
+    let mut run = ctx_code::summarize_files(&entries, opts, cache_ref)?;
     if !run.files.iter().any(|f| f.path == rel) {
         // The file may be ignored or hidden; it still gets its own imports resolved.
-        if let Ok(summary) =
-            ctx_code::summarize_file(&full, &rel, SummarizeOptions::default(), cache_ref)
-        {
+        if let Ok(summary) = ctx_code::summarize_file(&full, &rel, opts, cache_ref) {
             run.files.push(summary);
         }
     }
@@ -583,7 +721,18 @@ pub fn diff_context(
     head: Option<&str>,
 ) -> Result<DiffContext, CodeError> {
     let repo = ctx_code::git::open_repository(cwd)?;
-    ctx_code::diff_context::diff_context(&repo, base, head)
+    let mut diff = ctx_code::diff_context::diff_context(&repo, base, head)?;
+    for file in &mut diff.files {
+        for hunk in &mut file.hunks {
+            // Redacted as a whole (a PEM block spans lines), then split back into lines.
+            let joined = hunk.lines.join("\n");
+            let redacted = ctx_core::redact::Redactor::builtin().redact(&joined);
+            if redacted.is_redacted() {
+                hunk.lines = redacted.text.split('\n').map(str::to_owned).collect();
+            }
+        }
+    }
+    Ok(diff)
 }
 
 #[cfg(test)]

@@ -46,6 +46,9 @@ pub struct SelectContext<'a> {
     pub default_index: String,
     pub tokenizer: TokenizerKind,
     pub max_file_bytes: u64,
+    /// Redacts every document before it is indexed (the built-in rules plus the project's),
+    /// so the index on disk and every selection hold no secret.
+    pub redactor: ctx_core::redact::Redactor,
     /// Unix seconds (the manifest's `created_at`, "2h ago" in `[RECENT: …]`).
     pub now: i64,
     /// Told how index builds advance (`NoProgress` for servers and tests).
@@ -199,7 +202,8 @@ fn build_with(
     ids: Vec<String>,
     force: bool,
 ) -> Result<BuildReport, CtxError> {
-    let source = ctx_select::FilesystemSource::new(&cx.root, ids, cx.max_file_bytes);
+    let source = ctx_select::FilesystemSource::new(&cx.root, ids, cx.max_file_bytes)
+        .with_redactor(cx.redactor.clone());
     let repo = RepoAt::discover(&cx.root);
     let opts = ctx_select::BuildOptions {
         name: name.to_owned(),

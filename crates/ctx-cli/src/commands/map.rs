@@ -37,6 +37,7 @@ pub fn run(args: &MapArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let cx = ctx::code::CodeContext {
         cwd: ctx.cwd.clone(),
         store: store.as_ref(),
+        sandbox: None,
     };
     let (map, stats) = ctx::code::map(&cx, &args.path, args.depth.map(usize::from), args.budget)?;
     tracing::info!(

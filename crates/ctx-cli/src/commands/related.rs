@@ -51,6 +51,7 @@ pub fn run(args: &RelatedArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let cx = ctx::code::CodeContext {
         cwd: ctx.cwd.clone(),
         store: store.as_ref(),
+        sandbox: None,
     };
     let report = ctx::code::related(&cx, &args.file, args.history, args.limit)?;
     if let Some(note) = &report.note {

@@ -110,6 +110,7 @@ pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let cx = ctx::code::CodeContext {
         cwd: ctx.cwd.clone(),
         store: store.as_ref(),
+        sandbox: None,
     };
     let mut results = ctx::code::search(&cx, &args.path, &kind)?;
     let total = results.len();

@@ -90,6 +90,7 @@ pub fn select_context<'a>(
         default_index,
         tokenizer: layers.tokenizer()?,
         max_file_bytes: layers.count("max_file_bytes")?,
+        redactor: ctx::core::redact::Redactor::with_custom(&layers.redaction_rules()?)?,
         now: now(),
         progress: Box::new(out.progress()),
     })

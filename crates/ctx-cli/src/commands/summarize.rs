@@ -68,6 +68,7 @@ pub fn run(args: &SummarizeArgs, ctx: &Context, out: &Output) -> Result<Status> 
     let cx = ctx::code::CodeContext {
         cwd: ctx.cwd.clone(),
         store: store.as_ref(),
+        sandbox: None,
     };
     let report = ctx::code::summarize(&cx, &args.path, args.depth.map(usize::from), args.skeleton)?;
     if out.is_json() {

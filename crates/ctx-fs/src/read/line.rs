@@ -52,6 +52,10 @@ pub struct LineResult {
     /// The first line as a request would name it (absolute, or negative from the end).
     #[serde(skip)]
     pub(crate) start_ref: i64,
+    /// Secrets replaced in `content` (`[REDACTED:RULE]`): rule and line within `content`,
+    /// never the secret.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub redactions: Vec<ctx_core::redact::RedactionFinding>,
 }
 
 impl LineResult {
@@ -298,6 +302,7 @@ fn select<S: Source + ?Sized>(
     let mut buf = Vec::with_capacity(CHUNK);
     let mut total = known_total;
     let empty = |total: u64| LineResult {
+        redactions: Vec::new(),
         content: String::new(),
         start_line: None,
         end_line: None,
@@ -432,6 +437,7 @@ fn select<S: Source + ?Sized>(
         lines += 1;
     }
     let mut result = LineResult {
+        redactions: Vec::new(),
         content,
         start_line,
         end_line: start_line.map(|s| s + lines.saturating_sub(1)),

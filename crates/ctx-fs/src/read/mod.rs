@@ -636,8 +636,45 @@ pub fn run_operation(
 }
 
 /// Runs the operation on a path already resolved (by [`Workspace::resolve`] of
-/// `op.path()`); lets a caller look at the file's metadata first (for caching).
+/// `op.path()`); lets a caller look at the file's metadata first (for caching). Content in
+/// the result is redacted with the built-in rules (every front end of the file engine, the CLI,
+/// MCP, the HTTP server and Python, answers through here), each replacement reported.
 pub fn run_resolved(
+    workspace: &Workspace,
+    resolved: &Resolved,
+    op: &Operation,
+    options: &ReadOptions,
+) -> Result<OpResult, FsReadError> {
+    let mut result = run_unredacted(workspace, resolved, op, options)?;
+    redact_result(&mut result);
+    Ok(result)
+}
+
+/// Replaces secrets in a result's content.
+fn redact_result(result: &mut OpResult) {
+    let redactor = ctx_core::redact::Redactor::builtin();
+    match result {
+        OpResult::Line(line) => {
+            let redacted = redactor.redact(&line.content);
+            if redacted.is_redacted() {
+                line.redactions = redacted.findings;
+                line.content = redacted.text.into_owned();
+            }
+        }
+        OpResult::Search(search) => {
+            for m in &mut search.matches {
+                let redacted = redactor.redact(&m.context);
+                if redacted.is_redacted() {
+                    m.redactions = redacted.findings;
+                    m.context = redacted.text.into_owned();
+                }
+            }
+        }
+        OpResult::Directory(_) => {}
+    }
+}
+
+fn run_unredacted(
     workspace: &Workspace,
     resolved: &Resolved,
     op: &Operation,

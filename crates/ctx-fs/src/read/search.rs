@@ -16,7 +16,7 @@ use std::io::{self, BufRead, BufReader};
 use std::os::fd::AsFd;
 
 use rayon::prelude::*;
-use regex::bytes::Regex;
+use regex_automata::meta::Regex;
 use serde::Serialize;
 
 use super::FsReadError;
@@ -45,6 +45,9 @@ pub struct SearchMatch {
     pub line_number: u64,
     /// The matching line with `context_lines` lines around it (see the module docs).
     pub context: String,
+    /// Secrets replaced in `context`: rule and line within `context`, never the secret.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub redactions: Vec<ctx_core::redact::RedactionFinding>,
 }
 
 /// What a Search operation returned.
@@ -113,20 +116,59 @@ pub(crate) struct SearchSpec<'a> {
 }
 
 /// Builds the matcher: the pattern escaped unless it is a regex, case-insensitive unless
-/// asked otherwise.
+/// asked otherwise. A regex is checked against `ctx_core::pattern`'s limits first, and the
+/// engine keeps only the implicit whole-match slots (the search never reads groups, and the
+/// PikeVM would otherwise hold a slot per group for every NFA state: `()` × 60,000 asked for
+/// 115 GB), so compiled size and search memory stay bounded.
 pub(crate) fn matcher(spec: &SearchSpec<'_>) -> Result<Regex, FsReadError> {
     let source = if spec.regex {
+        ctx_core::pattern::check(spec.pattern).map_err(|err| invalid_regex(spec, &err))?;
         spec.pattern.to_owned()
     } else {
         regex::escape(spec.pattern)
     };
-    regex::bytes::RegexBuilder::new(&source)
-        .case_insensitive(!spec.case_sensitive)
-        .size_limit(16 * 1024 * 1024)
-        .build()
+    Regex::builder()
+        .configure(
+            Regex::config()
+                .which_captures(regex_automata::nfa::thompson::WhichCaptures::Implicit)
+                .nfa_size_limit(Some(ctx_core::pattern::NFA_SIZE_LIMIT))
+                .hybrid_cache_capacity(ctx_core::pattern::DFA_SIZE_LIMIT),
+        )
+        .syntax(
+            regex_automata::util::syntax::Config::new()
+                .case_insensitive(!spec.case_sensitive)
+                .nest_limit(ctx_core::pattern::MAX_NESTING),
+        )
+        .build(&source)
         .map_err(|err| {
-            FsReadError::InvalidInput(format!("invalid regex `{}`: {err}", spec.pattern))
+            if err.size_limit().is_some() {
+                invalid_regex(spec, &ctx_core::pattern::PatternError::TooBig)
+            } else {
+                let message = err.to_string();
+                FsReadError::InvalidInput(format!(
+                    "invalid regex `{}`: {}",
+                    shown_pattern(spec.pattern),
+                    message.split_whitespace().collect::<Vec<_>>().join(" ")
+                ))
+            }
         })
+}
+
+fn invalid_regex(spec: &SearchSpec<'_>, err: &ctx_core::pattern::PatternError) -> FsReadError {
+    FsReadError::InvalidInput(format!(
+        "invalid regex `{}`: {err}",
+        shown_pattern(spec.pattern)
+    ))
+}
+
+/// The pattern as error messages show it: whole when short, else its first 40 characters.
+fn shown_pattern(pattern: &str) -> String {
+    if pattern.chars().count() <= 60 {
+        pattern.to_owned()
+    } else {
+        let head: String = pattern.chars().take(40).collect();
+        format!("{head}…")
+    }
 }
 
 /// Gathers matches across files: skips the first `offset`, keeps them while they fit in the
@@ -407,6 +449,7 @@ fn scan_lines<R: BufRead>(
         while pending.front().is_some_and(|p| p.remaining == 0) {
             let done = pending.pop_front().expect("front exists");
             kept.push(SearchMatch {
+                redactions: Vec::new(),
                 path: shown.to_owned(),
                 line_number: done.line_number,
                 context: done.context,
@@ -429,6 +472,7 @@ fn scan_lines<R: BufRead>(
                 while pending.front().is_some_and(|p| p.remaining == 0) {
                     let done = pending.pop_front().expect("front exists");
                     kept.push(SearchMatch {
+                        redactions: Vec::new(),
                         path: shown.to_owned(),
                         line_number: done.line_number,
                         context: done.context,
@@ -449,6 +493,7 @@ fn scan_lines<R: BufRead>(
     }
     for done in pending {
         kept.push(SearchMatch {
+            redactions: Vec::new(),
             path: shown.to_owned(),
             line_number: done.line_number,
             context: done.context,

@@ -321,15 +321,21 @@ fn with_code<T>(
     f: impl FnOnce(&CodeContext<'_>) -> Result<T, ToolError>,
 ) -> Result<T, ToolError> {
     let cwd: PathBuf = call.workspace.root().to_owned();
+    let sandbox = call.workspace.sandbox()?;
     if use_cache {
         call.workspace.with_store(|store| {
             f(&CodeContext {
                 cwd: cwd.clone(),
                 store: Some(store),
+                sandbox: Some(sandbox),
             })
         })
     } else {
-        f(&CodeContext { cwd, store: None })
+        f(&CodeContext {
+            cwd,
+            store: None,
+            sandbox: Some(sandbox),
+        })
     }
 }
 

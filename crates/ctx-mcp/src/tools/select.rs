@@ -341,6 +341,7 @@ fn select(call: &Call<'_>) -> Result<Value, ToolError> {
             default_index,
             tokenizer: call.workspace.tokenizer(),
             max_file_bytes: pcx.settings.max_file_bytes,
+            redactor: pcx.settings.redactor.clone(),
             now: call.now,
             progress: Box::new(ctx::core::NoProgress),
         };

@@ -1,0 +1,123 @@
+//! Reading the files a walk found, through the sandbox.
+//!
+//! The walker lists a tree by path; between the listing and the read, a directory on the way
+//! may be swapped for a symlink that leads out, or a file may be a hard link to an inode
+//! outside. A [`WalkReader`] opens every listed file relative to the workspace root's
+//! descriptor with the sandbox's rules ([`crate::sandbox::open_beneath`]), so what is read is
+//! always inside the workspace whatever happened to the tree after it was listed.
+
+use std::fs::{File, Metadata};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::error::SandboxError;
+use crate::sandbox::{EntryKind, Workspace};
+
+/// Opens files under one walk root (a directory or file inside a workspace) through the
+/// workspace's sandbox.
+#[derive(Debug)]
+pub struct WalkReader<'a> {
+    workspace: &'a Workspace,
+    /// The walk root as the walker was given it (entries' paths start with it).
+    walk_root: PathBuf,
+    /// The walk root relative to the workspace root (`.` for the root itself).
+    base: String,
+}
+
+impl<'a> WalkReader<'a> {
+    /// A reader for a walk of `walk_root`, which names a path inside `workspace` (absolute, or
+    /// relative to the workspace root). Refused when it leaves the workspace lexically; symlinks
+    /// are checked at every open.
+    pub fn new(workspace: &'a Workspace, walk_root: &Path) -> Result<Self, SandboxError> {
+        let shown = walk_root.to_string_lossy();
+        let base = workspace.relative_path(&shown)?;
+        Ok(Self {
+            workspace,
+            walk_root: walk_root.to_owned(),
+            base,
+        })
+    }
+
+    /// The workspace files are read from.
+    pub fn workspace(&self) -> &Workspace {
+        self.workspace
+    }
+
+    /// The path of `path` (a walk entry's path) relative to the workspace root.
+    fn relative(&self, path: &Path) -> Result<String, SandboxError> {
+        let inner =
+            path.strip_prefix(&self.walk_root)
+                .map_err(|_| SandboxError::AbsoluteOutside {
+                    path: path.to_string_lossy().into_owned(),
+                    root: self.walk_root.clone(),
+                })?;
+        let inner = inner.to_string_lossy();
+        Ok(match (self.base.as_str(), inner.as_ref()) {
+            (base, "") => base.to_owned(),
+            (".", inner) => inner.to_owned(),
+            (base, inner) => format!("{base}/{inner}"),
+        })
+    }
+
+    /// Opens a regular file the walk listed (symlinks that leave the workspace, hard links,
+    /// FIFOs and devices are refused, as by `fs_read`).
+    pub fn open(&self, path: &Path) -> Result<(File, Metadata), SandboxError> {
+        let rel = self.relative(path)?;
+        let resolved = self.workspace.resolve(&rel)?;
+        if resolved.kind != EntryKind::File {
+            return Err(SandboxError::SpecialFile {
+                path: rel,
+                kind: "a directory",
+            });
+        }
+        Ok((resolved.file, resolved.meta))
+    }
+
+    /// Reads a listed file whole.
+    pub fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        let (mut file, meta) = self.open(path).map_err(std::io::Error::other)?;
+        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+        file.read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_inside_and_refuses_links_out() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().join("ws");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(root.join("src")).expect("mkdir");
+        std::fs::create_dir_all(&outside).expect("mkdir");
+        std::fs::write(root.join("src/a.rs"), "fn a() {}\n").expect("write");
+        std::fs::write(outside.join("secret"), "top secret\n").expect("write");
+        std::os::unix::fs::symlink(&outside, root.join("link")).expect("symlink");
+        std::fs::hard_link(outside.join("secret"), root.join("src/hard")).expect("link");
+        let ws = Workspace::open(&root).expect("ws");
+        let canonical = ws.root().to_owned();
+
+        let reader = WalkReader::new(&ws, &canonical.join("src")).expect("reader");
+        assert_eq!(
+            reader.read(&canonical.join("src/a.rs")).expect("read"),
+            b"fn a() {}\n"
+        );
+        let err = reader
+            .read(&canonical.join("src/hard"))
+            .expect_err("hard link");
+        assert!(err.to_string().contains("hard links"), "{err}");
+
+        let whole = WalkReader::new(&ws, &canonical).expect("reader");
+        let err = whole
+            .read(&canonical.join("link/secret"))
+            .expect_err("symlink out");
+        assert!(err.to_string().contains("leaves the workspace"), "{err}");
+        // A path the walk could not have listed under its root is refused too.
+        assert!(reader.read(&outside.join("secret")).is_err());
+        // A walk root outside the workspace is refused up front.
+        assert!(WalkReader::new(&ws, &outside).is_err());
+    }
+}
