@@ -10,6 +10,7 @@
 
 pub mod canonical;
 mod document;
+pub mod fragments;
 mod hash;
 mod id;
 mod metadata;

@@ -312,11 +312,53 @@ fn redact_summary(summary: &mut FileSummary) {
 fn redact_matches(mut matches: Vec<SearchMatch>) -> Vec<SearchMatch> {
     for m in &mut matches {
         redact_text(&mut m.text);
-        for line in &mut m.context {
-            redact_text(&mut line.text);
+        // Context lines are redacted as one block, so a secret spanning lines (a PEM body)
+        // is found whole.
+        let mut lines: Vec<String> = m.context.iter().map(|l| l.text.clone()).collect();
+        redact_lines(&mut lines);
+        for (line, text) in m.context.iter_mut().zip(lines) {
+            line.text = text;
         }
     }
     matches
+}
+
+/// Redacts consecutive lines as one text and puts the result back line for line. Where a
+/// replacement joined several lines into one, the first takes the redacted text and the others
+/// become `[REDACTED]`, so line numbers stay right.
+fn redact_lines(lines: &mut [String]) {
+    let joined = lines.join("\n");
+    let redacted = ctx_core::redact::Redactor::builtin().redact(&joined);
+    let fragments = ctx_core::fragments::redact_key_fragments(&redacted.text);
+    if !redacted.is_redacted() && fragments.is_none() {
+        return;
+    }
+    let text = fragments.unwrap_or_else(|| redacted.text.into_owned());
+    let new: Vec<&str> = text.split('\n').collect();
+    if new.len() == lines.len() {
+        for (line, text) in lines.iter_mut().zip(new) {
+            text.clone_into(line);
+        }
+        return;
+    }
+    let prefix = lines.iter().zip(&new).take_while(|(a, b)| a == *b).count();
+    let suffix = lines[prefix..]
+        .iter()
+        .rev()
+        .zip(new[prefix..].iter().rev())
+        .take_while(|(a, b)| a == *b)
+        .count();
+    let middle = &new[prefix..new.len() - suffix];
+    let end = lines.len() - suffix;
+    let slots = &mut lines[prefix..end];
+    let last = slots.len().saturating_sub(1);
+    for (i, slot) in slots.iter_mut().enumerate() {
+        *slot = match middle.get(i) {
+            Some(text) if i < last => (*text).to_owned(),
+            _ if i == last && middle.len() > i => middle[i..].join(" "),
+            _ => "[REDACTED]".to_owned(),
+        };
+    }
 }
 
 /// The result of `summarize`.

@@ -650,24 +650,29 @@ pub fn run_resolved(
     Ok(result)
 }
 
-/// Replaces secrets in a result's content.
+/// Replaces secrets in a result's content: the built-in rules, then the body lines of key
+/// blocks the window cut (`ctx_core::fragments`).
 fn redact_result(result: &mut OpResult) {
     let redactor = ctx_core::redact::Redactor::builtin();
-    match result {
-        OpResult::Line(line) => {
-            let redacted = redactor.redact(&line.content);
-            if redacted.is_redacted() {
-                line.redactions = redacted.findings;
-                line.content = redacted.text.into_owned();
-            }
+    let redact = |text: &mut String, findings: &mut Vec<ctx_core::redact::RedactionFinding>| {
+        let redacted = redactor.redact(text);
+        if redacted.is_redacted() {
+            *findings = redacted.findings;
+            *text = redacted.text.into_owned();
         }
+        if let Some(cut) = ctx_core::fragments::redact_key_fragments(text) {
+            *text = cut;
+            findings.push(ctx_core::redact::RedactionFinding {
+                rule: "PRIVATE_KEY_FRAGMENT".to_owned(),
+                line: 1,
+            });
+        }
+    };
+    match result {
+        OpResult::Line(line) => redact(&mut line.content, &mut line.redactions),
         OpResult::Search(search) => {
             for m in &mut search.matches {
-                let redacted = redactor.redact(&m.context);
-                if redacted.is_redacted() {
-                    m.redactions = redacted.findings;
-                    m.context = redacted.text.into_owned();
-                }
+                redact(&mut m.context, &mut m.redactions);
             }
         }
         OpResult::Directory(_) => {}

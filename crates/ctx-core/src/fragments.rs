@@ -1,0 +1,130 @@
+//! Secrets cut by a window.
+//!
+//! Line reads, search contexts and diff hunks show a window of a file. A window may hold part
+//! of a private key block: its header without its end, or body lines and the end without the
+//! header. The rules in [`crate::redact`] match whole blocks (and a lone header), so the base64
+//! body lines of a cut block would pass. [`redact_key_fragments`] replaces every base64-looking
+//! line that is joined, through other such lines, to a key block's header or footer (or to a
+//! redacted key), so no part of a key leaves in a window.
+
+/// What replaces each body line of a cut key block.
+pub const FRAGMENT: &str = "[REDACTED:PRIVATE_KEY_FRAGMENT]";
+
+/// Whether a line marks a private key block (header, footer, or an already redacted key).
+fn is_anchor(line: &str) -> bool {
+    (line.contains("PRIVATE KEY") && (line.contains("-----BEGIN") || line.contains("-----END")))
+        || line.contains("[REDACTED:PEM")
+        || line.contains("PRIVATE_KEY]")
+}
+
+/// A line without the `  12: ` or `→ 12: ` prefix of a numbered context window.
+fn unnumbered(line: &str) -> &str {
+    let rest = line.trim_start();
+    let rest = rest.strip_prefix('→').unwrap_or(rest).trim_start();
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    match rest[digits..].strip_prefix(':') {
+        Some(after) if digits > 0 => after,
+        _ => line,
+    }
+}
+
+/// Whether a line looks like a line of a PEM body (base64, at least 16 characters, maybe with
+/// the quotes, commas or `\n` escapes of a string literal around it, or a window's line
+/// number in front).
+fn is_body(line: &str) -> bool {
+    let trimmed = unnumbered(line)
+        .trim()
+        .trim_matches(|c: char| matches!(c, '"' | '\'' | ',' | '+'))
+        .trim_end_matches("\\n");
+    trimmed.len() >= 16
+        && trimmed
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+}
+
+/// Replaces the body lines of cut key blocks; `None` when there are none.
+pub fn redact_key_fragments(text: &str) -> Option<String> {
+    if !text.contains("PRIVATE KEY") && !text.contains("[REDACTED:") {
+        return None;
+    }
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut redact = vec![false; lines.len()];
+    for (i, line) in lines.iter().enumerate() {
+        if !is_anchor(line) {
+            continue;
+        }
+        for j in (0..i).rev() {
+            if !is_body(lines[j]) {
+                break;
+            }
+            redact[j] = true;
+        }
+        for j in i + 1..lines.len() {
+            if !is_body(lines[j]) {
+                break;
+            }
+            redact[j] = true;
+        }
+    }
+    if !redact.contains(&true) {
+        return None;
+    }
+    let out: Vec<String> = lines
+        .iter()
+        .zip(&redact)
+        .map(|(line, r)| {
+            if *r {
+                // A window's line number stays.
+                let number = &line[..line.len() - unnumbered(line).len()];
+                format!(
+                    "{number}{}{FRAGMENT}",
+                    if number.is_empty() { "" } else { " " }
+                )
+            } else {
+                (*line).to_owned()
+            }
+        })
+        .collect();
+    Some(out.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BODY: &str = "MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MbtPkZc4dd7LH6Hy";
+
+    #[test]
+    fn a_header_without_its_end_takes_the_body_lines_after_it() {
+        let text = format!("x = 1\n-----BEGIN RSA PRIVATE KEY-----\n{BODY}\n{BODY}");
+        let out = redact_key_fragments(&text).expect("redacted");
+        assert!(!out.contains(BODY), "{out}");
+        assert!(out.starts_with("x = 1\n"));
+        assert_eq!(out.lines().count(), 4, "line count kept");
+    }
+
+    #[test]
+    fn an_end_without_its_header_takes_the_body_lines_before_it() {
+        let text = format!("  \"{BODY}\\n\"\n{BODY}\n-----END PRIVATE KEY-----\nnext()");
+        let out = redact_key_fragments(&text).expect("redacted");
+        assert!(!out.contains(BODY), "{out}");
+        assert!(out.ends_with("next()"));
+    }
+
+    #[test]
+    fn numbered_context_windows_are_read_through_their_prefixes() {
+        let text = format!(
+            "  6: KEY = \"\"\"-----BEGIN RSA PRIVATE KEY-----\n  7: {BODY}\n→ 8: {BODY}\n  9: x = 1"
+        );
+        let out = redact_key_fragments(&text).expect("redacted");
+        assert!(!out.contains(BODY), "{out}");
+        assert!(out.ends_with("  9: x = 1"));
+    }
+
+    #[test]
+    fn base64_away_from_keys_is_kept() {
+        let text = format!("data = \"{BODY}\"\nother\n");
+        assert_eq!(redact_key_fragments(&text), None);
+        assert_eq!(redact_key_fragments("plain text"), None);
+    }
+}
