@@ -11,10 +11,12 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use ctx::fs::read::FsReadInput;
+use ctx_mcp::HostPolicy;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
+use crate::guard::guard;
 use crate::registry::Registry;
 use crate::tool::ToolEngine;
 
@@ -68,8 +70,9 @@ impl AppState {
 }
 
 /// The routes: `/tool` (behind the concurrency limit, as is `extra`, e.g. `/mcp`) and
-/// `/health`, all logged.
-pub fn router(state: AppState, extra: Option<Router>) -> Router {
+/// `/health`, all logged, and all behind one guard: `Host` and `Origin` as `policy` allows
+/// (the same check the MCP transport makes), and JSON bodies only.
+pub fn router(state: AppState, extra: Option<Router>, policy: HostPolicy) -> Router {
     let mut limited = Router::new()
         .route("/tool", post(tool))
         .with_state(state.clone());
@@ -81,6 +84,7 @@ pub fn router(state: AppState, extra: Option<Router>) -> Router {
         .route("/health", get(health))
         .with_state(state)
         .merge(limited)
+        .layer(middleware::from_fn_with_state(Arc::new(policy), guard))
         .layer(middleware::from_fn(log_request))
 }
 
@@ -228,7 +232,7 @@ fn latency_ms(started: Instant) -> f64 {
     (started.elapsed().as_secs_f64() * 1_000_000.0).round() / 1000.0
 }
 
-fn json_response(status: StatusCode, body: &Value) -> Response {
+pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response {
     let bytes = serde_json::to_vec(body).expect("JSON values serialize");
     (
         status,
