@@ -17,6 +17,7 @@
 
 mod config;
 mod error;
+pub mod jsonrpc;
 pub mod paging;
 mod resources;
 mod server;

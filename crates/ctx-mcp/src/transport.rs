@@ -4,24 +4,88 @@
 
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 
-use rmcp::ServiceExt;
-use rmcp::service::ServerInitializeError;
-use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::service::{RxJsonRpcMessage, ServerInitializeError, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{RoleServer, ServiceExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::McpError;
+use crate::jsonrpc::Screened;
 use crate::server::CtxServer;
 
 /// The largest message accepted on stdio or as an HTTP body. Tool arguments have a lower limit
 /// of their own (`MAX_ARGUMENT_BYTES`) that is answered with a clear error.
 pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
-/// The Streamable HTTP service type that answers at `/mcp`.
-pub type CtxHttpService = StreamableHttpService<CtxServer, LocalSessionManager>;
+/// The Streamable HTTP service that answers at `/mcp`: rmcp's, plus a 404 for a `DELETE` of a
+/// session that does not exist (the Streamable HTTP spec's answer for an unknown session; rmcp
+/// answers 202 whether or not it existed).
+#[derive(Clone)]
+pub struct CtxHttpService {
+    inner: StreamableHttpService<CtxServer, LocalSessionManager>,
+    sessions: Arc<LocalSessionManager>,
+    policy: Arc<HostPolicy>,
+}
+
+impl std::fmt::Debug for CtxHttpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CtxHttpService").finish_non_exhaustive()
+    }
+}
+
+/// The header that names a Streamable HTTP session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+impl CtxHttpService {
+    /// Answers one HTTP request.
+    pub async fn handle<B>(&self, request: axum::http::Request<B>) -> axum::response::Response
+    where
+        B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + 'static,
+        B::Error: std::fmt::Display,
+    {
+        // Host and Origin first, as rmcp checks them before anything else.
+        if request.method() == axum::http::Method::DELETE
+            && self.policy.check(request.uri(), request.headers()).is_ok()
+            && let Some(id) = request
+                .headers()
+                .get(SESSION_HEADER)
+                .and_then(|v| v.to_str().ok())
+        {
+            let known = self
+                .sessions
+                .has_session(&id.to_owned().into())
+                .await
+                .unwrap_or(true);
+            if !known {
+                return unknown_session();
+            }
+        }
+        self.inner.handle(request).await.map(axum::body::Body::new)
+    }
+}
+
+fn unknown_session() -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "error": {
+            "code": crate::jsonrpc::INVALID_REQUEST,
+            "message": "no such session (it ended, or it never existed); start a new one with initialize",
+        },
+    });
+    (
+        axum::http::StatusCode::NOT_FOUND,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
 
 /// Who may talk to the HTTP transport.
 #[derive(Debug, Clone)]
@@ -328,16 +392,28 @@ pub fn streamable_http_service(server: CtxServer, options: &HttpOptions) -> CtxH
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_MESSAGE_BYTES)
         .with_cancellation_token(options.cancellation.clone());
-    StreamableHttpService::new(
-        move || Ok(server.clone()),
-        std::sync::Arc::new(LocalSessionManager::default()),
-        config,
-    )
+    let sessions = Arc::new(LocalSessionManager::default());
+    CtxHttpService {
+        inner: StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::clone(&sessions),
+            config,
+        ),
+        sessions,
+        policy: Arc::new(options.policy.clone()),
+    }
 }
 
 /// An axum router serving `server` at `/mcp`.
 pub fn router(server: CtxServer, options: &HttpOptions) -> axum::Router {
-    axum::Router::new().nest_service("/mcp", streamable_http_service(server, options))
+    let service = streamable_http_service(server, options);
+    axum::Router::new().route(
+        "/mcp",
+        axum::routing::any(move |request: axum::extract::Request| {
+            let service = service.clone();
+            async move { service.handle(request).await }
+        }),
+    )
 }
 
 /// Serves Streamable HTTP on `listener` until `options.cancellation` is cancelled.
@@ -364,12 +440,17 @@ pub async fn serve_http(
 
 /// Serves one client over a byte stream pair (stdin/stdout, or a pipe in tests) until the
 /// input closes. Input closed before the handshake is a normal end, not an error.
+///
+/// Every line is screened first ([`crate::jsonrpc::screen`]): a request rmcp could not read
+/// (not JSON, not UTF-8, a wrong `jsonrpc`, non-object params, a batch, params its method's
+/// schema refuses) is answered here with the JSON-RPC error for it, so a client never waits
+/// for an answer that will not come; only well-formed messages reach rmcp.
 pub async fn serve_io<R, W>(server: CtxServer, read: R, write: W) -> Result<(), McpError>
 where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    let transport = AsyncRwTransport::new(read, write).with_max_line_length(MAX_MESSAGE_BYTES);
+    let transport = LineTransport::new(read, write, MAX_MESSAGE_BYTES);
     match server.serve(transport).await {
         Ok(running) => {
             running
@@ -380,6 +461,231 @@ where
         }
         Err(ServerInitializeError::ConnectionClosed(_)) => Ok(()),
         Err(err) => Err(McpError::Session(err.to_string())),
+    }
+}
+
+/// Newline-delimited JSON-RPC over a byte stream pair, each incoming line screened.
+///
+/// Writes (rmcp's messages and the screen's answers) go through one writer task in the order
+/// they were queued, so a line is never interleaved with another and an answer queued by a
+/// `receive` that is then cancelled is still written.
+struct LineTransport<R> {
+    read: tokio::io::BufReader<R>,
+    /// The line read so far (kept across a cancelled `receive`).
+    line: Vec<u8>,
+    /// Skipping the rest of a line that went over the limit.
+    discarding: bool,
+    max_line_bytes: usize,
+    out: Option<tokio::sync::mpsc::UnboundedSender<Outgoing>>,
+    writer: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// Bytes to write, and who to tell when they are written.
+struct Outgoing {
+    bytes: Vec<u8>,
+    written: Option<tokio::sync::oneshot::Sender<std::io::Result<()>>>,
+}
+
+enum LineRead {
+    Line,
+    Oversized,
+    Eof,
+    Failed(std::io::Error),
+}
+
+impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
+    fn new<W: AsyncWrite + Send + Unpin + 'static>(
+        read: R,
+        write: W,
+        max_line_bytes: usize,
+    ) -> Self {
+        let (out, queue) = tokio::sync::mpsc::unbounded_channel();
+        let writer = tokio::spawn(write_queue(write, queue));
+        Self {
+            read: tokio::io::BufReader::new(read),
+            line: Vec::new(),
+            discarding: false,
+            max_line_bytes,
+            out: Some(out),
+            writer: Some(writer),
+        }
+    }
+
+    /// Reads up to the next `\n` (or the end of the input) into `self.line`, never holding
+    /// more than the limit. Cancel-safe: nothing is consumed from the reader that is not
+    /// already in `self.line`.
+    async fn read_line(&mut self) -> LineRead {
+        use tokio::io::AsyncBufReadExt as _;
+        loop {
+            let available = match self.read.fill_buf().await {
+                Ok(available) => available,
+                Err(err) => return LineRead::Failed(err),
+            };
+            if available.is_empty() {
+                if self.line.is_empty() || std::mem::take(&mut self.discarding) {
+                    self.line.clear();
+                    return LineRead::Eof;
+                }
+                // A last message without a newline still counts.
+                return LineRead::Line;
+            }
+            let newline = available.iter().position(|b| *b == b'\n');
+            let take = newline.map_or(available.len(), |at| at + 1);
+            let outcome = if self.discarding {
+                if newline.is_some() {
+                    self.discarding = false;
+                }
+                None
+            } else if self.line.len().saturating_add(take) > self.max_line_bytes {
+                self.line.clear();
+                self.discarding = newline.is_none();
+                Some(LineRead::Oversized)
+            } else {
+                self.line.extend_from_slice(&available[..take]);
+                newline.map(|_| LineRead::Line)
+            };
+            self.read.consume(take);
+            if let Some(outcome) = outcome {
+                return outcome;
+            }
+        }
+    }
+
+    /// Queues an answer of the screen (a JSON value, one line).
+    fn answer(&self, value: &serde_json::Value) {
+        let mut bytes = serde_json::to_vec(value).unwrap_or_default();
+        bytes.push(b'\n');
+        if let Some(out) = &self.out {
+            let _ = out.send(Outgoing {
+                bytes,
+                written: None,
+            });
+        }
+    }
+}
+
+/// Waits until everything queued on `out` so far is written.
+async fn drain(out: Option<tokio::sync::mpsc::UnboundedSender<Outgoing>>) {
+    let Some(out) = out else {
+        return;
+    };
+    let (written, done) = tokio::sync::oneshot::channel();
+    let marker = Outgoing {
+        bytes: Vec::new(),
+        written: Some(written),
+    };
+    if out.send(marker).is_ok() {
+        let _ = done.await;
+    }
+}
+
+/// Writes queued messages in order, flushing after each, until the queue closes or a write
+/// fails (the client is gone).
+async fn write_queue<W: AsyncWrite + Unpin>(
+    mut write: W,
+    mut queue: tokio::sync::mpsc::UnboundedReceiver<Outgoing>,
+) {
+    use tokio::io::AsyncWriteExt as _;
+    while let Some(Outgoing { bytes, written }) = queue.recv().await {
+        let result = if bytes.is_empty() {
+            Ok(())
+        } else {
+            match write.write_all(&bytes).await {
+                Ok(()) => write.flush().await,
+                Err(err) => Err(err),
+            }
+        };
+        let failed = result.as_ref().err().map(std::io::Error::kind);
+        if let Some(written) = written {
+            let _ = written.send(result);
+        }
+        if let Some(kind) = failed {
+            tracing::debug!("cannot write to the client ({kind}); stopping output");
+            return;
+        }
+    }
+}
+
+fn transport_closed() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::NotConnected, "the transport is closed")
+}
+
+impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        // Queued now, in call order; the future only waits for the write.
+        let queued = serde_json::to_vec(&item)
+            .map_err(std::io::Error::other)
+            .and_then(|mut bytes| {
+                bytes.push(b'\n');
+                let (written, done) = tokio::sync::oneshot::channel();
+                let out = self.out.as_ref().ok_or_else(transport_closed)?;
+                out.send(Outgoing {
+                    bytes,
+                    written: Some(written),
+                })
+                .map_err(|_| transport_closed())?;
+                Ok(done)
+            });
+        async move { queued?.await.unwrap_or_else(|_| Err(transport_closed())) }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            match self.read_line().await {
+                LineRead::Line => {}
+                LineRead::Oversized => {
+                    tracing::warn!(
+                        limit = self.max_line_bytes,
+                        "a message over the size limit was refused"
+                    );
+                    self.answer(&serde_json::json!({
+                        "jsonrpc": "2.0",
+                        "error": {
+                            "code": crate::jsonrpc::INVALID_REQUEST,
+                            "message": format!(
+                                "the message is over the {}-byte limit and was not read; send smaller messages",
+                                self.max_line_bytes
+                            ),
+                        },
+                    }));
+                    continue;
+                }
+                LineRead::Eof => {
+                    // Every answer to what was read is out before the session ends.
+                    drain(self.out.clone()).await;
+                    return None;
+                }
+                LineRead::Failed(err) => {
+                    tracing::error!("cannot read from the client: {err}");
+                    drain(self.out.clone()).await;
+                    return None;
+                }
+            }
+            let screened = crate::jsonrpc::screen(&self.line);
+            self.line.clear();
+            match screened {
+                Screened::Ignore => {}
+                Screened::Message(message) => return Some(*message),
+                Screened::Answer(answer) => {
+                    tracing::debug!("answered a malformed message: {answer}");
+                    self.answer(&answer);
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // Closing the queue lets the writer finish what is queued, then stop.
+        drop(self.out.take());
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.await;
+        }
+        Ok(())
     }
 }
 
