@@ -150,6 +150,57 @@ struct ToolRequest {
     params: Value,
 }
 
+/// A decoded `/tool` body: which workspace, and the `fs_read` input (only `fs_read` exists).
+#[derive(Debug)]
+pub struct ToolCall {
+    /// The workspace id the body names (not yet looked up).
+    pub workspace: String,
+    /// The parsed operations.
+    pub input: FsReadInput,
+    /// The params were one operation (not `{"operations": [...]}` or an array), so a failure
+    /// of that operation fails the call.
+    pub single: bool,
+}
+
+/// Why a `/tool` body was refused: a message for the client (a 400).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ToolBodyError(pub String);
+
+/// Decodes a `/tool` body: `{workspace, tool, params}` with `tool` one of [`TOOLS`] and
+/// `params` an `fs_read` input. Pure (no workspace is looked up), so it can be fuzzed.
+pub fn decode_tool_body(body: &[u8]) -> Result<ToolCall, ToolBodyError> {
+    parse_tool_request(body)?.into_call()
+}
+
+fn parse_tool_request(body: &[u8]) -> Result<ToolRequest, ToolBodyError> {
+    serde_json::from_slice(body).map_err(|err| {
+        ToolBodyError(format!(
+            "invalid request body: {err}; send {{\"workspace\": ID, \"tool\": \"fs_read\", \"params\": {{...}}}}"
+        ))
+    })
+}
+
+impl ToolRequest {
+    fn into_call(self) -> Result<ToolCall, ToolBodyError> {
+        if !TOOLS.contains(&self.tool.as_str()) {
+            return Err(ToolBodyError(format!(
+                "unknown tool `{}`; available: {}",
+                self.tool,
+                TOOLS.join(", ")
+            )));
+        }
+        let input =
+            FsReadInput::from_json(&self.params).map_err(|err| ToolBodyError(err.to_string()))?;
+        let single = self.params.get("operations").is_none() && !self.params.is_array();
+        Ok(ToolCall {
+            workspace: self.workspace,
+            input,
+            single,
+        })
+    }
+}
+
 async fn tool(State(state): State<AppState>, body: Bytes) -> Response {
     let started = Instant::now();
     let fail = |status: StatusCode, error: String, extra: Option<(&str, Value)>| {
@@ -164,17 +215,9 @@ async fn tool(State(state): State<AppState>, body: Bytes) -> Response {
         }
         json_response(status, &body)
     };
-    let request: ToolRequest = match serde_json::from_slice(&body) {
+    let request = match parse_tool_request(&body) {
         Ok(request) => request,
-        Err(err) => {
-            return fail(
-                StatusCode::BAD_REQUEST,
-                format!(
-                    "invalid request body: {err}; send {{\"workspace\": ID, \"tool\": \"fs_read\", \"params\": {{...}}}}"
-                ),
-                None,
-            );
-        }
+        Err(err) => return fail(StatusCode::BAD_REQUEST, err.0, None),
     };
     let Some(workspace) = state.inner.registry.get(&request.workspace) else {
         let ids = state.inner.registry.ids();
@@ -192,27 +235,15 @@ async fn tool(State(state): State<AppState>, body: Bytes) -> Response {
             Some(("workspace_ids", json!(ids))),
         );
     };
-    if !TOOLS.contains(&request.tool.as_str()) {
-        return fail(
-            StatusCode::BAD_REQUEST,
-            format!(
-                "unknown tool `{}`; available: {}",
-                request.tool,
-                TOOLS.join(", ")
-            ),
-            None,
-        );
-    }
-    let input = match FsReadInput::from_json(&request.params) {
-        Ok(input) => input,
-        Err(err) => return fail(StatusCode::BAD_REQUEST, err.to_string(), None),
+    let ToolCall {
+        workspace: id,
+        input,
+        single,
+    } = match request.into_call() {
+        Ok(call) => call,
+        Err(err) => return fail(StatusCode::BAD_REQUEST, err.0, None),
     };
-    let single = request.params.get("operations").is_none() && !request.params.is_array();
-    let output = state
-        .inner
-        .engine
-        .fs_read(&request.workspace, &workspace, input)
-        .await;
+    let output = state.inner.engine.fs_read(&id, &workspace, input).await;
     // A single operation that failed fails the call; in a batch, errors are per operation.
     let error = if single && output.failed == 1 {
         output.results[0].error.as_ref().map(|e| e.message.clone())

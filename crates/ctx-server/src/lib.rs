@@ -30,7 +30,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use error::ServerError;
-pub use http::{AppState, RETRY_AFTER_SECS, TOOLS, router};
+pub use http::{
+    AppState, RETRY_AFTER_SECS, TOOLS, ToolBodyError, ToolCall, decode_tool_body, router,
+};
 pub use mcp::{Mcp, McpFactory};
 pub use registry::{Registry, is_valid_id};
 pub use tool::{StatsSnapshot, ToolEngine};
