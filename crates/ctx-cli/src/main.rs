@@ -8,13 +8,16 @@ mod progress;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::Parser as _;
 
 use crate::args::Cli;
 use crate::output::Output;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return output::command_line_error(&err),
+    };
     init_tracing(cli.global.verbose, cli.global.quiet);
     let out = Output::new(&cli.global);
     let status = match context::Context::new(&cli.global) {

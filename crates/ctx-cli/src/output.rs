@@ -183,6 +183,138 @@ impl Output {
     }
 }
 
+/// Reports a command line clap refused: one line on stderr naming the input and what to do,
+/// exit 2 (clap's usage block and tips are folded into that line). `--help` and `--version`
+/// print as clap prints them, exit 0.
+pub fn command_line_error(err: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    use std::io::IsTerminal as _;
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    ) {
+        return match err.print() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::from(2),
+        };
+    }
+    let rendered = err.render().to_string();
+    let args: Vec<String> = std::env::args().collect();
+    let message = one_line(err.kind(), &rendered, &args);
+    let color = io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    eprintln!("{} {message}", paint(color, Style::Red, "error:"));
+    ExitCode::from(2)
+}
+
+/// Folds clap's rendered error (message, indented items, tips, usage, "For more
+/// information") into one line without the `error:` prefix.
+fn one_line(kind: clap::error::ErrorKind, rendered: &str, args: &[String]) -> String {
+    use clap::error::ErrorKind;
+    let usage = rendered
+        .lines()
+        .find_map(|line| line.strip_prefix("Usage: "))
+        .map(str::trim);
+    // The command a usage line is for: its words up to the first placeholder or option.
+    let command = usage.map_or_else(
+        || command_path(args),
+        |usage| {
+            usage
+                .split_whitespace()
+                .take_while(|word| !word.starts_with(['[', '<', '-']))
+                .collect::<Vec<_>>()
+                .join(" ")
+        },
+    );
+    if kind == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        let subcommands = subcommands(rendered);
+        return format!(
+            "`{command}` needs a subcommand: {}; `{command} --help` says what each does",
+            subcommands.join(", ")
+        );
+    }
+    let mut head = String::new();
+    let mut items = Vec::new();
+    let mut tips = Vec::new();
+    for line in rendered.lines() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        if let Some(first) = trimmed.strip_prefix("error: ").filter(|_| head.is_empty()) {
+            first.clone_into(&mut head);
+        } else if let Some(tip) = trimmed.strip_prefix("tip: ") {
+            tips.push(tip.to_owned());
+        } else if head.is_empty() {
+            trimmed.clone_into(&mut head);
+        } else {
+            items.push(trimmed.to_owned());
+        }
+    }
+    let mut message = if kind == ErrorKind::MissingRequiredArgument && !items.is_empty() {
+        let missing = items.join(" and ");
+        match usage {
+            Some(usage) => format!("`{command}` is missing {missing}; write `{usage}`"),
+            None => format!("`{command}` is missing {missing}"),
+        }
+    } else {
+        let mut message = head.trim_end_matches(':').to_owned();
+        if !items.is_empty() {
+            let separator = if head.ends_with(':') { ": " } else { " " };
+            message.push_str(separator);
+            message.push_str(&items.join(", "));
+        }
+        let wants_usage = !matches!(
+            kind,
+            ErrorKind::InvalidValue | ErrorKind::ValueValidation | ErrorKind::InvalidSubcommand
+        );
+        if let Some(usage) = usage.filter(|_| wants_usage) {
+            message.push_str("; usage: `");
+            message.push_str(usage);
+            message.push('`');
+        }
+        message
+    };
+    for tip in tips {
+        message.push_str("; ");
+        message.push_str(&tip);
+    }
+    message.push_str(" (`");
+    message.push_str(&command);
+    message.push_str(" --help` explains)");
+    message
+}
+
+/// The (sub)command the arguments name: `ctx`, then each word that is a subcommand of the one
+/// before.
+fn command_path(args: &[String]) -> String {
+    use clap::CommandFactory as _;
+    let mut command = crate::args::Cli::command();
+    let mut path = vec![command.get_name().to_owned()];
+    for arg in args.iter().skip(1) {
+        let Some(sub) = command.find_subcommand(arg).cloned() else {
+            continue;
+        };
+        path.push(sub.get_name().to_owned());
+        command = sub;
+    }
+    path.join(" ")
+}
+
+/// The subcommands a rendered help lists under `Commands:` (without `help`).
+fn subcommands(help: &str) -> Vec<&str> {
+    help.lines()
+        .skip_while(|line| !line.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|line| !line.trim().is_empty())
+        .filter(|line| line.starts_with("  ") && !line.starts_with("   "))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .collect()
+}
+
 fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
     let mut stdout = io::stdout().lock();
     stdout.write_all(bytes)?;
@@ -195,5 +327,68 @@ fn paint(enabled: bool, style: Style, text: &str) -> String {
         format!("\x1b[{}m{text}\x1b[0m", style.code())
     } else {
         text.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+    use clap::error::ErrorKind;
+
+    use super::one_line;
+    use crate::args::Cli;
+
+    fn error_line(args: &[&str]) -> (ErrorKind, String) {
+        let err = Cli::try_parse_from(args).expect_err("a bad command line");
+        let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+        let line = one_line(err.kind(), &err.render().to_string(), &args);
+        (err.kind(), line)
+    }
+
+    #[test]
+    fn argument_errors_fold_into_one_line() {
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["ctx", "pack", "add", "docs"],
+                "`ctx pack add` is missing <SOURCE>; write `ctx pack add <NAME> <SOURCE>` (`ctx pack add --help` explains)",
+            ),
+            (
+                &["ctx", "pack", "add"],
+                "`ctx pack add` is missing <NAME> and <SOURCE>; write `ctx pack add <NAME> <SOURCE>` (`ctx pack add --help` explains)",
+            ),
+            (
+                &["ctx", "--format", "yaml", "status"],
+                "invalid value 'yaml' for '--format <FORMAT>' [possible values: human, json, compact] (`ctx status --help` explains)",
+            ),
+            (
+                &["ctx", "pack", "create", "x", "--budget", "abc"],
+                "invalid value 'abc' for '--budget <N>': invalid digit found in string (`ctx pack create --help` explains)",
+            ),
+        ];
+        for (args, expected) in cases {
+            let (_, line) = error_line(args);
+            assert_eq!(&line, expected, "{args:?}");
+        }
+        for args in [
+            &["ctx", "--bogus"][..],
+            &["ctx", "frobnicate"],
+            &["ctx", "pack"],
+            &["ctx", "pack", "create", "a", "b"],
+            &["ctx", "read", "--lines"],
+            &["ctx", "serve"],
+            &["ctx", "--json", "--compact", "status"],
+        ] {
+            let (kind, line) = error_line(args);
+            assert!(!line.contains('\n'), "{kind:?} {args:?}: {line}");
+            assert!(line.contains("--help"), "{kind:?} {args:?}: {line}");
+            assert!(!line.contains("For more information"), "{line}");
+        }
+        let (_, line) = error_line(&["ctx", "pack"]);
+        assert!(
+            line.starts_with("`ctx pack` needs a subcommand: create, list, show, delete, add,"),
+            "{line}"
+        );
+        let (_, line) = error_line(&["ctx", "--jsn", "status"]);
+        assert!(line.contains("'--json'"), "the suggestion is kept: {line}");
     }
 }

@@ -17,6 +17,7 @@
 
 mod config;
 mod error;
+pub mod jsonrpc;
 pub mod paging;
 mod resources;
 mod server;
@@ -29,8 +30,8 @@ pub use error::{McpError, ToolError};
 pub use server::CtxServer;
 pub use tools::MAX_ARGUMENT_BYTES;
 pub use transport::{
-    CtxHttpService, HttpOptions, MAX_MESSAGE_BYTES, block_on, router, run_http, run_stdio,
-    serve_http, serve_io, streamable_http_service,
+    CtxHttpService, HostPolicy, HostRejection, HttpOptions, MAX_MESSAGE_BYTES, block_on, router,
+    run_http, run_stdio, serve_http, serve_io, streamable_http_service,
 };
 
 /// Re-exported so front ends and tests use the same SDK version.

@@ -4,33 +4,94 @@
 
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 
-use rmcp::ServiceExt;
-use rmcp::service::ServerInitializeError;
-use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::service::{RxJsonRpcMessage, ServerInitializeError, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{RoleServer, ServiceExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::McpError;
+use crate::jsonrpc::Screened;
 use crate::server::CtxServer;
 
 /// The largest message accepted on stdio or as an HTTP body. Tool arguments have a lower limit
 /// of their own (`MAX_ARGUMENT_BYTES`) that is answered with a clear error.
 pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
-/// The Streamable HTTP service type that answers at `/mcp`.
-pub type CtxHttpService = StreamableHttpService<CtxServer, LocalSessionManager>;
+/// The Streamable HTTP service that answers at `/mcp`: rmcp's, plus a 404 for a `DELETE` of a
+/// session that does not exist (the Streamable HTTP spec's answer for an unknown session; rmcp
+/// answers 202 whether or not it existed).
+#[derive(Clone)]
+pub struct CtxHttpService {
+    inner: StreamableHttpService<CtxServer, LocalSessionManager>,
+    sessions: Arc<LocalSessionManager>,
+    policy: Arc<HostPolicy>,
+}
+
+impl std::fmt::Debug for CtxHttpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CtxHttpService").finish_non_exhaustive()
+    }
+}
+
+/// The header that names a Streamable HTTP session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+impl CtxHttpService {
+    /// Answers one HTTP request.
+    pub async fn handle<B>(&self, request: axum::http::Request<B>) -> axum::response::Response
+    where
+        B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + 'static,
+        B::Error: std::fmt::Display,
+    {
+        // Host and Origin first, as rmcp checks them before anything else.
+        if request.method() == axum::http::Method::DELETE
+            && self.policy.check(request.uri(), request.headers()).is_ok()
+            && let Some(id) = request
+                .headers()
+                .get(SESSION_HEADER)
+                .and_then(|v| v.to_str().ok())
+        {
+            let known = self
+                .sessions
+                .has_session(&id.to_owned().into())
+                .await
+                .unwrap_or(true);
+            if !known {
+                return unknown_session();
+            }
+        }
+        self.inner.handle(request).await.map(axum::body::Body::new)
+    }
+}
+
+fn unknown_session() -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "error": {
+            "code": crate::jsonrpc::INVALID_REQUEST,
+            "message": "no such session (it ended, or it never existed); start a new one with initialize",
+        },
+    });
+    (
+        axum::http::StatusCode::NOT_FOUND,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
 
 /// Who may talk to the HTTP transport.
 #[derive(Debug, Clone)]
 pub struct HttpOptions {
-    /// Accepted `Host` header values (host names or `host:port`).
-    pub allowed_hosts: Vec<String>,
-    /// Accepted `Origin` header values (`scheme://host:port`, `:*` for any port). Requests from
-    /// other origins get 403; requests without an `Origin` (non-browser clients) pass.
-    pub allowed_origins: Vec<String>,
+    /// Which `Host` and `Origin` headers are accepted.
+    pub policy: HostPolicy,
     /// Stops every session and the server when cancelled.
     pub cancellation: CancellationToken,
 }
@@ -39,18 +100,57 @@ impl HttpOptions {
     /// Loopback only: `localhost`, `127.0.0.1` and `::1`, from pages served on them alone.
     pub fn loopback() -> Self {
         Self {
-            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
-            allowed_origins: ["localhost", "127.0.0.1", "[::1]"]
-                .iter()
-                .flat_map(|h| [format!("http://{h}:*"), format!("https://{h}:*")])
-                .collect(),
+            policy: HostPolicy::loopback(),
             cancellation: CancellationToken::new(),
         }
     }
 
     /// Loopback, plus the address the server is bound to when that is a specific one.
     pub fn for_address(addr: SocketAddr) -> Self {
-        let mut options = Self::loopback();
+        Self {
+            policy: HostPolicy::for_address(addr),
+            cancellation: CancellationToken::new(),
+        }
+    }
+}
+
+/// The defence against DNS rebinding and cross-site requests: which `Host` and `Origin`
+/// headers an HTTP server accepts. The MCP transport enforces it (through rmcp) and the HTTP
+/// tool server checks every one of its routes with [`HostPolicy::check`], so both answer the
+/// same requests the same way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPolicy {
+    /// Accepted `Host` header values (host names, or `host:port` for one port only).
+    pub allowed_hosts: Vec<String>,
+    /// Accepted `Origin` header values (`scheme://host:port`, `:*` for any port). Requests from
+    /// other origins get 403; requests without an `Origin` (non-browser clients) pass.
+    pub allowed_origins: Vec<String>,
+}
+
+/// Why [`HostPolicy::check`] refused a request: the HTTP status to answer and a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostRejection {
+    /// 400 for a malformed or missing `Host`, 403 for a foreign `Host` or `Origin`.
+    pub status: axum::http::StatusCode,
+    /// What was refused and why, for the client.
+    pub message: String,
+}
+
+impl HostPolicy {
+    /// Loopback only: `localhost`, `127.0.0.1` and `::1`, from pages served on them alone.
+    pub fn loopback() -> Self {
+        Self {
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: ["localhost", "127.0.0.1", "[::1]"]
+                .iter()
+                .flat_map(|h| [format!("http://{h}:*"), format!("https://{h}:*")])
+                .collect(),
+        }
+    }
+
+    /// Loopback, plus the address the server is bound to when that is a specific one.
+    pub fn for_address(addr: SocketAddr) -> Self {
+        let mut policy = Self::loopback();
         let ip = addr.ip();
         if !ip.is_loopback() && !ip.is_unspecified() {
             let host = match ip {
@@ -62,12 +162,224 @@ impl HttpOptions {
             } else {
                 host.clone()
             };
-            options.allowed_hosts.push(host);
-            options
-                .allowed_origins
-                .push(format!("http://{bracketed}:*"));
+            policy.allowed_hosts.push(host);
+            policy.allowed_origins.push(format!("http://{bracketed}:*"));
         }
-        options
+        policy
+    }
+
+    /// Checks a request's `Host` (or, without one, the URI's authority) and `Origin` the way
+    /// rmcp's Streamable HTTP service does: the host must be an allowed one (any port unless
+    /// the allowed entry names one); an `Origin`, when present, must match an allowed origin
+    /// (scheme, host, and port or `:*`). An empty host list allows every host.
+    pub fn check(
+        &self,
+        uri: &axum::http::Uri,
+        headers: &axum::http::HeaderMap,
+    ) -> Result<(), HostRejection> {
+        use axum::http::StatusCode;
+        let reject = |status: StatusCode, message: String| HostRejection { status, message };
+        let host = match headers.get(axum::http::header::HOST) {
+            Some(value) => {
+                let text = value.to_str().map_err(|_| {
+                    reject(
+                        StatusCode::BAD_REQUEST,
+                        "the Host header is not valid text".into(),
+                    )
+                })?;
+                let authority = axum::http::uri::Authority::try_from(text).map_err(|_| {
+                    reject(
+                        StatusCode::BAD_REQUEST,
+                        format!("the Host header `{text}` is not a host name"),
+                    )
+                })?;
+                Authority::of(&authority)
+            }
+            None => match uri.authority() {
+                Some(authority) => Authority::of(authority),
+                None => {
+                    return Err(reject(
+                        StatusCode::BAD_REQUEST,
+                        "the request has no Host header; send one".into(),
+                    ));
+                }
+            },
+        };
+        let host_allowed = self.allowed_hosts.is_empty()
+            || self
+                .allowed_hosts
+                .iter()
+                .filter_map(|allowed| Authority::parse(allowed))
+                .any(|allowed| {
+                    allowed.host == host.host && allowed.port.is_none_or(|p| host.port == Some(p))
+                });
+        if !host_allowed {
+            return Err(reject(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "Host `{}` is not served here (a DNS rebinding defence); use http://127.0.0.1 or http://localhost, or start the server with that host allowed",
+                    host.host
+                ),
+            ));
+        }
+        let Some(origin) = headers.get(axum::http::header::ORIGIN) else {
+            return Ok(());
+        };
+        let origin = origin
+            .to_str()
+            .ok()
+            .and_then(Origin::parse)
+            .ok_or_else(|| {
+                reject(
+                    StatusCode::FORBIDDEN,
+                    "the Origin header is malformed".into(),
+                )
+            })?;
+        if self
+            .allowed_origins
+            .iter()
+            .filter_map(|allowed| AllowedOrigin::parse(allowed))
+            .any(|allowed| allowed.matches(&origin))
+        {
+            Ok(())
+        } else {
+            Err(reject(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "requests from the web page at {origin} are refused (a cross-origin defence); only pages served on this machine's loopback may call this server"
+                ),
+            ))
+        }
+    }
+}
+
+/// A host and optional port, the host lower-cased and without IPv6 brackets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Authority {
+    host: String,
+    port: Option<u16>,
+}
+
+impl Authority {
+    fn of(authority: &axum::http::uri::Authority) -> Self {
+        Self {
+            host: normalize_host(authority.host()),
+            port: authority.port_u16(),
+        }
+    }
+
+    /// An allowed-host entry: `host` or `host:port` (an unparsable entry is taken as a host).
+    fn parse(entry: &str) -> Option<Self> {
+        let entry = entry.trim();
+        if entry.is_empty() {
+            return None;
+        }
+        Some(match axum::http::uri::Authority::try_from(entry) {
+            Ok(authority) => Self::of(&authority),
+            Err(_) => Self {
+                host: normalize_host(entry),
+                port: None,
+            },
+        })
+    }
+}
+
+fn normalize_host(host: &str) -> String {
+    host.trim_matches('[')
+        .trim_matches(']')
+        .to_ascii_lowercase()
+}
+
+/// An `Origin` header: `null` or scheme, host and optional port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Origin {
+    Null,
+    Tuple {
+        scheme: String,
+        host: String,
+        port: Option<u16>,
+    },
+}
+
+impl Origin {
+    fn parse(value: &str) -> Option<Self> {
+        let value = value.trim();
+        if value.is_empty() {
+            return None;
+        }
+        if value.eq_ignore_ascii_case("null") {
+            return Some(Self::Null);
+        }
+        let uri = axum::http::Uri::try_from(value).ok()?;
+        let scheme = uri.scheme_str()?.to_ascii_lowercase();
+        let authority = uri.authority()?;
+        Some(Self::Tuple {
+            scheme,
+            host: normalize_host(authority.host()),
+            port: authority.port_u16(),
+        })
+    }
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Null => f.write_str("null"),
+            Self::Tuple { scheme, host, port } => {
+                write!(f, "{scheme}://{host}")?;
+                match port {
+                    Some(port) => write!(f, ":{port}"),
+                    None => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+/// An allowed-origin entry: an origin, or `scheme://host:*` for any port; an entry without a
+/// port matches any port (as rmcp does for now).
+struct AllowedOrigin {
+    origin: Origin,
+    any_port: bool,
+}
+
+impl AllowedOrigin {
+    fn parse(entry: &str) -> Option<Self> {
+        let entry = entry.trim();
+        if let Some(base) = entry.strip_suffix(":*") {
+            let origin = Origin::parse(base)?;
+            return matches!(origin, Origin::Tuple { port: None, .. }).then_some(Self {
+                origin,
+                any_port: true,
+            });
+        }
+        let origin = Origin::parse(entry)?;
+        let any_port = matches!(origin, Origin::Tuple { port: None, .. });
+        Some(Self { origin, any_port })
+    }
+
+    fn matches(&self, origin: &Origin) -> bool {
+        match (&self.origin, origin) {
+            (Origin::Null, Origin::Null) => true,
+            (
+                Origin::Tuple {
+                    scheme: a_scheme,
+                    host: a_host,
+                    port: a_port,
+                },
+                Origin::Tuple { scheme, host, port },
+            ) => {
+                let default_port = match scheme.as_str() {
+                    "http" => Some(80),
+                    "https" => Some(443),
+                    _ => None,
+                };
+                a_scheme == scheme
+                    && a_host == host
+                    && (self.any_port || *a_port == port.or(default_port))
+            }
+            _ => false,
+        }
     }
 }
 
@@ -75,21 +387,33 @@ impl HttpOptions {
 /// HTTP tool server mounts it this way).
 pub fn streamable_http_service(server: CtxServer, options: &HttpOptions) -> CtxHttpService {
     let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(options.allowed_hosts.clone())
-        .with_allowed_origins(options.allowed_origins.clone())
+        .with_allowed_hosts(options.policy.allowed_hosts.clone())
+        .with_allowed_origins(options.policy.allowed_origins.clone())
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_MESSAGE_BYTES)
         .with_cancellation_token(options.cancellation.clone());
-    StreamableHttpService::new(
-        move || Ok(server.clone()),
-        std::sync::Arc::new(LocalSessionManager::default()),
-        config,
-    )
+    let sessions = Arc::new(LocalSessionManager::default());
+    CtxHttpService {
+        inner: StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::clone(&sessions),
+            config,
+        ),
+        sessions,
+        policy: Arc::new(options.policy.clone()),
+    }
 }
 
 /// An axum router serving `server` at `/mcp`.
 pub fn router(server: CtxServer, options: &HttpOptions) -> axum::Router {
-    axum::Router::new().nest_service("/mcp", streamable_http_service(server, options))
+    let service = streamable_http_service(server, options);
+    axum::Router::new().route(
+        "/mcp",
+        axum::routing::any(move |request: axum::extract::Request| {
+            let service = service.clone();
+            async move { service.handle(request).await }
+        }),
+    )
 }
 
 /// Serves Streamable HTTP on `listener` until `options.cancellation` is cancelled.
@@ -116,12 +440,17 @@ pub async fn serve_http(
 
 /// Serves one client over a byte stream pair (stdin/stdout, or a pipe in tests) until the
 /// input closes. Input closed before the handshake is a normal end, not an error.
+///
+/// Every line is screened first ([`crate::jsonrpc::screen`]): a request rmcp could not read
+/// (not JSON, not UTF-8, a wrong `jsonrpc`, non-object params, a batch, params its method's
+/// schema refuses) is answered here with the JSON-RPC error for it, so a client never waits
+/// for an answer that will not come; only well-formed messages reach rmcp.
 pub async fn serve_io<R, W>(server: CtxServer, read: R, write: W) -> Result<(), McpError>
 where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    let transport = AsyncRwTransport::new(read, write).with_max_line_length(MAX_MESSAGE_BYTES);
+    let transport = LineTransport::new(read, write, MAX_MESSAGE_BYTES);
     match server.serve(transport).await {
         Ok(running) => {
             running
@@ -132,6 +461,231 @@ where
         }
         Err(ServerInitializeError::ConnectionClosed(_)) => Ok(()),
         Err(err) => Err(McpError::Session(err.to_string())),
+    }
+}
+
+/// Newline-delimited JSON-RPC over a byte stream pair, each incoming line screened.
+///
+/// Writes (rmcp's messages and the screen's answers) go through one writer task in the order
+/// they were queued, so a line is never interleaved with another and an answer queued by a
+/// `receive` that is then cancelled is still written.
+struct LineTransport<R> {
+    read: tokio::io::BufReader<R>,
+    /// The line read so far (kept across a cancelled `receive`).
+    line: Vec<u8>,
+    /// Skipping the rest of a line that went over the limit.
+    discarding: bool,
+    max_line_bytes: usize,
+    out: Option<tokio::sync::mpsc::UnboundedSender<Outgoing>>,
+    writer: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// Bytes to write, and who to tell when they are written.
+struct Outgoing {
+    bytes: Vec<u8>,
+    written: Option<tokio::sync::oneshot::Sender<std::io::Result<()>>>,
+}
+
+enum LineRead {
+    Line,
+    Oversized,
+    Eof,
+    Failed(std::io::Error),
+}
+
+impl<R: AsyncRead + Send + Unpin> LineTransport<R> {
+    fn new<W: AsyncWrite + Send + Unpin + 'static>(
+        read: R,
+        write: W,
+        max_line_bytes: usize,
+    ) -> Self {
+        let (out, queue) = tokio::sync::mpsc::unbounded_channel();
+        let writer = tokio::spawn(write_queue(write, queue));
+        Self {
+            read: tokio::io::BufReader::new(read),
+            line: Vec::new(),
+            discarding: false,
+            max_line_bytes,
+            out: Some(out),
+            writer: Some(writer),
+        }
+    }
+
+    /// Reads up to the next `\n` (or the end of the input) into `self.line`, never holding
+    /// more than the limit. Cancel-safe: nothing is consumed from the reader that is not
+    /// already in `self.line`.
+    async fn read_line(&mut self) -> LineRead {
+        use tokio::io::AsyncBufReadExt as _;
+        loop {
+            let available = match self.read.fill_buf().await {
+                Ok(available) => available,
+                Err(err) => return LineRead::Failed(err),
+            };
+            if available.is_empty() {
+                if self.line.is_empty() || std::mem::take(&mut self.discarding) {
+                    self.line.clear();
+                    return LineRead::Eof;
+                }
+                // A last message without a newline still counts.
+                return LineRead::Line;
+            }
+            let newline = available.iter().position(|b| *b == b'\n');
+            let take = newline.map_or(available.len(), |at| at + 1);
+            let outcome = if self.discarding {
+                if newline.is_some() {
+                    self.discarding = false;
+                }
+                None
+            } else if self.line.len().saturating_add(take) > self.max_line_bytes {
+                self.line.clear();
+                self.discarding = newline.is_none();
+                Some(LineRead::Oversized)
+            } else {
+                self.line.extend_from_slice(&available[..take]);
+                newline.map(|_| LineRead::Line)
+            };
+            self.read.consume(take);
+            if let Some(outcome) = outcome {
+                return outcome;
+            }
+        }
+    }
+
+    /// Queues an answer of the screen (a JSON value, one line).
+    fn answer(&self, value: &serde_json::Value) {
+        let mut bytes = serde_json::to_vec(value).unwrap_or_default();
+        bytes.push(b'\n');
+        if let Some(out) = &self.out {
+            let _ = out.send(Outgoing {
+                bytes,
+                written: None,
+            });
+        }
+    }
+}
+
+/// Waits until everything queued on `out` so far is written.
+async fn drain(out: Option<tokio::sync::mpsc::UnboundedSender<Outgoing>>) {
+    let Some(out) = out else {
+        return;
+    };
+    let (written, done) = tokio::sync::oneshot::channel();
+    let marker = Outgoing {
+        bytes: Vec::new(),
+        written: Some(written),
+    };
+    if out.send(marker).is_ok() {
+        let _ = done.await;
+    }
+}
+
+/// Writes queued messages in order, flushing after each, until the queue closes or a write
+/// fails (the client is gone).
+async fn write_queue<W: AsyncWrite + Unpin>(
+    mut write: W,
+    mut queue: tokio::sync::mpsc::UnboundedReceiver<Outgoing>,
+) {
+    use tokio::io::AsyncWriteExt as _;
+    while let Some(Outgoing { bytes, written }) = queue.recv().await {
+        let result = if bytes.is_empty() {
+            Ok(())
+        } else {
+            match write.write_all(&bytes).await {
+                Ok(()) => write.flush().await,
+                Err(err) => Err(err),
+            }
+        };
+        let failed = result.as_ref().err().map(std::io::Error::kind);
+        if let Some(written) = written {
+            let _ = written.send(result);
+        }
+        if let Some(kind) = failed {
+            tracing::debug!("cannot write to the client ({kind}); stopping output");
+            return;
+        }
+    }
+}
+
+fn transport_closed() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::NotConnected, "the transport is closed")
+}
+
+impl<R: AsyncRead + Send + Unpin> Transport<RoleServer> for LineTransport<R> {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        // Queued now, in call order; the future only waits for the write.
+        let queued = serde_json::to_vec(&item)
+            .map_err(std::io::Error::other)
+            .and_then(|mut bytes| {
+                bytes.push(b'\n');
+                let (written, done) = tokio::sync::oneshot::channel();
+                let out = self.out.as_ref().ok_or_else(transport_closed)?;
+                out.send(Outgoing {
+                    bytes,
+                    written: Some(written),
+                })
+                .map_err(|_| transport_closed())?;
+                Ok(done)
+            });
+        async move { queued?.await.unwrap_or_else(|_| Err(transport_closed())) }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            match self.read_line().await {
+                LineRead::Line => {}
+                LineRead::Oversized => {
+                    tracing::warn!(
+                        limit = self.max_line_bytes,
+                        "a message over the size limit was refused"
+                    );
+                    self.answer(&serde_json::json!({
+                        "jsonrpc": "2.0",
+                        "error": {
+                            "code": crate::jsonrpc::INVALID_REQUEST,
+                            "message": format!(
+                                "the message is over the {}-byte limit and was not read; send smaller messages",
+                                self.max_line_bytes
+                            ),
+                        },
+                    }));
+                    continue;
+                }
+                LineRead::Eof => {
+                    // Every answer to what was read is out before the session ends.
+                    drain(self.out.clone()).await;
+                    return None;
+                }
+                LineRead::Failed(err) => {
+                    tracing::error!("cannot read from the client: {err}");
+                    drain(self.out.clone()).await;
+                    return None;
+                }
+            }
+            let screened = crate::jsonrpc::screen(&self.line);
+            self.line.clear();
+            match screened {
+                Screened::Ignore => {}
+                Screened::Message(message) => return Some(*message),
+                Screened::Answer(answer) => {
+                    tracing::debug!("answered a malformed message: {answer}");
+                    self.answer(&answer);
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        // Closing the queue lets the writer finish what is queued, then stop.
+        drop(self.out.take());
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.await;
+        }
+        Ok(())
     }
 }
 

@@ -11,10 +11,12 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use ctx::fs::read::FsReadInput;
+use ctx_mcp::HostPolicy;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
+use crate::guard::guard;
 use crate::registry::Registry;
 use crate::tool::ToolEngine;
 
@@ -68,8 +70,9 @@ impl AppState {
 }
 
 /// The routes: `/tool` (behind the concurrency limit, as is `extra`, e.g. `/mcp`) and
-/// `/health`, all logged.
-pub fn router(state: AppState, extra: Option<Router>) -> Router {
+/// `/health`, all logged, and all behind one guard: `Host` and `Origin` as `policy` allows
+/// (the same check the MCP transport makes), and JSON bodies only.
+pub fn router(state: AppState, extra: Option<Router>, policy: HostPolicy) -> Router {
     let mut limited = Router::new()
         .route("/tool", post(tool))
         .with_state(state.clone());
@@ -81,6 +84,7 @@ pub fn router(state: AppState, extra: Option<Router>) -> Router {
         .route("/health", get(health))
         .with_state(state)
         .merge(limited)
+        .layer(middleware::from_fn_with_state(Arc::new(policy), guard))
         .layer(middleware::from_fn(log_request))
 }
 
@@ -146,6 +150,57 @@ struct ToolRequest {
     params: Value,
 }
 
+/// A decoded `/tool` body: which workspace, and the `fs_read` input (only `fs_read` exists).
+#[derive(Debug)]
+pub struct ToolCall {
+    /// The workspace id the body names (not yet looked up).
+    pub workspace: String,
+    /// The parsed operations.
+    pub input: FsReadInput,
+    /// The params were one operation (not `{"operations": [...]}` or an array), so a failure
+    /// of that operation fails the call.
+    pub single: bool,
+}
+
+/// Why a `/tool` body was refused: a message for the client (a 400).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ToolBodyError(pub String);
+
+/// Decodes a `/tool` body: `{workspace, tool, params}` with `tool` one of [`TOOLS`] and
+/// `params` an `fs_read` input. Pure (no workspace is looked up), so it can be fuzzed.
+pub fn decode_tool_body(body: &[u8]) -> Result<ToolCall, ToolBodyError> {
+    parse_tool_request(body)?.into_call()
+}
+
+fn parse_tool_request(body: &[u8]) -> Result<ToolRequest, ToolBodyError> {
+    serde_json::from_slice(body).map_err(|err| {
+        ToolBodyError(format!(
+            "invalid request body: {err}; send {{\"workspace\": ID, \"tool\": \"fs_read\", \"params\": {{...}}}}"
+        ))
+    })
+}
+
+impl ToolRequest {
+    fn into_call(self) -> Result<ToolCall, ToolBodyError> {
+        if !TOOLS.contains(&self.tool.as_str()) {
+            return Err(ToolBodyError(format!(
+                "unknown tool `{}`; available: {}",
+                self.tool,
+                TOOLS.join(", ")
+            )));
+        }
+        let input =
+            FsReadInput::from_json(&self.params).map_err(|err| ToolBodyError(err.to_string()))?;
+        let single = self.params.get("operations").is_none() && !self.params.is_array();
+        Ok(ToolCall {
+            workspace: self.workspace,
+            input,
+            single,
+        })
+    }
+}
+
 async fn tool(State(state): State<AppState>, body: Bytes) -> Response {
     let started = Instant::now();
     let fail = |status: StatusCode, error: String, extra: Option<(&str, Value)>| {
@@ -160,17 +215,9 @@ async fn tool(State(state): State<AppState>, body: Bytes) -> Response {
         }
         json_response(status, &body)
     };
-    let request: ToolRequest = match serde_json::from_slice(&body) {
+    let request = match parse_tool_request(&body) {
         Ok(request) => request,
-        Err(err) => {
-            return fail(
-                StatusCode::BAD_REQUEST,
-                format!(
-                    "invalid request body: {err}; send {{\"workspace\": ID, \"tool\": \"fs_read\", \"params\": {{...}}}}"
-                ),
-                None,
-            );
-        }
+        Err(err) => return fail(StatusCode::BAD_REQUEST, err.0, None),
     };
     let Some(workspace) = state.inner.registry.get(&request.workspace) else {
         let ids = state.inner.registry.ids();
@@ -188,27 +235,15 @@ async fn tool(State(state): State<AppState>, body: Bytes) -> Response {
             Some(("workspace_ids", json!(ids))),
         );
     };
-    if !TOOLS.contains(&request.tool.as_str()) {
-        return fail(
-            StatusCode::BAD_REQUEST,
-            format!(
-                "unknown tool `{}`; available: {}",
-                request.tool,
-                TOOLS.join(", ")
-            ),
-            None,
-        );
-    }
-    let input = match FsReadInput::from_json(&request.params) {
-        Ok(input) => input,
-        Err(err) => return fail(StatusCode::BAD_REQUEST, err.to_string(), None),
+    let ToolCall {
+        workspace: id,
+        input,
+        single,
+    } = match request.into_call() {
+        Ok(call) => call,
+        Err(err) => return fail(StatusCode::BAD_REQUEST, err.0, None),
     };
-    let single = request.params.get("operations").is_none() && !request.params.is_array();
-    let output = state
-        .inner
-        .engine
-        .fs_read(&request.workspace, &workspace, input)
-        .await;
+    let output = state.inner.engine.fs_read(&id, &workspace, input).await;
     // A single operation that failed fails the call; in a batch, errors are per operation.
     let error = if single && output.failed == 1 {
         output.results[0].error.as_ref().map(|e| e.message.clone())
@@ -228,7 +263,7 @@ fn latency_ms(started: Instant) -> f64 {
     (started.elapsed().as_secs_f64() * 1_000_000.0).round() / 1000.0
 }
 
-fn json_response(status: StatusCode, body: &Value) -> Response {
+pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response {
     let bytes = serde_json::to_vec(body).expect("JSON values serialize");
     (
         status,

@@ -12,10 +12,14 @@
 //!   from a small LRU keyed by the file's identity, size and times ([`ToolEngine`]).
 //! - Every request is logged through `tracing` (target `ctx_server::access`); [`serve`]
 //!   stops gracefully when its shutdown future completes (the CLI wires SIGTERM and Ctrl-C).
+//! - Every route refuses a foreign `Host` or `Origin` (403, the DNS rebinding defence of the
+//!   MCP transport, [`HostPolicy`]: loopback names and the bound address by default) and a
+//!   `POST` body that is not `Content-Type: application/json` (415).
 //! - Extra routes (the MCP Streamable HTTP service at `/mcp/{workspace}` and `/mcp`) can be mounted
 //!   behind the same limit with [`Mcp`].
 
 mod error;
+mod guard;
 mod http;
 mod mcp;
 mod registry;
@@ -26,13 +30,16 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use error::ServerError;
-pub use http::{AppState, RETRY_AFTER_SECS, TOOLS, router};
+pub use http::{
+    AppState, RETRY_AFTER_SECS, TOOLS, ToolBodyError, ToolCall, decode_tool_body, router,
+};
 pub use mcp::{Mcp, McpFactory};
 pub use registry::{Registry, is_valid_id};
 pub use tool::{StatsSnapshot, ToolEngine};
 
 use ctx::fs::read::ReadOptions;
 use ctx::fs::sandbox::SandboxOptions;
+pub use ctx_mcp::HostPolicy;
 
 /// Default for `--max-concurrent`.
 pub const DEFAULT_MAX_CONCURRENT: usize = 200;
@@ -56,6 +63,9 @@ pub struct ServerConfig {
     pub sandbox: SandboxOptions,
     /// LRU slots for file-read results (0 turns the cache off).
     pub cache_entries: usize,
+    /// The `Host` and `Origin` headers every route accepts; `None` (the default) accepts the
+    /// loopback names and the address the listener is bound to, as the MCP transport does.
+    pub host_policy: Option<HostPolicy>,
 }
 
 impl ServerConfig {
@@ -71,6 +81,7 @@ impl ServerConfig {
             },
             sandbox: SandboxOptions::default(),
             cache_entries: DEFAULT_CACHE_ENTRIES,
+            host_policy: None,
         }
     }
 
@@ -91,8 +102,12 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
     let state = config.state()?;
+    let policy = match &config.host_policy {
+        Some(policy) => policy.clone(),
+        None => HostPolicy::for_address(listener.local_addr()?),
+    };
     let extra = mcp.map(|mcp| mcp.router(state.registry_handle()));
-    let app = router(state, extra);
+    let app = router(state, extra, policy);
     let (stopping_tx, stopping_rx) = tokio::sync::watch::channel(false);
     let graceful = async move {
         shutdown.await;

@@ -102,7 +102,7 @@ async fn handle(
     request: Request,
 ) -> Response {
     match state.mcp.service(&workspace, &state.registry) {
-        Ok(service) => service.handle(request).await.map(axum::body::Body::new),
+        Ok(service) => service.handle(request).await,
         Err(response) => *response,
     }
 }
@@ -116,7 +116,7 @@ async fn handle_chosen(State(state): State<McpState>, request: Request) -> Respo
         Err(response) => return *response,
     };
     match state.mcp.service(&id, &state.registry) {
-        Ok(service) => service.handle(request).await.map(axum::body::Body::new),
+        Ok(service) => service.handle(request).await,
         Err(response) => *response,
     }
 }
