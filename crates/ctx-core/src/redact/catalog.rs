@@ -1,0 +1,171 @@
+//! The built-in rule catalog: `rules.toml`, compiled into the binary and read once.
+//!
+//! Each `[[rule]]` names a provider's credential and says how to find it:
+//!
+//! - `id`: the id in `[REDACTED:ID]` and in findings (upper snake case). Several entries may
+//!   share an id when one credential has several shapes.
+//! - `provider`, `description`: what the credential is, for people.
+//! - `keywords`: literals, matched without regard to ASCII case, of which every match holds
+//!   one; the rule's regex runs only where one is found (on its line, or for `scope = "text"`
+//!   on the whole text).
+//! - Either `regex` (the first capture group that takes part is the secret, else the whole
+//!   match), or `context` and `value`: a provider name (a regex, matched without regard to case)
+//!   that names the key, and the value's shape. The catalog builds `context`, the rest of the
+//!   key, an assignment (`=`, `:`, `:=`, `=>`, `,` and quotes) and the value into one regex, so
+//!   every keyed rule reads assignments the same way.
+//! - `check`: what a match must also be ([`Check`]), `token` unless said; `entropy`: the least
+//!   Shannon entropy (bits per byte) of the secret, for the checks that measure it; `allow`:
+//!   regexes that mark a matched secret as a known non-secret (documentation keys).
+//! - `positives`, `negatives`: samples the rule must redact and look-alikes that nothing may
+//!   change; a unit test runs every one.
+
+use super::checks::Check;
+use super::{Scope, rule_id_of};
+
+/// The catalog's text, compiled in.
+pub(crate) const CATALOG_TOML: &str = include_str!("rules.toml");
+
+/// One rule as the catalog describes it.
+#[derive(Debug, Clone)]
+pub(crate) struct CatalogRule {
+    pub id: String,
+    pub provider: String,
+    pub keywords: Vec<String>,
+    pub pattern: String,
+    pub check: Check,
+    pub entropy: Option<f64>,
+    pub allow: Vec<String>,
+    pub scope: Scope,
+    pub positives: Vec<String>,
+    pub negatives: Vec<String>,
+}
+
+/// The assignment between a keyed rule's context and its value: the rest of the key, closing
+/// quotes or brackets, an operator, an opening quote.
+const ASSIGNMENT: &str = r#"[A-Za-z0-9_.\-]{0,30}?["'\]]{0,2}[ \t]*(?::=|=>|=|:|,)[ \t]*["'`]?"#;
+
+/// Reads the catalog; an error names the entry and what is wrong with it.
+pub(crate) fn parse(text: &str) -> Result<Vec<CatalogRule>, String> {
+    let document = toml_edit::Document::parse(text).map_err(|err| err.to_string())?;
+    let root = document.as_table();
+    for (key, _) in root {
+        if key != "rule" {
+            return Err(format!("unknown top-level key `{key}`"));
+        }
+    }
+    let Some(entries) = root.get("rule").and_then(|r| r.as_array_of_tables()) else {
+        return Err("no [[rule]] entries".to_owned());
+    };
+    entries
+        .iter()
+        .enumerate()
+        .map(|(index, table)| {
+            parse_rule(table).map_err(|message| {
+                let id = table.get("id").and_then(|v| v.as_str()).unwrap_or("?");
+                format!("rule {} (`{id}`): {message}", index + 1)
+            })
+        })
+        .collect()
+}
+
+fn parse_rule(table: &toml_edit::Table) -> Result<CatalogRule, String> {
+    const KNOWN: &[&str] = &[
+        "id",
+        "provider",
+        "description",
+        "keywords",
+        "regex",
+        "context",
+        "value",
+        "check",
+        "entropy",
+        "allow",
+        "scope",
+        "positives",
+        "negatives",
+    ];
+    for (key, _) in table {
+        if !KNOWN.contains(&key) {
+            return Err(format!("unknown key `{key}`"));
+        }
+    }
+    let id = string(table, "id")?.ok_or("no `id`")?;
+    if rule_id_of(&id).as_deref() != Some(id.as_str()) {
+        return Err("`id` must be upper snake case".to_owned());
+    }
+    let pattern = match (
+        string(table, "regex")?,
+        string(table, "context")?,
+        string(table, "value")?,
+    ) {
+        (Some(regex), None, None) => regex,
+        (None, Some(context), Some(value)) => {
+            format!("(?i:(?:{context})){ASSIGNMENT}({value})")
+        }
+        _ => return Err("give either `regex`, or `context` and `value`".to_owned()),
+    };
+    let check = match string(table, "check")? {
+        None => Check::Token,
+        Some(name) => Check::from_name(&name).ok_or(format!("unknown check `{name}`"))?,
+    };
+    let scope = match string(table, "scope")?.as_deref() {
+        None | Some("line") => Scope::Line,
+        Some("text") => Scope::Text,
+        Some(other) => return Err(format!("unknown scope `{other}` (line or text)")),
+    };
+    let entropy = match table.get("entropy") {
+        None => None,
+        Some(item) => Some(
+            item.as_float()
+                .or_else(|| item.as_integer().map(|i| i as f64))
+                .ok_or("`entropy` must be a number")?,
+        ),
+    };
+    let keywords = strings(table, "keywords")?;
+    if keywords.is_empty() || keywords.iter().any(String::is_empty) {
+        return Err("`keywords` must list at least one non-empty literal".to_owned());
+    }
+    let positives = strings(table, "positives")?;
+    let negatives = strings(table, "negatives")?;
+    if positives.is_empty() || negatives.is_empty() {
+        return Err("every rule needs `positives` and `negatives`".to_owned());
+    }
+    Ok(CatalogRule {
+        provider: string(table, "provider")?.ok_or("no `provider`")?,
+        id,
+        keywords,
+        pattern,
+        check,
+        entropy,
+        allow: strings(table, "allow")?,
+        scope,
+        positives,
+        negatives,
+    })
+}
+
+fn string(table: &toml_edit::Table, key: &str) -> Result<Option<String>, String> {
+    match table.get(key) {
+        None => Ok(None),
+        Some(item) => item
+            .as_str()
+            .map(|s| Some(s.to_owned()))
+            .ok_or(format!("`{key}` must be a string")),
+    }
+}
+
+fn strings(table: &toml_edit::Table, key: &str) -> Result<Vec<String>, String> {
+    match table.get(key) {
+        None => Ok(Vec::new()),
+        Some(item) => item
+            .as_array()
+            .ok_or(format!("`{key}` must be an array of strings"))?
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or(format!("`{key}` must be an array of strings"))
+            })
+            .collect(),
+    }
+}
