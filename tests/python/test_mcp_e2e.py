@@ -360,6 +360,10 @@ def test_stdio_exits_promptly_with_zero_when_stdin_closes(repo: Repo) -> None:
     proc.stdin.write(b"not json at all\n" + json.dumps(request).encode() + b"\n")
     proc.stdin.flush()
     assert proc.stdout is not None
+    # A line that is not JSON is answered with a parse error (no id: none can be read) ...
+    parse_error = json.loads(proc.stdout.readline())
+    assert parse_error["error"]["code"] == -32700 and "id" not in parse_error
+    # ... and the session goes on.
     line = proc.stdout.readline()
     assert json.loads(line)["result"]["serverInfo"]["name"] == "ctx"
     started = time.monotonic()
