@@ -811,3 +811,40 @@ pub fn block_on<T>(future: impl Future<Output = T>) -> Result<T, McpError> {
     runtime.shutdown_background();
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::LineTransport;
+    use rmcp::transport::Transport as _;
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+
+    /// A line over the limit is answered (no id can be read) and skipped to its end; the
+    /// next line is read whole, even when split across writes.
+    #[tokio::test]
+    async fn oversized_lines_are_answered_and_skipped() {
+        let (mut client, server_in) = tokio::io::duplex(1024);
+        let (server_out, answers) = tokio::io::duplex(1024);
+        let mut transport = LineTransport::new(server_in, server_out, 64);
+        let mut answers = tokio::io::BufReader::new(answers).lines();
+        client.write_all(&[b'x'; 200]).await.expect("write");
+        client
+            .write_all(b"yyy\n{\"jsonrpc\":\"2.0\",")
+            .await
+            .expect("write");
+        client
+            .write_all(b"\"id\":1,\"method\":\"ping\"}\n")
+            .await
+            .expect("write");
+        drop(client);
+        let message = transport.receive().await.expect("the ping");
+        assert!(
+            format!("{message:?}").contains("PingRequest"),
+            "{message:?}"
+        );
+        let answer = answers.next_line().await.expect("read").expect("an answer");
+        let answer: serde_json::Value = serde_json::from_str(&answer).expect("JSON");
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+        assert!(transport.receive().await.is_none());
+        transport.close().await.expect("close");
+    }
+}
