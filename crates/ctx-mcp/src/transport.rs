@@ -43,15 +43,17 @@ impl std::fmt::Debug for CtxHttpService {
 const SESSION_HEADER: &str = "mcp-session-id";
 
 impl CtxHttpService {
-    /// Answers one HTTP request.
-    pub async fn handle<B>(&self, request: axum::http::Request<B>) -> axum::response::Response
-    where
-        B: axum::body::HttpBody<Data = axum::body::Bytes> + Send + 'static,
-        B::Error: std::fmt::Display,
-    {
-        // Host and Origin first, as rmcp checks them before anything else.
-        if request.method() == axum::http::Method::DELETE
-            && self.policy.check(request.uri(), request.headers()).is_ok()
+    /// Answers one HTTP request. After the `Host` and `Origin` checks, a JSON `POST` body
+    /// passes the same screen as a stdio line ([`crate::jsonrpc::screen`]), so a request rmcp
+    /// cannot read gets its JSON-RPC error (400 for `-32700`/`-32600`, 200 for `-32602`), and
+    /// a `DELETE` of a session that does not exist is a 404.
+    pub async fn handle(&self, request: axum::extract::Request) -> axum::response::Response {
+        if self.policy.check(request.uri(), request.headers()).is_err() {
+            // rmcp refuses it (403 or 400).
+            return self.inner.handle(request).await.map(axum::body::Body::new);
+        }
+        let method = request.method().clone();
+        if method == axum::http::Method::DELETE
             && let Some(id) = request
                 .headers()
                 .get(SESSION_HEADER)
@@ -66,8 +68,73 @@ impl CtxHttpService {
                 return unknown_session();
             }
         }
+        let request = if method == axum::http::Method::POST && is_json(request.headers()) {
+            let (parts, body) = request.into_parts();
+            let Ok(bytes) = axum::body::to_bytes(body, MAX_MESSAGE_BYTES).await else {
+                return too_large();
+            };
+            if let Screened::Answer(answer) = crate::jsonrpc::screen(&bytes) {
+                return screened_answer(&answer);
+            }
+            axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))
+        } else {
+            request
+        };
         self.inner.handle(request).await.map(axum::body::Body::new)
     }
+}
+
+/// `Content-Type: application/json` (with or without parameters); rmcp answers the rest 415.
+fn is_json(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The screen's answer to a POST: 400 when the message could not be read as a request, 200
+/// with the JSON-RPC error when only its params were wrong (as rmcp answers errors).
+fn screened_answer(answer: &serde_json::Value) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let codes: Vec<i64> = match answer {
+        serde_json::Value::Array(items) => items
+            .iter()
+            .filter_map(|item| item["error"]["code"].as_i64())
+            .collect(),
+        one => one["error"]["code"].as_i64().into_iter().collect(),
+    };
+    let status = if codes
+        .iter()
+        .all(|code| *code == crate::jsonrpc::INVALID_PARAMS)
+    {
+        axum::http::StatusCode::OK
+    } else {
+        axum::http::StatusCode::BAD_REQUEST
+    };
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        answer.to_string(),
+    )
+        .into_response()
+}
+
+fn too_large() -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "error": {
+            "code": crate::jsonrpc::INVALID_REQUEST,
+            "message": format!("the message is over the {MAX_MESSAGE_BYTES}-byte limit; send smaller messages"),
+        },
+    });
+    (
+        axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 fn unknown_session() -> axum::response::Response {
@@ -743,4 +810,41 @@ pub fn block_on<T>(future: impl Future<Output = T>) -> Result<T, McpError> {
     let out = runtime.block_on(future);
     runtime.shutdown_background();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LineTransport;
+    use rmcp::transport::Transport as _;
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+
+    /// A line over the limit is answered (no id can be read) and skipped to its end; the
+    /// next line is read whole, even when split across writes.
+    #[tokio::test]
+    async fn oversized_lines_are_answered_and_skipped() {
+        let (mut client, server_in) = tokio::io::duplex(1024);
+        let (server_out, answers) = tokio::io::duplex(1024);
+        let mut transport = LineTransport::new(server_in, server_out, 64);
+        let mut answers = tokio::io::BufReader::new(answers).lines();
+        client.write_all(&[b'x'; 200]).await.expect("write");
+        client
+            .write_all(b"yyy\n{\"jsonrpc\":\"2.0\",")
+            .await
+            .expect("write");
+        client
+            .write_all(b"\"id\":1,\"method\":\"ping\"}\n")
+            .await
+            .expect("write");
+        drop(client);
+        let message = transport.receive().await.expect("the ping");
+        assert!(
+            format!("{message:?}").contains("PingRequest"),
+            "{message:?}"
+        );
+        let answer = answers.next_line().await.expect("read").expect("an answer");
+        let answer: serde_json::Value = serde_json::from_str(&answer).expect("JSON");
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+        assert!(transport.receive().await.is_none());
+        transport.close().await.expect("close");
+    }
 }

@@ -1,5 +1,6 @@
-//! Streamable HTTP sessions: a `DELETE` ends a session (202), and a `DELETE` of a session that
-//! does not exist, or no longer does, is a 404, as the spec answers unknown sessions.
+//! Streamable HTTP edges: a `DELETE` ends a session (202), and a `DELETE` of a session that
+//! does not exist, or no longer does, is a 404, as the spec answers unknown sessions; a POST
+//! body rmcp cannot read gets the JSON-RPC error for it, with its id, as on stdio.
 
 mod common;
 
@@ -80,5 +81,66 @@ async fn deleting_an_unknown_session_is_a_404() {
     )
     .await;
     assert_eq!(status, 403, "{text}");
+    options.cancellation.cancel();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_posts_get_their_json_rpc_error() {
+    let fx = Fixture::new();
+    let (addr, options) = start(fx.server(false)).await;
+    let mut client = HttpClient::connect(addr).await;
+    client.initialize().await;
+    let cases = [
+        (
+            serde_json::json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "fs_read", "arguments": [1, 2]}}),
+            200,
+            -32602,
+            serde_json::json!(6),
+        ),
+        (
+            serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": [1]}),
+            200,
+            -32602,
+            serde_json::json!(3),
+        ),
+        (
+            serde_json::json!({"jsonrpc": "1.0", "id": "v", "method": "tools/list"}),
+            400,
+            -32600,
+            serde_json::json!("v"),
+        ),
+        (serde_json::json!(17), 400, -32600, serde_json::Value::Null),
+    ];
+    for (message, status, code, id) in cases {
+        let answer = client.post(&message, &[]).await;
+        assert_eq!(answer.status, status, "{message}: {:?}", answer.messages);
+        let error = &answer.messages[0];
+        assert_eq!(error["error"]["code"], code, "{message}: {error}");
+        assert_eq!(
+            error.get("id").cloned().unwrap_or_default(),
+            id,
+            "{message}: {error}"
+        );
+    }
+    let batch = client
+        .post(
+            &serde_json::json!([{"jsonrpc": "2.0", "id": 4, "method": "tools/list"}]),
+            &[],
+        )
+        .await;
+    assert_eq!(batch.status, 400);
+    // The session still works.
+    let list = client
+        .post(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}),
+            &[],
+        )
+        .await;
+    assert_eq!(list.status, 200);
+    assert!(
+        list.messages[0]["result"]["tools"].is_array(),
+        "{:?}",
+        list.messages
+    );
     options.cancellation.cancel();
 }
