@@ -5,8 +5,8 @@
 //! - `id`: the id in `[REDACTED:ID]` and in findings (upper snake case). Several entries may
 //!   share an id when one credential has several shapes.
 //! - `provider`, `description`: what the credential is, for people.
-//! - `keywords`: literals, matched without regard to ASCII case, of which every match holds
-//!   one; the rule's regex runs only where one is found (on its line, or for `scope = "text"`
+//! - `keywords`: literals of three bytes or more, matched without regard to ASCII case, of which
+//!   every match holds one; the rule's regex runs only where one is found (on its line, or for `scope = "text"`
 //!   on the whole text).
 //! - Either `regex` (the first capture group that takes part is the secret, else the whole
 //!   match), or `context` and `value`: a provider name (a regex, matched without regard to case)
@@ -122,8 +122,10 @@ fn parse_rule(table: &toml_edit::Table) -> Result<CatalogRule, String> {
         ),
     };
     let keywords = strings(table, "keywords")?;
-    if keywords.is_empty() || keywords.iter().any(String::is_empty) {
-        return Err("`keywords` must list at least one non-empty literal".to_owned());
+    if keywords.is_empty() || keywords.iter().any(|k| k.len() < 3 || k.contains('\n')) {
+        return Err(
+            "`keywords` must list literals of three bytes or more, without newlines".to_owned(),
+        );
     }
     let positives = strings(table, "positives")?;
     let negatives = strings(table, "negatives")?;
