@@ -9,7 +9,8 @@
 //!   every match holds one; the rule's regex runs only where one is found (on its line, or for `scope = "text"`
 //!   on the whole text).
 //! - Either `regex` (the first capture group that takes part is the secret, else the whole
-//!   match), or `context` and `value`: a provider name (a regex, matched without regard to case)
+//!   match; a group named `bare` marks a value written without quotes, one named `typed` a
+//!   type annotation after the key, which is never the secret), or `context` and `value`: a provider name (a regex, matched without regard to case)
 //!   that names the key, and the value's shape. The catalog builds `context`, the rest of the
 //!   key, an assignment (`=`, `:`, `:=`, `=>`, `,` and quotes) and the value into one regex, so
 //!   every keyed rule reads assignments the same way.

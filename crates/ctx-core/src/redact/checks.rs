@@ -243,7 +243,52 @@ fn bare_value_is_literal(c: &Candidate<'_>) -> bool {
     let code = after.starts_with([
         '(', '[', '{', '<', '=', ',', ';', ')', '|', '&', '?', ':', '.', '+', '*', '/', '%',
     ]);
-    (!code || in_query) && !value.bytes().all(|b| b.is_ascii_alphabetic())
+    (!code || in_query)
+        && !c.typed
+        && !value.bytes().all(|b| b.is_ascii_alphabetic())
+        && !is_number_literal(value)
+}
+
+/// Whether a value is a number as code writes it: `0x8004_004A_u32`, `1_000_000`, `42i64`.
+fn is_number_literal(value: &str) -> bool {
+    let body = value
+        .strip_prefix("0x")
+        .or_else(|| value.strip_prefix("0X"))
+        .unwrap_or(value);
+    let body = body.trim_end_matches(|c: char| {
+        c.is_ascii_alphanumeric() && !c.is_ascii_hexdigit() || c == '_'
+    });
+    let body = [
+        "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
+    ]
+    .iter()
+    .find_map(|suffix| body.strip_suffix(suffix))
+    .unwrap_or(body);
+    !body.is_empty()
+        && body
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_digit() || value.starts_with("0x"))
+        && body.bytes().all(|b| b.is_ascii_hexdigit() || b == b'_')
+}
+
+/// Whether a value holds a UUID or GUID (`_SA_{262E99C9-6160-4871-ACEC-4E61736B6F21}`): a name
+/// or an id built from one, not key material.
+fn contains_uuid(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    bytes.windows(36).any(|w| {
+        w.iter().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => *b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        })
+    })
+}
+
+/// Codecov's badge URLs carry a graph token, which Codecov documents as safe to publish.
+fn is_codecov_badge(c: &Candidate<'_>) -> bool {
+    let line_start = c.text[..c.start].rfind('\n').map_or(0, |i| i + 1);
+    let line = &c.text[line_start..c.start];
+    line.contains("codecov.io/") && line.ends_with("token=")
 }
 
 fn accept_generic_secret(c: &Candidate<'_>) -> bool {
@@ -259,6 +304,8 @@ fn accept_generic_secret(c: &Candidate<'_>) -> bool {
         && !is_code_or_path(value)
         && !is_identifier_like(value)
         && !is_uuid_like(value)
+        && !contains_uuid(value)
+        && !is_codecov_badge(c)
         && looks_random(value)
 }
 
@@ -288,6 +335,7 @@ fn accept_generic_password(c: &Candidate<'_>) -> bool {
         && !is_code_or_path(value)
         && !is_identifier_like(value)
         && !is_password_hash(value)
+        && !contains_uuid(value)
         && (char_classes(value) == 4 || (value.len() >= 16 && looks_random(value)))
 }
 

@@ -501,12 +501,19 @@ struct CompiledRule {
     regex: Regex,
     /// The capture group named `bare`, whose value was written without quotes.
     bare_group: Option<usize>,
+    /// The capture group named `typed`, a type annotation after the key.
+    typed_group: Option<usize>,
 }
 
 impl CompiledRule {
     fn new(regex: Regex) -> Self {
-        let bare_group = regex.capture_names().position(|name| name == Some("bare"));
-        Self { regex, bare_group }
+        let group = |wanted: &str| regex.capture_names().position(|name| name == Some(wanted));
+        let (bare_group, typed_group) = (group("bare"), group("typed"));
+        Self {
+            regex,
+            bare_group,
+            typed_group,
+        }
     }
 }
 
@@ -547,8 +554,10 @@ impl Rule {
             } else {
                 whole.end()
             };
-            // The span is the first capture group that took part, else the whole match.
+            // The span is the first capture group that took part (other than `typed`), else the
+            // whole match.
             let (group, (start, end)) = (1..locations.len())
+                .filter(|&i| compiled.typed_group != Some(i))
                 .find_map(|i| locations.get(i).map(|span| (i, span)))
                 .unwrap_or((0, (whole.start(), whole.end())));
             if start == end {
@@ -560,6 +569,9 @@ impl Rule {
                 start: from + start,
                 end: from + end,
                 bare: compiled.bare_group == Some(group),
+                typed: compiled
+                    .typed_group
+                    .is_some_and(|typed| locations.get(typed).is_some()),
             };
             if self.check.accepts(&candidate, self.min_entropy)
                 && !self
@@ -595,6 +607,9 @@ pub(crate) struct Candidate<'t> {
     end: usize,
     /// Whether the value was written without quotes (the regex's `bare` group).
     bare: bool,
+    /// Whether the key had a type annotation (`NAME: Type = …`, the regex's `typed` group):
+    /// the line is code, so an unquoted value is an expression.
+    typed: bool,
 }
 
 impl Candidate<'_> {
