@@ -1072,4 +1072,75 @@ mod tests {
         assert_eq!(hits("ab"), []);
         assert_eq!(hits(""), []);
     }
+
+    /// Credential files and structured secrets the issue names, each with its rule and what
+    /// must survive around it.
+    #[test]
+    fn structured_secrets_are_redacted_and_their_structure_kept() {
+        let body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7Vj3f9Q2kLm8Rt5Xw";
+        let cases: Vec<(String, &str, &str)> = vec![
+            (
+                format!("-----BEGIN ENCRYPTED PRIVATE KEY-----\n{body}\n{body}\n-----END ENCRYPTED PRIVATE KEY-----\n"),
+                "PEM_PRIVATE_KEY",
+                "[REDACTED:PEM_PRIVATE_KEY]\n",
+            ),
+            (
+                format!("-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{body}\n{body}\n=Xk9a\n-----END PGP PRIVATE KEY BLOCK-----\n"),
+                "PEM_PRIVATE_KEY",
+                "[REDACTED:PEM_PRIVATE_KEY]\n",
+            ),
+            (
+                format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{body}\n{body}\n-----END OPENSSH PRIVATE KEY-----\n"),
+                "SSH_PRIVATE_KEY",
+                "[REDACTED:SSH_PRIVATE_KEY]\n",
+            ),
+            (
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: aHVudGVyMnNlY3JldA==\n".to_owned(),
+                "KUBERNETES_SECRET",
+                "  password: [REDACTED:KUBERNETES_SECRET]\n",
+            ),
+            (
+                "[pypi]\nusername = __token__\npassword = simple-password\n".to_owned(),
+                "PYPIRC_PASSWORD",
+                "password = [REDACTED:PYPIRC_PASSWORD]\n",
+            ),
+            (
+                "machine api.example.com\n  login deploy\n  password simple\n".to_owned(),
+                "NETRC_PASSWORD",
+                "  password [REDACTED:NETRC_PASSWORD]\n",
+            ),
+            (
+                "//registry.example.com/:_authToken=Zq8rT2vLx9Kp4mNw7Bc3Yd6H\n".to_owned(),
+                "NPM_AUTH_TOKEN",
+                ":_authToken=[REDACTED:NPM_AUTH_TOKEN]\n",
+            ),
+            (
+                "https://octocat:simplepass@github.com\n".to_owned(),
+                "URL_PASSWORD",
+                "https://octocat:[REDACTED:URL_PASSWORD]@github.com\n",
+            ),
+            (
+                "{\"type\": \"service_account\", \"private_key_id\": \"6b2f0c9e8d7a1b3c5e4f6a8b9c0d1e2f3a4b5c6d\"}".to_owned(),
+                "GCP_SERVICE_ACCOUNT_KEY_ID",
+                "\"private_key_id\": \"[REDACTED:GCP_SERVICE_ACCOUNT_KEY_ID]\"}",
+            ),
+            (
+                "OP_SERVICE_ACCOUNT_TOKEN=ops_eyJzaWduSW5BZGRyZXNzIjoibXkuMXBhc3N3b3JkLmNvbSIsInVzZXJBdXRoIjp7Im1ldGhvZCI6IlNSUGctNDA5NiIsImFsZyI6IlBCRVMyZy1IUzI1NiIsIml0ZXJhdGlvbnMiOjY1MDAwMCwic2FsdCI6IjNmOGQyYjFjOWU3YTZiNWMifSwiZW1haWwiOiJ4N2s5bTJxNHA4QDFwYXNzd29yZC5jb20iLCJzcmtleSI6IlpxOHJUMnZMeDlLcDRtTnc3QmMzWWQ2SGYxR3M1SmEwIn0\n".to_owned(),
+                "ONEPASSWORD_SERVICE_ACCOUNT_TOKEN",
+                "=[REDACTED:ONEPASSWORD_SERVICE_ACCOUNT_TOKEN]\n",
+            ),
+        ];
+        let mut failures = Vec::new();
+        for (input, rule, tail) in &cases {
+            let out = Redactor::builtin().redact(input);
+            let rules: Vec<&str> = out.findings.iter().map(|f| f.rule.as_str()).collect();
+            if rules != [*rule] || !out.text.ends_with(tail) {
+                failures.push(format!(
+                    "{input}\n  want [{rule}] ending {tail:?}, got {rules:?}:\n{}",
+                    out.text
+                ));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
 }
