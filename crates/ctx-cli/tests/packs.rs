@@ -404,19 +404,45 @@ fn secrets_are_redacted_and_reported_without_the_secret() {
     let env = Env::new();
     env.run(&["init"]).ok();
     let key = "AKIA4QWERTYUIOPASDFG";
+    // A URL password and a password assignment of the kind people type, not only tokens.
+    let (url_password, password) = ("hunter2secret", "S3cr3tP@ssw0rd!");
     write_files(
         &env.work(),
         &[(
             "config.py",
-            &format!("AWS_ACCESS_KEY_ID = \"{key}\"\nregion = \"eu\"\n"),
+            &format!(
+                "AWS_ACCESS_KEY_ID = \"{key}\"\nregion = \"eu\"\n\
+                 DATABASE_URL = \"postgresql://admin:{url_password}@db.example.com/app\"\n\
+                 password = \"{password}\"\n"
+            ),
         )],
     );
     env.run(&["pack", "create", "p"]).ok();
     env.run(&["pack", "add", "p", "file:config.py"]).ok();
     let run = env.run(&["--json", "pack", "preview", "p", "--show-payload"]);
     let out = &run.ok().stdout;
-    assert!(!out.contains(key), "the secret never appears: {out}");
+    for secret in [key, url_password, password] {
+        assert!(!out.contains(secret), "the secret never appears: {out}");
+    }
     let report = run.json();
+    // Each redaction says where and which rule, how often, and nothing else.
+    let redactions = report["redactions"].as_array().expect("redactions");
+    assert_eq!(redactions.len(), 3, "{out}");
+    for redaction in redactions {
+        let keys: Vec<&str> = redaction
+            .as_object()
+            .expect("an object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            ["artifact_id", "count", "line", "path", "rule"],
+            "{out}"
+        );
+    }
+    assert_eq!(redactions[1]["rule"], "URL_PASSWORD");
+    assert_eq!(redactions[2]["rule"], "PASSWORD_ASSIGNMENT");
     assert!(
         report["payload"]
             .as_str()
@@ -428,5 +454,7 @@ fn secrets_are_redacted_and_reported_without_the_secret() {
     assert_eq!(report["redactions"][0]["line"], 1);
     let human = env.run(&["pack", "preview", "p"]);
     assert!(human.ok().stdout.contains("redacted:"));
-    assert!(!human.stdout.contains(key) && !human.stderr.contains(key));
+    for secret in [key, url_password, password] {
+        assert!(!human.stdout.contains(secret) && !human.stderr.contains(secret));
+    }
 }

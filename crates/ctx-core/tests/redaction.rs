@@ -257,3 +257,40 @@ fn findings_never_carry_the_secret() {
         }
     }
 }
+
+#[test]
+fn real_project_files_come_out_unchanged() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/redaction/benign-files");
+    let manifest = std::fs::read_to_string(dir.join("MANIFEST.tsv")).expect("manifest exists");
+    let listed: BTreeSet<&str> = manifest
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| line.split('\t').next())
+        .collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("benign files exist")
+        .map(|entry| entry.expect("readable entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 100, "{} benign files", files.len());
+    let mut changed = Vec::new();
+    for path in &files {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("utf-8 name");
+        assert!(listed.contains(name), "{name} is not in MANIFEST.tsv");
+        let text = std::fs::read_to_string(path).expect("utf-8 file");
+        let out = Redactor::builtin().redact(&text);
+        if out.is_redacted() || out.text != text {
+            changed.push(format!("{name}: {:?}", out.findings));
+        }
+    }
+    println!(
+        "benign files: {} from real projects, {} changed",
+        files.len(),
+        changed.len()
+    );
+    assert!(changed.is_empty(), "{}", changed.join("\n"));
+}

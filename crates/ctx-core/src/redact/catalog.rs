@@ -5,11 +5,12 @@
 //! - `id`: the id in `[REDACTED:ID]` and in findings (upper snake case). Several entries may
 //!   share an id when one credential has several shapes.
 //! - `provider`, `description`: what the credential is, for people.
-//! - `keywords`: literals, matched without regard to ASCII case, of which every match holds
-//!   one; the rule's regex runs only where one is found (on its line, or for `scope = "text"`
+//! - `keywords`: literals of three bytes or more, matched without regard to ASCII case, of which
+//!   every match holds one; the rule's regex runs only where one is found (on its line, or for `scope = "text"`
 //!   on the whole text).
 //! - Either `regex` (the first capture group that takes part is the secret, else the whole
-//!   match), or `context` and `value`: a provider name (a regex, matched without regard to case)
+//!   match; a group named `bare` marks a value written without quotes, one named `typed` a
+//!   type annotation after the key, which is never the secret), or `context` and `value`: a provider name (a regex, matched without regard to case)
 //!   that names the key, and the value's shape. The catalog builds `context`, the rest of the
 //!   key, an assignment (`=`, `:`, `:=`, `=>`, `,` and quotes) and the value into one regex, so
 //!   every keyed rule reads assignments the same way.
@@ -122,8 +123,10 @@ fn parse_rule(table: &toml_edit::Table) -> Result<CatalogRule, String> {
         ),
     };
     let keywords = strings(table, "keywords")?;
-    if keywords.is_empty() || keywords.iter().any(String::is_empty) {
-        return Err("`keywords` must list at least one non-empty literal".to_owned());
+    if keywords.is_empty() || keywords.iter().any(|k| k.len() < 3 || k.contains('\n')) {
+        return Err(
+            "`keywords` must list literals of three bytes or more, without newlines".to_owned(),
+        );
     }
     let positives = strings(table, "positives")?;
     let negatives = strings(table, "negatives")?;

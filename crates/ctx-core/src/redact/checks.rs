@@ -176,6 +176,8 @@ fn accept_url_password(c: &Candidate<'_>) -> bool {
         && password != user
         && password.chars().count() > 1
         && !is_documented_placeholder(password)
+        // `http://foo:bar:baz@host` in a URL parser's tests: stand-ins all through.
+        && !password.split([':', '@']).all(is_documented_placeholder)
 }
 
 fn accept_connection_password(c: &Candidate<'_>) -> bool {
@@ -241,7 +243,52 @@ fn bare_value_is_literal(c: &Candidate<'_>) -> bool {
     let code = after.starts_with([
         '(', '[', '{', '<', '=', ',', ';', ')', '|', '&', '?', ':', '.', '+', '*', '/', '%',
     ]);
-    (!code || in_query) && !value.bytes().all(|b| b.is_ascii_alphabetic())
+    (!code || in_query)
+        && !c.typed
+        && !value.bytes().all(|b| b.is_ascii_alphabetic())
+        && !is_number_literal(value)
+}
+
+/// Whether a value is a number as code writes it: `0x8004_004A_u32`, `1_000_000`, `42i64`.
+fn is_number_literal(value: &str) -> bool {
+    let body = value
+        .strip_prefix("0x")
+        .or_else(|| value.strip_prefix("0X"))
+        .unwrap_or(value);
+    let body = body.trim_end_matches(|c: char| {
+        c.is_ascii_alphanumeric() && !c.is_ascii_hexdigit() || c == '_'
+    });
+    let body = [
+        "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
+    ]
+    .iter()
+    .find_map(|suffix| body.strip_suffix(suffix))
+    .unwrap_or(body);
+    !body.is_empty()
+        && body
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_digit() || value.starts_with("0x"))
+        && body.bytes().all(|b| b.is_ascii_hexdigit() || b == b'_')
+}
+
+/// Whether a value holds a UUID or GUID (`_SA_{262E99C9-6160-4871-ACEC-4E61736B6F21}`): a name
+/// or an id built from one, not key material.
+fn contains_uuid(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    bytes.windows(36).any(|w| {
+        w.iter().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => *b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        })
+    })
+}
+
+/// Codecov's badge URLs carry a graph token, which Codecov documents as safe to publish.
+fn is_codecov_badge(c: &Candidate<'_>) -> bool {
+    let line_start = c.text[..c.start].rfind('\n').map_or(0, |i| i + 1);
+    let line = &c.text[line_start..c.start];
+    line.contains("codecov.io/") && line.ends_with("token=")
 }
 
 fn accept_generic_secret(c: &Candidate<'_>) -> bool {
@@ -256,7 +303,20 @@ fn accept_generic_secret(c: &Candidate<'_>) -> bool {
     !is_placeholder(value)
         && !is_code_or_path(value)
         && !is_identifier_like(value)
+        && !is_uuid_like(value)
+        && !contains_uuid(value)
+        && !is_codecov_badge(c)
         && looks_random(value)
+}
+
+/// Whether a value is a UUID or a piece of one: groups of hex digits joined by `-`
+/// (`c4d77c62-6196-4f17-a06b-c462cffae87a`, `a06b-c462cffae87a`). In code these are ids far
+/// more often than keys; vendors whose keys are UUIDs have their own keyed rules.
+fn is_uuid_like(value: &str) -> bool {
+    value.contains('-')
+        && value.split('-').all(|group| {
+            (4..=12).contains(&group.len()) && group.bytes().all(|b| b.is_ascii_hexdigit())
+        })
 }
 
 fn accept_generic_password(c: &Candidate<'_>) -> bool {
@@ -274,40 +334,83 @@ fn accept_generic_password(c: &Candidate<'_>) -> bool {
         && !has_placeholder_word(value)
         && !is_code_or_path(value)
         && !is_identifier_like(value)
-        && (char_classes(value) >= 3 || looks_random(value))
+        && !is_password_hash(value)
+        && !contains_uuid(value)
+        && (char_classes(value) == 4 || (value.len() >= 16 && looks_random(value)))
+}
+
+/// Whether a value is a stored password hash (`pbkdf2_sha256$…`, `$2b$12$…`, `$argon2id$…`):
+/// what a system keeps instead of the password.
+fn is_password_hash(value: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "pbkdf2_",
+        "argon2$",
+        "bcrypt$",
+        "bcrypt_sha256$",
+        "scrypt$",
+        "sha1$",
+        "md5$",
+        "unsalted_",
+        "crypt$",
+        "$2a$",
+        "$2b$",
+        "$2x$",
+        "$2y$",
+        "$argon2",
+        "$1$",
+        "$5$",
+        "$6$",
+        "$apr1$",
+        "$scrypt$",
+        "$pbkdf2",
+    ];
+    PREFIXES.iter().any(|p| value.starts_with(p))
 }
 
 /// A value inside the `data:` or `stringData:` map of a YAML document of `kind: Secret`.
 fn accept_kubernetes_secret(c: &Candidate<'_>) -> bool {
+    /// How far up the parent key may be, and how far the document may reach: bounds that keep
+    /// the check linear on long YAML files.
+    const MAX_LINES_UP: usize = 4096;
+    const MAX_DOCUMENT_BYTES: usize = 1 << 20;
     let text = c.text;
     let line_start = text[..c.match_start].rfind('\n').map_or(0, |i| i + 1);
     let indent = indentation(&text[line_start..]);
     if indent == 0 || is_documented_placeholder(c.secret()) {
         return false;
     }
-    // The document: from the `---` before the value to the one after (or the text's ends).
-    let doc_start = text[..line_start].rfind("\n---").map_or(0, |i| i + 1);
-    let doc_end = text[c.end..]
-        .find("\n---")
-        .map_or(text.len(), |i| c.end + i);
-    let document = &text[doc_start..doc_end];
-    if !document
-        .lines()
-        .any(|line| line.trim_end() == "kind: Secret" || line.trim_end() == "kind: \"Secret\"")
-    {
-        return false;
-    }
     // The parent: the nearest line above with less indentation must be `data:`/`stringData:`.
-    for line in text[doc_start..line_start].lines().rev() {
+    let mut parent = None;
+    for (seen, line) in text[..line_start].lines().rev().enumerate() {
+        if seen >= MAX_LINES_UP {
+            return false;
+        }
         if line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
         }
         if indentation(line) < indent {
-            let parent = line.trim_end();
-            return parent == "data:" || parent == "stringData:";
+            parent = Some(line.trim_end());
+            break;
         }
     }
-    false
+    if !matches!(parent, Some("data:" | "stringData:")) {
+        return false;
+    }
+    // The document: from the `---` before the value to the one after (or the text's ends).
+    let lower = line_start.saturating_sub(MAX_DOCUMENT_BYTES);
+    let doc_start = text[..line_start]
+        .rfind("\n---")
+        .filter(|&i| i >= lower)
+        .map_or(lower, |i| i + 1);
+    let upper = (c.end + MAX_DOCUMENT_BYTES).min(text.len());
+    let doc_end = text[c.end..]
+        .find("\n---")
+        .map_or(upper, |i| (c.end + i).min(upper));
+    text.get(doc_start..doc_end).is_some_and(|document| {
+        document
+            .lines()
+            .any(|line| matches!(line.trim_end(), "kind: Secret" | "kind: \"Secret\""))
+    })
 }
 
 fn indentation(line: &str) -> usize {
@@ -477,7 +580,7 @@ fn has_placeholder_word(value: &str) -> bool {
 /// defaults to change: Java keystores, many Helm charts), `mypassword`/`yourpassword` and their
 /// separators (connection-string documentation), `mysecretpassword` (the Docker `postgres`
 /// image's documentation), `tiger` (Oracle's `scott/tiger` sample schema), `opensesame`
-/// (RFC 7617's example), `example`,
+/// (RFC 7617's example), `foo`/`bar`/`baz`/`qux` (metasyntactic stand-ins), `example`,
 /// `placeholder`, `redacted`.
 const DOCUMENTED_DUMMIES: &[&str] = &[
     "password",
@@ -498,6 +601,10 @@ const DOCUMENTED_DUMMIES: &[&str] = &[
     "mysecretpassword",
     "tiger",
     "opensesame",
+    "foo",
+    "bar",
+    "baz",
+    "qux",
     "example",
     "placeholder",
     "redacted",
@@ -505,13 +612,16 @@ const DOCUMENTED_DUMMIES: &[&str] = &[
 
 /// Whether a password is one documentation writes in its place: a template or a reference
 /// (`${DB_PASSWORD}`, `$PASSWORD`, `{{ .Values.password }}`, `<password>`, `%(password)s`,
-/// `%DB_PASS%`, `{password}`, `[password]`), one character three times or more (`****`, `xxx`), an
+/// `%DB_PASS%`, `{password}`, `[password]`), one character three times or more (`****`, `xxx`)
+/// or a run of eight of one character (padding), an
 /// ellipsis, or one of [`DOCUMENTED_DUMMIES`] in any case.
 pub(crate) fn is_documented_placeholder(value: &str) -> bool {
     let first = value.as_bytes().first().copied();
     value.is_empty()
         || is_reference(value)
         || (value.len() >= 3 && value.bytes().all(|b| Some(b) == first))
+        // `paaaaaaaa…ssword`: padding in a parser's tests.
+        || has_run(value, 8)
         || value.contains("...")
         || value.contains('\u{2026}')
         || DOCUMENTED_DUMMIES

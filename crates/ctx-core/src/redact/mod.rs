@@ -43,8 +43,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, LazyLock, OnceLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::{Regex, RegexBuilder};
+use rustc_hash::FxHashMap;
 
 use checks::Check;
 use serde::{Deserialize, Serialize};
@@ -133,8 +133,8 @@ pub struct CatalogEntry {
 #[derive(Clone)]
 pub struct Redactor {
     rules: Vec<Arc<Rule>>,
-    /// All rules' keywords, ASCII case-insensitive; `None` when no rule has keywords.
-    keywords: Option<AhoCorasick>,
+    /// Finds the rules' keywords, ASCII case-insensitive; `None` when no rule has keywords.
+    keywords: Option<KeywordScanner>,
     /// For each keyword, the rules to run where it is seen.
     keyword_rules: Vec<Vec<usize>>,
     /// Rules without keywords (custom rules): they always run, over the whole text.
@@ -296,7 +296,7 @@ impl Redactor {
     }
 
     fn from_rules(rules: Vec<Rule>) -> Self {
-        // Keywords compare without regard to ASCII case: one automaton entry per lowered
+        // Keywords compare without regard to ASCII case: one scanner entry per lowered
         // keyword, listing every rule that named it.
         let mut by_keyword: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         let mut unconditional = Vec::new();
@@ -311,18 +311,13 @@ impl Redactor {
                 }
             }
         }
-        let keywords = (!by_keyword.is_empty()).then(|| {
-            AhoCorasick::builder()
-                .ascii_case_insensitive(true)
-                .match_kind(MatchKind::Standard)
-                .kind(Some(AhoCorasickKind::DFA))
-                .build(by_keyword.keys())
-                .expect("the rules' keywords form a valid automaton")
-        });
+        let keywords: Vec<&String> = by_keyword.keys().collect();
+        let scanner = (!keywords.is_empty()).then(|| KeywordScanner::new(&keywords));
+        let keyword_rules = by_keyword.values().cloned().collect();
         Self {
             rules: rules.into_iter().map(Arc::new).collect(),
-            keywords,
-            keyword_rules: by_keyword.into_values().collect(),
+            keywords: scanner,
+            keyword_rules,
             unconditional,
         }
     }
@@ -341,22 +336,20 @@ impl Redactor {
             // The last line searched by each line-scoped rule, by its start.
             let mut last_line: Vec<usize> = vec![usize::MAX; self.rules.len()];
             let mut line: Option<(usize, usize)> = None;
-            // Overlapping matches come in order of their ends; no keyword holds a newline, so
-            // each is on the current line or a later one and lines cost one pass over the text.
-            for hit in keywords.find_overlapping_iter(text) {
-                let at = hit.start();
+            // Hits come in text order, so lines cost one pass over the text.
+            keywords.for_each_hit(text, |at, keyword| {
                 let (start, end) = match line {
-                    Some((start, end)) if at >= start && at <= end => (start, end),
+                    Some((start, end)) if at <= end => (start, end),
                     _ => {
-                        let start =
-                            memchr::memrchr(b'\n', &text.as_bytes()[..at]).map_or(0, |i| i + 1);
-                        let end = memchr::memchr(b'\n', &text.as_bytes()[at..])
-                            .map_or(text.len(), |i| at + i);
+                        let bytes = text.as_bytes();
+                        let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+                        let end =
+                            memchr::memchr(b'\n', &bytes[at..]).map_or(text.len(), |i| at + i);
                         line = Some((start, end));
                         (start, end)
                     }
                 };
-                for &rule in &self.keyword_rules[hit.pattern().as_usize()] {
+                for &rule in &self.keyword_rules[keyword] {
                     match self.rules[rule].scope {
                         Scope::Text => whole_text[rule] = true,
                         Scope::Line => {
@@ -367,7 +360,7 @@ impl Redactor {
                         }
                     }
                 }
-            }
+            });
         }
         for (rule, run) in whole_text.into_iter().enumerate() {
             if run {
@@ -391,6 +384,102 @@ impl Redactor {
     }
 }
 
+/// Finds keywords (three bytes or more, ASCII case-insensitive) in one pass: a hash of each
+/// three case-folded bytes is looked up in a bitmap of the keywords' first three bytes
+/// (8 KiB, so it stays in the L1 cache, and no step waits on the one before), and only where
+/// the bit is set are the keywords of that slot compared. An Aho-Corasick DFA over hundreds of
+/// keywords walks a large table with one dependent load per byte; this reads text several
+/// times faster, and few places pass the bitmap.
+#[derive(Clone)]
+struct KeywordScanner {
+    /// One bit per hashed trigram that starts a keyword.
+    trigrams: Box<[u64; TRIGRAM_WORDS]>,
+    /// The keywords, lower case.
+    keywords: Vec<Vec<u8>>,
+    /// For each bitmap slot in use, the keywords whose first three bytes hash to it.
+    by_slot: FxHashMap<usize, Vec<usize>>,
+}
+
+const TRIGRAM_WORDS: usize = 1024;
+
+/// The bitmap slot of a trigram packed into the low 24 bits of `packed`.
+fn trigram_slot(packed: u32) -> usize {
+    // Multiplicative hashing: the top 16 bits of the product.
+    (packed.wrapping_mul(0x9E37_79B1) >> 16) as usize
+}
+
+fn pack_trigram(bytes: &[u8]) -> u32 {
+    fold_trigram(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], 0]))
+}
+
+impl KeywordScanner {
+    /// `keywords` must each be three bytes or more (the catalog checks it).
+    fn new(keywords: &[&String]) -> Self {
+        let mut trigrams = Box::new([0u64; TRIGRAM_WORDS]);
+        let mut by_slot: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
+        for (index, keyword) in keywords.iter().enumerate() {
+            let slot = trigram_slot(pack_trigram(keyword.as_bytes()));
+            trigrams[slot >> 6] |= 1 << (slot & 63);
+            by_slot.entry(slot).or_default().push(index);
+        }
+        Self {
+            trigrams,
+            keywords: keywords
+                .iter()
+                .map(|k| k.as_bytes().to_ascii_lowercase())
+                .collect(),
+            by_slot,
+        }
+    }
+
+    /// Calls `hit(start, keyword)` for every keyword found, in order of where it starts.
+    fn for_each_hit(&self, text: &str, mut hit: impl FnMut(usize, usize)) {
+        let bytes = text.as_bytes();
+        for start in self.trigram_hits(bytes) {
+            let slot = trigram_slot(pack_trigram(&bytes[start..]));
+            for &keyword in self.by_slot.get(&slot).map_or(&[][..], Vec::as_slice) {
+                let literal = &self.keywords[keyword];
+                if bytes
+                    .get(start..start + literal.len())
+                    .is_some_and(|found| found.eq_ignore_ascii_case(literal))
+                {
+                    hit(start, keyword);
+                }
+            }
+        }
+    }
+
+    /// Where a trigram whose bit is set starts: the hot loop, kept free of everything else.
+    /// Each position reads its own four bytes, so no step waits on the one before.
+    fn trigram_hits(&self, bytes: &[u8]) -> Vec<usize> {
+        let trigrams: &[u64; TRIGRAM_WORDS] = &self.trigrams;
+        let is_set = |slot: usize| (trigrams[slot >> 6] >> (slot & 63)) & 1 != 0;
+        let mut hits = Vec::new();
+        for (i, window) in bytes.windows(4).enumerate() {
+            let word = u32::from_le_bytes([window[0], window[1], window[2], window[3]]);
+            if is_set(trigram_slot(fold_trigram(word))) {
+                hits.push(i);
+            }
+        }
+        // The last trigram has no fourth byte.
+        if let [.., a, b, c] = bytes
+            && is_set(trigram_slot(fold_trigram(u32::from_le_bytes([
+                *a, *b, *c, 0,
+            ]))))
+        {
+            hits.push(bytes.len() - 3);
+        }
+        hits
+    }
+}
+
+/// The first three bytes of `word` (little-endian), each with bit 5 set: letters fold to lower
+/// case, and every other byte folds the same way in keywords and text, so a trigram and its
+/// keyword always meet (a few punctuation pairs share a slot, which costs only a compare).
+fn fold_trigram(word: u32) -> u32 {
+    (word | 0x0020_2020) & 0x00FF_FFFF
+}
+
 /// A rule, its regex compiled on first use.
 struct Rule {
     id: String,
@@ -408,12 +497,19 @@ struct CompiledRule {
     regex: Regex,
     /// The capture group named `bare`, whose value was written without quotes.
     bare_group: Option<usize>,
+    /// The capture group named `typed`, a type annotation after the key.
+    typed_group: Option<usize>,
 }
 
 impl CompiledRule {
     fn new(regex: Regex) -> Self {
-        let bare_group = regex.capture_names().position(|name| name == Some("bare"));
-        Self { regex, bare_group }
+        let group = |wanted: &str| regex.capture_names().position(|name| name == Some(wanted));
+        let (bare_group, typed_group) = (group("bare"), group("typed"));
+        Self {
+            regex,
+            bare_group,
+            typed_group,
+        }
     }
 }
 
@@ -454,8 +550,10 @@ impl Rule {
             } else {
                 whole.end()
             };
-            // The span is the first capture group that took part, else the whole match.
+            // The span is the first capture group that took part (other than `typed`), else the
+            // whole match.
             let (group, (start, end)) = (1..locations.len())
+                .filter(|&i| compiled.typed_group != Some(i))
                 .find_map(|i| locations.get(i).map(|span| (i, span)))
                 .unwrap_or((0, (whole.start(), whole.end())));
             if start == end {
@@ -467,6 +565,9 @@ impl Rule {
                 start: from + start,
                 end: from + end,
                 bare: compiled.bare_group == Some(group),
+                typed: compiled
+                    .typed_group
+                    .is_some_and(|typed| locations.get(typed).is_some()),
             };
             if self.check.accepts(&candidate, self.min_entropy)
                 && !self
@@ -502,6 +603,9 @@ pub(crate) struct Candidate<'t> {
     end: usize,
     /// Whether the value was written without quotes (the regex's `bare` group).
     bare: bool,
+    /// Whether the key had a type annotation (`NAME: Type = …`, the regex's `typed` group):
+    /// the line is code, so an unquoted value is an expression.
+    typed: bool,
 }
 
 impl Candidate<'_> {
@@ -943,5 +1047,100 @@ mod tests {
             let out = Redactor::builtin().redact(text);
             assert!(!out.is_redacted(), "{text} => {}", out.text);
         }
+    }
+
+    #[test]
+    fn the_keyword_scanner_finds_every_keyword_in_any_case_at_any_place() {
+        let keywords = [
+            "abc".to_owned(),
+            "abcd".to_owned(),
+            "q~_".to_owned(),
+            "zz9".to_owned(),
+        ];
+        let refs: Vec<&String> = keywords.iter().collect();
+        let scanner = KeywordScanner::new(&refs);
+        let hits = |text: &str| {
+            let mut found = Vec::new();
+            scanner.for_each_hit(text, |at, keyword| found.push((at, keyword)));
+            found
+        };
+        assert_eq!(hits("ABC"), [(0, 0)]);
+        assert_eq!(hits("xAbCd"), [(1, 0), (1, 1)]);
+        assert_eq!(hits("..Q~_zZ9"), [(2, 2), (5, 3)]);
+        // `_` and DEL fold together in the bitmap; the compare tells them apart.
+        assert_eq!(hits("q~\u{7f}"), []);
+        assert_eq!(hits("ab"), []);
+        assert_eq!(hits(""), []);
+    }
+
+    /// Credential files and structured secrets the issue names, each with its rule and what
+    /// must survive around it.
+    #[test]
+    fn structured_secrets_are_redacted_and_their_structure_kept() {
+        let body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7Vj3f9Q2kLm8Rt5Xw";
+        let cases: Vec<(String, &str, &str)> = vec![
+            (
+                format!("-----BEGIN ENCRYPTED PRIVATE KEY-----\n{body}\n{body}\n-----END ENCRYPTED PRIVATE KEY-----\n"),
+                "PEM_PRIVATE_KEY",
+                "[REDACTED:PEM_PRIVATE_KEY]\n",
+            ),
+            (
+                format!("-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{body}\n{body}\n=Xk9a\n-----END PGP PRIVATE KEY BLOCK-----\n"),
+                "PEM_PRIVATE_KEY",
+                "[REDACTED:PEM_PRIVATE_KEY]\n",
+            ),
+            (
+                format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{body}\n{body}\n-----END OPENSSH PRIVATE KEY-----\n"),
+                "SSH_PRIVATE_KEY",
+                "[REDACTED:SSH_PRIVATE_KEY]\n",
+            ),
+            (
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: aHVudGVyMnNlY3JldA==\n".to_owned(),
+                "KUBERNETES_SECRET",
+                "  password: [REDACTED:KUBERNETES_SECRET]\n",
+            ),
+            (
+                "[pypi]\nusername = __token__\npassword = simple-password\n".to_owned(),
+                "PYPIRC_PASSWORD",
+                "password = [REDACTED:PYPIRC_PASSWORD]\n",
+            ),
+            (
+                "machine api.example.com\n  login deploy\n  password simple\n".to_owned(),
+                "NETRC_PASSWORD",
+                "  password [REDACTED:NETRC_PASSWORD]\n",
+            ),
+            (
+                "//registry.example.com/:_authToken=Zq8rT2vLx9Kp4mNw7Bc3Yd6H\n".to_owned(),
+                "NPM_AUTH_TOKEN",
+                ":_authToken=[REDACTED:NPM_AUTH_TOKEN]\n",
+            ),
+            (
+                "https://octocat:simplepass@github.com\n".to_owned(),
+                "URL_PASSWORD",
+                "https://octocat:[REDACTED:URL_PASSWORD]@github.com\n",
+            ),
+            (
+                "{\"type\": \"service_account\", \"private_key_id\": \"6b2f0c9e8d7a1b3c5e4f6a8b9c0d1e2f3a4b5c6d\"}".to_owned(),
+                "GCP_SERVICE_ACCOUNT_KEY_ID",
+                "\"private_key_id\": \"[REDACTED:GCP_SERVICE_ACCOUNT_KEY_ID]\"}",
+            ),
+            (
+                "OP_SERVICE_ACCOUNT_TOKEN=ops_eyJzaWduSW5BZGRyZXNzIjoibXkuMXBhc3N3b3JkLmNvbSIsInVzZXJBdXRoIjp7Im1ldGhvZCI6IlNSUGctNDA5NiIsImFsZyI6IlBCRVMyZy1IUzI1NiIsIml0ZXJhdGlvbnMiOjY1MDAwMCwic2FsdCI6IjNmOGQyYjFjOWU3YTZiNWMifSwiZW1haWwiOiJ4N2s5bTJxNHA4QDFwYXNzd29yZC5jb20iLCJzcmtleSI6IlpxOHJUMnZMeDlLcDRtTnc3QmMzWWQ2SGYxR3M1SmEwIn0\n".to_owned(),
+                "ONEPASSWORD_SERVICE_ACCOUNT_TOKEN",
+                "=[REDACTED:ONEPASSWORD_SERVICE_ACCOUNT_TOKEN]\n",
+            ),
+        ];
+        let mut failures = Vec::new();
+        for (input, rule, tail) in &cases {
+            let out = Redactor::builtin().redact(input);
+            let rules: Vec<&str> = out.findings.iter().map(|f| f.rule.as_str()).collect();
+            if rules != [*rule] || !out.text.ends_with(tail) {
+                failures.push(format!(
+                    "{input}\n  want [{rule}] ending {tail:?}, got {rules:?}:\n{}",
+                    out.text
+                ));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 }
