@@ -240,7 +240,12 @@ const SECRETS: &[&str] = &[
     "ghp_R7sZ0vK3mQ9xW2yT5uB8nL4cE6fH1jA0pD3g",
     "Zq8vN3kP7wR2mX5t",
     "MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn",
+    "XBt7wRkl8OZfIa2AUk7z7gTqBu4wweocv81k2lsN",
 ];
+
+/// A secret in code with no provider prefix (issue 14's fifth kind).
+const SECRET_CONST: &str =
+    "pub const AWS_SECRET: &str = \"XBt7wRkl8OZfIa2AUk7z7gTqBu4wweocv81k2lsN\";\n";
 
 pub const SECRET_FILE: &str = "\"\"\"Deployment configuration for the billing service.\"\"\"
 AWS_ACCESS_KEY_ID = \"AKIAQYLPMN5HHHFPZAM2\"
@@ -261,6 +266,7 @@ def billing_client():
 async fn no_tool_answers_a_raw_secret() {
     let fx = Fixture::new();
     common::write(&fx.root, "src/config.py", SECRET_FILE);
+    common::write(&fx.root, "src/keys.rs", SECRET_CONST);
     let server = fx.server(true);
     ok(&server, "ctx_packs_create", json!({ "name": "s" })).await;
     ok(
@@ -284,6 +290,11 @@ async fn no_tool_answers_a_raw_secret() {
             json!({ "pattern": "billing_client", "mode": "symbol", "context": 8 }),
         ),
         ("ctx_summarize", json!({ "path": "src/config.py" })),
+        ("ctx_summarize", json!({ "path": "src/keys.rs" })),
+        (
+            "ctx_search",
+            json!({ "pattern": "AWS_SECRET", "path": "src/keys.rs" }),
+        ),
         (
             "ctx_summarize",
             json!({ "path": "src/config.py", "skeleton": true }),
