@@ -153,9 +153,17 @@ pub fn context_block(lines: &[String], snippets: &str) -> String {
     out
 }
 
-/// The whole injection: context, separator, prompt.
+/// The whole injection: context, separator, prompt; the prompt alone when there is no
+/// context (nothing relevant was found).
 pub fn inject(context: &str, prompt: &str) -> String {
     let mut out = String::with_capacity(context.len() + prompt.len() + 8);
+    if context.is_empty() {
+        out.push_str(prompt);
+        if !prompt.ends_with('\n') {
+            out.push('\n');
+        }
+        return out;
+    }
     out.push_str(context);
     if !context.is_empty() && !context.ends_with('\n') {
         out.push('\n');

@@ -101,11 +101,11 @@ pub fn run(args: &SelectArgs, ctx: &Context, out: &Output) -> Result<Status> {
     ctx::select::Query::parse(&query)?;
     let (store, location) = ctx.open_store(out)?;
     let cx = select_context(ctx, &store, &location, out)?;
+    // The options `ctx inject`, the hook and MCP `ctx_select` use, unless asked otherwise.
     let opts = SelectOptions {
         scorer: args.scorer.into(),
-        budget: args.budget,
         degrade: !args.no_skeletons,
-        ..SelectOptions::default()
+        ..ctx::select::prompt_options(args.budget)
     };
     let outcome = ctx::select::select(&cx, args.index.as_deref(), &query, &opts)?;
     let build = &outcome.build;

@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use ctx::select::{IndexInspection, IndexSummary, SelectContext, SelectOptions, SelectOutcome};
+use ctx::select::{IndexInspection, IndexSummary, SelectContext, SelectOutcome};
 use ctx::store::Store;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -344,10 +344,8 @@ fn select(call: &Call<'_>) -> Result<Value, ToolError> {
             now: call.now,
             progress: Box::new(ctx::core::NoProgress),
         };
-        let opts = SelectOptions {
-            budget,
-            ..SelectOptions::default()
-        };
+        // The same options as `ctx select`, `ctx inject` and the hook.
+        let opts = ctx::select::prompt_options(budget);
         Ok(ctx::select::select(
             &cx,
             args.index.as_deref(),
