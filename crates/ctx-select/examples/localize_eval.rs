@@ -19,6 +19,7 @@ use std::path::Path;
 use ctx_select::{OpenIndex, Query, ScorerKind, Weights};
 
 struct Issue {
+    id: String,
     tree: String,
     query: String,
     gold: Vec<String>,
@@ -93,6 +94,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let issues: Vec<Issue> = raw
         .iter()
         .map(|v| Issue {
+            id: v["id"].as_str().unwrap_or_default().to_owned(),
             tree: v["tree"].as_str().unwrap_or_default().to_owned(),
             query: v["query"].as_str().unwrap_or_default().to_owned(),
             gold: v["gold"]
@@ -127,6 +129,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut w = Weights::default();
     let mut tune: Vec<(String, Vec<f64>)> = Vec::new();
     let mut ablate = false;
+    let mut explain: Vec<String> = Vec::new();
+    let mut compare: Vec<(String, f64)> = Vec::new();
+    let mut misses = false;
     let mut i = 2;
     while i < args.len() {
         match args[i].as_str() {
@@ -146,6 +151,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
                 i += 2;
             }
+            "--compare" => {
+                let spec = args.get(i + 1).ok_or("--compare needs NAME=VALUE")?;
+                let (name, value) = spec.split_once('=').ok_or("NAME=VALUE")?;
+                compare.push((name.to_owned(), value.parse()?));
+                i += 2;
+            }
+            "--explain" => {
+                let id = args.get(i + 1).ok_or("--explain needs an issue id")?;
+                explain.push(id.clone());
+                i += 2;
+            }
+            "--misses" => {
+                misses = true;
+                i += 1;
+            }
             "--ablate" => {
                 ablate = true;
                 i += 1;
@@ -154,6 +174,55 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
+    for id in &explain {
+        let Some(issue) = issues.iter().find(|i| &i.id == id) else {
+            continue;
+        };
+        let Some(index) = indexes.get(&issue.tree) else {
+            continue;
+        };
+        let ranked = index.rank(&Query::new(&issue.query), ScorerKind::Default, &w)?;
+        println!("## {id} gold {:?}", issue.gold);
+        for (k, r) in ranked.iter().enumerate() {
+            if k < 5 || issue.gold.contains(&r.id) {
+                println!("{:>4} {:8.3} {}", k + 1, r.score, r.id);
+                for s in &r.why.signals {
+                    println!("         {:>8.3} {} {}", s.contribution, s.name, s.detail);
+                }
+            }
+        }
+    }
+    if !explain.is_empty() {
+        return Ok(());
+    }
+    if misses {
+        compare.push(("text".to_owned(), w.text));
+    }
+    if !compare.is_empty() {
+        let mut x = w;
+        for (name, value) in &compare {
+            x.set(name, *value);
+        }
+        for issue in &issues {
+            let Some(index) = indexes.get(&issue.tree) else {
+                continue;
+            };
+            let query = Query::new(&issue.query);
+            let rank_of = |w: &Weights| {
+                index
+                    .rank(&query, ScorerKind::Default, w)
+                    .unwrap_or_default()
+                    .iter()
+                    .position(|r| issue.gold.contains(&r.id))
+                    .map_or(0, |p| p + 1)
+            };
+            let (a, b) = (rank_of(&w), rank_of(&x));
+            if a != b || (misses && a != 1) {
+                println!("{} {a} -> {b}", issue.id);
+            }
+        }
+        return Ok(());
+    }
     println!("| ranking | recall@1 | recall@5 | recall@10 | MRR |");
     println!("| --- | --- | --- | --- | --- |");
     row(

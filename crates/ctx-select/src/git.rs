@@ -134,3 +134,35 @@ impl RepoAt {
         ctx_code::git::workdir(&self.repo)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("git runs");
+        assert!(status.status.success(), "{status:?}");
+    }
+
+    #[test]
+    fn a_single_commit_is_no_activity_and_a_later_one_is() {
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::write(dir.path().join("a.py"), "x = 1\n").expect("write");
+        std::fs::write(dir.path().join("b.py"), "y = 1\n").expect("write");
+        git(dir.path(), &["init", "-q"]);
+        git(dir.path(), &["add", "-A"]);
+        git(dir.path(), &["commit", "-qm", "import"]);
+        let repo = RepoAt::discover(dir.path()).expect("repo");
+        assert!(repo.activity(ACTIVITY_WINDOW).is_empty());
+        std::fs::write(dir.path().join("a.py"), "x = 2\n").expect("write");
+        git(dir.path(), &["commit", "-qam", "change a"]);
+        let activity = repo.activity(ACTIVITY_WINDOW);
+        assert_eq!(activity.get("a.py"), Some(&1));
+        assert_eq!(activity.get("b.py"), None);
+    }
+}

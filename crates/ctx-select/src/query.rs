@@ -42,6 +42,8 @@ pub struct Features {
     pub qualified: Vec<String>,
     /// Dotted or `::` names split into segments (`django.contrib.admin.utils`), for paths.
     pub module_paths: Vec<Vec<String>>,
+    /// The same, found on code lines only (imports in a reporter's snippet).
+    pub code_module_paths: Vec<Vec<String>>,
     /// Quoted messages and error-line messages, whitespace collapsed.
     pub messages: Vec<String>,
     /// Search terms of the messages and flags (matched against string literals).
@@ -79,6 +81,10 @@ pub fn features(raw: &str) -> Features {
     out.qualified.dedup();
     out.module_paths.sort();
     out.module_paths.dedup();
+    out.code_module_paths.sort();
+    out.code_module_paths.dedup();
+    out.code_module_paths
+        .retain(|p| !out.module_paths.contains(p));
     out
 }
 
@@ -266,13 +272,21 @@ fn scan_line(line: &str, in_title: bool, code_line: bool, out: &mut Features) {
             && segments.len() == 2
             && !called;
         if dotted && !file_like {
-            out.module_paths
-                .push(segments.iter().map(|s| (*s).to_owned()).collect());
+            let path = segments.iter().map(|s| (*s).to_owned()).collect();
+            if code_line && !quoted {
+                out.code_module_paths.push(path);
+            } else {
+                out.module_paths.push(path);
+            }
         }
         for (k, seg) in segments.iter().enumerate() {
             let last = k + 1 == segments.len();
-            let code =
-                quoted || (dotted && !file_like) || (last && called) || shaped_like_code(seg);
+            // In `models.Index` or `self.query.subquery` the leading segments are modules
+            // and objects; the last one is what is defined somewhere.
+            let code = quoted
+                || (dotted && !file_like && last)
+                || (last && called)
+                || shaped_like_code(seg);
             let source = if code {
                 IdentSource::Prose
             } else if code_line && seg.chars().count() >= 3 {

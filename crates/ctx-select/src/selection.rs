@@ -341,26 +341,28 @@ pub struct Weights {
 }
 
 impl Default for Weights {
+    /// Learned by coordinate search on the Django localization dev set
+    /// (`examples/localize_eval.rs --tune`; README, "Selection").
     fn default() -> Self {
         Self {
-            fields: [1.0, 1.5, 1.5, 0.5, 0.3, 0.0],
+            fields: [1.0, 5.0, 1.5, 1.0, 0.6, 0.0],
             k1: 1.2,
             b: 0.75,
             text: 10.0,
-            title: 1.0,
+            title: 3.0,
             literal: 1.0,
-            definition: 6.0,
-            code_line: 0.3,
-            qualified: 4.0,
-            module_path: 6.0,
-            message: 6.0,
+            definition: 0.0,
+            code_line: 0.0,
+            qualified: 0.0,
+            module_path: 4.0,
+            message: 0.0,
             path_mentioned: 10.0,
-            filename_mentioned: 5.0,
+            filename_mentioned: 2.0,
             per_commit: 0.5,
             max_git: 2.5,
             file_type: 2.0,
             graph: 3.0,
-            context: 0.3,
+            context: 0.1,
             floor: 0.1,
         }
     }
@@ -690,7 +692,7 @@ impl OpenIndex {
                 for (num, _) in postings {
                     let i = num as usize;
                     if i < n {
-                        definition[i] += w.definition * share * rarity;
+                        definition[i] += share * rarity;
                         defined[i].push(ident.text.clone());
                     }
                 }
@@ -708,7 +710,7 @@ impl OpenIndex {
         let raw_lower = query.raw.to_lowercase();
         let types = crate::signals::file_types_named(&query.terms, &raw_lower);
         let mut mention: Vec<u8> = vec![0; n]; // 2: full path, 1: file name
-        let mut module: Vec<bool> = vec![false; n];
+        let mut module: Vec<f64> = vec![0.0; n];
         let mut roles: Vec<crate::role::Role> = Vec::with_capacity(n);
         if !bm25_only {
             for row in &self.rows {
@@ -718,12 +720,46 @@ impl OpenIndex {
                 }
                 roles.push(crate::role::role(&row.id));
             }
-            for (num, hit) in crate::signals::module_files(&features.module_paths, &self.rows) {
-                if let Some(m) = module.get_mut(num as usize) {
-                    *m = hit;
+            // Code lines of a query mostly import what the reporter used, not what broke.
+            for (paths, share) in [
+                (&features.module_paths, 1.0),
+                (&features.code_module_paths, w.code_line),
+            ] {
+                for (num, hit) in crate::signals::module_files(paths, &self.rows) {
+                    if let Some(m) = module.get_mut(num as usize)
+                        && hit
+                    {
+                        *m = m.max(share);
+                    }
                 }
             }
         }
+        // A name many files share (`models.py`, `migrations/0001_initial.py`) says little:
+        // its points are split among them.
+        let mut same_name: BTreeMap<(u8, &str), u32> = BTreeMap::new();
+        for row in &self.rows {
+            let m = mention[row.num as usize];
+            if m > 0 {
+                *same_name
+                    .entry((m, row.id.rsplit('/').next().unwrap_or(&row.id)))
+                    .or_insert(0) += 1;
+            }
+        }
+        let mention_share = |i: usize, id: &str| -> f64 {
+            let key = (mention[i], id.rsplit('/').next().unwrap_or(id));
+            1.0 / f64::from(same_name.get(&key).copied().unwrap_or(1).max(1))
+        };
+        // A file type most of the project is of says nothing.
+        let type_share = if types.is_empty() {
+            0.0
+        } else {
+            let typed = self
+                .rows
+                .iter()
+                .filter(|r| crate::signals::has_named_type(&types, &r.id))
+                .count();
+            1.0 - typed as f64 / n.max(1) as f64
+        };
         let mentioned_roles: Vec<crate::role::Role> = roles
             .iter()
             .zip(&mention)
@@ -742,10 +778,10 @@ impl OpenIndex {
         let candidate: Vec<bool> = (0..n)
             .map(|i| {
                 evidence[i]
-                    || definition[i] > 0.0
+                    || (definition[i] > 0.0 && w.definition > 0.0)
                     || qualified[i] > 0.0
                     || mention[i] > 0
-                    || module[i]
+                    || module[i] > 0.0
             })
             .collect();
 
@@ -755,12 +791,12 @@ impl OpenIndex {
         if !bm25_only && w.graph > 0.0 {
             let mut seeds: Vec<(u32, f64)> = Vec::new();
             for num in 0..n {
-                if mention[num] > 0 || module[num] || qualified[num] > 0.0 {
+                if mention[num] > 0 || module[num] > 0.0 || qualified[num] > 0.0 {
                     seeds.push((u32::try_from(num).unwrap_or(u32::MAX), 1.0));
-                } else if definition[num] > 0.0 {
+                } else if definition[num] > 0.0 && w.definition > 0.0 {
                     seeds.push((
                         u32::try_from(num).unwrap_or(u32::MAX),
-                        (definition[num] / w.definition.max(1e-9)).min(1.0),
+                        (w.definition * definition[num]).min(1.0),
                     ));
                 }
             }
@@ -801,8 +837,9 @@ impl OpenIndex {
             }
             let mut signals = Vec::new();
             let mut score = 0.0;
+            // A definition is shown even at no points, as a reason.
             let mut push = |name: &str, points: f64, detail: String| {
-                if points != 0.0 {
+                if points != 0.0 || name == "definition" {
                     score += points;
                     signals.push(Signal {
                         name: name.to_owned(),
@@ -828,7 +865,7 @@ impl OpenIndex {
                 if !defined[i].is_empty() {
                     push(
                         "definition",
-                        definition[i],
+                        w.definition * definition[i],
                         format!("defines {}", defined[i].join(", ")),
                     );
                 }
@@ -837,22 +874,22 @@ impl OpenIndex {
                     qualified[i],
                     "defines a `Parent.name` the query names".to_owned(),
                 );
-                if module[i] {
+                if module[i] > 0.0 {
                     push(
                         "module_path",
-                        w.module_path,
+                        w.module_path * module[i],
                         "a dotted name in the query spells its module path".to_owned(),
                     );
                 }
                 match mention[i] {
                     2 => push(
                         "path_mentioned",
-                        w.path_mentioned,
+                        w.path_mentioned * mention_share(i, &row.id),
                         format!("`{}` is in the query", row.id),
                     ),
                     1 => push(
                         "filename_mentioned",
-                        w.filename_mentioned,
+                        w.filename_mentioned * mention_share(i, &row.id),
                         format!(
                             "`{}` is in the query",
                             row.id.rsplit('/').next().unwrap_or(&row.id)
@@ -868,7 +905,7 @@ impl OpenIndex {
                 if crate::signals::has_named_type(&types, &row.id) {
                     push(
                         "file_type",
-                        w.file_type,
+                        w.file_type * type_share,
                         "a file type the query names".to_owned(),
                     );
                 }
@@ -880,7 +917,8 @@ impl OpenIndex {
             }
             if !bm25_only {
                 let role = roles[i];
-                if role.is_context() && !wanted.contains(&role) && mention[i] == 0 {
+                let named = mention[i] == 2 && mention_share(i, &row.id) >= 1.0;
+                if role.is_context() && !wanted.contains(&role) && !named {
                     let points = score * (w.context - 1.0);
                     score += points;
                     signals.push(Signal {
