@@ -54,8 +54,10 @@ impl Query {
 /// One signal's part in a score.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Signal {
-    /// `bm25_content`, `bm25_path`, `bm25_symbols`, `path_mentioned`, `filename_mentioned`,
-    /// `keyword_in_path`, `git_activity`, `file_type`, `graph`, `term_frequency`.
+    /// `bm25_content`, `bm25_path`, `bm25_symbols`, `bm25_strings`, `bm25_comments`,
+    /// `definition`, `qualified_definition`, `module_path`, `message`, `path_mentioned`,
+    /// `filename_mentioned`, `git_activity`, `file_type`, `graph`, `context_file` (a
+    /// negative share: a test, docs, vendored… file ranked as context), `term_frequency`.
     pub name: String,
     pub contribution: f64,
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -345,23 +347,23 @@ impl Default for Weights {
     /// (`examples/localize_eval.rs --tune`; README, "Selection").
     fn default() -> Self {
         Self {
-            fields: [1.0, 5.0, 1.5, 1.0, 0.6, 0.0],
+            fields: [1.0, 6.0, 2.0, 1.0, 0.6, 0.0],
             k1: 1.2,
             b: 0.75,
             text: 10.0,
-            title: 3.0,
-            literal: 1.0,
+            title: 3.5,
+            literal: 0.0,
             definition: 0.0,
             code_line: 0.0,
             qualified: 0.0,
             module_path: 4.0,
             message: 0.0,
-            path_mentioned: 10.0,
+            path_mentioned: 8.0,
             filename_mentioned: 2.0,
             per_commit: 0.5,
             max_git: 2.5,
             file_type: 2.0,
-            graph: 3.0,
+            graph: 3.5,
             context: 0.1,
             floor: 0.1,
         }
