@@ -105,7 +105,7 @@ def run(work, ctx, extra):
     rows, times, per_repo = [], [], {}
     for inst in issues:
         t = time.time()
-        p = subprocess.run([ctx, "select", inst["query"], "--budget", "2000000", "--json"] + extra,
+        p = subprocess.run([ctx, "select", "--budget", "2000000", "--json"] + extra + ["--", inst["query"]],
                            cwd=os.path.join(work, inst["tree"]), env=env, capture_output=True, text=True)
         times.append(time.time() - t)
         try:
