@@ -144,7 +144,7 @@ pub fn analyze(id: &str, content: &str) -> Analysis {
 pub fn def_term(name: &str) -> String {
     let parts = crate::text::identifier_parts(name);
     let joined = parts.concat();
-    if joined.is_empty() || joined.len() > 64 || !joined.chars().all(|c| c.is_alphanumeric()) {
+    if joined.is_empty() || joined.len() > 64 || !joined.chars().all(char::is_alphanumeric) {
         return String::new();
     }
     crate::text::stem(&joined)

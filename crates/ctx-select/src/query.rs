@@ -244,10 +244,8 @@ fn scan_line(line: &str, in_title: bool, code_line: bool, out: &mut Features) {
             segments.push(&line[seg_start..seg_end]);
             let sep = if line[seg_end..].starts_with("::") {
                 2
-            } else if line[seg_end..].starts_with('.') {
-                1
             } else {
-                0
+                usize::from(line[seg_end..].starts_with('.'))
             };
             let next_ok = sep > 0
                 && line[seg_end + sep..]

@@ -122,7 +122,7 @@ pub fn role(id: &str) -> Role {
         return Role::Vendored;
     }
     if LOCKFILES.contains(&name)
-        || name.ends_with(".lock")
+        || ext == "lock"
         || name.contains(".min.")
         || ext == "map"
         || name.ends_with(".pb.go")

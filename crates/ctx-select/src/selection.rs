@@ -755,12 +755,12 @@ impl OpenIndex {
         let type_share = if types.is_empty() {
             0.0
         } else {
-            let typed = self
+            let of_type = self
                 .rows
                 .iter()
                 .filter(|r| crate::signals::has_named_type(&types, &r.id))
                 .count();
-            1.0 - typed as f64 / n.max(1) as f64
+            1.0 - of_type as f64 / n.max(1) as f64
         };
         let mentioned_roles: Vec<crate::role::Role> = roles
             .iter()
