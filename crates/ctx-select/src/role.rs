@@ -181,6 +181,19 @@ pub fn roles_wanted(query_lower: &str, mentioned: &[Role]) -> Vec<Role> {
         .collect();
     let has = |list: &[&str]| words.iter().any(|w| list.contains(w));
     let mut out: Vec<Role> = mentioned.to_vec();
+    // A question ("how are invoices sent?") may be answered by prose; a task ("fix the
+    // parser") by code.
+    let question = query_lower.trim_end().ends_with('?')
+        || words.first().is_some_and(|w| {
+            [
+                "how", "what", "where", "why", "which", "who", "when", "is", "are", "does", "do",
+                "can",
+            ]
+            .contains(w)
+        });
+    if question {
+        out.extend([Role::Docs, Role::Example]);
+    }
     if has(&[
         "test", "tests", "testing", "testcase", "unittest", "pytest", "spec", "specs", "fixture",
         "fixtures", "flaky",
@@ -272,6 +285,10 @@ mod tests {
             [Role::Test]
         );
         assert!(roles_wanted("add a config option", &[]).is_empty());
+        assert_eq!(
+            roles_wanted("how do I install it", &[]),
+            [Role::Example, Role::Docs]
+        );
         assert_eq!(
             roles_wanted("update the docs", &[Role::Vendored]),
             [Role::Docs, Role::Vendored]

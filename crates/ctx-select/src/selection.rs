@@ -340,6 +340,9 @@ pub struct Weights {
     pub context: f64,
     /// Relevance floor: a document scoring less than this share of the best is left out.
     pub floor: f64,
+    /// Nothing is selected when the best score is below this (only context files, or only
+    /// faint matches, answer the query).
+    pub min_score: f64,
 }
 
 impl Default for Weights {
@@ -366,6 +369,7 @@ impl Default for Weights {
             graph: 3.5,
             context: 0.1,
             floor: 0.1,
+            min_score: 2.0,
         }
     }
 }
@@ -409,6 +413,7 @@ impl Weights {
             "graph" => &mut self.graph,
             "context" => &mut self.context,
             "floor" => &mut self.floor,
+            "min_score" => &mut self.min_score,
             _ => return false,
         };
         *slot = value;
@@ -775,6 +780,20 @@ impl OpenIndex {
             .find(|l| !l.trim().is_empty())
             .unwrap_or("");
         let wanted = crate::role::roles_wanted(title_lower, &mentioned_roles);
+        // In a project that is mostly prose (a documentation site, a book), its prose is not
+        // "context".
+        let prose = roles
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r,
+                    crate::role::Role::Docs
+                        | crate::role::Role::Changelog
+                        | crate::role::Role::Translation
+                )
+            })
+            .count();
+        let demote = prose * 5 < roles.len() * 4;
 
         let max_text = text.iter().copied().fold(0.0, f64::max);
         let candidate: Vec<bool> = (0..n)
@@ -920,7 +939,7 @@ impl OpenIndex {
             if !bm25_only {
                 let role = roles[i];
                 let named = mention[i] == 2 && mention_share(i, &row.id) >= 1.0;
-                if role.is_context() && !wanted.contains(&role) && !named {
+                if demote && role.is_context() && !wanted.contains(&role) && !named {
                     let points = score * (w.context - 1.0);
                     score += points;
                     signals.push(Signal {
@@ -948,11 +967,15 @@ impl OpenIndex {
         }
         order(&mut out, |r| (r.score, r.id.as_str()));
         if !bm25_only && w.message > 0.0 {
-            self.match_messages(&features, &mut out, w, &roles, &wanted)?;
+            self.match_messages(&features, &mut out, w)?;
         }
         // The relevance floor: nothing far below the best is worth a reader's tokens.
         if !bm25_only && let Some(top) = out.first().map(|r| r.score) {
-            let floor = w.floor * top;
+            let floor = if top < w.min_score {
+                f64::INFINITY
+            } else {
+                w.floor * top
+            };
             out.retain(|r| r.score > 0.0 && r.score >= floor);
         }
         Ok(out)
@@ -966,8 +989,6 @@ impl OpenIndex {
         features: &crate::query::Features,
         out: &mut [Ranked],
         w: Weights,
-        roles: &[crate::role::Role],
-        wanted: &[crate::role::Role],
     ) -> Result<(), IndexError> {
         const CHECKED: usize = 30;
         let fragments = crate::query::message_fragments(&features.messages);
@@ -980,11 +1001,8 @@ impl OpenIndex {
             let Some(found) = fragments.iter().find(|f| content.contains(f.as_str())) else {
                 continue;
             };
-            let role = roles.get(cand.num as usize).copied();
-            let factor = match role {
-                Some(r) if r.is_context() && !wanted.contains(&r) => w.context,
-                _ => 1.0,
-            };
+            let demoted = cand.why.signals.iter().any(|s| s.name == "context_file");
+            let factor = if demoted { w.context } else { 1.0 };
             let points = w.message * factor;
             cand.score = round(cand.score + points);
             cand.why.signals.push(Signal {

@@ -766,6 +766,20 @@ fn an_unrelated_prompt_selects_nothing() {
         )
         .expect("select");
     assert_eq!(result.documents[0].id.as_str(), "src/parser.rs");
+    // A word found only in context files (docs, tests) is not relevance either.
+    let (_t, _i, other) = index_of(&[
+        (
+            "src/app.py",
+            "def run(config):\n    return config.get('debug')\n",
+        ),
+        ("src/views.py", "def index(request):\n    return 'hello'\n"),
+        (
+            "docs/conf.py",
+            "# a parser for the docs theme\nextensions = ['sphinx']\n",
+        ),
+    ]);
+    assert!(ranked_ids(&other, "fix the parser").is_empty());
+    assert_eq!(ranked_ids(&other, "the debug config")[0], "src/app.py");
 }
 
 #[test]
@@ -792,4 +806,24 @@ fn a_traceback_and_a_dotted_module_path_point_at_their_files() {
     assert_eq!(ranked_ids(&index, q)[0], "pkg/db/models/query.py");
     let q = "Readonly values should go through pkg.contrib.admin.utils when shown";
     assert_eq!(ranked_ids(&index, q)[0], "pkg/contrib/admin/utils.py");
+}
+
+#[test]
+fn a_project_of_prose_is_not_all_context() {
+    let (_t, _i, index) = index_of(&[
+        (
+            "docs/install.md",
+            "# Install\n\nRun the installer, then sign in.\n",
+        ),
+        (
+            "docs/billing.md",
+            "# Billing\n\nInvoices are sent monthly.\n",
+        ),
+        ("docs/faq.md", "# FAQ\n\nAsk us anything.\n"),
+        ("conf.py", "project = 'handbook'\n"),
+    ]);
+    assert_eq!(
+        ranked_ids(&index, "how are invoices sent")[0],
+        "docs/billing.md"
+    );
 }
