@@ -16,7 +16,7 @@ import sys
 # ctags language -> (ctx language, ctags kinds counted)
 KINDS = {
     "Rust": ("rust", {"function", "method", "struct"}),
-    "Python": ("python", {"class", "function", "member"}),
+    "Python": ("python", {"class", "function", "member", "variable"}),
     "JavaScript": ("javascript", {"function", "class", "method", "generator"}),
     "TypeScript": ("typescript", {"function", "class", "method"}),
     "Go": ("go", {"func", "struct"}),

@@ -225,6 +225,32 @@ fn search_context_symbol_and_caller_human_output() {
         symbol.ok().stdout,
         "src/util.rs:1:1: [fn] pub fn check(x: i32) -> bool\n"
     );
+    assert!(
+        !symbol.stderr.contains("no definition"),
+        "{}",
+        symbol.stderr
+    );
+    // No definition by that exact name: said on stderr, not passed off as one.
+    let loose = env.run(&["search", "--symbol", "chec"]);
+    assert_eq!(
+        loose.ok().stdout,
+        "src/util.rs:1:1: [fn] pub fn check(x: i32) -> bool\n"
+    );
+    assert!(
+        loose
+            .stderr
+            .contains("no definition named `chec`; showing 1 whose names contain it"),
+        "{}",
+        loose.stderr
+    );
+    let none = env.run(&["search", "--symbol", "nowhere_defined"]);
+    assert_eq!(none.code, 1);
+    assert!(
+        none.stderr
+            .contains("no definition named `nowhere_defined`"),
+        "{}",
+        none.stderr
+    );
 }
 
 #[test]

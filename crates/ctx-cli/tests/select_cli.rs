@@ -229,7 +229,7 @@ fn index_commands_and_corruption() {
     let text = fs::read_to_string(&manifest).expect("manifest");
     fs::write(
         &manifest,
-        text.replace("\"format_version\": 1", "\"format_version\": 7"),
+        text.replace("\"format_version\": 2", "\"format_version\": 7"),
     )
     .expect("newer");
     env.run(&["select", "parser"]).bad_input("upgrade ctx");
@@ -254,16 +254,24 @@ fn inject_puts_context_before_the_prompt() {
         "{text}"
     );
     assert!(text.contains("[RECENT: "), "{text}");
-    assert!(
-        text.contains("[RELEVANT: src/parser.rs (filename mentioned"),
-        "{text}"
-    );
+    let relevant = text
+        .lines()
+        .find(|l| l.starts_with("[RELEVANT: src/parser.rs ("))
+        .expect("parser.rs is relevant");
+    assert!(relevant.contains("filename mentioned"), "{text}");
     assert!(text.contains("[KEYWORDS: fix, parser]"), "{text}");
     assert!(text.contains("pub fn parse_source"), "{text}");
     assert!(
         text.ends_with("\n---\n\nfix the parser in parser.rs\n"),
         "{text}"
     );
+    // Nothing relevant: the prompt goes out alone.
+    let run = with_stdin(
+        &env,
+        &["inject", "--budget", "1000"],
+        "bake a chocolate cake",
+    );
+    assert_eq!(run.ok().stdout, "bake a chocolate cake\n");
 }
 
 #[test]

@@ -34,7 +34,7 @@ pub const LANGUAGES: &[Language] = &[
 
 /// Bumped whenever extraction changes what it produces for the same bytes, so cached
 /// summaries made by an older ctx are not reused.
-pub const EXTRACTOR_VERSION: u32 = 4;
+pub const EXTRACTOR_VERSION: u32 = 5;
 
 impl Language {
     /// The language of a file, from its extension (or name); `None` when unsupported.

@@ -44,6 +44,9 @@ pub struct SearchMatch {
     /// For symbols: the enclosing scope; for callers: the calling function.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// For symbols: no definition has the exact name, and this one's name contains it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub approximate: bool,
 }
 
 /// A text query.
@@ -272,6 +275,7 @@ impl<F: FnOnce() -> String> Sink for Collect<'_, F> {
             context: std::mem::take(&mut self.pending_before),
             kind: None,
             scope: None,
+            approximate: false,
         });
         Ok(true)
     }
@@ -328,7 +332,8 @@ pub fn search_symbols(
             }
         }
     }
-    let chosen = if exact.is_empty() { loose } else { exact };
+    let approximate = exact.is_empty();
+    let chosen = if approximate { loose } else { exact };
     let by_path: std::collections::BTreeMap<&str, &WalkEntry> =
         entries.iter().map(|e| (e.rel.as_str(), e)).collect();
     let mut results = Vec::with_capacity(chosen.len());
@@ -351,6 +356,7 @@ pub fn search_symbols(
             context: context_lines,
             kind: Some(symbol.kind.name().to_owned()),
             scope: symbol.parent.clone(),
+            approximate,
         });
     }
     results.sort_by(|a, b| (a.path.as_bytes(), a.line).cmp(&(b.path.as_bytes(), b.line)));
@@ -413,6 +419,7 @@ pub fn search_callers(
                 },
                 kind: None,
                 scope: call.caller,
+                approximate: false,
             })
             .collect::<Vec<_>>()
     });

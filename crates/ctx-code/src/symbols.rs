@@ -36,6 +36,9 @@ pub enum SymbolKind {
     Const,
     Static,
     Macro,
+    /// A module- or class-level assignment (`current_app = …`, class attributes), as
+    /// universal-ctags reports them for Python.
+    Variable,
 }
 
 impl SymbolKind {
@@ -58,6 +61,7 @@ impl SymbolKind {
             Self::Const => "const",
             Self::Static => "static",
             Self::Macro => "macro",
+            Self::Variable => "variable",
         }
     }
 
@@ -69,6 +73,7 @@ impl SymbolKind {
             Self::Constructor => "ctor",
             Self::Namespace => "ns",
             Self::Module => "mod",
+            Self::Variable => "var",
             other => other.name(),
         }
     }
@@ -391,6 +396,20 @@ pub(crate) fn traverse<'t, T>(
     }
 }
 
+/// The name an assignment binds: an identifier, the first identifier of `a, b = …`, the
+/// name of `type Alias[T] = …`; `None` for attributes and subscripts (`self.x`, `d[k]`).
+fn python_target_name(left: Node<'_>, src: &[u8]) -> Option<String> {
+    match left.kind() {
+        "identifier" => Some(node_text(left, src).into_owned()),
+        "type" | "generic_type" | "pattern_list" | "tuple_pattern" | "list_pattern" => {
+            let mut cursor = left.walk();
+            left.named_children(&mut cursor)
+                .find_map(|c| python_target_name(c, src))
+        }
+        _ => None,
+    }
+}
+
 /// The text of a node, lossily decoded.
 pub(crate) fn node_text<'s>(node: Node<'_>, src: &'s [u8]) -> std::borrow::Cow<'s, str> {
     String::from_utf8_lossy(&src[node.byte_range()])
@@ -425,6 +444,8 @@ fn watched_kind_names(lang: Language) -> &'static [&'static str] {
         Language::Python => &[
             "function_definition",
             "class_definition",
+            "assignment",
+            "type_alias_statement",
             "import_statement",
             "import_from_statement",
             "future_import_statement",
@@ -671,6 +692,19 @@ pub(crate) fn classify<'t>(
                     }
                 }
                 "class_definition" => SymbolKind::Class,
+                // Module- and class-level assignments and type aliases; not locals.
+                "assignment" | "type_alias_statement"
+                    if matches!(scope, None | Some(SymbolKind::Class | SymbolKind::Module)) =>
+                {
+                    let left = node.child_by_field_name("left")?;
+                    let name = python_target_name(left, src)?;
+                    let kind = if node.kind() == "type_alias_statement" {
+                        SymbolKind::Type
+                    } else {
+                        SymbolKind::Variable
+                    };
+                    return Some(def(kind, name, None));
+                }
                 _ => return None,
             };
             Some(def(kind, field_text(node, "name", src)?, body))
@@ -1619,6 +1653,32 @@ mod tests {
                 "const A: u8 = 1;\nstatic B: u8 = 2;\ntype C = u8;\n"
             ),
             ["const A", "static B", "type C"]
+        );
+    }
+
+    #[test]
+    fn python_module_and_class_assignments_are_symbols() {
+        let src = "import os\nX = 1\nY: int = 2\na, b = 1, 2\ncurrent_app = LocalProxy()\nif True:\n    Z = 3\nclass C:\n    secret_key = None\n    def f(self):\n        self.x = 1\n        local = 2\ndef h():\n    inner = 1\ntype Alias = int\n";
+        assert_eq!(
+            names(Language::Python, src),
+            [
+                "variable X",
+                "variable Y",
+                "variable a",
+                "variable current_app",
+                "variable Z",
+                "class C",
+                "variable C/secret_key",
+                "method C/f",
+                "function h",
+                "type Alias",
+            ]
+        );
+        let got = extract(Language::Python, src.as_bytes());
+        let app = got.symbols.iter().find(|s| s.name == "current_app");
+        assert_eq!(
+            app.map(|s| s.signature.as_str()),
+            Some("current_app = LocalProxy()")
         );
     }
 

@@ -255,7 +255,7 @@ async fn a_damaged_index_is_reported_and_refused_with_the_fix() {
     let text = fs::read_to_string(&manifest).expect("manifest");
     fs::write(
         &manifest,
-        text.replace("\"format_version\": 1", "\"format_version\": 7"),
+        text.replace("\"format_version\": 2", "\"format_version\": 7"),
     )
     .expect("newer");
     let message = fails(&server, "ctx_select", json!({ "query": "parser" })).await;
@@ -283,4 +283,95 @@ async fn a_store_outside_the_workspace_gets_a_workspace_index() {
     );
     assert!(store.join("indexes").join(name).is_dir());
     assert_eq!(answer["documents"][0]["id"], "tools/script.py");
+}
+
+/// The settings `ctx select`, `ctx inject` and the hook would use in the fixture.
+fn select_context<'a>(
+    store: &'a ctx::store::Store,
+    root: &std::path::Path,
+) -> ctx::select::SelectContext<'a> {
+    ctx::select::SelectContext {
+        store,
+        root: root.to_owned(),
+        default_index: ctx::select::DEFAULT_INDEX_NAME.to_owned(),
+        tokenizer: ctx::core::TokenizerKind::default(),
+        max_file_bytes: 1 << 20,
+        now: 1_767_225_600,
+        progress: Box::new(ctx::core::NoProgress),
+    }
+}
+
+#[tokio::test]
+async fn select_inject_hook_and_mcp_rank_alike_and_inject_nothing_when_nothing_is_relevant() {
+    let fx = Fixture::new();
+    let server = fx.server(false);
+    let prompt = "where is the Parser struct and its helper";
+    let budget = 4000;
+    let mcp = ok(
+        &server,
+        "ctx_select",
+        json!({ "query": prompt, "budget": budget }),
+    )
+    .await;
+    let mcp_ids: Vec<&str> = mcp["documents"]
+        .as_array()
+        .expect("documents")
+        .iter()
+        .map(|d| d["id"].as_str().expect("id"))
+        .collect();
+    assert!(!mcp_ids.is_empty());
+
+    let store = ctx::store::Store::open(&fx.root.join(".ctx")).expect("store");
+    let cx = select_context(&store, &fx.root);
+    let selected = ctx::select::select(&cx, None, prompt, &ctx::select::prompt_options(budget))
+        .expect("select");
+    let ids: Vec<&str> = selected
+        .result
+        .documents
+        .iter()
+        .map(|d| d.id.as_str())
+        .collect();
+    assert_eq!(ids, mcp_ids, "ctx select and MCP ctx_select");
+
+    let injection = ctx::select::inject(&cx, None, prompt, budget).expect("inject");
+    let injected: Vec<&str> = injection
+        .selection
+        .as_ref()
+        .expect("a selection")
+        .documents
+        .iter()
+        .map(|d| d.id.as_str())
+        .collect();
+    assert!(!injected.is_empty());
+    assert_eq!(
+        injected,
+        ids[..injected.len()],
+        "inject takes the selection's first files"
+    );
+
+    let input = ctx::select::parse_hook_input(
+        &json!({ "hook_event_name": "UserPromptSubmit", "prompt": prompt }).to_string(),
+    )
+    .expect("hook input");
+    let hook = ctx::select::hook_answer(&cx, &input, budget).expect("hook");
+    assert_eq!(
+        hook["hookSpecificOutput"]["additionalContext"], injection.context,
+        "the hook injects what inject does"
+    );
+
+    // Nothing relevant: an empty selection everywhere, and nothing injected.
+    let unrelated = "bake a chocolate cake";
+    let mcp = ok(&server, "ctx_select", json!({ "query": unrelated })).await;
+    assert_eq!(mcp["documents"], json!([]), "{mcp:#}");
+    let injection = ctx::select::inject(&cx, None, unrelated, budget).expect("inject");
+    assert_eq!(injection.text, format!("{unrelated}\n"));
+    assert!(injection.context.is_empty());
+    let input = ctx::select::parse_hook_input(
+        &json!({ "hook_event_name": "UserPromptSubmit", "prompt": unrelated }).to_string(),
+    )
+    .expect("hook input");
+    assert_eq!(
+        ctx::select::hook_answer(&cx, &input, budget).expect("hook"),
+        json!({})
+    );
 }

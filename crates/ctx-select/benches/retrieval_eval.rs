@@ -379,9 +379,16 @@ fn rows() -> Vec<(String, ScorerKind, Weights)> {
                 },
             ),
             (
-                "keyword_in_path",
+                "path field",
                 Weights {
-                    keyword_in_path: 0.0,
+                    fields: [
+                        base.fields[0],
+                        0.0,
+                        base.fields[2],
+                        base.fields[3],
+                        base.fields[4],
+                        0.0,
+                    ],
                     ..base
                 },
             ),

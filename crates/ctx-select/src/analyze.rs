@@ -1,5 +1,6 @@
-//! Per-document analysis done once at index time: search terms of three fields (content,
-//! path segments, defined symbol names) with their frequencies, symbol names and import
+//! Per-document analysis done once at index time: search terms of six fields (content, path
+//! segments, defined symbol names split into words, string literals, comments and
+//! docstrings, whole defined names) with their frequencies, symbol names and import
 //! statements (tree-sitter, through ctx-code), so selection never tokenizes content.
 
 use std::collections::BTreeMap;
@@ -11,21 +12,53 @@ use crate::text::terms;
 
 /// Bumped whenever analysis changes what it produces for the same document, so an index
 /// written by an older ctx is re-analyzed instead of reused.
-pub const ANALYZER_VERSION: u32 = 1;
+pub const ANALYZER_VERSION: u32 = 2;
 
 /// Documents larger than this are indexed for text but not parsed for symbols.
 pub const MAX_PARSE_BYTES: usize = 1024 * 1024;
 
+/// How many fields a document has.
+pub const FIELDS: usize = 6;
+
 /// The fields terms are counted in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Field {
+    /// Every term of the text.
     Content = 0,
+    /// The path's segments.
     Path = 1,
+    /// The words of the names the file defines (`parse_file` → `parse`, `file`, `parsefile`).
     Symbols = 2,
+    /// Terms inside string literals (error messages, flags, setting names).
+    Strings = 3,
+    /// Terms inside comments and docstrings.
+    Comments = 4,
+    /// Whole defined names, one term each (`parsefile`), and `parent.name` pairs
+    /// (`contextcache.load`): what a definition look-up matches.
+    Defs = 5,
 }
 
 impl Field {
-    pub const ALL: [Self; 3] = [Self::Content, Self::Path, Self::Symbols];
+    pub const ALL: [Self; FIELDS] = [
+        Self::Content,
+        Self::Path,
+        Self::Symbols,
+        Self::Strings,
+        Self::Comments,
+        Self::Defs,
+    ];
+
+    /// The column name of the field's length in `search.db`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Content => "content",
+            Self::Path => "path",
+            Self::Symbols => "symbols",
+            Self::Strings => "strings",
+            Self::Comments => "comments",
+            Self::Defs => "defs",
+        }
+    }
 
     pub fn index(self) -> usize {
         self as usize
@@ -36,7 +69,7 @@ impl Field {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Analysis {
     /// Per field, sorted by term: (term, frequency).
-    pub fields: [Vec<(String, u32)>; 3],
+    pub fields: [Vec<(String, u32)>; FIELDS],
     /// Distinct names of the symbols the document defines, sorted.
     pub symbols: Vec<String>,
     /// Import statements as written, in source order.
@@ -61,10 +94,36 @@ pub fn analyze(id: &str, content: &str) -> Analysis {
     };
     out.fields[Field::Content.index()] = count_terms(|emit| terms(content, emit));
     out.fields[Field::Path.index()] = count_terms(|emit| terms(id, emit));
+    if content.len() <= MAX_PARSE_BYTES {
+        let lexed = crate::lexical::lex(id, content);
+        out.fields[Field::Strings.index()] = count_terms(|emit| terms(&lexed.strings, emit));
+        out.fields[Field::Comments.index()] = count_terms(|emit| terms(&lexed.comments, emit));
+    }
     if let Some(lang) = language
         && content.len() <= MAX_PARSE_BYTES
     {
         let extracted = ctx_code::symbols::extract(lang, content.as_bytes());
+        let mut defs: Vec<String> = Vec::new();
+        for symbol in &extracted.symbols {
+            let whole = def_term(&symbol.name);
+            if whole.is_empty() {
+                continue;
+            }
+            if let Some(parent) = symbol.parent.as_deref() {
+                let parent = parent
+                    .rsplit(['.', ':'])
+                    .find(|p| !p.is_empty())
+                    .map(def_term)
+                    .unwrap_or_default();
+                if !parent.is_empty() {
+                    defs.push(format!("{parent}.{whole}"));
+                }
+            }
+            defs.push(whole);
+        }
+        defs.sort();
+        defs.dedup();
+        out.fields[Field::Defs.index()] = defs.into_iter().map(|d| (d, 1)).collect();
         let mut names: Vec<String> = extracted.symbols.into_iter().map(|s| s.name).collect();
         names.sort();
         names.dedup();
@@ -77,6 +136,18 @@ pub fn analyze(id: &str, content: &str) -> Analysis {
         out.imports = extracted.imports;
     }
     out
+}
+
+/// A whole identifier as one term: its parts joined, lower cased and stemmed
+/// (`ContextCache`, `context_cache` → `contextcache`); empty for names that are not
+/// identifiers.
+pub fn def_term(name: &str) -> String {
+    let parts = crate::text::identifier_parts(name);
+    let joined = parts.concat();
+    if joined.is_empty() || joined.len() > 64 || !joined.chars().all(char::is_alphanumeric) {
+        return String::new();
+    }
+    crate::text::stem(&joined)
 }
 
 fn count_terms(feed: impl FnOnce(&mut dyn FnMut(&str))) -> Vec<(String, u32)> {
@@ -124,7 +195,7 @@ pub fn get_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
 }
 
 /// The per-field term lists as one blob (stored for incremental rebuilds).
-pub fn encode_fields(fields: &[Vec<(String, u32)>; 3]) -> Vec<u8> {
+pub fn encode_fields(fields: &[Vec<(String, u32)>; FIELDS]) -> Vec<u8> {
     let mut out = Vec::new();
     for field in fields {
         put_varint(&mut out, field.len() as u64);
@@ -138,9 +209,9 @@ pub fn encode_fields(fields: &[Vec<(String, u32)>; 3]) -> Vec<u8> {
 }
 
 /// Inverse of [`encode_fields`]; `None` if the blob is damaged.
-pub fn decode_fields(bytes: &[u8]) -> Option<[Vec<(String, u32)>; 3]> {
+pub fn decode_fields(bytes: &[u8]) -> Option<[Vec<(String, u32)>; FIELDS]> {
     let mut pos = 0;
-    let mut out: [Vec<(String, u32)>; 3] = Default::default();
+    let mut out: [Vec<(String, u32)>; FIELDS] = Default::default();
     for field in &mut out {
         let n = usize::try_from(get_varint(bytes, &mut pos)?).ok()?;
         field.reserve(n.min(1 << 20));

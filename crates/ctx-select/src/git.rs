@@ -9,6 +9,9 @@ use ctx_code::git2::Repository;
 /// How many recent commits count as "recent activity".
 pub const ACTIVITY_WINDOW: usize = 50;
 
+/// Commits changing more files than this are not activity of any one of them.
+pub const MAX_ACTIVITY_FILES: usize = 100;
+
 /// The repository containing `root`, with `root`'s path inside it (`""` at the top).
 pub struct RepoAt {
     repo: Repository,
@@ -56,15 +59,25 @@ impl RepoAt {
     }
 
     /// Document id → how many of the last `window` commits changed it.
+    ///
+    /// Only history says anything here: a root commit (the import of a tree) and commits
+    /// that change more than [`MAX_ACTIVITY_FILES`] files (vendoring, reformatting, renames)
+    /// count for nothing, so a repository with a single commit has no recent activity.
     pub fn activity(&self, window: usize) -> BTreeMap<String, u32> {
         let mut counts = BTreeMap::new();
         let Ok(commits) = ctx_code::git::recent_commits(&self.repo, window) else {
             return counts;
         };
         for commit in &commits {
+            if commit.parent_count() == 0 {
+                continue;
+            }
             let Ok(paths) = ctx_code::git::changed_paths(&self.repo, commit) else {
                 continue;
             };
+            if paths.len() > MAX_ACTIVITY_FILES {
+                continue;
+            }
             for path in paths {
                 if let Some(id) = self.to_id(&path) {
                     *counts.entry(id).or_insert(0) += 1;
@@ -119,5 +132,37 @@ impl RepoAt {
     /// The repository's working directory.
     pub fn workdir(&self) -> PathBuf {
         ctx_code::git::workdir(&self.repo)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("git runs");
+        assert!(status.status.success(), "{status:?}");
+    }
+
+    #[test]
+    fn a_single_commit_is_no_activity_and_a_later_one_is() {
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::write(dir.path().join("a.py"), "x = 1\n").expect("write");
+        std::fs::write(dir.path().join("b.py"), "y = 1\n").expect("write");
+        git(dir.path(), &["init", "-q"]);
+        git(dir.path(), &["add", "-A"]);
+        git(dir.path(), &["commit", "-qm", "import"]);
+        let repo = RepoAt::discover(dir.path()).expect("repo");
+        assert!(repo.activity(ACTIVITY_WINDOW).is_empty());
+        std::fs::write(dir.path().join("a.py"), "x = 2\n").expect("write");
+        git(dir.path(), &["commit", "-qam", "change a"]);
+        let activity = repo.activity(ACTIVITY_WINDOW);
+        assert_eq!(activity.get("a.py"), Some(&1));
+        assert_eq!(activity.get("b.py"), None);
     }
 }

@@ -88,6 +88,10 @@ pub fn truncate_chars(text: &str, max: usize) -> String {
 /// The hook's answer: `{"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}`,
 /// the context cut to [`MAX_CONTEXT_CHARS`].
 pub fn hook_output(event: &HookEvent, context: &str) -> Value {
+    if context.is_empty() {
+        // Nothing to add: an empty answer leaves the prompt as it is.
+        return json!({});
+    }
     json!({
         "hookSpecificOutput": {
             "hookEventName": event.name(),

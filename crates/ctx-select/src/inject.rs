@@ -63,7 +63,11 @@ pub fn relevance_reason(why: &SelectionWhy) -> String {
         let text = match signal.name.as_str() {
             "path_mentioned" => "path mentioned".to_owned(),
             "filename_mentioned" => "filename mentioned".to_owned(),
-            "keyword_in_path" => "keyword in path".to_owned(),
+            "definition" | "qualified_definition" => signal.detail.clone(),
+            "module_path" => "module named".to_owned(),
+            "message" => "holds the quoted message".to_owned(),
+            "bm25_strings" => "string literals match".to_owned(),
+            "bm25_comments" => "comments match".to_owned(),
             "git_activity" => "recently changed".to_owned(),
             "file_type" => "file type".to_owned(),
             "graph" => "imports/references".to_owned(),
@@ -87,6 +91,11 @@ pub fn relevance_reason(why: &SelectionWhy) -> String {
         if !reasons.contains(&text) {
             reasons.push(text);
         }
+    }
+    reasons.retain(|r| !r.is_empty());
+    if let Some(context) = why.signals.iter().find(|s| s.name == "context_file") {
+        let role = context.detail.split(' ').next().unwrap_or("context");
+        reasons.push(format!("{role} file, as context"));
     }
     reasons.join(", ")
 }
@@ -153,9 +162,17 @@ pub fn context_block(lines: &[String], snippets: &str) -> String {
     out
 }
 
-/// The whole injection: context, separator, prompt.
+/// The whole injection: context, separator, prompt; the prompt alone when there is no
+/// context (nothing relevant was found).
 pub fn inject(context: &str, prompt: &str) -> String {
     let mut out = String::with_capacity(context.len() + prompt.len() + 8);
+    if context.is_empty() {
+        out.push_str(prompt);
+        if !prompt.ends_with('\n') {
+            out.push('\n');
+        }
+        return out;
+    }
     out.push_str(context);
     if !context.is_empty() && !context.ends_with('\n') {
         out.push('\n');

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use ctx_core::{ContentHash, Document, DocumentId};
 use serde::{Deserialize, Serialize};
 
-use crate::analyze::Field;
+use crate::analyze::{FIELDS, Field};
 use crate::error::{IndexError, SelectionError};
 use crate::index::{
     CacheManifest, DOCUMENTS_DIR, DocRow, SEARCH_DB_FILE, SearchDb, cache_version, read_manifest,
@@ -54,8 +54,10 @@ impl Query {
 /// One signal's part in a score.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Signal {
-    /// `bm25_content`, `bm25_path`, `bm25_symbols`, `path_mentioned`, `filename_mentioned`,
-    /// `keyword_in_path`, `git_activity`, `file_type`, `graph`, `term_frequency`.
+    /// `bm25_content`, `bm25_path`, `bm25_symbols`, `bm25_strings`, `bm25_comments`,
+    /// `definition`, `qualified_definition`, `module_path`, `message`, `path_mentioned`,
+    /// `filename_mentioned`, `git_activity`, `file_type`, `graph`, `context_file` (a
+    /// negative share: a test, docs, vendored… file ranked as context), `term_frequency`.
     pub name: String,
     pub contribution: f64,
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -300,37 +302,122 @@ impl ScorerKind {
     }
 }
 
-/// Tunable weights of the default scorer (seed 001's signal values by default).
+/// Tunable weights of the default scorer, learned on the dev sets
+/// (`scripts/tune-selection.sh`); [`Weights::bm25`] is BM25 alone.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Weights {
-    /// BM25 weight per field (content, path, symbols).
-    pub fields: [f64; 3],
+    /// BM25F weight per field ([`Field`] order; the last, whole defined names, is scored by
+    /// `definition` instead).
+    pub fields: [f64; FIELDS],
     pub k1: f64,
     pub b: f64,
+    /// Points of the best text score (BM25F); other documents in proportion.
+    pub text: f64,
+    /// Extra weight of a term of the query's first line.
+    pub title: f64,
+    /// Extra weight of a term of a quoted message or a flag.
+    pub literal: f64,
+    /// Points for defining an identifier the query names, times its rarity among definitions
+    /// (1 for a name defined once).
+    pub definition: f64,
+    /// Share of `definition` for an identifier seen only on a code line of the query.
+    pub code_line: f64,
+    /// Points for defining a `Parent.name` the query names.
+    pub qualified: f64,
+    /// Points for being the module a dotted name spells (`pkg.mod.func` → `pkg/mod.py`).
+    pub module_path: f64,
+    /// Points for holding a quoted message of the query verbatim.
+    pub message: f64,
     pub path_mentioned: f64,
     pub filename_mentioned: f64,
-    pub keyword_in_path: f64,
     pub per_commit: f64,
     pub max_git: f64,
     pub file_type: f64,
     /// Points for the best graph rank; others in proportion.
     pub graph: f64,
+    /// Factor on the score of a test, example, docs, vendored or generated file the query is
+    /// not about.
+    pub context: f64,
+    /// Relevance floor: a document scoring less than this share of the best is left out.
+    pub floor: f64,
+    /// Nothing is selected when the best score is below this (only context files, or only
+    /// faint matches, answer the query).
+    pub min_score: f64,
 }
 
 impl Default for Weights {
+    /// Learned by coordinate search on the Django localization dev set
+    /// (`examples/localize_eval.rs --tune`; README, "Selection").
     fn default() -> Self {
         Self {
-            fields: [1.0, 1.5, 1.5],
+            fields: [1.0, 6.0, 2.0, 1.0, 0.6, 0.0],
             k1: 1.2,
             b: 0.75,
-            path_mentioned: 10.0,
-            filename_mentioned: 5.0,
-            keyword_in_path: 1.0,
+            text: 10.0,
+            title: 3.5,
+            literal: 0.0,
+            definition: 0.0,
+            code_line: 0.0,
+            qualified: 0.0,
+            module_path: 4.0,
+            message: 0.0,
+            path_mentioned: 8.0,
+            filename_mentioned: 2.0,
             per_commit: 0.5,
             max_git: 2.5,
             file_type: 2.0,
-            graph: 4.0,
+            graph: 3.5,
+            context: 0.1,
+            floor: 0.1,
+            min_score: 2.0,
         }
+    }
+}
+
+impl Weights {
+    /// BM25 over content, path and symbol words, nothing else (the baseline).
+    pub fn bm25() -> Self {
+        Self {
+            fields: [1.0, 1.5, 1.5, 0.0, 0.0, 0.0],
+            ..Self::default()
+        }
+    }
+
+    /// Sets one weight by name (`text`, `fields.2`, …), for tuning scripts.
+    pub fn set(&mut self, name: &str, value: f64) -> bool {
+        if let Some(i) = name.strip_prefix("fields.") {
+            return match i.parse::<usize>().ok().and_then(|i| self.fields.get_mut(i)) {
+                Some(slot) => {
+                    *slot = value;
+                    true
+                }
+                None => false,
+            };
+        }
+        let slot = match name {
+            "k1" => &mut self.k1,
+            "b" => &mut self.b,
+            "text" => &mut self.text,
+            "title" => &mut self.title,
+            "literal" => &mut self.literal,
+            "definition" => &mut self.definition,
+            "code_line" => &mut self.code_line,
+            "qualified" => &mut self.qualified,
+            "module_path" => &mut self.module_path,
+            "message" => &mut self.message,
+            "path_mentioned" => &mut self.path_mentioned,
+            "filename_mentioned" => &mut self.filename_mentioned,
+            "per_commit" => &mut self.per_commit,
+            "max_git" => &mut self.max_git,
+            "file_type" => &mut self.file_type,
+            "graph" => &mut self.graph,
+            "context" => &mut self.context,
+            "floor" => &mut self.floor,
+            "min_score" => &mut self.min_score,
+            _ => return false,
+        };
+        *slot = value;
+        true
     }
 }
 
@@ -485,7 +572,8 @@ impl OpenIndex {
     }
 
     /// Ranks the index's documents for `query` (candidates only: documents with a positive
-    /// relevance signal; with [`ScorerKind::Tf`], every document as the seed specifies).
+    /// relevance signal above the floor; with [`ScorerKind::Tf`], every document as the seed
+    /// specifies).
     pub fn rank(
         &self,
         query: &Query,
@@ -507,35 +595,55 @@ impl OpenIndex {
             order(&mut out, |r| (r.score, r.id.as_str()));
             return Ok(out);
         }
+        let bm25_only = kind == ScorerKind::Bm25;
+        let w = if bm25_only { Weights::bm25() } else { *w };
+        let features = if bm25_only {
+            crate::query::Features::default()
+        } else {
+            crate::query::features(&query.raw)
+        };
         let n = self.rows.len();
         let avg = self.db.average_lengths();
-        let mut parts: Vec<[f64; 3]> = vec![[0.0; 3]; n];
+        let mut text: Vec<f64> = vec![0.0; n];
+        // Per document and field, the text score's share (for the reasons).
+        let mut parts: Vec<[f64; FIELDS]> = vec![[0.0; FIELDS]; n];
+        // Matched terms that are not filler words (a document needs one to be a candidate).
+        let mut evidence: Vec<bool> = vec![false; n];
         let mut matches: BTreeMap<u32, BTreeMap<String, u64>> = BTreeMap::new();
         let mut path_terms: Vec<u32> = vec![0; n];
-        let mut symbol_exact: Vec<bool> = vec![false; n];
-        let compound: Vec<bool> = query
-            .terms
-            .iter()
-            .map(|t| is_identifier_term(&query.raw, t))
-            .collect();
-        for (ti, term) in query.terms.iter().enumerate() {
-            for field in Field::ALL {
-                let postings = self.db.postings(field, term)?;
-                if postings.is_empty() {
+        let text_fields = [
+            Field::Content,
+            Field::Path,
+            Field::Symbols,
+            Field::Strings,
+            Field::Comments,
+        ];
+        for term in &query.terms {
+            let filler = crate::text::is_filler_word(term);
+            let mut qw = 1.0;
+            if features.multiline && features.title_terms.contains(term) {
+                qw += w.title;
+            }
+            if features.literal_terms.contains(term) {
+                qw += w.literal;
+            }
+            // Per document: the field-weighted, length-normalized term frequency (BM25F).
+            let mut per_doc: BTreeMap<u32, [f64; FIELDS]> = BTreeMap::new();
+            for field in text_fields {
+                let f = field.index();
+                if w.fields[f] == 0.0 {
                     continue;
                 }
-                let df = postings.len() as f64;
-                let idf = (1.0 + (n as f64 - df + 0.5) / (df + 0.5)).ln();
-                let f = field.index();
+                let postings = self.db.postings(field, term)?;
+                let avg_len = if avg[f] > 0.0 { avg[f] } else { 1.0 };
                 for (num, tf_raw) in postings {
                     let Some(row) = self.rows.get(num as usize) else {
                         continue;
                     };
                     let len = f64::from(row.lengths[f]);
-                    let avg_len = if avg[f] > 0.0 { avg[f] } else { 1.0 };
                     let tf = f64::from(tf_raw);
-                    let norm = tf * (w.k1 + 1.0) / (tf + w.k1 * (1.0 - w.b + w.b * len / avg_len));
-                    parts[num as usize][f] += w.fields[f] * idf * norm;
+                    let norm = tf / (1.0 - w.b + w.b * len / avg_len);
+                    per_doc.entry(num).or_insert([0.0; FIELDS])[f] += w.fields[f] * norm;
                     match field {
                         Field::Content => {
                             matches
@@ -544,41 +652,179 @@ impl OpenIndex {
                                 .insert(term.clone(), u64::from(tf_raw));
                         }
                         Field::Path => path_terms[num as usize] += 1,
-                        Field::Symbols => {
-                            if compound[ti] {
-                                symbol_exact[num as usize] = true;
-                            }
-                        }
+                        _ => {}
+                    }
+                }
+            }
+            if per_doc.is_empty() {
+                continue;
+            }
+            let df = per_doc.len() as f64;
+            let idf = (1.0 + (n as f64 - df + 0.5) / (df + 0.5)).ln();
+            for (num, fields) in per_doc {
+                let i = num as usize;
+                let pseudo: f64 = fields.iter().sum();
+                if pseudo <= 0.0 {
+                    continue;
+                }
+                let points = qw * idf * pseudo * (w.k1 + 1.0) / (w.k1 + pseudo);
+                text[i] += points;
+                for (f, share) in fields.iter().enumerate() {
+                    parts[i][f] += points * share / pseudo;
+                }
+                if !filler {
+                    evidence[i] = true;
+                }
+            }
+        }
+
+        // Definitions of the identifiers the query names, `Parent.name` pairs.
+        let mut definition: Vec<f64> = vec![0.0; n];
+        let mut defined: Vec<Vec<String>> = vec![Vec::new(); n];
+        let mut qualified: Vec<f64> = vec![0.0; n];
+        if !bm25_only {
+            let max_idf = (1.0 + (n as f64 - 0.5) / 1.5).ln().max(1e-9);
+            for ident in &features.idents {
+                let postings = self.db.postings(Field::Defs, &ident.term)?;
+                if postings.is_empty() {
+                    continue;
+                }
+                let df = postings.len() as f64;
+                let idf = (1.0 + (n as f64 - df + 0.5) / (df + 0.5)).ln();
+                let rarity = (idf / max_idf).powi(2);
+                let share = match ident.source {
+                    crate::query::IdentSource::Prose => 1.0,
+                    crate::query::IdentSource::CodeLine => w.code_line,
+                };
+                for (num, _) in postings {
+                    let i = num as usize;
+                    if i < n {
+                        definition[i] += share * rarity;
+                        defined[i].push(ident.text.clone());
+                    }
+                }
+            }
+            for pair in &features.qualified {
+                for (num, _) in self.db.postings(Field::Defs, pair)? {
+                    if let Some(q) = qualified.get_mut(num as usize) {
+                        *q += w.qualified;
                     }
                 }
             }
         }
-        let bm25: Vec<f64> = parts.iter().map(|p| p.iter().sum()).collect();
 
-        // Seed 001 signals that need no postings.
+        // Seed 001 signals that need no postings; modules that dotted names spell.
         let raw_lower = query.raw.to_lowercase();
         let types = crate::signals::file_types_named(&query.terms, &raw_lower);
         let mut mention: Vec<u8> = vec![0; n]; // 2: full path, 1: file name
-        if kind == ScorerKind::Default {
+        let mut module: Vec<f64> = vec![0.0; n];
+        let mut roles: Vec<crate::role::Role> = Vec::with_capacity(n);
+        if !bm25_only {
             for row in &self.rows {
-                mention[row.num as usize] = crate::signals::mention(&query.raw, &row.id);
+                let name = row.id.rsplit('/').next().unwrap_or(&row.id);
+                if query.raw.contains(name) {
+                    mention[row.num as usize] = crate::signals::mention(&query.raw, &row.id);
+                }
+                roles.push(crate::role::role(&row.id));
+            }
+            // Code lines of a query mostly import what the reporter used, not what broke.
+            for (paths, share) in [
+                (&features.module_paths, 1.0),
+                (&features.code_module_paths, w.code_line),
+            ] {
+                for (num, hit) in crate::signals::module_files(paths, &self.rows) {
+                    if let Some(m) = module.get_mut(num as usize)
+                        && hit
+                    {
+                        *m = m.max(share);
+                    }
+                }
             }
         }
+        // A name many files share (`models.py`, `migrations/0001_initial.py`) says little:
+        // its points are split among them.
+        let mut same_name: BTreeMap<(u8, &str), u32> = BTreeMap::new();
+        for row in &self.rows {
+            let m = mention[row.num as usize];
+            if m > 0 {
+                *same_name
+                    .entry((m, row.id.rsplit('/').next().unwrap_or(&row.id)))
+                    .or_insert(0) += 1;
+            }
+        }
+        let mention_share = |i: usize, id: &str| -> f64 {
+            let key = (mention[i], id.rsplit('/').next().unwrap_or(id));
+            1.0 / f64::from(same_name.get(&key).copied().unwrap_or(1).max(1))
+        };
+        // A file type most of the project is of says nothing.
+        let type_share = if types.is_empty() {
+            0.0
+        } else {
+            let of_type = self
+                .rows
+                .iter()
+                .filter(|r| crate::signals::has_named_type(&types, &r.id))
+                .count();
+            1.0 - of_type as f64 / n.max(1) as f64
+        };
+        let mentioned_roles: Vec<crate::role::Role> = roles
+            .iter()
+            .zip(&mention)
+            .filter(|(_, m)| **m > 0)
+            .map(|(r, _)| *r)
+            .collect();
+        // Roles the query is about: asked for in its title (an issue's body talks about
+        // tests and docs in passing), or files of that role named in it.
+        let title_lower = raw_lower
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        let wanted = crate::role::roles_wanted(title_lower, &mentioned_roles);
+        // In a project that is mostly prose (a documentation site, a book), its prose is not
+        // "context".
+        let prose = roles
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r,
+                    crate::role::Role::Docs
+                        | crate::role::Role::Changelog
+                        | crate::role::Role::Translation
+                )
+            })
+            .count();
+        let demote = prose * 5 < roles.len() * 4;
+
+        let max_text = text.iter().copied().fold(0.0, f64::max);
+        let candidate: Vec<bool> = (0..n)
+            .map(|i| {
+                evidence[i]
+                    || (definition[i] > 0.0 && w.definition > 0.0)
+                    || qualified[i] > 0.0
+                    || mention[i] > 0
+                    || module[i] > 0.0
+            })
+            .collect();
 
         // Graph: personalized on mentioned files, defining files of named identifiers, and
         // the best text matches.
         let mut graph_points = vec![0.0; n];
-        if kind == ScorerKind::Default {
+        if !bm25_only && w.graph > 0.0 {
             let mut seeds: Vec<(u32, f64)> = Vec::new();
             for num in 0..n {
-                if mention[num] > 0 || symbol_exact[num] {
+                if mention[num] > 0 || module[num] > 0.0 || qualified[num] > 0.0 {
                     seeds.push((u32::try_from(num).unwrap_or(u32::MAX), 1.0));
+                } else if definition[num] > 0.0 && w.definition > 0.0 {
+                    seeds.push((
+                        u32::try_from(num).unwrap_or(u32::MAX),
+                        (w.definition * definition[num]).min(1.0),
+                    ));
                 }
             }
-            let mut best: Vec<(f64, u32)> = bm25
+            let mut best: Vec<(f64, u32)> = text
                 .iter()
                 .enumerate()
-                .filter(|(_, s)| **s > 0.0)
+                .filter(|(i, s)| **s > 0.0 && candidate[*i])
                 .map(|(i, s)| (*s, u32::try_from(i).unwrap_or(u32::MAX)))
                 .collect();
             best.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -607,14 +853,14 @@ impl OpenIndex {
         let mut out = Vec::new();
         for row in &self.rows {
             let i = row.num as usize;
-            let relevant = bm25[i] > 0.0 || mention[i] > 0 || graph_points[i] > 0.0;
-            if !relevant {
+            if !candidate[i] {
                 continue;
             }
             let mut signals = Vec::new();
             let mut score = 0.0;
+            // A definition is shown even at no points, as a reason.
             let mut push = |name: &str, points: f64, detail: String| {
-                if points != 0.0 {
+                if points != 0.0 || name == "definition" {
                     score += points;
                     signals.push(Signal {
                         name: name.to_owned(),
@@ -623,19 +869,48 @@ impl OpenIndex {
                     });
                 }
             };
-            push("bm25_content", parts[i][0], String::new());
-            push("bm25_path", parts[i][1], String::new());
-            push("bm25_symbols", parts[i][2], String::new());
-            if kind == ScorerKind::Default {
+            // The text score, scaled so the best document gets `w.text`, shown per field.
+            let scale = if bm25_only || max_text <= 0.0 {
+                1.0
+            } else {
+                w.text / max_text
+            };
+            for (f, field) in Field::ALL.iter().enumerate() {
+                push(
+                    &format!("bm25_{}", field.name()),
+                    parts[i][f] * scale,
+                    String::new(),
+                );
+            }
+            if !bm25_only {
+                if !defined[i].is_empty() {
+                    push(
+                        "definition",
+                        w.definition * definition[i],
+                        format!("defines {}", defined[i].join(", ")),
+                    );
+                }
+                push(
+                    "qualified_definition",
+                    qualified[i],
+                    "defines a `Parent.name` the query names".to_owned(),
+                );
+                if module[i] > 0.0 {
+                    push(
+                        "module_path",
+                        w.module_path * module[i],
+                        "a dotted name in the query spells its module path".to_owned(),
+                    );
+                }
                 match mention[i] {
                     2 => push(
                         "path_mentioned",
-                        w.path_mentioned,
+                        w.path_mentioned * mention_share(i, &row.id),
                         format!("`{}` is in the query", row.id),
                     ),
                     1 => push(
                         "filename_mentioned",
-                        w.filename_mentioned,
+                        w.filename_mentioned * mention_share(i, &row.id),
                         format!(
                             "`{}` is in the query",
                             row.id.rsplit('/').next().unwrap_or(&row.id)
@@ -644,11 +919,6 @@ impl OpenIndex {
                     _ => {}
                 }
                 push(
-                    "keyword_in_path",
-                    w.keyword_in_path * f64::from(path_terms[i]),
-                    format!("{} query term(s) in the path", path_terms[i]),
-                );
-                push(
                     "git_activity",
                     (w.per_commit * f64::from(row.commits)).min(w.max_git),
                     format!("changed in {} recent commit(s)", row.commits),
@@ -656,7 +926,7 @@ impl OpenIndex {
                 if crate::signals::has_named_type(&types, &row.id) {
                     push(
                         "file_type",
-                        w.file_type,
+                        w.file_type * type_share,
                         "a file type the query names".to_owned(),
                     );
                 }
@@ -665,6 +935,23 @@ impl OpenIndex {
                     graph_points[i],
                     "near the files the query points at (imports, references)".to_owned(),
                 );
+            }
+            if !bm25_only {
+                let role = roles[i];
+                let named = mention[i] == 2 && mention_share(i, &row.id) >= 1.0;
+                if demote && role.is_context() && !wanted.contains(&role) && !named {
+                    let points = score * (w.context - 1.0);
+                    score += points;
+                    signals.push(Signal {
+                        name: "context_file".to_owned(),
+                        contribution: round(points),
+                        detail: format!(
+                            "{} file: ranked as context, not as the answer (the query is not about {} files)",
+                            role.name(),
+                            role.name()
+                        ),
+                    });
+                }
             }
             out.push(Ranked {
                 num: row.num,
@@ -679,7 +966,53 @@ impl OpenIndex {
             });
         }
         order(&mut out, |r| (r.score, r.id.as_str()));
+        if !bm25_only && w.message > 0.0 {
+            self.match_messages(&features, &mut out, w)?;
+        }
+        // The relevance floor: nothing far below the best is worth a reader's tokens.
+        if !bm25_only && let Some(top) = out.first().map(|r| r.score) {
+            let floor = if top < w.min_score {
+                f64::INFINITY
+            } else {
+                w.floor * top
+            };
+            out.retain(|r| r.score > 0.0 && r.score >= floor);
+        }
         Ok(out)
+    }
+
+    /// Adds `w.message` to the best candidates that hold a quoted message of the query
+    /// verbatim (a run of three or more of its words without quotes or numbers, which a
+    /// formatted message fills in), then orders again.
+    fn match_messages(
+        &self,
+        features: &crate::query::Features,
+        out: &mut [Ranked],
+        w: Weights,
+    ) -> Result<(), IndexError> {
+        const CHECKED: usize = 30;
+        let fragments = crate::query::message_fragments(&features.messages);
+        if fragments.is_empty() {
+            return Ok(());
+        }
+        for cand in out.iter_mut().take(CHECKED) {
+            let doc = self.load(cand.num)?;
+            let content = doc.content();
+            let Some(found) = fragments.iter().find(|f| content.contains(f.as_str())) else {
+                continue;
+            };
+            let demoted = cand.why.signals.iter().any(|s| s.name == "context_file");
+            let factor = if demoted { w.context } else { 1.0 };
+            let points = w.message * factor;
+            cand.score = round(cand.score + points);
+            cand.why.signals.push(Signal {
+                name: "message".to_owned(),
+                contribution: round(points),
+                detail: format!("holds \"{found}\" from the query"),
+            });
+        }
+        order(out, |r| (r.score, r.id.as_str()));
+        Ok(())
     }
 
     /// Ranks, then fills the budget in rank order with exact token counts from `counter`,
@@ -707,6 +1040,10 @@ impl OpenIndex {
             let tokens = counter
                 .count(doc.content(), &doc.version())
                 .map_err(SelectionError::TokenCount)?;
+            if tokens == 0 {
+                // An empty file tells a reader nothing.
+                continue;
+            }
             let large = tokens > budget / 2;
             let mut chosen: Option<(String, u64, bool)> = None;
             if opts.degrade && (tokens > remaining || large) {
@@ -763,14 +1100,4 @@ impl OpenIndex {
             documents,
         })
     }
-}
-
-/// Whether query term `term` stands for a whole identifier the user typed (`ContextCache`,
-/// `parse_file`), which then seeds the graph at the files defining it.
-fn is_identifier_term(raw: &str, term: &str) -> bool {
-    raw.split(|c: char| !c.is_alphanumeric() && c != '_')
-        .any(|word| {
-            let parts = crate::text::identifier_parts(word);
-            parts.len() > 1 && crate::text::stem(&parts.concat()) == term
-        })
 }

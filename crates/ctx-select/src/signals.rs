@@ -98,13 +98,62 @@ fn contains_bounded(haystack: &str, needle: &str) -> bool {
                 .is_none_or(|c| !is_name_char(c)),
             Some(c) => !is_name_char(c),
         };
-        let before_ok = before.is_none_or(|c| !is_name_char(c));
+        // A path may be named from further up (`/venv/lib/pkg/mod.py` names `pkg/mod.py`).
+        let before_ok =
+            before.is_none_or(|c| !is_name_char(c) || (c == '/' && needle.contains('/')));
         if before_ok && after_ok {
             return true;
         }
         from = start + haystack[start..].chars().next().map_or(1, char::len_utf8);
     }
     false
+}
+
+/// The files dotted names spell as module paths (`django.contrib.admin.utils.f` →
+/// `django/contrib/admin/utils.py`; `flask.json` → `src/flask/json/__init__.py`;
+/// `index::db` → `src/index/db.rs`): for each name the longest prefix of two or more
+/// segments that is the end of a file's path without its extension (or of its directory,
+/// for `__init__`, `mod` and `index` files). Leading `crate`, `self` and `super` are dropped.
+pub fn module_files(paths: &[Vec<String>], rows: &[crate::index::DocRow]) -> Vec<(u32, bool)> {
+    let mut out = Vec::new();
+    if paths.is_empty() {
+        return out;
+    }
+    let keys: Vec<(u32, String)> = rows
+        .iter()
+        .map(|r| {
+            let no_ext = r.id.rsplit_once('.').map_or(r.id.as_str(), |(a, b)| {
+                if b.contains('/') { r.id.as_str() } else { a }
+            });
+            let key = match no_ext.rsplit_once('/') {
+                Some((dir, "__init__" | "mod" | "index")) => dir,
+                _ => no_ext,
+            };
+            (r.num, key.to_owned())
+        })
+        .collect();
+    for segments in paths {
+        let skip = segments
+            .iter()
+            .take_while(|s| matches!(s.as_str(), "crate" | "self" | "super" | "this"))
+            .count();
+        let segments = &segments[skip..];
+        for k in (2..=segments.len()).rev() {
+            let path = segments[..k].join("/");
+            let suffix = format!("/{path}");
+            let mut found = false;
+            for (num, key) in &keys {
+                if *key == path || key.ends_with(&suffix) {
+                    out.push((*num, true));
+                    found = true;
+                }
+            }
+            if found {
+                break;
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -138,6 +187,13 @@ mod tests {
         );
         assert_eq!(mention("the walker", "crates/ctx-fs/src/walk.rs"), 0);
         assert_eq!(mention("see `README.md`", "README.md"), 2);
+        assert_eq!(
+            mention(
+                "File \"/venv/lib/site-packages/django/db/models/query.py\", line 3",
+                "django/db/models/query.py"
+            ),
+            2
+        );
     }
 
     #[test]

@@ -17,6 +17,59 @@ pub const STOP_WORDS: &[&str] = &[
     "your", "yours",
 ];
 
+/// Words of a task that say what to do, not where: they rank like any term, but a file
+/// matching only these is not relevant (`fix the parser` in a project without a parser
+/// selects nothing).
+pub const FILLER_WORDS: &[&str] = &[
+    "add",
+    "added",
+    "adding",
+    "allow",
+    "bug",
+    "change",
+    "changed",
+    "code",
+    "correct",
+    "crash",
+    "description",
+    "doesn",
+    "don",
+    "error",
+    "example",
+    "expected",
+    "fail",
+    "fails",
+    "feature",
+    "file",
+    "fix",
+    "fixed",
+    "fixing",
+    "function",
+    "help",
+    "implement",
+    "improve",
+    "instead",
+    "issue",
+    "method",
+    "new",
+    "problem",
+    "project",
+    "refactor",
+    "remove",
+    "support",
+    "thing",
+    "update",
+    "way",
+    "work",
+    "working",
+    "wrong",
+];
+
+/// Whether `term` (a search term) is a filler word.
+pub fn is_filler_word(term: &str) -> bool {
+    FILLER_WORDS.binary_search(&term).is_ok()
+}
+
 /// Whether `word` (lower case) is a stop word.
 pub fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.binary_search(&word).is_ok()
@@ -155,6 +208,13 @@ mod tests {
         let mut sorted = STOP_WORDS.to_vec();
         sorted.sort_unstable();
         assert_eq!(sorted, STOP_WORDS);
+    }
+
+    #[test]
+    fn filler_words_are_sorted_for_binary_search() {
+        let mut sorted = FILLER_WORDS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, FILLER_WORDS);
     }
 
     #[test]

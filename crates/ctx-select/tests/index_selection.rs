@@ -309,7 +309,7 @@ fn a_damaged_manifest_is_named_and_an_index_from_a_newer_ctx_is_refused() {
 
     fs::write(
         &manifest_path,
-        text.replace("\"format_version\": 1", "\"format_version\": 99"),
+        text.replace("\"format_version\": 2", "\"format_version\": 99"),
     )
     .expect("newer");
     let err = OpenIndex::open(idx.path(), "default").err().expect("newer");
@@ -650,4 +650,180 @@ fn indexes_of_zero_and_one_document_and_of_a_large_one() {
         .expect("select");
     assert_eq!(r.documents.len(), 1);
     assert_eq!(r.documents[0].content.len(), big.len());
+}
+
+fn index_of(files: &[(&str, &str)]) -> (tempfile::TempDir, tempfile::TempDir, OpenIndex) {
+    let tree = tempfile::tempdir().expect("tmp");
+    write_tree(tree.path(), files);
+    let idx = tempfile::tempdir().expect("tmp");
+    build_fs(tree.path(), idx.path(), "default");
+    let index = OpenIndex::open(idx.path(), "default").expect("open");
+    (tree, idx, index)
+}
+
+fn ranked_ids(index: &OpenIndex, query: &str) -> Vec<String> {
+    index
+        .rank(
+            &Query::parse(query).expect("query"),
+            ScorerKind::Default,
+            &ctx_select::Weights::default(),
+        )
+        .expect("rank")
+        .into_iter()
+        .map(|r| r.id)
+        .collect()
+}
+
+#[test]
+fn the_file_defining_a_named_identifier_beats_files_that_mention_it() {
+    let user = "from sympy.series import SeqFormula\n\ndef show():\n    s = SeqFormula(1)\n    t = SeqFormula(2)\n    return SeqFormula(s, t), SeqFormula\n";
+    let (_t, _i, index) = index_of(&[
+        (
+            "sympy/series/sequences.py",
+            "class SeqBase:\n    pass\n\nclass SeqFormula(SeqBase):\n    \"\"\"A sequence from a formula.\"\"\"\n    def _print(self):\n        return 'formula'\n",
+        ),
+        ("sympy/printing/latex.py", user),
+        ("sympy/printing/pretty.py", user),
+        (
+            "sympy/core/basic.py",
+            "class Basic:\n    def atoms(self):\n        return 1\n",
+        ),
+    ]);
+    let ids = ranked_ids(&index, "SeqFormula display is wrong");
+    assert_eq!(ids[0], "sympy/series/sequences.py", "{ids:?}");
+}
+
+#[test]
+fn tests_and_vendored_code_rank_as_context_unless_the_query_is_about_them() {
+    let (_t, _i, index) = index_of(&[
+        (
+            "src/flask/json/__init__.py",
+            "def dumps(obj, sort_keys=True):\n    \"\"\"Serialize to JSON, sorting keys.\"\"\"\n    return _json.dumps(obj, sort_keys=sort_keys)\n",
+        ),
+        (
+            "tests/test_json.py",
+            "def test_json_key_sorting():\n    assert dumps({'b': 1, 'a': 2}, sort_keys=True) == 'sorted json keys'\n\ndef test_json_key_sorting_disabled():\n    assert dumps({}, sort_keys=False)\n",
+        ),
+        (
+            "tests/static/config.json",
+            "{\"json\": \"key sorting\", \"sort_keys\": true}\n",
+        ),
+        (
+            "src/flask/packages/six.py",
+            "def json_key_sorting(sort_keys):\n    return sort_keys  # json sorting keys\n",
+        ),
+    ]);
+    let ids = ranked_ids(&index, "disable JSON key sorting");
+    assert_eq!(ids[0], "src/flask/json/__init__.py", "{ids:?}");
+    let ranked = index
+        .rank(
+            &Query::parse("disable JSON key sorting").expect("q"),
+            ScorerKind::Default,
+            &ctx_select::Weights::default(),
+        )
+        .expect("rank");
+    let test = ranked.iter().find(|r| r.id == "tests/test_json.py");
+    if let Some(test) = test {
+        let why = test
+            .why
+            .signals
+            .iter()
+            .find(|s| s.name == "context_file")
+            .expect("demotion explained");
+        assert!(why.detail.contains("test file"), "{why:?}");
+    }
+    // A query about the tests ranks the test first.
+    let ids = ranked_ids(&index, "fix the flaky test for JSON key sorting");
+    assert_eq!(ids[0], "tests/test_json.py", "{ids:?}");
+}
+
+#[test]
+fn an_unrelated_prompt_selects_nothing() {
+    let tree = project();
+    let idx = tempfile::tempdir().expect("tmp");
+    build_fs(tree.path(), idx.path(), "default");
+    let index = OpenIndex::open(idx.path(), "default").expect("open");
+    for prompt in [
+        "bake a chocolate cake",
+        "fix the bug please",
+        "add a new feature",
+    ] {
+        let result = index
+            .select(
+                &Query::parse(prompt).expect("q"),
+                &SelectOptions::default(),
+                &ApproxTokenCounter,
+            )
+            .expect("select");
+        assert!(result.documents.is_empty(), "{prompt}: {result:?}");
+    }
+    // A relevant one still selects.
+    let result = index
+        .select(
+            &Query::parse("fix the parser").expect("q"),
+            &SelectOptions::default(),
+            &ApproxTokenCounter,
+        )
+        .expect("select");
+    assert_eq!(result.documents[0].id.as_str(), "src/parser.rs");
+    // A word found only in context files (docs, tests) is not relevance either.
+    let (_t, _i, other) = index_of(&[
+        (
+            "src/app.py",
+            "def run(config):\n    return config.get('debug')\n",
+        ),
+        ("src/views.py", "def index(request):\n    return 'hello'\n"),
+        (
+            "docs/conf.py",
+            "# a parser for the docs theme\nextensions = ['sphinx']\n",
+        ),
+    ]);
+    assert!(ranked_ids(&other, "fix the parser").is_empty());
+    assert_eq!(ranked_ids(&other, "the debug config")[0], "src/app.py");
+}
+
+#[test]
+fn a_traceback_and_a_dotted_module_path_point_at_their_files() {
+    let (_t, _i, index) = index_of(&[
+        (
+            "pkg/db/models/query.py",
+            "class QuerySet:\n    def get(self):\n        raise ValueError('no rows')\n",
+        ),
+        (
+            "pkg/db/models/base.py",
+            "class Model:\n    def save(self):\n        pass\n",
+        ),
+        (
+            "pkg/contrib/admin/utils.py",
+            "def display_for_field(value):\n    return str(value)\n",
+        ),
+        (
+            "pkg/forms/fields.py",
+            "class Field:\n    def display(self, value):\n        return value\n",
+        ),
+    ]);
+    let q = "Crash on get\nTraceback (most recent call last):\n  File \"/venv/lib/site-packages/pkg/db/models/query.py\", line 3, in get\nValueError: no rows";
+    assert_eq!(ranked_ids(&index, q)[0], "pkg/db/models/query.py");
+    let q = "Readonly values should go through pkg.contrib.admin.utils when shown";
+    assert_eq!(ranked_ids(&index, q)[0], "pkg/contrib/admin/utils.py");
+}
+
+#[test]
+fn a_project_of_prose_is_not_all_context() {
+    let (_t, _i, index) = index_of(&[
+        (
+            "docs/install.md",
+            "# Install\n\nRun the installer, then sign in.\n",
+        ),
+        (
+            "docs/billing.md",
+            "# Billing\n\nInvoices are sent monthly.\n",
+        ),
+        ("docs/faq.md", "# FAQ\n\nAsk us anything.\n"),
+        ("conf.py", "project = 'handbook'\n"),
+    ]);
+    assert_eq!(
+        ranked_ids(&index, "how are invoices sent")[0],
+        "docs/billing.md"
+    );
 }

@@ -412,6 +412,19 @@ fn prompt_context(
     prompt: &str,
     budget: u64,
 ) -> Result<(String, Option<SelectionResult>), CtxError> {
+    let query = Query::new(prompt);
+    if query.terms.is_empty() || budget == 0 {
+        return Ok((String::new(), None));
+    }
+    // The one selection: the same call, options and ranking as `ctx select --budget N` and
+    // `ctx_select`; the lines and snippets are its first documents.
+    let outcome = select(cx, name, prompt, &prompt_options(budget))?;
+    let mut result = outcome.result;
+    if result.documents.is_empty() {
+        // Nothing passed the relevance floor: inject nothing at all.
+        return Ok((String::new(), Some(result)));
+    }
+    result.documents.truncate(MAX_INJECTED_FILES);
     let facts = project_facts(&cx.root, cx.now);
     let keywords: Vec<String> = ctx_select::text::keywords(prompt)
         .into_iter()
@@ -426,46 +439,37 @@ fn prompt_context(
         ctx_select::TokenCounter::count(&counter, text, &ContentHash::of(text.as_bytes()))
             .map_err(CtxError::InvalidInput)
     };
-    let header = lines.join("\n");
-    // Room for up to five `[RELEVANT: …]` lines.
-    let reserved = count(&header)? + 5 * 30;
-    let query = Query::new(prompt);
-    let mut selection = None;
-    let mut snippets = String::new();
-    if !query.terms.is_empty() && budget > reserved {
-        let outcome = select(
-            cx,
-            name,
-            prompt,
-            &SelectOptions {
-                budget: budget - reserved,
-                max_candidates: 50,
-                ..SelectOptions::default()
-            },
-        )?;
-        let mut result = outcome.result;
-        result.documents.truncate(5);
-        let relevant = ctx_select::inject::relevant_lines(&result);
-        let at = lines
-            .len()
-            .saturating_sub(usize::from(!keywords.is_empty()));
-        for (i, line) in relevant.into_iter().enumerate() {
-            lines.insert(at + i, line);
-        }
+    let relevant = ctx_select::inject::relevant_lines(&result);
+    let at = lines
+        .len()
+        .saturating_sub(usize::from(!keywords.is_empty()));
+    for (i, line) in relevant.into_iter().enumerate() {
+        lines.insert(at + i, line);
+    }
+    let mut snippets = ctx_select::inject::snippets(&result);
+    // The lines take room too: drop snippets from the end until everything fits.
+    while count(&ctx_select::inject::context_block(&lines, &snippets))? > budget
+        && !result.documents.is_empty()
+    {
+        result.documents.pop();
         snippets = ctx_select::inject::snippets(&result);
-        // The lines may run over their reservation: drop snippets until everything fits.
-        while count(&ctx_select::inject::context_block(&lines, &snippets))? > budget
-            && !result.documents.is_empty()
-        {
-            result.documents.pop();
-            snippets = ctx_select::inject::snippets(&result);
-        }
-        selection = Some(result);
     }
     Ok((
         ctx_select::inject::context_block(&lines, &snippets),
-        selection,
+        Some(result),
     ))
+}
+
+/// Files named and shown in front of a prompt, at most.
+pub const MAX_INJECTED_FILES: usize = 5;
+
+/// The selection options every front end uses for a prompt and a budget (`ctx select`,
+/// `ctx inject`, the Claude Code hook, MCP `ctx_select`), so they rank alike.
+pub fn prompt_options(budget: u64) -> SelectOptions {
+    SelectOptions {
+        budget,
+        ..SelectOptions::default()
+    }
 }
 
 /// The hook's answer to Claude Code's input `input` (already parsed): the JSON to print.

@@ -114,6 +114,18 @@ pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
     };
     let mut results = ctx::code::search(&cx, &args.path, &kind)?;
     let total = results.len();
+    if args.symbol {
+        // Say when nothing is defined under the exact name, rather than pass the names
+        // that merely contain it off as the definition.
+        if total == 0 {
+            out.note(&format!("no definition named `{}`", args.pattern));
+        } else if results.iter().all(|m| m.approximate) {
+            out.note(&format!(
+                "no definition named `{}`; showing {total} whose names contain it",
+                args.pattern
+            ));
+        }
+    }
     let truncated = args.max_results.is_some_and(|max| total > max);
     if let Some(max) = args.max_results {
         results.truncate(max);

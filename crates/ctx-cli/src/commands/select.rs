@@ -14,11 +14,14 @@ use crate::output::{Output, Status, Style};
 /// Select the files relevant to a question, within a token budget, and say why.
 ///
 /// Builds the workspace index on first use (into the project store, else the global store)
-/// and updates it incrementally afterwards. Ranking: BM25 over content, path segments and
-/// symbol names, plus a mentioned path (+10) or file name (+5), query words in the path
-/// (+1 each), recent git activity (+0.5 a commit, at most 2.5), a file type the question
-/// names (+2), and rank flowing from the files the question points at along imports and
-/// references. Files that do not fit whole may come as skeletons (bodies elided).
+/// and updates it incrementally afterwards. Ranking: BM25F over content, path segments,
+/// symbol names, string literals and comments, with the question's first line weighted up;
+/// modules its dotted names spell, paths it mentions (tracebacks too), rank flowing along
+/// imports and references, recent git activity when there is history. Tests, docs,
+/// examples, vendored and generated files rank as context unless the question is about
+/// them; files far below the best are left out (an empty selection is an answer). Files that
+/// do not fit whole may come as skeletons (bodies elided). `ctx inject`, the Claude Code
+/// hook and MCP `ctx_select` make this same selection.
 ///
 /// Examples:
 ///   ctx select "how are indexes built" --budget 8000
@@ -102,11 +105,11 @@ pub fn run(args: &SelectArgs, ctx: &Context, out: &Output) -> Result<Status> {
     ctx::select::Query::parse(&query)?;
     let (store, location) = ctx.open_store(out)?;
     let cx = select_context(ctx, &store, &location, out)?;
+    // The options `ctx inject`, the hook and MCP `ctx_select` use, unless asked otherwise.
     let opts = SelectOptions {
         scorer: args.scorer.into(),
-        budget: args.budget,
         degrade: !args.no_skeletons,
-        ..SelectOptions::default()
+        ..ctx::select::prompt_options(args.budget)
     };
     let outcome = ctx::select::select(&cx, args.index.as_deref(), &query, &opts)?;
     let build = &outcome.build;

@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use ctx::select::{IndexInspection, IndexSummary, SelectContext, SelectOptions, SelectOutcome};
+use ctx::select::{IndexInspection, IndexSummary, SelectContext, SelectOutcome};
 use ctx::store::Store;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -77,7 +77,7 @@ pub struct SelectArgs {
 /// One signal's part in a document's score.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SignalOut {
-    /// bm25_content, bm25_path, bm25_symbols, path_mentioned, filename_mentioned, keyword_in_path, git_activity, file_type, graph or term_frequency.
+    /// bm25_content, bm25_path, bm25_symbols, bm25_strings, bm25_comments, definition, qualified_definition, module_path, message, path_mentioned, filename_mentioned, git_activity, file_type, graph, context_file (negative: a test, docs, vendored or generated file ranked as context) or term_frequency.
     pub name: String,
     /// What it added to the score.
     pub contribution: f64,
@@ -345,10 +345,8 @@ fn select(call: &Call<'_>) -> Result<Value, ToolError> {
             now: call.now,
             progress: Box::new(ctx::core::NoProgress),
         };
-        let opts = SelectOptions {
-            budget,
-            ..SelectOptions::default()
-        };
+        // The same options as `ctx select`, `ctx inject` and the hook.
+        let opts = ctx::select::prompt_options(budget);
         Ok(ctx::select::select(
             &cx,
             args.index.as_deref(),

@@ -11,7 +11,9 @@ use ctx_core::ContentHash;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use super::{CacheBuildConfig, FORMAT_VERSION, SourceRow};
-use crate::analyze::{Analysis, Field, decode_fields, encode_fields, get_varint, put_varint};
+use crate::analyze::{
+    Analysis, FIELDS, Field, decode_fields, encode_fields, get_varint, put_varint,
+};
 use crate::error::IndexError;
 use crate::graph::Graph;
 
@@ -28,6 +30,9 @@ CREATE TABLE docs (
     len_content INTEGER NOT NULL,
     len_path    INTEGER NOT NULL,
     len_symbols INTEGER NOT NULL,
+    len_strings INTEGER NOT NULL,
+    len_comments INTEGER NOT NULL,
+    len_defs    INTEGER NOT NULL,
     terms       BLOB NOT NULL,
     symbols     TEXT NOT NULL,
     imports     TEXT NOT NULL
@@ -58,8 +63,8 @@ pub struct DocRow {
     pub bytes: u64,
     /// Recent commits that changed it.
     pub commits: u32,
-    /// Term occurrences per field (content, path, symbols).
-    pub lengths: [u32; 3],
+    /// Term occurrences per field ([`Field`] order).
+    pub lengths: [u32; FIELDS],
     /// Terms, symbols and imports, when asked for.
     pub analysis: Option<Analysis>,
 }
@@ -140,14 +145,15 @@ pub(crate) fn write(path: &Path, input: &WriteInput<'_>) -> Result<(), IndexErro
         let mut docs = tx
             .prepare(
                 "INSERT INTO docs (num, id, version, file, lang, bytes, commits, len_content, len_path,
-                 len_symbols, terms, symbols, imports) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                 len_symbols, len_strings, len_comments, len_defs, terms, symbols, imports)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             )
             .map_err(&err)?;
         let mut sources = tx
             .prepare("INSERT INTO sources (id, fingerprint, skipped) VALUES (?1, ?2, ?3)")
             .map_err(&err)?;
-        let mut postings: [BTreeMap<&str, Vec<u8>>; 3] = Default::default();
-        let mut counts: [BTreeMap<&str, u64>; 3] = Default::default();
+        let mut postings: [BTreeMap<&str, Vec<u8>>; FIELDS] = Default::default();
+        let mut counts: [BTreeMap<&str, u64>; FIELDS] = Default::default();
         for (num, doc) in input.docs.iter().enumerate() {
             let a = doc.analysis;
             docs.execute(params![
@@ -161,6 +167,9 @@ pub(crate) fn write(path: &Path, input: &WriteInput<'_>) -> Result<(), IndexErro
                 a.length(Field::Content),
                 a.length(Field::Path),
                 a.length(Field::Symbols),
+                a.length(Field::Strings),
+                a.length(Field::Comments),
+                a.length(Field::Defs),
                 encode_fields(&a.fields),
                 a.symbols.join("\n"),
                 a.imports.join("\n"),
@@ -298,8 +307,8 @@ impl SearchDb {
     }
 
     /// Average term occurrences per document, per field.
-    pub fn average_lengths(&self) -> [f64; 3] {
-        let mut out = [0.0; 3];
+    pub fn average_lengths(&self) -> [f64; FIELDS] {
+        let mut out = [0.0; FIELDS];
         for field in Field::ALL {
             out[field.index()] = self
                 .meta_str(&format!("avg_len_{}", field.index()))
@@ -340,9 +349,9 @@ impl SearchDb {
     /// Every document in id order; with `analysis`, their terms, symbols and imports too.
     pub fn doc_rows(&self, analysis: bool) -> Result<Vec<DocRow>, IndexError> {
         let sql = if analysis {
-            "SELECT num, id, version, file, lang, bytes, commits, len_content, len_path, len_symbols, terms, symbols, imports FROM docs ORDER BY num"
+            "SELECT num, id, version, file, lang, bytes, commits, len_content, len_path, len_symbols, len_strings, len_comments, len_defs, terms, symbols, imports FROM docs ORDER BY num"
         } else {
-            "SELECT num, id, version, file, lang, bytes, commits, len_content, len_path, len_symbols FROM docs ORDER BY num"
+            "SELECT num, id, version, file, lang, bytes, commits, len_content, len_path, len_symbols, len_strings, len_comments, len_defs FROM docs ORDER BY num"
         };
         let mut stmt = self
             .conn
@@ -352,9 +361,9 @@ impl SearchDb {
             .query_map([], |row| {
                 let version: String = row.get(2)?;
                 let analysis = if analysis {
-                    let terms: Vec<u8> = row.get(10)?;
-                    let symbols: String = row.get(11)?;
-                    let imports: String = row.get(12)?;
+                    let terms: Vec<u8> = row.get(13)?;
+                    let symbols: String = row.get(14)?;
+                    let imports: String = row.get(15)?;
                     let lang: Option<String> = row.get(4)?;
                     Some((terms, symbols, imports, lang))
                 } else {
@@ -372,6 +381,9 @@ impl SearchDb {
                         row.get::<_, u32>(7)?,
                         row.get::<_, u32>(8)?,
                         row.get::<_, u32>(9)?,
+                        row.get::<_, u32>(10)?,
+                        row.get::<_, u32>(11)?,
+                        row.get::<_, u32>(12)?,
                     ],
                     analysis,
                 ))

@@ -34,7 +34,7 @@ use crate::graph::Graph;
 use crate::source::{DocumentSource, ErrorPolicy, ingest_raw};
 
 /// The index layout version this ctx writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// The index `ctx select` and `ctx index build` use when none is named.
 pub const DEFAULT_INDEX_NAME: &str = "default";
 /// File names inside an index directory.
