@@ -296,6 +296,7 @@ fn select_context<'a>(
         default_index: ctx::select::DEFAULT_INDEX_NAME.to_owned(),
         tokenizer: ctx::core::TokenizerKind::default(),
         max_file_bytes: 1 << 20,
+        redactor: ctx::core::redact::Redactor::builtin().clone(),
         now: 1_767_225_600,
         progress: Box::new(ctx::core::NoProgress),
     }
