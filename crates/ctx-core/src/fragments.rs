@@ -10,6 +10,26 @@
 /// What replaces each body line of a cut key block.
 pub const FRAGMENT: &str = "[REDACTED:PRIVATE_KEY_FRAGMENT]";
 
+/// Redacts a window of a file with the built-in rules, then the body lines of key blocks the
+/// window cut: what every exit that shows part of a file (line reads, search contexts, diff
+/// hunks, code-intelligence answers) applies. `None` when nothing was replaced.
+pub fn redact_window(text: &str) -> Option<(String, Vec<crate::redact::RedactionFinding>)> {
+    let redacted = crate::redact::Redactor::builtin().redact(text);
+    let mut findings = redacted.findings;
+    let cut = redact_key_fragments(&redacted.text);
+    if cut.is_some() {
+        findings.push(crate::redact::RedactionFinding {
+            rule: "PRIVATE_KEY_FRAGMENT".to_owned(),
+            line: 1,
+        });
+    }
+    match cut {
+        Some(text) => Some((text, findings)),
+        None if findings.is_empty() => None,
+        None => Some((redacted.text.into_owned(), findings)),
+    }
+}
+
 /// Whether a line marks a private key block (header, footer, or an already redacted key).
 fn is_anchor(line: &str) -> bool {
     (line.contains("PRIVATE KEY") && (line.contains("-----BEGIN") || line.contains("-----END")))

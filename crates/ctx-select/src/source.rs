@@ -195,7 +195,8 @@ pub struct FilesystemSource {
     paths: Vec<String>,
     max_file_bytes: u64,
     sandbox: Arc<Result<ctx_fs::Workspace, String>>,
-    redactor: Arc<Redactor>,
+    /// The project's rules; `None` for the built-in ones.
+    redactor: Option<Arc<Redactor>>,
 }
 
 impl FilesystemSource {
@@ -214,7 +215,7 @@ impl FilesystemSource {
             paths,
             max_file_bytes,
             sandbox: Arc::new(ctx_fs::Workspace::open(root).map_err(|e| e.to_string())),
-            redactor: Arc::new(Redactor::builtin().clone()),
+            redactor: None,
         }
     }
 
@@ -222,8 +223,14 @@ impl FilesystemSource {
     /// the built-in rules alone.
     #[must_use]
     pub fn with_redactor(mut self, redactor: Redactor) -> Self {
-        self.redactor = Arc::new(redactor);
+        self.redactor = Some(Arc::new(redactor));
         self
+    }
+
+    fn redactor(&self) -> &Redactor {
+        self.redactor
+            .as_deref()
+            .unwrap_or_else(|| Redactor::builtin())
     }
 
     /// The workspace root.
@@ -248,7 +255,7 @@ impl DocumentSource for FilesystemSource {
             "paths": self.paths,
             "max_file_bytes": self.max_file_bytes,
             // Documents hold redacted text: other rules make other documents.
-            "redaction": self.redactor.rule_ids(),
+            "redaction": self.redactor().rule_ids(),
         })
     }
 
@@ -340,7 +347,7 @@ impl DocumentSource for FilesystemSource {
         // Text that is not UTF-8 is refused later by `Document::ingest`; redaction applies to
         // the text that can become a document.
         if let Ok(text) = std::str::from_utf8(&bytes) {
-            let redacted = self.redactor.redact(text);
+            let redacted = self.redactor().redact(text);
             if redacted.is_redacted() {
                 bytes = redacted.text.into_owned().into_bytes();
             }

@@ -291,9 +291,8 @@ fn walk_under(
 /// Replaces secrets in a text with the built-in rules (file content leaving through code
 /// intelligence: matched lines, signatures, doc comments, skeletons).
 fn redact_text(text: &mut String) {
-    let redacted = ctx_core::redact::Redactor::builtin().redact(text);
-    if redacted.is_redacted() {
-        *text = redacted.text.into_owned();
+    if let Some((redacted, _)) = ctx_core::fragments::redact_window(text) {
+        *text = redacted;
     }
 }
 
@@ -327,13 +326,9 @@ fn redact_matches(mut matches: Vec<SearchMatch>) -> Vec<SearchMatch> {
 /// replacement joined several lines into one, the first takes the redacted text and the others
 /// become `[REDACTED]`, so line numbers stay right.
 fn redact_lines(lines: &mut [String]) {
-    let joined = lines.join("\n");
-    let redacted = ctx_core::redact::Redactor::builtin().redact(&joined);
-    let fragments = ctx_core::fragments::redact_key_fragments(&redacted.text);
-    if !redacted.is_redacted() && fragments.is_none() {
+    let Some((text, _)) = ctx_core::fragments::redact_window(&lines.join("\n")) else {
         return;
-    }
-    let text = fragments.unwrap_or_else(|| redacted.text.into_owned());
+    };
     let new: Vec<&str> = text.split('\n').collect();
     if new.len() == lines.len() {
         for (line, text) in lines.iter_mut().zip(new) {
@@ -766,12 +761,8 @@ pub fn diff_context(
     let mut diff = ctx_code::diff_context::diff_context(&repo, base, head)?;
     for file in &mut diff.files {
         for hunk in &mut file.hunks {
-            // Redacted as a whole (a PEM block spans lines), then split back into lines.
-            let joined = hunk.lines.join("\n");
-            let redacted = ctx_core::redact::Redactor::builtin().redact(&joined);
-            if redacted.is_redacted() {
-                hunk.lines = redacted.text.split('\n').map(str::to_owned).collect();
-            }
+            // Redacted as a whole (a PEM block spans lines), line count kept.
+            redact_lines(&mut hunk.lines);
         }
     }
     Ok(diff)
@@ -780,6 +771,25 @@ pub fn diff_context(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redacted_lines_keep_their_count_and_no_key_line() {
+        let body = "MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MbtPkZc4dd7LH6Hy";
+        let mut lines: Vec<String> = [
+            "+KEY = \"\"\"-----BEGIN RSA PRIVATE KEY-----",
+            &format!("+{body}"),
+            &format!("+{body}"),
+            "+-----END RSA PRIVATE KEY-----\"\"\"",
+            " def after():",
+        ]
+        .iter()
+        .map(|l| (*l).to_owned())
+        .collect();
+        redact_lines(&mut lines);
+        assert_eq!(lines.len(), 5);
+        assert!(lines.iter().all(|l| !l.contains(body)), "{lines:?}");
+        assert_eq!(lines[4], " def after():");
+    }
 
     #[test]
     fn display_prefixes() {

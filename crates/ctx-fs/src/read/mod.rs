@@ -653,19 +653,10 @@ pub fn run_resolved(
 /// Replaces secrets in a result's content: the built-in rules, then the body lines of key
 /// blocks the window cut (`ctx_core::fragments`).
 fn redact_result(result: &mut OpResult) {
-    let redactor = ctx_core::redact::Redactor::builtin();
     let redact = |text: &mut String, findings: &mut Vec<ctx_core::redact::RedactionFinding>| {
-        let redacted = redactor.redact(text);
-        if redacted.is_redacted() {
-            *findings = redacted.findings;
-            *text = redacted.text.into_owned();
-        }
-        if let Some(cut) = ctx_core::fragments::redact_key_fragments(text) {
-            *text = cut;
-            findings.push(ctx_core::redact::RedactionFinding {
-                rule: "PRIVATE_KEY_FRAGMENT".to_owned(),
-                line: 1,
-            });
+        if let Some((redacted, found)) = ctx_core::fragments::redact_window(text) {
+            *text = redacted;
+            *findings = found;
         }
     };
     match result {
