@@ -69,11 +69,21 @@ impl Store {
     }
 
     /// Opens an existing store, applying any pending migrations.
+    ///
+    /// An empty `state.db` is refused: SQLite would take it for a new database, and the
+    /// store would then look empty (every object unreferenced, so `gc` would remove them).
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
-        if !dir.join(DATABASE_FILE).is_file() {
-            return Err(StoreError::NotAStore {
-                dir: dir.to_owned(),
-            });
+        let db_path = dir.join(DATABASE_FILE);
+        match fs::metadata(&db_path) {
+            Ok(meta) if meta.is_file() && meta.len() == 0 => {
+                return Err(StoreError::EmptyDatabase { path: db_path });
+            }
+            Ok(meta) if meta.is_file() => {}
+            _ => {
+                return Err(StoreError::NotAStore {
+                    dir: dir.to_owned(),
+                });
+            }
         }
         Self::open_unchecked(dir)
     }

@@ -37,6 +37,9 @@ impl Database {
 
     /// Stores summaries (replacing any with the same key), in one transaction.
     pub fn cache_summaries(&self, entries: &[(SummaryKey<'_>, &[u8])]) -> Result<(), StoreError> {
+        if self.is_read_only() {
+            return Ok(());
+        }
         let run = || -> rusqlite::Result<()> {
             let tx = self.connection().unchecked_transaction()?;
             {

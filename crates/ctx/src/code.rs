@@ -105,6 +105,9 @@ impl SummaryCache for StoreSummaryCache<'_> {
     }
 
     fn remember_stamps(&self, entries: &[(FileStamp<'_>, CacheKey)]) -> Result<(), String> {
+        if self.db.is_read_only() {
+            return Ok(());
+        }
         // A file modified within the last seconds may be rewritten again without its
         // modification time moving (coarse clocks), so only older stamps are trusted.
         let now_ns = std::time::SystemTime::now()
