@@ -162,6 +162,15 @@ pub const MIGRATIONS: &[Migration] = &[
         ) STRICT;
     ",
     },
+    Migration {
+        version: 7,
+        sql: "
+        -- Summaries made before signatures and doc comments were redacted may quote secrets
+        -- (a constant's value): derived data, so they go, with the stamps that point at them.
+        DELETE FROM code_summaries;
+        DELETE FROM code_file_stamps;
+    ",
+    },
 ];
 
 /// Every column that holds the hash of an object in the object store, as (table, column).
