@@ -66,10 +66,10 @@ fn gc_removes_only_old_unreferenced_objects_and_stale_temp_files() {
     // An index build killed while staging, and the index it would have replaced.
     let indexes = dir.path().join(".ctx/indexes");
     let staging = indexes.join(".default.tmp-4242-0badcafe");
-    std::fs::create_dir_all(staging.join("documents")).expect("mkdir");
-    std::fs::write(staging.join("documents/abc.json"), b"{}").expect("write");
-    std::fs::create_dir_all(indexes.join("default/documents")).expect("mkdir");
-    std::fs::write(indexes.join("default/manifest.json"), b"{}").expect("write");
+    fs::create_dir_all(staging.join("documents")).expect("mkdir");
+    fs::write(staging.join("documents/abc.json"), b"{}").expect("write");
+    fs::create_dir_all(indexes.join("default/documents")).expect("mkdir");
+    fs::write(indexes.join("default/manifest.json"), b"{}").expect("write");
 
     let now = SystemTime::now();
     let young = store
