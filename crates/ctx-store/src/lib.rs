@@ -20,6 +20,7 @@ mod error;
 mod maintenance;
 mod objects;
 mod packs;
+mod runs;
 mod summary_cache;
 
 use std::fs;
@@ -31,7 +32,8 @@ pub use error::StoreError;
 pub use maintenance::{GcOptions, GcReport, Problem, VerifyReport};
 pub use objects::{ObjectStore, StagedObject};
 pub use packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
-pub use summary_cache::SummaryKey;
+pub use runs::RunRow;
+pub use summary_cache::{FileStampRow, StampedKey, SummaryKey};
 
 /// Name of the store directory inside a project.
 pub const STORE_DIR_NAME: &str = ".ctx";
