@@ -85,11 +85,29 @@ impl std::fmt::Display for Skip {
     }
 }
 
+/// What a unit is, so a payload header can say so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitKind {
+    /// A file or a line range of one (the label is its path).
+    File,
+    /// The diff of one file (the label is its path).
+    Diff,
+    /// The git log (the label names the repository directory).
+    Log,
+    /// A command's output (the label is `$ command`).
+    Command,
+    /// A text given inline.
+    Text,
+}
+
 /// One piece of a render: a file, a line range, a diff of one file, a command's output, a text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unit {
     /// Identity across renders (used by `pack verify`): the path, with range or scheme.
     pub key: String,
+    /// What the unit is.
+    pub kind: UnitKind,
     /// What the payload header shows (usually the path).
     pub label: String,
     pub lines: Option<LineRange>,
@@ -152,6 +170,20 @@ pub fn expand(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Vec<Unit> {
             spec.allow_sensitive,
             options,
         ),
+        Source::Tree {
+            path,
+            include,
+            exclude,
+        } => collection(
+            path,
+            &tree_walk(include, exclude),
+            None,
+            spec.allow_sensitive,
+            options,
+        ),
+        Source::GitLog { dir, count } => {
+            vec![crate::git::log_unit(&join(options.root, dir), dir, *count)]
+        }
         Source::Command { dir, command } => {
             vec![command_unit(command, &join(options.root, dir), options)]
         }
@@ -163,6 +195,7 @@ pub fn expand(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Vec<Unit> {
                     .get(..12)
                     .unwrap_or_default()
             ),
+            kind: UnitKind::Text,
             label: "text".to_owned(),
             lines: None,
             lang: "",
@@ -311,6 +344,18 @@ pub fn count_matches(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Option<(
             options,
             &sandbox,
         ),
+        Source::Tree {
+            path,
+            include,
+            exclude,
+        } => plan_collection(
+            path,
+            &tree_walk(include, exclude),
+            None,
+            spec.allow_sensitive,
+            options,
+            &sandbox,
+        ),
         Source::GitDiff { .. } => {
             let units = expand(spec, options);
             let sensitive = units
@@ -343,6 +388,17 @@ fn markdown_walk(recursive: bool, exclude: &[String]) -> WalkOptions {
     }
 }
 
+fn tree_walk(include: &[String], exclude: &[String]) -> WalkOptions {
+    WalkOptions {
+        hidden: include
+            .iter()
+            .any(|p| p.starts_with('.') || p.contains("/.")),
+        globs: include.to_vec(),
+        excludes: exclude.to_vec(),
+        ..WalkOptions::default()
+    }
+}
+
 fn glob_walk(pattern: &str, exclude: &[String]) -> WalkOptions {
     WalkOptions {
         hidden: pattern.starts_with('.') || pattern.contains("/."),
@@ -355,6 +411,7 @@ fn glob_walk(pattern: &str, exclude: &[String]) -> WalkOptions {
 fn skipped(key: &str, skip: Skip) -> Unit {
     Unit {
         key: key.to_owned(),
+        kind: UnitKind::File,
         label: key.to_owned(),
         lines: None,
         lang: language_of(key),
@@ -379,6 +436,7 @@ fn file_unit(
     });
     Unit {
         key,
+        kind: UnitKind::File,
         label: id.to_owned(),
         lines,
         lang: language_of(id),
@@ -505,6 +563,7 @@ fn command_unit(command: &str, dir: &Path, options: &ExpandOptions<'_>) -> Unit 
     };
     Unit {
         key: format!("cmd:{command}"),
+        kind: UnitKind::Command,
         label: format!("$ {command}"),
         lines: None,
         lang: "console",
