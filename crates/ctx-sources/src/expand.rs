@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use ctx_core::Progress;
 use ctx_fs::sandbox::EntryKind;
 use ctx_fs::{SandboxError, WalkOptions, Workspace, walk};
 use rayon::prelude::*;
@@ -26,6 +27,8 @@ pub struct ExpandOptions<'a> {
     pub sensitive: &'a SensitivePaths,
     /// How long a `cmd:` source may run.
     pub command_timeout: Duration,
+    /// Told about collections: `walk` while listing, then `read` file by file.
+    pub progress: &'a dyn Progress,
 }
 
 /// Why a unit is left out.
@@ -132,9 +135,21 @@ fn open_sandbox(options: &ExpandOptions<'_>) -> Result<Workspace, Skip> {
 /// symlink leading out of the workspace, a hard link, a FIFO or a device is skipped with the
 /// reason, never followed.
 pub fn expand(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Vec<Unit> {
-    let file = |path: &str, lines: Option<LineRange>| match open_sandbox(options) {
-        Ok(sandbox) => file_unit(&sandbox, path, lines, options),
-        Err(skip) => skipped(path, skip),
+    let file = |path: &str, lines: Option<LineRange>| {
+        // `pack add` refuses sensitive files unless allowed; a path that became sensitive
+        // since (new `sensitive.extra` patterns), or one named to a one-shot pack, is skipped.
+        if !spec.allow_sensitive
+            && let Some(pattern) = options.sensitive.matches(path)
+        {
+            let skip = Skip::Sensitive {
+                pattern: pattern.to_owned(),
+            };
+            return skipped(path, skip);
+        }
+        match open_sandbox(options) {
+            Ok(sandbox) => file_unit(&sandbox, path, lines, options),
+            Err(skip) => skipped(path, skip),
+        }
     };
     match &spec.source {
         Source::File { path, lines } => vec![file(path, *lines)],
@@ -298,17 +313,24 @@ fn collection(
         Ok(sandbox) => sandbox,
         Err(skip) => return vec![skipped(dir, skip)],
     };
-    plan_collection(
+    options.progress.phase("walk", None);
+    let planned = plan_collection(
         dir,
         walk_options,
         max_files,
         allow_sensitive,
         options,
         &sandbox,
-    )
-    .into_par_iter()
-    .map(|(id, skip)| skip.unwrap_or_else(|| file_unit(&sandbox, &id, None, options)))
-    .collect()
+    );
+    options.progress.phase("read", Some(planned.len() as u64));
+    planned
+        .into_par_iter()
+        .map(|(id, skip)| {
+            let unit = skip.unwrap_or_else(|| file_unit(&sandbox, &id, None, options));
+            options.progress.advance(1);
+            unit
+        })
+        .collect()
 }
 
 /// How many files a collection source matches right now, and how many of those it skips as
@@ -760,6 +782,7 @@ mod tests {
         }
         let sensitive = SensitivePaths::builtin();
         let options = ExpandOptions {
+            progress: &ctx_core::NoProgress,
             root: &root,
             max_file_bytes: 1000,
             sensitive,

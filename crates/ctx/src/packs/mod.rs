@@ -1,6 +1,7 @@
 //! Packs (seed 000): named, prioritized collections of sources, rendered into one
 //! deterministic, redacted, token-budgeted payload, and snapshots that reproduce it.
 
+mod oneshot;
 mod payload;
 mod render;
 
@@ -14,11 +15,15 @@ use ctx_sources::{AddOptions, Source, SourceSpec, parse_source};
 use ctx_store::{ArtifactRecord, NewArtifact, PackRecord, Store, StoreKind, StoreLocation};
 use serde::Serialize;
 
-pub use payload::PayloadStyle;
+pub use oneshot::{
+    OneShotRequest, TokenTreeRow, oneshot_root, pack_paths, split_payload, token_tree,
+};
+pub use payload::{PayloadOptions, PayloadStyle};
 pub use render::{
-    ExcludedItem, IncludedItem, RedactionSummary, Render, RenderPolicy, RenderReport,
-    RenderRequest, SnapshotDrift, SnapshotVerify, render, render_snapshot, render_with_progress,
-    snapshot, snapshot_with_progress, verify_snapshot,
+    ExcludedItem, IncludedItem, PayloadPiece, RedactionSummary, Render, RenderPolicy,
+    RenderReport, RenderRequest, SnapshotDrift, SnapshotVerify, render, render_snapshot,
+    render_with, render_with_progress, snapshot, snapshot_with, snapshot_with_progress,
+    verify_snapshot,
 };
 
 use crate::config::ConfigLayers;
@@ -145,6 +150,8 @@ fn kind_name(source: &Source) -> &'static str {
         Source::MarkdownDir { .. } => "md_dir",
         Source::Glob { .. } => "glob",
         Source::GitDiff { .. } => "git_diff",
+        Source::GitLog { .. } => "git_log",
+        Source::Tree { .. } => "dir",
         Source::Command { .. } => "cmd",
         Source::Text { .. } => "text",
     }
@@ -210,7 +217,10 @@ pub fn add_source(
         ctx_sources::git::check(uri, &ctx.root.join(dir), base.as_deref(), head.as_deref())?;
     }
     let mut warnings = Vec::new();
-    let matches = ctx_sources::count_matches(&spec, &render::expand_options(ctx));
+    let matches = ctx_sources::count_matches(
+        &spec,
+        &render::expand_options(&ctx.root, &ctx.settings, &ctx_core::NoProgress),
+    );
     if let Some((included, sensitive)) = matches {
         if included == 0 {
             warnings.push(format!(
