@@ -85,9 +85,7 @@ pub enum Command {
     /// Check and clean the store.
     #[command(subcommand)]
     Store(commands::store::StoreCommand),
-    /// Packs: named collections of sources rendered into one budgeted payload.
-    #[command(subcommand)]
-    Pack(commands::pack::PackCommand),
+    Pack(commands::pack::PackArgs),
     Tokens(commands::tokens::TokensArgs),
     Status(commands::status::StatusArgs),
     Map(commands::map::MapArgs),

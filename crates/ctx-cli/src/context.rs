@@ -96,6 +96,14 @@ impl Context {
         })
     }
 
+    /// The project store's root, if the store found is a project store.
+    pub fn project_root(&self) -> Option<PathBuf> {
+        match self.locate_store().ok()?.kind {
+            StoreKind::Project { root } => Some(root),
+            _ => None,
+        }
+    }
+
     /// Opens the store only if it already exists (never creates the global one).
     pub fn existing_store(&self) -> Option<Store> {
         let location = self.locate_store().ok()?;

@@ -214,7 +214,10 @@ fn log_text(root: &Path, count: u64) -> Result<String, String> {
         );
         let _ = writeln!(text, "Date:   {}", utc_date(commit.time().seconds()));
         text.push('\n');
-        for line in String::from_utf8_lossy(commit.message_bytes()).trim_end().lines() {
+        for line in String::from_utf8_lossy(commit.message_bytes())
+            .trim_end()
+            .lines()
+        {
             let _ = writeln!(text, "    {line}");
         }
         let parent = commit.parent(0).ok().and_then(|p| p.tree().ok());

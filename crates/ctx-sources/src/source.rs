@@ -530,10 +530,7 @@ mod tests {
                 count: 3
             }
         );
-        assert_eq!(
-            parse("git:log").expect("ok").source.uri(),
-            "git:log -n 10"
-        );
+        assert_eq!(parse("git:log").expect("ok").source.uri(), "git:log -n 10");
         assert_eq!(
             parse("cmd:ls -la").expect("ok").source,
             Source::Command {

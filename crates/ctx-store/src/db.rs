@@ -162,6 +162,14 @@ pub const MIGRATIONS: &[Migration] = &[
         ) STRICT;
     ",
     },
+    Migration {
+        version: 7,
+        sql: "
+        -- The directory a pack in the global store was made for: its sources and headers are
+        -- relative to it. NULL for project stores, whose packs use the project root.
+        ALTER TABLE packs ADD COLUMN root TEXT;
+    ",
+    },
 ];
 
 /// Every column that holds the hash of an object in the object store, as (table, column).

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::PackSettings;
 use super::payload::{PayloadOptions, PayloadStyle};
-use super::render::{Render, RenderJob, policy_for, run_job};
+use super::render::{JobSource, Render, RenderJob, policy_for, run_job};
 use crate::error::CtxError;
 
 /// What a one-shot pack renders.
@@ -50,7 +50,8 @@ pub fn oneshot_root(
         dirs.push(if full.is_dir() {
             full
         } else {
-            full.parent().map_or_else(|| full.clone(), Path::to_path_buf)
+            full.parent()
+                .map_or_else(|| full.clone(), Path::to_path_buf)
         });
     }
     let mut common = dirs.first().cloned().unwrap_or_else(|| cwd.to_owned());
@@ -94,7 +95,8 @@ pub fn pack_paths(
     request: &OneShotRequest,
     progress: &dyn Progress,
 ) -> Result<Render, CtxError> {
-    let rendered = oneshot_job(root, cwd, settings, db, request).and_then(|job| run_job(&job, progress));
+    let rendered =
+        oneshot_job(root, cwd, settings, db, request).and_then(|job| run_job(&job, progress));
     progress.finish();
     rendered
 }
@@ -107,9 +109,8 @@ fn oneshot_job<'a>(
     request: &OneShotRequest,
 ) -> Result<RenderJob<'a>, CtxError> {
     for glob in request.include.iter().chain(&request.ignore) {
-        globset::Glob::new(glob).map_err(|e| {
-            CtxError::InvalidInput(format!("glob `{glob}`: {e}; fix the pattern"))
-        })?;
+        globset::Glob::new(glob)
+            .map_err(|e| CtxError::InvalidInput(format!("glob `{glob}`: {e}; fix the pattern")))?;
     }
     let default = [PathBuf::from(".")];
     let paths = if request.paths.is_empty() {
@@ -172,7 +173,12 @@ fn oneshot_job<'a>(
                 source,
                 allow_sensitive: false,
             };
-            (String::new(), spec.artifact_id(), spec)
+            JobSource {
+                pack: String::new(),
+                artifact_id: spec.artifact_id(),
+                spec,
+                root: None,
+            }
         })
         .collect();
     let policy = policy_for(
@@ -208,7 +214,11 @@ pub fn split_payload(render: &Render, max_tokens: u64) -> Result<Vec<(String, u6
     }
     let has_head = render.pieces.len() > render.report.included.len();
     let name_of = |index: usize| -> String {
-        let part = if has_head { index.checked_sub(1) } else { Some(index) };
+        let part = if has_head {
+            index.checked_sub(1)
+        } else {
+            Some(index)
+        };
         match part.and_then(|i| render.report.included.get(i)) {
             Some(item) => format!("`{}`", item.path),
             None if index == 0 => "the payload's introduction and tree".to_owned(),

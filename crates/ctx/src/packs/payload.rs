@@ -222,10 +222,7 @@ pub fn write_block(
             if !hash.is_empty() {
                 let _ = write!(attrs, " hash=\"{hash}\"");
             }
-            let _ = write!(
-                out,
-                "<{element}{attrs}>\n{content}{newline}</{element}>\n"
-            );
+            let _ = write!(out, "<{element}{attrs}>\n{content}{newline}</{element}>\n");
         }
         PayloadStyle::Plain => {
             let mut details = Vec::new();
@@ -339,11 +336,7 @@ impl Frame {
         for path in &paths {
             let parts: Vec<&str> = path.split('/').collect();
             let (dirs, name) = parts.split_at(parts.len() - 1);
-            let common = open
-                .iter()
-                .zip(dirs)
-                .take_while(|(a, b)| a == b)
-                .count();
+            let common = open.iter().zip(dirs).take_while(|(a, b)| a == b).count();
             open.truncate(common);
             for dir in &dirs[common..] {
                 let _ = writeln!(out, "{}{dir}/", "  ".repeat(open.len()));
@@ -360,12 +353,12 @@ impl Frame {
                 "a `## path (N lines)` header, then its content in a fenced code block"
             }
             PayloadStyle::Xml => {
-                "a `<file path=\"…\" lines=\"…\" language=\"…\">` element holding its content"
+                "a `<file path=\"…\" lines=\"…\" language=\"…\">` element around its content"
             }
-            PayloadStyle::Plain => "a `=== path (N lines) ===` line, then its content",
+            PayloadStyle::Plain => "a `=== path (N lines) ===` line before its content",
             PayloadStyle::Json => "an element of type `file` with its path, lines and content",
         };
-        let mut text = format!("Files packed by ctx. Each file is {header}.");
+        let mut text = format!("Files packed by ctx. Each file has {header}.");
         if self.options.line_numbers {
             text.push_str(" Lines are numbered (`12: …`).");
         }
@@ -500,10 +493,9 @@ impl Frame {
         let lines = self.summary_lines();
         match style {
             PayloadStyle::Markdown => format!("# Summary\n\n{}\n", lines.join("\n")),
-            PayloadStyle::Xml => format!(
-                "<summary>\n{}\n</summary>\n",
-                xml_text(&lines.join("\n"))
-            ),
+            PayloadStyle::Xml => {
+                format!("<summary>\n{}\n</summary>\n", xml_text(&lines.join("\n")))
+            }
             PayloadStyle::Plain => format!("=== summary ===\n{}\n", lines.join("\n")),
             PayloadStyle::Json => format!(",{}\n]\n", tagged("summary", &lines.join("\n"))),
         }
@@ -589,7 +581,11 @@ mod tests {
             block_tokens: 12,
             tokenizer: "o200k_base".into(),
             budget: 100,
-            excluded: vec![("big.rs".into(), "over_budget".into(), "needs 9 tokens".into())],
+            excluded: vec![(
+                "big.rs".into(),
+                "over_budget".into(),
+                "needs 9 tokens".into(),
+            )],
             redactions: BTreeMap::from([(
                 "AWS_ACCESS_KEY_ID".to_owned(),
                 (2, BTreeSet::from(["src/a.rs".to_owned()])),
@@ -677,8 +673,18 @@ mod tests {
         let frame = frame(options);
         let payload = [
             frame.head(PayloadStyle::Json),
-            block(PayloadStyle::Json, options, &header(UnitKind::File, "a"), "x\"y"),
-            block(PayloadStyle::Json, options, &header(UnitKind::Command, "$ ls"), ""),
+            block(
+                PayloadStyle::Json,
+                options,
+                &header(UnitKind::File, "a"),
+                "x\"y",
+            ),
+            block(
+                PayloadStyle::Json,
+                options,
+                &header(UnitKind::Command, "$ ls"),
+                "",
+            ),
             frame.tail(PayloadStyle::Json),
         ]
         .concat();
@@ -699,7 +705,10 @@ mod tests {
             &header(UnitKind::File, "src/a.rs"),
             "fn a() {}\nfn b() {}\n",
         );
-        assert_eq!(plain, "## src/a.rs (2 lines)\n```rust\nfn a() {}\nfn b() {}\n```\n\n");
+        assert_eq!(
+            plain,
+            "## src/a.rs (2 lines)\n```rust\nfn a() {}\nfn b() {}\n```\n\n"
+        );
         let hashed = block(
             PayloadStyle::Markdown,
             PayloadOptions {
@@ -709,14 +718,20 @@ mod tests {
             &header(UnitKind::File, "c d.md"),
             "x\ny\n",
         );
-        assert_eq!(hashed, "## c d.md (lines 3-4, sha256:00ff)\n```rust\n3: x\n4: y\n```\n\n");
+        assert_eq!(
+            hashed,
+            "## c d.md (lines 3-4, sha256:00ff)\n```rust\n3: x\n4: y\n```\n\n"
+        );
         let xml = block(
             PayloadStyle::Xml,
             PayloadOptions::default(),
             &header(UnitKind::File, "a&b.rs"),
             "x",
         );
-        assert_eq!(xml, "<file path=\"a&amp;b.rs\" lines=\"1-1\" language=\"rust\">\nx\n</file>\n");
+        assert_eq!(
+            xml,
+            "<file path=\"a&amp;b.rs\" lines=\"1-1\" language=\"rust\">\nx\n</file>\n"
+        );
         let command = block(
             PayloadStyle::Plain,
             PayloadOptions::default(),
@@ -744,8 +759,14 @@ mod tests {
     #[test]
     fn the_summary_names_what_was_left_out_and_redacted() {
         let tail = frame(PayloadOptions::default()).tail(PayloadStyle::Markdown);
-        assert!(tail.contains("Included: 1 file, 1 diff, 1 command output (12 tokens"), "{tail}");
-        assert!(tail.contains("- big.rs: over_budget (needs 9 tokens)"), "{tail}");
+        assert!(
+            tail.contains("Included: 1 file, 1 diff, 1 command output (12 tokens"),
+            "{tail}"
+        );
+        assert!(
+            tail.contains("- big.rs: over_budget (needs 9 tokens)"),
+            "{tail}"
+        );
         assert!(tail.contains("AWS_ACCESS_KEY_ID x2 in src/a.rs"), "{tail}");
     }
 

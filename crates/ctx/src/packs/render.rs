@@ -1,7 +1,7 @@
 //! The deterministic render: order, expand, redact, count, budget, frame, concatenate, hash.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use ctx_core::redact::RedactionFinding;
 use ctx_core::{ContentHash, NoProgress, Progress, TokenizerKind, canonical};
@@ -151,9 +151,19 @@ pub(crate) struct RenderJob<'a> {
     pub db: Option<&'a Database>,
     /// Named packs (empty for a one-shot pack).
     pub packs: Vec<String>,
-    /// Sources in render order: pack, artifact id, spec.
-    pub sources: Vec<(String, String, SourceSpec)>,
+    /// Sources in render order.
+    pub sources: Vec<JobSource>,
     pub policy: RenderPolicy,
+}
+
+/// One source of a render.
+pub(crate) struct JobSource {
+    pub pack: String,
+    pub artifact_id: String,
+    pub spec: SourceSpec,
+    /// The directory its paths are relative to, when not the job's root (a global-store
+    /// pack's own directory).
+    pub root: Option<PathBuf>,
 }
 
 struct Ready {
@@ -395,9 +405,14 @@ fn pack_job<'a>(
     // Order: packs as given; within a pack priority DESC, then added order.
     let mut sources = Vec::new();
     for pack in &packs {
+        let root = ctx.store.db().require_pack(pack)?.root.map(PathBuf::from);
         for record in ctx.store.db().artifacts(pack)? {
-            let spec = spec_of(&record)?;
-            sources.push((pack.clone(), record.artifact_id, spec));
+            sources.push(JobSource {
+                pack: pack.clone(),
+                spec: spec_of(&record)?,
+                artifact_id: record.artifact_id,
+                root: root.clone(),
+            });
         }
     }
     Ok(RenderJob {
@@ -431,20 +446,21 @@ fn fill(counts: &[Option<u64>], budget: u64, reserve: u64) -> (Vec<bool>, u64) {
 pub(crate) fn run_job(job: &RenderJob<'_>, progress: &dyn Progress) -> Result<Render, CtxError> {
     let policy = &job.policy;
     // Collections expand in place, in byte order, reporting walk and read phases.
-    let options = expand_options(job.root, job.settings, progress);
     let singles = job
         .sources
         .iter()
-        .filter(|(_, _, spec)| !spec.source.is_collection())
+        .filter(|source| !source.spec.source.is_collection())
         .count();
     let mut units = Vec::new();
-    for (pack, artifact_id, spec) in &job.sources {
-        let collection = spec.source.is_collection();
+    for source in &job.sources {
+        let root = source.root.as_deref().unwrap_or(job.root);
+        let options = expand_options(root, job.settings, progress);
+        let collection = source.spec.source.is_collection();
         if !collection && singles > 1 && units.is_empty() {
             progress.phase("read", Some(singles as u64));
         }
-        for unit in expand(spec, &options) {
-            units.push((pack.clone(), artifact_id.clone(), unit));
+        for unit in expand(&source.spec, &options) {
+            units.push((source.pack.clone(), source.artifact_id.clone(), unit));
         }
         if !collection && singles > 1 {
             progress.advance(1);
@@ -691,7 +707,9 @@ pub(crate) fn run_job(job: &RenderJob<'_>, progress: &dyn Progress) -> Result<Re
 }
 
 fn over_budget_detail(tokens: u64, budget: u64, reserve: u64) -> String {
-    format!("needs {tokens} tokens; the budget is {budget}, {reserve} of it kept for the tree and summary")
+    format!(
+        "needs {tokens} tokens; the budget is {budget}, {reserve} of it kept for the tree and summary"
+    )
 }
 
 /// The head and tail's facts for a given choice of kept units.
