@@ -103,7 +103,14 @@ fn seed_000_m2_render_preview_snapshot() {
     assert!(text.contains("src/main.rs (lines 1-50)"), "{text}");
 
     let payload = env.run(&["pack", "preview", "test-pack", "--show-payload"]);
-    assert!(payload.ok().stdout.starts_with("## "), "{}", payload.stdout);
+    assert!(
+        payload.ok().stdout.starts_with("# Packed files\n"),
+        "{}",
+        payload.stdout
+    );
+    // Headers name the path and lines, not the content hash (that is in the report).
+    assert!(!payload.stdout.contains("sha256:"), "{}", payload.stdout);
+    assert!(payload.stdout.contains("# Summary\n"), "{}", payload.stdout);
     let range = payload
         .stdout
         .split("src/main.rs (lines 1-50)\n")

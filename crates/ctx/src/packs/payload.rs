@@ -353,7 +353,7 @@ impl Frame {
                 "a `## path (N lines)` header, then its content in a fenced code block"
             }
             PayloadStyle::Xml => {
-                "a `<file path=\"…\" lines=\"…\" language=\"…\">` element around its content"
+                "a `file` element around its content, with `path`, `lines` and `language` attributes"
             }
             PayloadStyle::Plain => "a `=== path (N lines) ===` line before its content",
             PayloadStyle::Json => "an element of type `file` with its path, lines and content",
