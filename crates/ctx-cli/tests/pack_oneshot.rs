@@ -15,7 +15,10 @@ fn fixture(env: &Env) {
         &[
             ("README.md", "# Demo\n\nA demo project.\n"),
             ("src/main.rs", "fn main() {\n    demo::run();\n}\n"),
-            ("src/lib.rs", "pub mod util;\n\npub fn run() {\n    util::greet(\"world\");\n}\n"),
+            (
+                "src/lib.rs",
+                "pub mod util;\n\npub fn run() {\n    util::greet(\"world\");\n}\n",
+            ),
             (
                 "src/util/mod.rs",
                 "pub fn greet(name: &str) {\n    println!(\"hello {name}\");\n}\n",
@@ -48,7 +51,10 @@ fn pack_dot_in_every_style() {
     let json = pack(&env, &[".", "--style", "json"]);
     let value: serde_json::Value = serde_json::from_str(&json.stdout).expect("a JSON payload");
     assert_eq!(value[0]["type"], "about");
-    assert_eq!(value.as_array().expect("array").last().expect("last")["type"], "summary");
+    assert_eq!(
+        value.as_array().expect("array").last().expect("last")["type"],
+        "summary"
+    );
 }
 
 #[test]
@@ -57,7 +63,15 @@ fn pack_with_include_and_ignore() {
     fixture(&env);
     let run = pack(
         &env,
-        &[".", "--include", "*.rs", "--include", "*.md", "--ignore", "src/util/**"],
+        &[
+            ".",
+            "--include",
+            "*.rs",
+            "--include",
+            "*.md",
+            "--ignore",
+            "src/util/**",
+        ],
     );
     run.ok();
     insta::assert_snapshot!(run.stdout);
@@ -75,7 +89,10 @@ fn pack_token_tree_and_hashes_and_line_numbers() {
     let json = env.run(&["--json", "pack", "src", "--token-tree", "5"]);
     let rows = json.ok().json()["token_tree"].clone();
     assert!(
-        rows.as_array().expect("rows").iter().all(|r| r["tokens"].as_u64() >= Some(5)),
+        rows.as_array()
+            .expect("rows")
+            .iter()
+            .all(|r| r["tokens"].as_u64() >= Some(5)),
         "{rows}"
     );
 }
@@ -101,11 +118,25 @@ fn pack_split_output_cuts_between_files() {
         assert!(tokens.ok().json()["total_tokens"].as_u64().expect("n") <= 120);
         joined.push_str(&text);
     }
-    assert_eq!(joined, whole.stdout, "the parts are the payload, byte for byte");
+    assert_eq!(
+        joined, whole.stdout,
+        "the parts are the payload, byte for byte"
+    );
     // A file bigger than a part, JSON, and a missing -o are refused with the reason.
     pack(&env, &[".", "--split-output", "10", "-o", "c.md"]).bad_input("raise it");
-    pack(&env, &[".", "--split-output", "500", "-o", "c.json", "--style", "json"])
-        .bad_input("JSON");
+    pack(
+        &env,
+        &[
+            ".",
+            "--split-output",
+            "500",
+            "-o",
+            "c.json",
+            "--style",
+            "json",
+        ],
+    )
+    .bad_input("JSON");
     pack(&env, &[".", "--split-output", "500"]).bad_input("--output");
 }
 
@@ -114,7 +145,9 @@ fn pack_stdin_takes_paths_one_per_line() {
     let env = Env::new();
     fixture(&env);
     let mut cmd = env.cmd(&["pack", "--stdin"]);
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn");
     child
         .stdin
@@ -127,10 +160,15 @@ fn pack_stdin_takes_paths_one_per_line() {
     // `.env` does not exist: a clear error naming it.
     assert_eq!(out.status.code(), Some(2), "{stdout}");
     let stderr = String::from_utf8(out.stderr).expect("utf8");
-    assert!(stderr.contains("`.env`") && stderr.contains("no such file"), "{stderr}");
+    assert!(
+        stderr.contains("`.env`") && stderr.contains("no such file"),
+        "{stderr}"
+    );
 
     let mut cmd = env.cmd(&["pack", "--stdin"]);
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn");
     child
         .stdin
@@ -152,7 +190,10 @@ fn pack_git_diff_and_log() {
     git(&env.work(), &["commit", "-q", "-m", "Initial commit"]);
     write_files(
         &env.work(),
-        &[("src/main.rs", "fn main() {\n    demo::run();\n    demo::run();\n}\n")],
+        &[(
+            "src/main.rs",
+            "fn main() {\n    demo::run();\n    demo::run();\n}\n",
+        )],
     );
     let run = pack(&env, &["src/main.rs", "--git-diff", "--git-log", "1"]);
     run.ok();
@@ -175,7 +216,11 @@ fn pack_is_the_same_from_any_directory_and_locale() {
     let inside = env.run_with(inside);
     inside.ok();
     assert_eq!(top.stdout, inside.stdout);
-    assert!(top.stdout.contains("## src/lib.rs (5 lines)"), "{}", top.stdout);
+    assert!(
+        top.stdout.contains("## src/lib.rs (5 lines)"),
+        "{}",
+        top.stdout
+    );
     for locale in ["C", "tr_TR.UTF-8", "de_DE.UTF-8"] {
         let mut cmd = env.cmd(&["pack", "src"]);
         cmd.env("LC_ALL", locale).env("LANG", locale);
@@ -191,7 +236,10 @@ fn pack_needs_no_store_and_bad_input_is_one_line() {
     let env = Env::new();
     fixture(&env);
     pack(&env, &["."]).ok();
-    assert!(!env.home.join(".ctx").exists(), "a one-shot pack creates no store");
+    assert!(
+        !env.home.join(".ctx").exists(),
+        "a one-shot pack creates no store"
+    );
     pack(&env, &["missing"]).bad_input("`missing`");
     pack(&env, &[".", "--include", "a{"]).bad_input("glob `a{`");
     pack(&env, &[".", "--git-log", "0"]).bad_input("--git-log 0");

@@ -489,7 +489,11 @@ fn global_store_packs_render_without_absolute_paths_from_any_directory() {
     };
     in_dir(&project, &["pack", "create", "g"]).ok();
     in_dir(&project, &["pack", "add", "g", "glob:src/*.rs"]).ok();
-    in_dir(&project.join("src"), &["pack", "add", "g", "file:../README.md"]).ok();
+    in_dir(
+        &project.join("src"),
+        &["pack", "add", "g", "file:../README.md"],
+    )
+    .ok();
     let show = in_dir(&elsewhere, &["--json", "pack", "show", "g"]);
     let uris: Vec<String> = show.ok().json()["artifacts"]
         .as_array()
@@ -506,7 +510,10 @@ fn global_store_packs_render_without_absolute_paths_from_any_directory() {
     assert!(payload.contains("## README.md (1 line)\n"), "{payload}");
     let absolute = env.root.to_str().expect("utf8");
     assert!(!payload.contains(absolute), "{payload}");
-    assert!(!payload.contains("## /") && !payload.contains("## tmp/"), "{payload}");
+    assert!(
+        !payload.contains("## /") && !payload.contains("## tmp/"),
+        "{payload}"
+    );
     // Named from elsewhere, the same file is the same source; one outside the pack's
     // directory is refused with the reason.
     in_dir(&elsewhere, &["pack", "add", "g", "file:../proj/README.md"])
