@@ -253,3 +253,41 @@ fn pack_copy_without_a_terminal_is_a_clear_error() {
     fixture(&env);
     pack(&env, &[".", "--copy"]).bad_input("--copy needs a terminal");
 }
+
+#[test]
+fn help_puts_global_options_under_their_own_heading_with_examples() {
+    let env = Env::new();
+    let top = env.run(&["--help"]);
+    assert!(
+        top.ok().stdout.contains("Global options:"),
+        "{}",
+        top.stdout
+    );
+    assert!(
+        top.stdout.contains("ctx pack . -o context.md"),
+        "{}",
+        top.stdout
+    );
+    // Each command's summary fits on its own lines (no stray breaks from doc comments).
+    for line in top.stdout.lines() {
+        assert_ne!(line.trim(), "it", "{}", top.stdout);
+    }
+    let pack = env.run(&["pack", "--help"]);
+    assert!(pack.ok().stdout.contains("Examples:"), "{}", pack.stdout);
+    let render = env.run(&["pack", "render", "--help"]);
+    assert!(
+        render
+            .ok()
+            .stdout
+            .contains("markdown (default), xml, plain or json"),
+        "{}",
+        render.stdout
+    );
+    let help = env.run(&["pack", "create", "--help"]);
+    assert!(
+        help.ok().stdout.contains("Global options:"),
+        "{}",
+        help.stdout
+    );
+    assert!(help.stdout.contains("Examples:"), "{}", help.stdout);
+}

@@ -16,10 +16,10 @@ use serde_json::json;
 use crate::context::Context;
 use crate::output::{Output, Status, Style};
 
-/// Pack files into one prompt-ready payload: `ctx pack [PATH]...` renders now; the
-/// subcommands keep named packs whose renders can be reproduced and verified.
+/// Pack files into one prompt-ready payload, now or as named, reproducible packs.
 ///
-/// The payload opens with what it is and a tree of the included files, gives each file under
+/// `ctx pack [PATH]...` renders now; the subcommands keep named packs whose renders can be
+/// snapshotted and verified byte for byte. The payload opens with what it is and a tree of the included files, gives each file under
 /// a header with its path, lines and language, and ends with a summary of what was left out
 /// and why. Secrets are redacted; the token budget is exact.
 ///

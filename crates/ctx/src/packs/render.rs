@@ -478,7 +478,6 @@ pub(crate) fn run_job(job: &RenderJob<'_>, progress: &dyn Progress) -> Result<Re
         .into_par_iter()
         .zip(duplicate)
         .map(|((pack, artifact_id, mut unit), dup)| {
-            progress.advance(1);
             let body = match std::mem::replace(&mut unit.body, Err(Skip::Missing)) {
                 Ok(_) if dup => Err((
                     "duplicate".to_owned(),
@@ -499,6 +498,7 @@ pub(crate) fn run_job(job: &RenderJob<'_>, progress: &dyn Progress) -> Result<Re
                 }
                 Err(skip) => Err((skip.code().to_owned(), skip.to_string())),
             };
+            progress.advance(1);
             Prepared {
                 pack,
                 artifact_id,
