@@ -472,7 +472,7 @@ fn secrets_are_redacted_and_reported_without_the_secret() {
 fn global_store_packs_render_without_absolute_paths_from_any_directory() {
     let env = Env::new();
     let project = env.work().join("proj");
-    common::write_files(
+    write_files(
         &project,
         &[
             ("src/a.rs", "fn a() {}\n"),
@@ -481,8 +481,8 @@ fn global_store_packs_render_without_absolute_paths_from_any_directory() {
         ],
     );
     let elsewhere = env.work().join("elsewhere");
-    std::fs::create_dir_all(&elsewhere).expect("mkdir");
-    let in_dir = |dir: &std::path::Path, args: &[&str]| {
+    fs::create_dir_all(&elsewhere).expect("mkdir");
+    let in_dir = |dir: &Path, args: &[&str]| {
         let mut cmd = env.cmd(args);
         cmd.current_dir(dir);
         env.run_with(cmd)
@@ -518,6 +518,6 @@ fn global_store_packs_render_without_absolute_paths_from_any_directory() {
     // directory is refused with the reason.
     in_dir(&elsewhere, &["pack", "add", "g", "file:../proj/README.md"])
         .bad_input("already has this source");
-    std::fs::write(elsewhere.join("x.md"), "x\n").expect("write");
+    fs::write(elsewhere.join("x.md"), "x\n").expect("write");
     in_dir(&elsewhere, &["pack", "add", "g", "file:x.md"]).bad_input("outside");
 }

@@ -1,6 +1,7 @@
 //! `ctx pack …`: pack paths now (`ctx pack PATH…`), or create, fill, preview, render and
 //! snapshot named packs.
 
+use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
@@ -85,12 +86,8 @@ pub struct OneShotArgs {
     /// FILE.1.ext, FILE.2.ext, … (needs -o FILE).
     #[arg(long, value_name = "TOKENS", requires = "output")]
     pub split_output: Option<u64>,
-    /// Show each file's content hash in its header (always in the report).
-    #[arg(long)]
-    pub hashes: bool,
-    /// Number every line.
-    #[arg(long)]
-    pub line_numbers: bool,
+    #[command(flatten)]
+    pub format: FormatArgs,
 }
 
 /// Named packs: prioritized collections of sources rendered into one deterministic,
@@ -724,10 +721,7 @@ fn run_oneshot(args: &OneShotArgs, ctx: &Context, out: &Output) -> Result<Status
         budget: args.budget,
         tokenizer: args.tokenizer.as_deref().map(str::parse).transpose()?,
         style: args.style,
-        options: PayloadOptions {
-            hashes: args.hashes,
-            line_numbers: args.line_numbers,
-        },
+        options: args.format.options(),
     };
     let rendered = packs::pack_paths(
         &root,
@@ -844,15 +838,16 @@ fn oneshot_summary(rendered: &Render) -> String {
             *reasons.entry(item.reason.as_str()).or_default() += 1;
         }
         let reasons: Vec<String> = reasons.iter().map(|(r, n)| format!("{n} {r}")).collect();
-        line.push_str(&format!(
+        let _ = write!(
+            line,
             "; left out {}: {}",
             report.excluded.len(),
             reasons.join(", ")
-        ));
+        );
     }
     if !report.redactions.is_empty() {
         let count: u64 = report.redactions.iter().map(|r| r.count).sum();
-        line.push_str(&format!("; redacted {count} secret(s)"));
+        let _ = write!(line, "; redacted {count} secret(s)");
     }
     line
 }
