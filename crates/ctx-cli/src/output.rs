@@ -388,7 +388,7 @@ mod tests {
         for args in [
             &["ctx", "--bogus"][..],
             &["ctx", "frobnicate"],
-            &["ctx", "pack"],
+            &["ctx", "config"],
             &["ctx", "pack", "create", "a", "b"],
             &["ctx", "read", "--lines"],
             &["ctx", "serve"],
@@ -399,9 +399,10 @@ mod tests {
             assert!(line.contains("--help"), "{kind:?} {args:?}: {line}");
             assert!(!line.contains("For more information"), "{line}");
         }
-        let (_, line) = error_line(&["ctx", "pack"]);
+        // `ctx pack` alone packs `.`; groups without a default still name their subcommands.
+        let (_, line) = error_line(&["ctx", "config"]);
         assert!(
-            line.starts_with("`ctx pack` needs a subcommand: create, list, show, delete, add,"),
+            line.starts_with("`ctx config` needs a subcommand: get, set, unset, list"),
             "{line}"
         );
         let (_, line) = error_line(&["ctx", "--jsn", "status"]);
