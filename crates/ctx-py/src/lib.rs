@@ -26,13 +26,48 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Value};
 
-pyo3::create_exception!(ctx, CtxError, pyo3::exceptions::PyException, "A ctx operation failed; `kind` says how.");
-pyo3::create_exception!(ctx, InvalidInputError, CtxError, "The request is wrong: fix the input.");
-pyo3::create_exception!(ctx, NotFoundError, CtxError, "What the request names does not exist.");
-pyo3::create_exception!(ctx, ConflictError, CtxError, "It exists already, or is in the way.");
-pyo3::create_exception!(ctx, DamagedError, CtxError, "The store or an index is damaged: verify, repair or rebuild it.");
-pyo3::create_exception!(ctx, StoreIOError, CtxError, "The file system failed (permissions, a full disk, a read-only store).");
-pyo3::create_exception!(ctx, InternalError, CtxError, "A bug in ctx; please report it.");
+pyo3::create_exception!(
+    ctx,
+    CtxError,
+    pyo3::exceptions::PyException,
+    "A ctx operation failed; `kind` says how."
+);
+pyo3::create_exception!(
+    ctx,
+    InvalidInputError,
+    CtxError,
+    "The request is wrong: fix the input."
+);
+pyo3::create_exception!(
+    ctx,
+    NotFoundError,
+    CtxError,
+    "What the request names does not exist."
+);
+pyo3::create_exception!(
+    ctx,
+    ConflictError,
+    CtxError,
+    "It exists already, or is in the way."
+);
+pyo3::create_exception!(
+    ctx,
+    DamagedError,
+    CtxError,
+    "The store or an index is damaged: verify, repair or rebuild it."
+);
+pyo3::create_exception!(
+    ctx,
+    StoreIOError,
+    CtxError,
+    "The file system failed (permissions, a full disk, a read-only store)."
+);
+pyo3::create_exception!(
+    ctx,
+    InternalError,
+    CtxError,
+    "A bug in ctx; please report it."
+);
 
 /// A directory every path is confined to, and (opened on first use) its ctx store: packs,
 /// tokens, selection, code intelligence and runs.
@@ -110,7 +145,9 @@ impl Workspace {
             exclude,
             allow_sensitive,
         };
-        self.call(py, move |ws| ws.pack_add(&name, &source, &options, priority))
+        self.call(py, move |ws| {
+            ws.pack_add(&name, &source, &options, priority)
+        })
     }
 
     /// Every pack.
@@ -214,9 +251,8 @@ impl Workspace {
             (vec![s], true)
         } else {
             (
-                text.extract::<Vec<String>>().map_err(|_| {
-                    PyTypeError::new_err("tokens() takes a str or a list of str")
-                })?,
+                text.extract::<Vec<String>>()
+                    .map_err(|_| PyTypeError::new_err("tokens() takes a str or a list of str"))?,
                 false,
             )
         };
@@ -321,10 +357,11 @@ impl Workspace {
         format: Option<String>,
     ) -> PyResult<Py<PyAny>> {
         let format = match format {
-            Some(name) => name
-                .parse::<ctx_facade::runs::FormatChoice>()
-                .map_err(|e| InvalidInputError::new_err(format!("format: {e}")))?
-                .0,
+            Some(name) => {
+                name.parse::<ctx_facade::runs::FormatChoice>()
+                    .map_err(|e| InvalidInputError::new_err(format!("format: {e}")))?
+                    .0
+            }
             None => None,
         };
         self.call(py, move |ws| ws.run_import(&path, format))
