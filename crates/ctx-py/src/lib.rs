@@ -16,9 +16,11 @@ use std::sync::{Arc, Mutex};
 
 use ctx_facade::ErrorKind as FacadeKind;
 
-use ctx_fs::read::{FsReadInput, FsReadOutput, OpResult, ReadOptions, fs_read as run_fs_read};
-use ctx_fs::sandbox::Workspace as RustWorkspace;
-use ctx_fs::{ErrorKind, SandboxError};
+use ctx_facade::fs::read::{
+    FsReadInput, FsReadOutput, OpResult, ReadOptions, fs_read as run_fs_read,
+};
+use ctx_facade::fs::sandbox::Workspace as RustWorkspace;
+use ctx_facade::fs::{ErrorKind, SandboxError};
 use pyo3::exceptions::{
     PyFileNotFoundError, PyOSError, PyPermissionError, PyTypeError, PyValueError,
 };
