@@ -14,7 +14,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use crate::config::{CallRecorder, McpConfig, RecordedCall};
+use crate::config::{CORE_TOOLS, CallRecorder, McpConfig, RecordedCall, ToolSet};
 use crate::error::{McpError, ToolError};
 use crate::resources;
 use crate::tools::{self, Call, MAX_ARGUMENT_BYTES, ToolDef};
@@ -23,8 +23,8 @@ use crate::workspace::Workspace;
 struct Inner {
     workspace: Workspace,
     tools: Vec<Arc<ToolDef>>,
-    /// Write tools left out because the server is read-only (to explain unknown-tool errors).
-    withheld: Vec<&'static str>,
+    /// Tools left out, and why (to explain unknown-tool errors).
+    withheld: Vec<Withheld>,
     recorder: Option<Arc<dyn CallRecorder>>,
     clock: fn() -> i64,
     instructions: String,
@@ -46,19 +46,75 @@ impl std::fmt::Debug for CtxServer {
     }
 }
 
-const WRITE_TOOLS: [&str; 3] = ["ctx_packs_create", "ctx_packs_add", "ctx_packs_remove"];
+/// The tools of `set` (write tools only with `allow_write`), and the names of the others.
+fn choose(
+    all: Vec<Arc<ToolDef>>,
+    set: &ToolSet,
+    allow_write: bool,
+) -> Result<(Vec<Arc<ToolDef>>, Vec<Withheld>), McpError> {
+    if let ToolSet::Only(names) = set {
+        for name in names {
+            match all.iter().find(|d| d.tool.name == name.as_str()) {
+                None => {
+                    let known: Vec<&str> = all.iter().map(|d| d.tool.name.as_ref()).collect();
+                    return Err(McpError::Tools(format!(
+                        "there is no tool `{name}`; name tools among {}",
+                        known.join(", ")
+                    )));
+                }
+                Some(def) if def.write && !allow_write => {
+                    return Err(McpError::Tools(format!(
+                        "`{name}` changes packs and needs --allow-write (or leave it out)"
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    let mut offered = Vec::new();
+    let mut withheld = Vec::new();
+    for def in all {
+        let name = def.tool.name.to_string();
+        let in_set = match set {
+            ToolSet::All => true,
+            ToolSet::Core => CORE_TOOLS.contains(&name.as_str()) || def.write,
+            ToolSet::Only(names) => names.contains(&name),
+        };
+        if !in_set {
+            withheld.push(Withheld::NotInSet(name));
+        } else if def.write && !allow_write {
+            withheld.push(Withheld::Write(name));
+        } else {
+            offered.push(def);
+        }
+    }
+    Ok((offered, withheld))
+}
+
+/// A tool this server knows but does not offer, and why.
+enum Withheld {
+    /// Write tools need `allow_write`.
+    Write(String),
+    /// Outside the chosen tool set.
+    NotInSet(String),
+}
 
 impl CtxServer {
     /// Opens the workspace (and its store) and prepares the tools.
     pub fn new(config: &McpConfig) -> Result<Self, McpError> {
         let workspace = Workspace::open(config)?;
-        let (tools, withheld): (Vec<_>, Vec<_>) = tools::definitions()
-            .into_iter()
-            .partition(|def| config.allow_write || !def.write);
-        let withheld = withheld
-            .iter()
-            .filter_map(|d| WRITE_TOOLS.iter().find(|w| **w == d.tool.name).copied())
-            .collect();
+        let set = match &config.tools {
+            Some(set) => set.clone(),
+            None => {
+                let text = config
+                    .layers
+                    .text("mcp.tools")
+                    .map_err(ctx::CtxError::from)?;
+                text.parse()
+                    .map_err(|e| McpError::Tools(format!("the `mcp.tools` setting: {e}")))?
+            }
+        };
+        let (tools, withheld) = choose(tools::definitions(), &set, config.allow_write)?;
         let instructions = instructions(&workspace, config.allow_write);
         Ok(Self {
             inner: Arc::new(Inner {
@@ -100,10 +156,16 @@ impl CtxServer {
         arguments: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
         let Some(def) = self.find(name) else {
-            let hint = if self.inner.withheld.contains(&name) {
-                " (write tools need the server to be started with --allow-write)"
-            } else {
-                ""
+            let hint = match self.inner.withheld.iter().find(|w| match w {
+                Withheld::Write(n) | Withheld::NotInSet(n) => n == name,
+            }) {
+                Some(Withheld::Write(_)) => {
+                    " (write tools need the server to be started with --allow-write)"
+                }
+                Some(Withheld::NotInSet(_)) => {
+                    " (it is not in this server's tool set: start it with `--tools all` or name it in the `mcp.tools` setting)"
+                }
+                None => "",
             };
             return Err(ErrorData::invalid_params(
                 format!(
@@ -137,7 +199,11 @@ impl CtxServer {
             })
             .await;
             match outcome {
-                Ok(Ok(value)) => CallToolResult::structured(value),
+                Ok(Ok(page)) => {
+                    let mut result = CallToolResult::success(vec![ContentBlock::text(page.text)]);
+                    result.structured_content = Some(page.structured);
+                    result
+                }
                 Ok(Err(err)) => error_result(&err),
                 Err(join) => {
                     tracing::error!(tool = name, "tool call failed: {join}");

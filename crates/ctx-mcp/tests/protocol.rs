@@ -132,9 +132,19 @@ async fn handshake_lists_and_calls() {
             .expect("total")
             > 0
     );
-    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().expect("text"))
-        .expect("JSON text");
-    assert_eq!(text, result["structuredContent"]);
+    // The text is the compact form a model reads: a count line, then `line: text` under
+    // each file's path.
+    let text = result["content"][0]["text"].as_str().expect("text");
+    assert!(
+        text.starts_with(
+            "4 results for `helper` (literal)\ndocs/guide.md\n3: Use `helper` to add one.\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nsrc/main.rs\n1: use demo::helper;\n"),
+        "{text}"
+    );
 
     let unknown = client
         .request(

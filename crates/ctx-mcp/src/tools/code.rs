@@ -13,11 +13,12 @@ use ctx::code::{
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::{Call, ToolDef, define, reads};
 use crate::error::ToolError;
+use crate::paging::Page;
 use crate::paging::{PageInfo, Section};
+use crate::text;
 
 pub fn definitions() -> Vec<ToolDef> {
     vec![
@@ -32,7 +33,7 @@ pub fn definitions() -> Vec<ToolDef> {
         define::<MapArgs, MapAnswer>(
             "ctx_map",
             "Map the code",
-            "An annotated tree of a directory: files with line counts, language and top-level symbols (functions, types), honouring .gitignore. Use it to find where things live before reading files.",
+            "An annotated tree of a directory: files with line counts and top-level symbols, honouring .gitignore. Use it to find where things live.",
             reads(),
             false,
             map,
@@ -40,7 +41,7 @@ pub fn definitions() -> Vec<ToolDef> {
         define::<SummarizeArgs, SummarizeAnswer>(
             "ctx_summarize",
             "Summarize files",
-            "The symbols (with signatures, lines and doc comments) and imports of a source file, or of every source file under a directory; with skeleton, the code with function bodies elided.",
+            "Symbols (signature, lines, doc) and imports of a source file or of every source file under a directory; with skeleton, the code with bodies elided.",
             reads(),
             false,
             summarize,
@@ -48,7 +49,7 @@ pub fn definitions() -> Vec<ToolDef> {
         define::<SearchArgs, SearchAnswer>(
             "ctx_search",
             "Search the code",
-            "Search the workspace: literal text (default) or a regular expression, symbol definitions by name (mode symbol), or call sites of a function (mode caller, from the syntax tree so comments and strings never match). Results are sorted by path and line.",
+            "Search the workspace for literal text (default), a regular expression, definitions of a symbol, or call sites of a function (from the syntax tree). Results by path and line.",
             reads(),
             false,
             search,
@@ -106,10 +107,10 @@ fn in_workspace(prefix: &str, path: &str) -> Option<String> {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatusArgs {
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -186,13 +187,13 @@ pub struct StatusAnswer {
     pub recent_commits: Vec<Commit>,
     /// Directories most touched by recent commits.
     pub hot_directories: Vec<HotDir>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
 }
 
-fn status(call: &Call<'_>) -> Result<Value, ToolError> {
+fn status(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: StatusArgs = call.parse()?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
     let s = code::status(call.workspace.root(), call.now)?;
@@ -219,6 +220,7 @@ fn status(call: &Call<'_>) -> Result<Value, ToolError> {
             Section::Items("hot_directories"),
         ],
         &request,
+        text::outline,
     )
 }
 
@@ -228,19 +230,19 @@ fn status(call: &Call<'_>) -> Result<Value, ToolError> {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MapArgs {
-    /// Directory to map, relative to the workspace root (default: the root).
+    /// Directory to map (default: the workspace root).
     #[serde(default)]
     pub path: Option<String>,
-    /// List entries at most this many levels deep (deeper files count in their directory); at least 1.
+    /// Most levels listed (deeper files count in their directory); at least 1.
     #[serde(default)]
     pub depth: Option<u64>,
-    /// Trim the map to about this many tokens (symbols first, then deeper levels) instead of paging it.
+    /// Trim the map to about this many tokens instead of paging it.
     #[serde(default)]
     pub budget: Option<u64>,
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -298,7 +300,7 @@ pub struct MapAnswer {
     pub truncated: bool,
     /// Entries in tree order.
     pub entries: Vec<MapItem>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
@@ -339,7 +341,7 @@ fn with_code<T>(
     }
 }
 
-fn map(call: &Call<'_>) -> Result<Value, ToolError> {
+fn map(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: MapArgs = call.parse()?;
     let depth = positive(call, "depth", args.depth)?;
     let budget = positive(call, "budget", args.budget)?;
@@ -359,7 +361,7 @@ fn map(call: &Call<'_>) -> Result<Value, ToolError> {
         next_cursor: None,
         page: PageInfo::default(),
     };
-    call.paged(&answer, &[Section::Items("entries")], &request)
+    call.paged(&answer, &[Section::Items("entries")], &request, text::map)
 }
 
 // ---- ctx_summarize -------------------------------------------------------------------------
@@ -368,18 +370,18 @@ fn map(call: &Call<'_>) -> Result<Value, ToolError> {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SummarizeArgs {
-    /// A source file or a directory, relative to the workspace root.
+    /// A source file or a directory.
     pub path: String,
     /// Also return each file's skeleton: the code with function bodies elided.
     #[serde(default)]
     pub skeleton: bool,
-    /// For a directory: only files at most this many levels deep; at least 1.
+    /// For a directory: files at most this many levels deep; at least 1.
     #[serde(default)]
     pub depth: Option<u64>,
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged by file.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -484,13 +486,13 @@ pub struct SummarizeAnswer {
     pub files: Vec<FileItem>,
     /// Files left out, with reasons (directories only).
     pub skipped: Vec<SkippedItem>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
 }
 
-fn summarize(call: &Call<'_>) -> Result<Value, ToolError> {
+fn summarize(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: SummarizeArgs = call.parse()?;
     let depth = positive(call, "depth", args.depth)?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
@@ -521,6 +523,7 @@ fn summarize(call: &Call<'_>) -> Result<Value, ToolError> {
         &answer,
         &[Section::Items("files"), Section::Items("skipped")],
         &request,
+        text::summarize,
     )
 }
 
@@ -545,27 +548,27 @@ pub enum SearchMode {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
-    /// What to look for: text, a regular expression, a symbol name or a called function's name.
+    /// Text, regular expression, symbol or function name.
     pub pattern: String,
-    /// File or directory to search, relative to the workspace root (default: the root).
+    /// File or directory to search (default: the workspace root).
     #[serde(default)]
     pub path: Option<String>,
-    /// text (default), regex, symbol or caller.
+    /// text (default), regex (Rust syntax), symbol (definitions; `Type::method` narrows) or caller (call sites).
     #[serde(default)]
     pub mode: SearchMode,
     /// Match text and regex case-insensitively.
     #[serde(default)]
     pub ignore_case: bool,
-    /// Lines of context before and after each match (default 0, at most 20).
+    /// Lines of context around each match (0 to 20).
     #[serde(default)]
     pub context: u64,
-    /// Return at most this many results (the answer says how many there were).
+    /// Return at most this many results.
     #[serde(default)]
     pub max_results: Option<u64>,
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -636,13 +639,13 @@ pub struct SearchAnswer {
     pub truncated: bool,
     /// Results sorted by path, then line.
     pub results: Vec<SearchHit>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
 }
 
-fn search(call: &Call<'_>) -> Result<Value, ToolError> {
+fn search(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: SearchArgs = call.parse()?;
     if args.pattern.is_empty() {
         return Err(ToolError::invalid(
@@ -714,7 +717,12 @@ fn search(call: &Call<'_>) -> Result<Value, ToolError> {
         next_cursor: None,
         page: PageInfo::default(),
     };
-    call.paged(&answer, &[Section::Items("results")], &request)
+    call.paged(
+        &answer,
+        &[Section::Items("results")],
+        &request,
+        text::search,
+    )
 }
 
 // ---- ctx_related ---------------------------------------------------------------------------
@@ -731,10 +739,10 @@ pub struct RelatedArgs {
     /// Most co-changed files to list (default 10).
     #[serde(default)]
     pub limit: Option<u64>,
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -763,13 +771,13 @@ pub struct RelatedAnswer {
     pub co_changed: Vec<RelatedItem>,
     /// Its tests.
     pub test_files: Vec<RelatedItem>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
 }
 
-fn related(call: &Call<'_>) -> Result<Value, ToolError> {
+fn related(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: RelatedArgs = call.parse()?;
     let history = positive(call, "history", args.history)?.unwrap_or(500);
     let limit = positive(call, "limit", args.limit)?.unwrap_or(10);
@@ -810,6 +818,7 @@ fn related(call: &Call<'_>) -> Result<Value, ToolError> {
             Section::Items("test_files"),
         ],
         &request,
+        text::outline,
     )
 }
 
@@ -828,10 +837,10 @@ pub struct DiffArgs {
     /// Only files under this path, relative to the workspace root.
     #[serde(default)]
     pub path: Option<String>,
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged by file.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -917,13 +926,13 @@ pub struct DiffAnswer {
     pub deletions: u64,
     /// Changed files in path order.
     pub files: Vec<FileDiffItem>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
 }
 
-fn diff_context(call: &Call<'_>) -> Result<Value, ToolError> {
+fn diff_context(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: DiffArgs = call.parse()?;
     if args.head.is_some() && args.base.is_none() {
         return Err(ToolError::invalid(call.tool, "`head` needs `base`"));
@@ -973,5 +982,5 @@ fn diff_context(call: &Call<'_>) -> Result<Value, ToolError> {
         next_cursor: None,
         page: PageInfo::default(),
     };
-    call.paged(&answer, &[Section::Items("files")], &request)
+    call.paged(&answer, &[Section::Items("files")], &request, text::outline)
 }
