@@ -18,6 +18,7 @@
 mod config;
 mod error;
 pub mod jsonrpc;
+mod notify;
 pub mod paging;
 mod resources;
 mod schema;

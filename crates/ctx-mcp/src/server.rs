@@ -16,6 +16,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::config::{CORE_TOOLS, CallRecorder, McpConfig, RecordedCall, ToolSet};
 use crate::error::{McpError, ToolError};
+use crate::notify::{self, Reporter};
 use crate::resources;
 use crate::tools::{self, Call, MAX_ARGUMENT_BYTES, ToolDef};
 use crate::workspace::Workspace;
@@ -32,10 +33,20 @@ struct Inner {
     tree_cache: ctx::code::TreeCache,
 }
 
-/// The ctx MCP server for one workspace. Cloning is cheap: clones share everything.
+/// What one client session chose: the log level of `logging/setLevel`.
+#[derive(Default)]
+struct Session {
+    /// `None` until the client sets a level: no log notifications before that.
+    #[allow(deprecated)]
+    level: std::sync::Mutex<Option<rmcp::model::LoggingLevel>>,
+}
+
+/// The ctx MCP server for one workspace. Cloning is cheap: clones share everything (use
+/// [`CtxServer::for_session`] for a new client session).
 #[derive(Clone)]
 pub struct CtxServer {
     inner: Arc<Inner>,
+    session: Arc<Session>,
 }
 
 impl std::fmt::Debug for CtxServer {
@@ -126,7 +137,29 @@ impl CtxServer {
                 instructions,
                 tree_cache: ctx::code::TreeCache::new(),
             }),
+            session: Arc::new(Session::default()),
         })
+    }
+
+    /// The same server for a new client session (its own log level).
+    #[must_use]
+    pub fn for_session(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+            session: Arc::new(Session::default()),
+        }
+    }
+
+    /// Whether the session's log level lets info lines through.
+    #[allow(deprecated)]
+    fn logs_info(&self) -> bool {
+        self.session
+            .level
+            .lock()
+            .expect("log level")
+            .is_some_and(|level| {
+                notify::rank(level) <= notify::rank(rmcp::model::LoggingLevel::Info)
+            })
     }
 
     /// The workspace root.
@@ -154,6 +187,16 @@ impl CtxServer {
         &self,
         name: &str,
         arguments: JsonObject,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.dispatch_with(name, arguments, None).await
+    }
+
+    /// [`CtxServer::dispatch`], telling `reporter` how long work advances.
+    async fn dispatch_with(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        reporter: Option<Arc<Reporter>>,
     ) -> Result<CallToolResult, ErrorData> {
         let Some(def) = self.find(name) else {
             let hint = match self.inner.withheld.iter().find(|w| match w {
@@ -187,6 +230,7 @@ impl CtxServer {
             let server = self.clone();
             let args = arguments.clone();
             let tool_name = name.to_owned();
+            let progress = reporter.clone();
             let outcome = tokio::task::spawn_blocking(move || {
                 let call = Call {
                     workspace: &server.inner.workspace,
@@ -194,6 +238,9 @@ impl CtxServer {
                     arguments: &args,
                     now: (server.inner.clock)(),
                     tree_cache: &server.inner.tree_cache,
+                    progress: progress
+                        .as_deref()
+                        .map_or(&ctx::core::NoProgress as &dyn ctx::core::Progress, |r| r),
                 };
                 (def.run)(&call)
             })
@@ -213,6 +260,14 @@ impl CtxServer {
                 }
             }
         };
+        if let Some(reporter) = &reporter
+            && started.elapsed() >= LONG_CALL
+        {
+            reporter.log(format!(
+                "{name} took {:.1} s",
+                started.elapsed().as_secs_f64()
+            ));
+        }
         tracing::debug!(
             tool = name,
             elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
@@ -241,6 +296,9 @@ impl CtxServer {
     }
 }
 
+/// Calls at least this long are logged (to a client that set a log level).
+const LONG_CALL: std::time::Duration = std::time::Duration::from_secs(1);
+
 fn error_result(err: &ToolError) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(err.to_string())])
 }
@@ -264,9 +322,11 @@ fn instructions(workspace: &Workspace, allow_write: bool) -> String {
 }
 
 impl ServerHandler for CtxServer {
+    #[allow(deprecated)] // logging: deprecated by SEP-2577, still part of 2025-11-25
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
+                .enable_logging()
                 .enable_resources()
                 .enable_tools()
                 .build(),
@@ -292,11 +352,41 @@ impl ServerHandler for CtxServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.dispatch(&request.name, request.arguments.unwrap_or_default())
-            .await
-            .map(CallToolResponse::from)
+        let token = context.meta.get_progress_token();
+        let (reporter, notes) = Reporter::new(token.is_some(), self.logs_info());
+        let reporter = Arc::new(reporter);
+        let forwarder = reporter
+            .is_active()
+            .then(|| tokio::spawn(notify::forward(context.peer.clone(), token, notes)));
+        let work = self.dispatch_with(
+            &request.name,
+            request.arguments.unwrap_or_default(),
+            Some(Arc::clone(&reporter)),
+        );
+        // A cancelled request gets no answer (rmcp drops it) and is not recorded: stop
+        // waiting for it at once.
+        let result = tokio::select! {
+            result = work => result,
+            () = context.ct.cancelled() => Err(ErrorData::internal_error("the request was cancelled", None)),
+        };
+        // Every note goes out before the answer.
+        drop(reporter);
+        if let Some(forwarder) = forwarder {
+            let _ = forwarder.await;
+        }
+        result.map(CallToolResponse::from)
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        *self.session.level.lock().expect("log level") = Some(request.level);
+        Ok(())
     }
 
     async fn list_resources(

@@ -53,6 +53,8 @@ pub struct Call<'a> {
     pub now: i64,
     /// The server's long-lived cache of the walk and file contents (for `ctx_search`).
     pub tree_cache: &'a ctx::code::TreeCache,
+    /// Told how long work advances (progress and log notifications to the client).
+    pub progress: &'a dyn ctx::core::Progress,
 }
 
 impl Call<'_> {

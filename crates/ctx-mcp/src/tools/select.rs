@@ -179,6 +179,21 @@ pub struct SelectAnswer {
     pub page: PageInfo,
 }
 
+/// The call's progress, lent to the selection.
+struct Borrowed<'a>(&'a dyn ctx::core::Progress);
+
+impl ctx::core::Progress for Borrowed<'_> {
+    fn phase(&self, label: &str, total: Option<u64>) {
+        self.0.phase(label, total);
+    }
+    fn advance(&self, steps: u64) {
+        self.0.advance(steps);
+    }
+    fn finish(&self) {
+        self.0.finish();
+    }
+}
+
 /// The budget argument, checked.
 fn budget(tool: &str, value: Option<&Value>) -> Result<u64, ToolError> {
     let Some(value) = value.filter(|v| !v.is_null()) else {
@@ -344,7 +359,7 @@ fn select(call: &Call<'_>) -> Result<Page, ToolError> {
             max_file_bytes: pcx.settings.max_file_bytes,
             redactor: pcx.settings.redactor.clone(),
             now: call.now,
-            progress: Box::new(ctx::core::NoProgress),
+            progress: Box::new(Borrowed(call.progress)),
         };
         // The same options as `ctx select`, `ctx inject` and the hook; the budget bounds the
         // whole payload (paths and fences too), which is the answer's text.
