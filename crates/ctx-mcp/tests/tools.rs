@@ -418,7 +418,11 @@ async fn code_tools() {
     assert_eq!(none["total"], 0);
     for (args, needle) in [
         (json!({ "pattern": "" }), "empty"),
-        (json!({ "pattern": "(", "mode": "regex" }), "regex"),
+        // The hint names the tool argument, not the CLI's --regex.
+        (
+            json!({ "pattern": "(", "mode": "regex" }),
+            "set `mode` to \"text\"",
+        ),
         (
             json!({ "pattern": "x", "mode": "fuzzy" }),
             "unknown variant",
@@ -432,6 +436,7 @@ async fn code_tools() {
     ] {
         let message = fails(&server, "ctx_search", args).await;
         assert!(message.contains(needle), "{message}");
+        assert!(!message.contains("--"), "a CLI flag in `{message}`");
     }
 
     let related = ok(&server, "ctx_related", json!({ "file": "src/main.rs" })).await;

@@ -8,8 +8,8 @@
 use std::path::{Path, PathBuf};
 
 use ctx::code::{
-    self, CodeContext, CommitInfo, ContextLine, FileDiff, FileSummary, HotDirectory, Hunk,
-    MapEntry, RelatedFile, SearchKind, SearchMatch, Skipped, Symbol, TextQuery,
+    self, CodeContext, CommitInfo, ContextLine, FileDiff, FileSummary, Hunk, MapEntry, RelatedFile,
+    SearchKind, SearchMatch, Skipped, Symbol, TextQuery,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -90,10 +90,13 @@ fn repository_prefix(dir: &Path) -> Option<String> {
     None
 }
 
-/// A repository-relative path made relative to the workspace, or `None` if it is outside.
+/// A repository-relative path made relative to the workspace (`.` for the workspace
+/// itself), or `None` if it is outside.
 fn in_workspace(prefix: &str, path: &str) -> Option<String> {
     if prefix.is_empty() {
         Some(path.to_owned())
+    } else if path == prefix {
+        Some(".".to_owned())
     } else {
         path.strip_prefix(prefix)
             .and_then(|rest| rest.strip_prefix('/'))
@@ -145,19 +148,10 @@ impl From<CommitInfo> for Commit {
 /// A directory many recent commits touched.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct HotDir {
-    /// The directory, relative to the repository root.
+    /// The directory, relative to the workspace root.
     pub path: String,
     /// Recent commits that touched it.
     pub commit_count: u64,
-}
-
-impl From<HotDirectory> for HotDir {
-    fn from(h: HotDirectory) -> Self {
-        Self {
-            path: h.path,
-            commit_count: h.commit_count as u64,
-        }
-    }
 }
 
 /// Answer of ctx_status.
@@ -197,6 +191,7 @@ fn status(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: StatusArgs = call.parse()?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
     let s = code::status(call.workspace.root(), call.now)?;
+    let prefix = repository_prefix(call.workspace.root()).unwrap_or_default();
     let answer = StatusAnswer {
         project_name: s.project_name,
         project_type: s.project_type,
@@ -209,7 +204,17 @@ fn status(call: &Call<'_>) -> Result<Page, ToolError> {
         diff_stats: [s.diff_stats[0] as u64, s.diff_stats[1] as u64],
         note: s.note,
         recent_commits: s.recent_commits.into_iter().map(Commit::from).collect(),
-        hot_directories: s.hot_directories.into_iter().map(HotDir::from).collect(),
+        hot_directories: s
+            .hot_directories
+            .into_iter()
+            .filter_map(|h| {
+                let path = in_workspace(&prefix, &h.path)?;
+                Some(HotDir {
+                    path,
+                    commit_count: h.commit_count as u64,
+                })
+            })
+            .collect(),
         next_cursor: None,
         page: PageInfo::default(),
     };
@@ -357,7 +362,19 @@ fn map(call: &Call<'_>) -> Result<Page, ToolError> {
         total_files: map.total_files as u64,
         total_lines: map.total_lines as u64,
         truncated: map.truncated,
-        entries: map.entries.into_iter().map(MapItem::from).collect(),
+        // The facade names entries below the mapped directory; answers name them from the
+        // workspace root, as every other tool takes them.
+        entries: map
+            .entries
+            .into_iter()
+            .map(|entry| {
+                let mut item = MapItem::from(entry);
+                if target.rel != "." {
+                    item.path = format!("{}/{}", target.rel, item.path);
+                }
+                item
+            })
+            .collect(),
         next_cursor: None,
         page: PageInfo::default(),
     };
@@ -696,12 +713,8 @@ fn search(call: &Call<'_>) -> Result<Page, ToolError> {
     };
     let use_cache = matches!(args.mode, SearchMode::Symbol);
     let mut results = with_code(call, use_cache, |cx| {
-        Ok(code::search_cached(
-            cx,
-            call.tree_cache,
-            Path::new(&target.rel),
-            &kind,
-        )?)
+        code::search_cached(cx, call.tree_cache, Path::new(&target.rel), &kind)
+            .map_err(|err| ToolError::Failed(in_tool_words(&err.to_string())))
     })?;
     let total = results.len();
     let truncated = args.max_results.is_some_and(|max| total as u64 > max);
@@ -722,6 +735,15 @@ fn search(call: &Call<'_>) -> Result<Page, ToolError> {
         &[Section::Items("results")],
         &request,
         text::search,
+    )
+}
+
+/// The library's hint for a bad regular expression names the CLI's flag; over MCP the
+/// argument to change is `mode`.
+fn in_tool_words(message: &str) -> String {
+    message.replace(
+        "use --regex only for regular expressions, or drop it to search the literal text",
+        "set `mode` to \"text\" to search for the literal text",
     )
 }
 

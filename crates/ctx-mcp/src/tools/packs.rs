@@ -505,7 +505,15 @@ fn packs_preview(call: &Call<'_>) -> Result<Page, ToolError> {
         &rendered.report.payload_hash.to_string(),
     )?;
     let payload = args.show_payload.then_some(rendered.payload);
-    let answer = preview_answer(rendered.report, payload);
+    let mut answer = preview_answer(rendered.report, payload);
+    // Pack sources are named from the sources root; answers name them from the workspace.
+    let rebase = |path: &mut String| *path = call.workspace.from_sources(path);
+    answer.included.iter_mut().for_each(|i| rebase(&mut i.path));
+    answer.excluded.iter_mut().for_each(|e| rebase(&mut e.path));
+    answer
+        .redactions
+        .iter_mut()
+        .for_each(|r| rebase(&mut r.path));
     call.paged(
         &answer,
         &[
