@@ -8,8 +8,8 @@ and selections). Any failed command is an error; after every round `store verify
 
   scripts/stress-store.py [CTX_BINARY] [--procs 8] [--ops 100] [--rounds 5]
 
-The default binary is target/debug/ctx. `scripts/test` runs a short form (the Rust test
-`concurrent_writers_never_see_busy` in crates/ctx-cli/tests/security.rs); this is the long one.
+The default binary is target/debug/ctx. `scripts/test` runs a short form (8 x 20 x 1, in
+tests/python/test_stress_store.py); the issue's figure is the long one (8 x 100 x 5).
 """
 import argparse
 import json

@@ -84,8 +84,12 @@ def cases(fixture: Fixture) -> list[Case]:
     return out
 
 
-def flip(root: Path, stop) -> int:
-    """Flips ws/race between a symlink into the workspace and one out of it until stop is set."""
+def flip(root: Path, stop, done: list[int] | None = None) -> int:
+    """Flips ws/race between a symlink into the workspace and one out of it until stop is set.
+
+    `done`, when given, holds the number of flips so far in its first element, so a reader
+    can go on until the race has really happened often enough.
+    """
     race = root / "race"
     inside_tmp = root / ".race_in"
     outside_tmp = root / ".race_out"
@@ -104,4 +108,6 @@ def flip(root: Path, stop) -> int:
         os.replace(outside_tmp, race)
         time.sleep(0.001)
         flips += 1
+        if done is not None:
+            done[0] = flips
     return flips

@@ -179,12 +179,17 @@ def test_every_attack_is_refused(tmp_path: Path) -> None:
 def test_a_symlink_swapped_during_reads_never_escapes(tmp_path: Path) -> None:
     fixture = attack_fixture.build(tmp_path)
     stop = threading.Event()
-    flips: list[int] = []
-    flipper = threading.Thread(target=lambda: flips.append(attack_fixture.flip(fixture.root, stop)))
+    flips = [0]
+    flipper = threading.Thread(target=lambda: attack_fixture.flip(fixture.root, stop, flips))
     flipper.start()
     inside = 0
+    batches = 0
+    deadline = time.monotonic() + 120
     try:
-        for _ in range(400):
+        # At least 400 batches and 50 flips: on an idle machine 400 batches take less time
+        # than 50 flips, and a race that never happened proves nothing.
+        while (batches < 400 or flips[0] < 50) and time.monotonic() < deadline:
+            batches += 1
             results = ctx.fs_read_batch(
                 [
                     {"mode": "Line", "path": "race/only_outside.txt"},
@@ -202,7 +207,7 @@ def test_a_symlink_swapped_during_reads_never_escapes(tmp_path: Path) -> None:
     finally:
         stop.set()
         flipper.join()
-    assert flips and flips[0] > 10
+    assert flips[0] >= 50, f"only {flips[0]} flips in {batches} batches"
     assert inside > 0
 
 

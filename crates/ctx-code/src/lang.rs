@@ -33,8 +33,9 @@ pub const LANGUAGES: &[Language] = &[
 ];
 
 /// Bumped whenever extraction changes what it produces for the same bytes, so cached
-/// summaries made by an older ctx are not reused.
-pub const EXTRACTOR_VERSION: u32 = 5;
+/// summaries made by an older ctx are not reused. (6: signatures and doc comments are
+/// stored redacted.)
+pub const EXTRACTOR_VERSION: u32 = 6;
 
 impl Language {
     /// The language of a file, from its extension (or name); `None` when unsupported.

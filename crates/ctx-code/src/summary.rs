@@ -189,7 +189,9 @@ pub fn summarize_files(
                 .into_iter()
                 .zip(cache.stamped_keys(&asked).map_err(CodeError::Cache)?)
             {
-                known[i] = key;
+                // A key remembered by another extractor version names a summary this one
+                // would not make: read the file again.
+                known[i] = key.filter(|k| k.extractor == candidates[i].1.extractor_key());
             }
         }
     }
@@ -379,6 +381,12 @@ enum Finished {
     Skipped(Skipped),
 }
 
+fn redact_in_place(text: &mut String) {
+    if let Some((redacted, _)) = ctx_core::fragments::redact_window(text) {
+        *text = redacted;
+    }
+}
+
 fn finish(file: &Loaded<'_>, hit: Option<&[u8]>, opts: SummarizeOptions<'_>) -> Finished {
     let want_skeleton = opts.skeleton;
     let decoded: Option<CachedSummary> = hit.and_then(|p| postcard::from_bytes(p).ok());
@@ -411,10 +419,18 @@ fn finish(file: &Loaded<'_>, hit: Option<&[u8]>, opts: SummarizeOptions<'_>) -> 
     let (summary, payload) = if let Some(summary) = decoded {
         (summary, None)
     } else {
-        let extracted = tree
+        let mut extracted = tree
             .as_ref()
             .map(|t| extract_from_tree(file.lang, bytes, t))
             .unwrap_or_default();
+        // Signatures and doc comments quote the source (a constant's value, a default
+        // argument): redacted here, so neither the cache nor any answer holds a secret.
+        for symbol in &mut extracted.symbols {
+            redact_in_place(&mut symbol.signature);
+            if let Some(doc) = &mut symbol.doc_comment {
+                redact_in_place(doc);
+            }
+        }
         let summary = CachedSummary {
             lines: count_lines(bytes),
             symbols: extracted.symbols,

@@ -158,6 +158,37 @@ fn hard_links_are_allowed_when_the_policy_says_so() {
 }
 
 #[test]
+fn directory_listings_do_not_show_hard_links_unless_allowed() {
+    let fixture = attacks::build();
+    let listed = |allow_hard_links: bool| -> Vec<String> {
+        let ws = Workspace::with_options(
+            &fixture.root,
+            SandboxOptions {
+                allow_hard_links,
+                ..SandboxOptions::default()
+            },
+        )
+        .expect("workspace");
+        let input = FsReadInput::new([Operation::directory(".", 3)]);
+        let output = fs_read(&ws, &input, &ReadOptions::default());
+        let json = serde_json::to_value(&output).expect("json");
+        json["results"][0]["result"]["entries"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .map(|e| e["path"].as_str().expect("path").to_owned())
+            .collect()
+    };
+    let refused = listed(false);
+    assert!(refused.iter().any(|p| p == "ok.txt"), "{refused:?}");
+    assert!(
+        !refused.iter().any(|p| p == "hard_secret"),
+        "a hard link to an outside file is not listed (nor its size): {refused:?}"
+    );
+    assert!(listed(true).iter().any(|p| p == "hard_secret"));
+}
+
+#[test]
 fn a_symlink_swapped_during_requests_never_escapes() {
     let fixture = attacks::build();
     for resolver in resolvers() {

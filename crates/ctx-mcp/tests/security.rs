@@ -170,6 +170,7 @@ async fn hard_links_are_refused_by_every_tool() {
 /// A thread swaps `src` between the real directory and a symlink to a directory outside while
 /// every path-taking code tool is called; no answer may hold outside content.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::print_stdout)] // the figures, with --nocapture
 async fn a_symlink_swapped_in_during_requests_never_leads_out() {
     let fx = Fixture::new();
     let outside = outside_dir(&fx);
@@ -201,10 +202,16 @@ async fn a_symlink_swapped_in_during_requests_never_leads_out() {
         ),
     ];
     let mut escapes = 0;
+    let mut refused = 0;
     let mut first = String::new();
     for i in 0..calls {
         let (tool, args) = &tools[i % tools.len()];
-        let text = text_of(&call(&server, tool, args.clone()).await);
+        let result = call(&server, tool, args.clone()).await;
+        let text = text_of(&result);
+        // A call that met the swapped-in link is refused (or finds nothing under `src`).
+        if result.is_error == Some(true) || text.contains("\"ok\":false") {
+            refused += 1;
+        }
         if text.contains(OUTSIDE) || text.contains("pub fn leaked") {
             if first.is_empty() {
                 first = format!("{tool} {args}: {}", &text[..text.len().min(400)]);
@@ -218,6 +225,9 @@ async fn a_symlink_swapped_in_during_requests_never_leads_out() {
         escapes, 0,
         "{escapes} of {calls} calls read outside the workspace"
     );
+    // The race really happened: some calls met the link (and were refused).
+    assert!(refused > 0, "no call of {calls} met the swapped-in link");
+    println!("{calls} racing calls: 0 escapes, {refused} refused while the link was in place");
 }
 
 fn swap_until(root: &Path, outside: &Path, stop: &AtomicBool) {

@@ -10,7 +10,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use ctx_core::ContentHash;
 use ctx_store::{ObjectStore, Store};
-use rusqlite::params;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -381,13 +380,7 @@ pub fn resolve_run(store: &Store, input: &str) -> Result<RunId, RunError> {
             min: MIN_PREFIX_LEN,
         });
     }
-    let pattern = format!("sha256:{digits}%");
-    let db = store.db();
-    let ids: Vec<String> = db
-        .connection()
-        .prepare_cached("SELECT run_id FROM runs WHERE run_id LIKE ?1 ORDER BY run_id")
-        .and_then(|mut stmt| stmt.query_map([&pattern], |row| row.get(0))?.collect())
-        .map_err(|e| db_err(store, e))?;
+    let ids = store.db().run_ids_with_prefix(digits)?;
     match ids.as_slice() {
         [] => Err(RunError::NoSuchRun {
             id: input.to_owned(),
@@ -482,45 +475,18 @@ pub fn load_run_by_id(store: &Store, id: &RunId) -> Result<Run, RunError> {
 
 /// Stored runs, most recently added first, with the refs naming each.
 pub fn list_runs(store: &Store) -> Result<Vec<RunSummary>, RunError> {
-    type Row = (
-        String,
-        Option<String>,
-        String,
-        i64,
-        Option<String>,
-        Option<String>,
-    );
-    let rows: Vec<Row> = store
-        .db()
-        .connection()
-        .prepare_cached(
-            "SELECT run_id, parent, source, step_count, model, started FROM runs ORDER BY rowid DESC",
-        )
-        .and_then(|mut stmt| {
-            stmt.query_map([], |row| {
-                Ok((
-                    row.get(0)?,
-                    row.get(1)?,
-                    row.get(2)?,
-                    row.get(3)?,
-                    row.get(4)?,
-                    row.get(5)?,
-                ))
-            })?
-            .collect()
-        })
-        .map_err(|e| db_err(store, e))?;
+    let rows = store.db().list_run_rows()?;
     let refs = refs_by_run(store)?;
     rows.into_iter()
-        .map(|(id, parent, source, steps, model, started)| {
-            let id = parse_id(&id)?;
+        .map(|row| {
+            let id = parse_id(&row.run_id)?;
             Ok(RunSummary {
                 id,
-                parent: parent.as_deref().map(parse_id).transpose()?,
-                source,
-                steps: u64::try_from(steps).unwrap_or(0),
-                model,
-                started,
+                parent: row.parent.as_deref().map(parse_id).transpose()?,
+                source: row.source,
+                steps: u64::try_from(row.step_count).unwrap_or(0),
+                model: row.model,
+                started: row.started,
                 refs: refs.get(&id).cloned().unwrap_or_default(),
             })
         })
@@ -611,44 +577,18 @@ pub(crate) fn save_manifest(
             serde_json::from_slice::<Step>(&bytes).ok()?.timestamp
         })
     });
-    let conn = store.db().connection();
-    let write = || -> rusqlite::Result<()> {
-        let tx = conn.unchecked_transaction()?;
-        tx.execute(
-            "INSERT OR IGNORE INTO runs (run_id, parent, source, step_count, model, started)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
-                id.to_string(),
-                manifest.parent.map(|p| p.to_string()),
-                manifest.source,
-                i64::try_from(manifest.steps.len()).unwrap_or(i64::MAX),
-                manifest.model.as_ref().map(|m| m.identifier.clone()),
-                started,
-            ],
-        )?;
-        // A run stored again becomes the newest in the listing, as `latest` says.
-        tx.execute(
-            "UPDATE runs SET rowid = (SELECT MAX(rowid) + 1 FROM runs)
-             WHERE run_id = ?1 AND rowid <> (SELECT MAX(rowid) FROM runs)",
-            params![id.to_string()],
-        )?;
-        {
-            let mut stmt = tx.prepare_cached(
-                "INSERT OR IGNORE INTO run_objects (run_id, object) VALUES (?1, ?2)",
-            )?;
-            stmt.execute(params![id.to_string(), id.to_string()])?;
-            for object in objects {
-                stmt.execute(params![id.to_string(), object.to_string()])?;
-            }
-        }
-        tx.execute(
-            "INSERT INTO refs (namespace, name, object) VALUES (?1, ?2, ?3)
-             ON CONFLICT (namespace, name) DO UPDATE SET object = excluded.object",
-            params![REF_NAMESPACE, LATEST, id.to_string()],
-        )?;
-        tx.commit()
-    };
-    write().map_err(|e| db_err(store, e))?;
+    store.db().record_run(
+        &ctx_store::RunRow {
+            run_id: id.to_string(),
+            parent: manifest.parent.map(|p| p.to_string()),
+            source: manifest.source.clone(),
+            step_count: i64::try_from(manifest.steps.len()).unwrap_or(i64::MAX),
+            model: manifest.model.as_ref().map(|m| m.identifier.clone()),
+            started,
+        },
+        objects,
+        (REF_NAMESPACE, LATEST),
+    )?;
     Ok(id)
 }
 
@@ -703,12 +643,5 @@ fn parse_id(text: &str) -> Result<RunId, RunError> {
             column: "run_id",
             value: text.to_owned(),
         })
-    })
-}
-
-fn db_err(store: &Store, source: rusqlite::Error) -> RunError {
-    RunError::Store(ctx_store::StoreError::Database {
-        path: store.db().path().to_owned(),
-        source,
     })
 }

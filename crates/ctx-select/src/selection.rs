@@ -462,7 +462,7 @@ pub struct OpenIndex {
     manifest: CacheManifest,
     db: SearchDb,
     rows: Vec<DocRow>,
-    _lock: File,
+    _lock: Option<File>,
 }
 
 impl OpenIndex {

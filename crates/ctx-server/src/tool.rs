@@ -58,10 +58,15 @@ pub struct StatsSnapshot {
     pub deduplicated: u64,
 }
 
+/// How long one operation may run before its request is answered with a timeout (the work
+/// itself finishes on the blocking pool; nothing waits for it).
+pub const OPERATION_BUDGET: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The `fs_read` runner shared by all requests.
 #[derive(Debug)]
 pub struct ToolEngine {
     options: ReadOptions,
+    budget: std::time::Duration,
     inflight: Mutex<HashMap<FlightKey, Arc<OnceCell<Outcome>>>>,
     cache: Option<Mutex<LruCache<CacheKey, OpResult>>>,
     stats: Stats,
@@ -72,11 +77,19 @@ impl ToolEngine {
     pub fn new(options: ReadOptions, cache_entries: usize) -> Self {
         Self {
             options,
+            budget: OPERATION_BUDGET,
             inflight: Mutex::new(HashMap::new()),
             cache: std::num::NonZeroUsize::new(cache_entries)
                 .map(|cap| Mutex::new(LruCache::new(cap))),
             stats: Stats::default(),
         }
+    }
+
+    /// Sets how long one operation may run before it is answered with a timeout.
+    #[must_use]
+    pub fn with_budget(mut self, budget: std::time::Duration) -> Self {
+        self.budget = budget;
+        self
     }
 
     /// The counters so far.
@@ -148,11 +161,22 @@ impl ToolEngine {
                     // (directories, large files) goes to the blocking pool.
                     match engine.execute_quick(&workspace_id, &workspace, &op) {
                         Quick::Done(outcome) => outcome,
-                        Quick::Blocking(resolved) => tokio::task::spawn_blocking(move || {
-                            engine.execute_resolved(&workspace_id, &workspace, &op, &resolved)
-                        })
-                        .await
-                        .unwrap_or_else(|err| Err(internal(&err))),
+                        Quick::Blocking(resolved) => {
+                            let budget = engine.budget;
+                            let task = tokio::task::spawn_blocking(move || {
+                                engine.execute_resolved(&workspace_id, &workspace, &op, &resolved)
+                            });
+                            match tokio::time::timeout(budget, task).await {
+                                Ok(joined) => joined.unwrap_or_else(|err| Err(internal(&err))),
+                                Err(_) => Err(OpError {
+                                    kind: "timeout",
+                                    message: format!(
+                                        "the operation took longer than {} s; narrow it (a subdirectory, a smaller depth, a more specific pattern)",
+                                        budget.as_secs_f64()
+                                    ),
+                                }),
+                            }
+                        }
                     }
                 }
             })
@@ -242,5 +266,56 @@ fn internal(err: &tokio::task::JoinError) -> OpError {
     OpError {
         kind: "io",
         message: format!("internal error while reading: {err}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ctx::fs::read::Operation;
+
+    #[tokio::test]
+    async fn an_operation_over_its_budget_is_answered_with_a_timeout_and_the_engine_goes_on() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for i in 0..2_000 {
+            let sub = dir.path().join(format!("d{}", i % 40));
+            std::fs::create_dir_all(&sub).expect("mkdir");
+            std::fs::write(sub.join(format!("f{i}.txt")), "text\n").expect("write");
+        }
+        let workspace = Arc::new(Workspace::open(dir.path()).expect("workspace"));
+        let slow = Arc::new(
+            ToolEngine::new(ReadOptions::default(), 0).with_budget(std::time::Duration::ZERO),
+        );
+        let out = slow
+            .fs_read(
+                "w",
+                &workspace,
+                FsReadInput::new([Operation::directory(".", 3)]),
+            )
+            .await;
+        let json = serde_json::to_value(&out).expect("json");
+        assert_eq!(json["results"][0]["ok"], false, "{json}");
+        assert_eq!(json["results"][0]["error"]["kind"], "timeout", "{json}");
+        // A small file read is answered inline, within any budget.
+        let out = slow
+            .fs_read(
+                "w",
+                &workspace,
+                FsReadInput::new([Operation::line("d0/f0.txt")]),
+            )
+            .await;
+        let json = serde_json::to_value(&out).expect("json");
+        assert_eq!(json["results"][0]["ok"], true, "{json}");
+        // With the default budget the listing completes.
+        let engine = Arc::new(ToolEngine::new(ReadOptions::default(), 0));
+        let out = engine
+            .fs_read(
+                "w",
+                &workspace,
+                FsReadInput::new([Operation::directory(".", 3)]),
+            )
+            .await;
+        let json = serde_json::to_value(&out).expect("json");
+        assert_eq!(json["results"][0]["ok"], true, "{json}");
     }
 }

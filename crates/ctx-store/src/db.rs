@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ctx_core::{ContentHash, TokenizerKind};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::StoreError;
 
@@ -162,6 +162,15 @@ pub const MIGRATIONS: &[Migration] = &[
         ) STRICT;
     ",
     },
+    Migration {
+        version: 7,
+        sql: "
+        -- Summaries made before signatures and doc comments were redacted may quote secrets
+        -- (a constant's value): derived data, so they go, with the stamps that point at them.
+        DELETE FROM code_summaries;
+        DELETE FROM code_file_stamps;
+    ",
+    },
 ];
 
 /// Every column that holds the hash of an object in the object store, as (table, column).
@@ -187,7 +196,16 @@ pub struct RefEntry {
 pub struct Database {
     conn: Connection,
     path: PathBuf,
+    read_only: bool,
 }
+
+/// The first 16 bytes of every SQLite database file.
+const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// How often opening is tried again while SQLite answers busy (a lock it does not wait for:
+/// WAL recovery or a journal-mode change by another process), with the delay doubling from
+/// 5 ms: about 5 s in all, on top of the 10 s busy timeout for ordinary locks.
+const OPEN_ATTEMPTS: u32 = 11;
 
 impl Database {
     /// Opens (creating if needed) and migrates the database at `path`.
@@ -196,7 +214,39 @@ impl Database {
     }
 
     /// Opens the database, applying `migrations` (exposed for migration tests).
+    ///
+    /// A file that is not a SQLite database, or a SQLite database of another program, is
+    /// refused before anything is written to it. A database that cannot be written (a
+    /// read-only file, directory or mount) is opened read-only, so reads work; writes then
+    /// fail with [`StoreError::ReadOnly`] and caches are not updated.
     pub fn open_with(path: &Path, migrations: &[Migration]) -> Result<Self, StoreError> {
+        check_header(path)?;
+        let mut delay = Duration::from_millis(5);
+        for attempt in 1.. {
+            match Self::try_open(path, migrations) {
+                Err(StoreError::Database { source, .. })
+                    if is_busy(&source) && attempt < OPEN_ATTEMPTS =>
+                {
+                    tracing::debug!(attempt, "state.db busy while opening; trying again");
+                    std::thread::sleep(delay);
+                    delay = delay.saturating_mul(2);
+                }
+                other => return other,
+            }
+        }
+        unreachable!("the loop returns on its last attempt")
+    }
+
+    fn try_open(path: &Path, migrations: &[Migration]) -> Result<Self, StoreError> {
+        match Self::open_writable(path, migrations) {
+            Err(StoreError::Database { source, .. }) if is_read_only(&source) => {
+                Self::open_read_only(path, migrations)
+            }
+            other => other,
+        }
+    }
+
+    fn open_writable(path: &Path, migrations: &[Migration]) -> Result<Self, StoreError> {
         let err = |source| StoreError::Database {
             path: path.to_owned(),
             source,
@@ -208,19 +258,102 @@ impl Database {
         // SQLITE_BUSY(_SNAPSHOT) at once instead of applying the busy timeout, so concurrent
         // writers failed with "database is locked".
         conn.set_transaction_behavior(rusqlite::TransactionBehavior::Immediate);
-        conn.execute_batch(
-            // Reads through a memory map (up to 1 GiB): a warm `summarize` reads every cached
-            // summary, and page-by-page `pread` calls were most of its time.
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
-             PRAGMA mmap_size = 1073741824;",
-        )
-        .map_err(err)?;
         let mut db = Self {
             conn,
             path: path.to_owned(),
+            read_only: false,
         };
+        db.check_not_foreign()?;
+        db.conn
+            .execute_batch(
+                // Reads through a memory map (up to 1 GiB): a warm `summarize` reads every
+                // cached summary, and page-by-page `pread` calls were most of its time.
+                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
+                 PRAGMA mmap_size = 1073741824;",
+            )
+            .map_err(err)?;
         db.migrate(migrations)?;
         Ok(db)
+    }
+
+    /// Opens a database this process cannot write. With the directory read-only too, SQLite
+    /// cannot create the WAL index (`-shm`) a reader needs, so the file is then opened as
+    /// immutable: nothing else may be writing it, which a read-only mount guarantees.
+    fn open_read_only(path: &Path, migrations: &[Migration]) -> Result<Self, StoreError> {
+        let err = |source| StoreError::Database {
+            path: path.to_owned(),
+            source,
+        };
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let open = |immutable: bool| -> rusqlite::Result<Connection> {
+            let conn = if immutable {
+                Connection::open_with_flags(immutable_uri(path), flags)?
+            } else {
+                Connection::open_with_flags(path, flags)?
+            };
+            conn.busy_timeout(Duration::from_secs(10))?;
+            // Reading the schema is the first access: it fails here when the WAL index
+            // cannot be set up.
+            conn.pragma_query_value(None, "user_version", |row| row.get::<_, i64>(0))?;
+            Ok(conn)
+        };
+        let conn = match open(false) {
+            Ok(conn) => conn,
+            Err(e) if is_read_only(&e) || is_cant_open(&e) => open(true).map_err(err)?,
+            Err(e) => return Err(err(e)),
+        };
+        let db = Self {
+            conn,
+            path: path.to_owned(),
+            read_only: true,
+        };
+        db.check_not_foreign()?;
+        let known = migrations.last().map_or(0, |m| m.version);
+        let current = db.schema_version()?;
+        if current > known {
+            return Err(StoreError::SchemaTooNew {
+                path: path.to_owned(),
+                found: current,
+                known,
+            });
+        }
+        if current < known {
+            return Err(StoreError::ReadOnlyNeedsMigration {
+                path: path.to_owned(),
+                found: current,
+                known,
+            });
+        }
+        db.conn
+            .execute_batch("PRAGMA foreign_keys = ON; PRAGMA mmap_size = 1073741824;")
+            .map_err(err)?;
+        tracing::debug!(path = %path.display(), "state.db is read-only; opened for reading");
+        Ok(db)
+    }
+
+    /// Refuses a SQLite database that ctx did not make: no schema version, yet tables.
+    fn check_not_foreign(&self) -> Result<(), StoreError> {
+        if self.schema_version()? != 0 {
+            return Ok(());
+        }
+        let tables: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))
+            .map_err(|e| self.err(e))?;
+        if tables > 0 {
+            return Err(StoreError::ForeignDatabase {
+                path: self.path.clone(),
+                detail: format!("it holds {tables} schema entries but no ctx schema version"),
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether the database was opened read-only (writes fail, caches are not updated).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     /// The schema version recorded in the database.
@@ -278,6 +411,11 @@ impl Database {
     }
 
     pub(crate) fn err(&self, source: rusqlite::Error) -> StoreError {
+        if self.read_only && is_read_only(&source) {
+            return StoreError::ReadOnly {
+                path: self.path.clone(),
+            };
+        }
         StoreError::Database {
             path: self.path.clone(),
             source,
@@ -309,6 +447,10 @@ impl Database {
         tokenizer: TokenizerKind,
         counts: &[(ContentHash, u64)],
     ) -> Result<(), StoreError> {
+        if self.read_only {
+            // A cache: a read-only store is still read, just not warmed.
+            return Ok(());
+        }
         let run = || -> rusqlite::Result<()> {
             let tx = self.conn.unchecked_transaction()?;
             {
@@ -446,6 +588,79 @@ fn parse_hash(
     })
 }
 
+/// Refuses a file that is not empty and not a SQLite database, before SQLite touches it.
+fn check_header(path: &Path) -> Result<(), StoreError> {
+    // A new database (or one SQLite will report on itself).
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return Ok(());
+    };
+    let mut header = [0u8; 16];
+    let mut read = 0;
+    while read < header.len() {
+        match std::io::Read::read(&mut file, &mut header[read..]) {
+            Ok(0) => break,
+            Ok(n) => read += n,
+            Err(source) => {
+                return Err(StoreError::Io {
+                    path: path.to_owned(),
+                    source,
+                });
+            }
+        }
+    }
+    if read == 0 || &header == SQLITE_HEADER {
+        return Ok(());
+    }
+    Err(StoreError::ForeignDatabase {
+        path: path.to_owned(),
+        detail: "it is not a SQLite database".to_owned(),
+    })
+}
+
+fn immutable_uri(path: &Path) -> String {
+    let mut uri = String::from("file:");
+    for byte in path.as_os_str().as_encoded_bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
+                uri.push(char::from(*byte));
+            }
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789ABCDEF";
+                uri.push('%');
+                uri.push(char::from(HEX[usize::from(byte >> 4)]));
+                uri.push(char::from(HEX[usize::from(byte & 15)]));
+            }
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
+fn error_code(err: &rusqlite::Error) -> Option<rusqlite::ErrorCode> {
+    match err {
+        rusqlite::Error::SqliteFailure(e, _) => Some(e.code),
+        _ => None,
+    }
+}
+
+fn is_busy(err: &rusqlite::Error) -> bool {
+    matches!(
+        error_code(err),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+fn is_read_only(err: &rusqlite::Error) -> bool {
+    matches!(
+        error_code(err),
+        Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::PermissionDenied)
+    ) || is_cant_open(err)
+}
+
+fn is_cant_open(err: &rusqlite::Error) -> bool {
+    matches!(error_code(err), Some(rusqlite::ErrorCode::CannotOpen))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -458,6 +673,74 @@ mod tests {
         version: 2,
         sql: "ALTER TABLE a ADD COLUMN y TEXT;",
     };
+
+    #[test]
+    fn a_file_that_is_not_a_sqlite_database_is_refused_untouched() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("state.db");
+        let bytes = b"{\"this\": \"is json, not SQLite\"}\n".repeat(200);
+        std::fs::write(&path, &bytes).expect("write");
+        let err = Database::open(&path).err().expect("refused");
+        assert!(matches!(err, StoreError::ForeignDatabase { .. }), "{err}");
+        let message = err.to_string();
+        assert!(message.contains("not a SQLite database") && message.contains("ctx init"));
+        assert_eq!(std::fs::read(&path).expect("read"), bytes);
+        assert!(!dir.path().join("state.db-wal").exists());
+    }
+
+    #[test]
+    fn another_programs_sqlite_database_is_refused_untouched() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("state.db");
+        {
+            let conn = Connection::open(&path).expect("open");
+            conn.execute_batch("CREATE TABLE moz_places (id INTEGER PRIMARY KEY, url TEXT);")
+                .expect("create");
+        }
+        let before = std::fs::read(&path).expect("read");
+        let err = Database::open(&path).err().expect("refused");
+        assert!(matches!(err, StoreError::ForeignDatabase { .. }), "{err}");
+        assert_eq!(std::fs::read(&path).expect("read"), before);
+        let conn = Connection::open(&path).expect("open");
+        let tables: i64 = conn
+            .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(tables, 1, "no ctx table was added");
+    }
+
+    #[test]
+    fn an_empty_state_db_is_refused_by_open_and_repaired_by_init() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store_dir = dir.path().join(".ctx");
+        let (store, _) = crate::Store::init(&store_dir).expect("init");
+        drop(store);
+        let path = store_dir.join(crate::DATABASE_FILE);
+        std::fs::write(&path, b"").expect("truncate");
+        let err = crate::Store::open(&store_dir).err().expect("refused");
+        assert!(matches!(err, StoreError::EmptyDatabase { .. }), "{err}");
+        assert!(
+            err.to_string().contains("ctx init") && err.to_string().contains("ctx store verify")
+        );
+        assert_eq!(
+            std::fs::metadata(&path).expect("meta").len(),
+            0,
+            "left as it was"
+        );
+        let (store, created) = crate::Store::init(&store_dir).expect("init again");
+        assert!(!created);
+        assert_eq!(
+            store.db().schema_version().expect("version"),
+            MIGRATIONS.last().expect("some").version
+        );
+    }
+
+    #[test]
+    fn the_immutable_uri_escapes_what_a_uri_must() {
+        assert_eq!(
+            immutable_uri(Path::new("/tmp/a b/#x?/st%te.db")),
+            "file:/tmp/a%20b/%23x%3F/st%25te.db?immutable=1"
+        );
+    }
 
     #[test]
     fn migrations_apply_to_an_empty_database() {

@@ -14,6 +14,30 @@ pub enum StoreError {
     },
     #[error("`{}` is not a ctx store (no state.db); run `ctx init` there or pass another --store", dir.display())]
     NotAStore { dir: PathBuf },
+    #[error(
+        "`{}` is empty, not a ctx database; if the store is new run `ctx init` again, else restore `.ctx` from a backup and run `ctx store verify`",
+        path.display()
+    )]
+    EmptyDatabase { path: PathBuf },
+    #[error(
+        "`{}` is not a ctx database ({detail}); point --store at a ctx store, or move the file away and run `ctx init`",
+        path.display()
+    )]
+    ForeignDatabase { path: PathBuf, detail: String },
+    #[error(
+        "the store at `{}` is read-only: reading works, this command writes; run it where the store is writable",
+        path.display()
+    )]
+    ReadOnly { path: PathBuf },
+    #[error(
+        "state.db at `{}` has schema version {found} and needs upgrading to {known}, but it is read-only; run any ctx command once where it is writable",
+        path.display()
+    )]
+    ReadOnlyNeedsMigration {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
     #[error("no store found: no .ctx above `{}`, and neither CTX_HOME nor HOME is set; run `ctx init` or pass --store DIR", cwd.display())]
     NoStoreFound { cwd: PathBuf },
     #[error("object {hash} is corrupt: its bytes hash to {actual} ({}); run `ctx store verify`", path.display())]

@@ -20,6 +20,7 @@ mod error;
 mod maintenance;
 mod objects;
 mod packs;
+mod runs;
 mod summary_cache;
 
 use std::fs;
@@ -31,7 +32,8 @@ pub use error::StoreError;
 pub use maintenance::{GcOptions, GcReport, Problem, VerifyReport};
 pub use objects::{ObjectStore, StagedObject};
 pub use packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
-pub use summary_cache::SummaryKey;
+pub use runs::RunRow;
+pub use summary_cache::{FileStampRow, StampedKey, SummaryKey};
 
 /// Name of the store directory inside a project.
 pub const STORE_DIR_NAME: &str = ".ctx";
@@ -69,11 +71,21 @@ impl Store {
     }
 
     /// Opens an existing store, applying any pending migrations.
+    ///
+    /// An empty `state.db` is refused: SQLite would take it for a new database, and the
+    /// store would then look empty (every object unreferenced, so `gc` would remove them).
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
-        if !dir.join(DATABASE_FILE).is_file() {
-            return Err(StoreError::NotAStore {
-                dir: dir.to_owned(),
-            });
+        let db_path = dir.join(DATABASE_FILE);
+        match fs::metadata(&db_path) {
+            Ok(meta) if meta.is_file() && meta.len() == 0 => {
+                return Err(StoreError::EmptyDatabase { path: db_path });
+            }
+            Ok(meta) if meta.is_file() => {}
+            _ => {
+                return Err(StoreError::NotAStore {
+                    dir: dir.to_owned(),
+                });
+            }
         }
         Self::open_unchecked(dir)
     }

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use ctx_core::ContentHash;
@@ -212,19 +212,38 @@ impl Store {
             report.objects_removed += 1;
             report.bytes_freed += meta.len();
         }
-        for path in read_dir_sorted(&self.dir().join("tmp"))? {
-            let Ok(meta) = fs::metadata(&path) else {
+        // Leftovers of interrupted writes: anything in `tmp/`, and the staging (`.NAME.tmp-…`)
+        // and retired (`.NAME.old-…`) directories of index builds, once past the grace period
+        // (a younger one may belong to a write still running).
+        let index_leftover = |path: &Path| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with('.') && (n.contains(".tmp-") || n.contains(".old-")))
+        };
+        let leftovers = read_dir_sorted(&self.dir().join("tmp"))?.into_iter().chain(
+            read_dir_sorted(&self.dir().join("indexes"))?
+                .into_iter()
+                .filter(|p| index_leftover(p)),
+        );
+        for path in leftovers {
+            let Ok(meta) = fs::symlink_metadata(&path) else {
                 continue;
             };
-            if meta.is_file() && is_old(&meta) {
-                if !options.dry_run {
-                    fs::remove_file(&path).map_err(|source| StoreError::Io {
-                        path: path.clone(),
-                        source,
-                    })?;
-                }
-                report.temp_files_removed += 1;
+            if !is_old(&meta) {
+                continue;
             }
+            if !options.dry_run {
+                let removed = if meta.is_dir() {
+                    fs::remove_dir_all(&path)
+                } else {
+                    fs::remove_file(&path)
+                };
+                removed.map_err(|source| StoreError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+            }
+            report.temp_files_removed += 1;
         }
         Ok(report)
     }

@@ -15,7 +15,103 @@ pub struct SummaryKey<'a> {
     pub extractor: &'a str,
 }
 
+/// A file as last seen: where, how large, when modified, which inode (`code_file_stamps`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStampRow<'a> {
+    pub path: &'a str,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub inode: u64,
+}
+
+/// The summary key remembered for a stamp, owned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StampedKey {
+    pub content_hash: String,
+    pub extractor: String,
+}
+
+/// An inode as SQLite's signed 64-bit integer (same bits).
+fn inode_column(inode: u64) -> i64 {
+    i64::from_ne_bytes(inode.to_ne_bytes())
+}
+
 impl Database {
+    /// For each stamp, the summary key remembered for exactly that stamp (`None` when the
+    /// path is unknown or its size, modification time or inode changed).
+    pub fn stamped_summary_keys(
+        &self,
+        stamps: &[FileStampRow<'_>],
+    ) -> Result<Vec<Option<StampedKey>>, StoreError> {
+        let run = || -> rusqlite::Result<Vec<Option<StampedKey>>> {
+            let mut stmt = self.connection().prepare_cached(
+                "SELECT size, mtime_ns, inode, content_hash, extractor FROM code_file_stamps WHERE path = ?1",
+            )?;
+            stamps
+                .iter()
+                .map(|stamp| {
+                    let row = stmt
+                        .query_row([stamp.path], |row| {
+                            Ok((
+                                row.get::<_, i64>(0)?,
+                                row.get::<_, i64>(1)?,
+                                row.get::<_, i64>(2)?,
+                                row.get::<_, String>(3)?,
+                                row.get::<_, String>(4)?,
+                            ))
+                        })
+                        .optional()?;
+                    Ok(
+                        row.and_then(|(size, mtime_ns, inode, content_hash, extractor)| {
+                            (u64::try_from(size).ok() == Some(stamp.size)
+                                && mtime_ns == stamp.mtime_ns
+                                && inode == inode_column(stamp.inode))
+                            .then_some(StampedKey {
+                                content_hash,
+                                extractor,
+                            })
+                        }),
+                    )
+                })
+                .collect()
+        };
+        run().map_err(|e| self.err(e))
+    }
+
+    /// Remembers the summary key of each file as seen at its stamp (replacing what was
+    /// remembered for the path), in one transaction; nothing on a read-only store.
+    pub fn remember_file_stamps(
+        &self,
+        entries: &[(FileStampRow<'_>, SummaryKey<'_>)],
+    ) -> Result<(), StoreError> {
+        if self.is_read_only() {
+            return Ok(());
+        }
+        let run = || -> rusqlite::Result<()> {
+            let tx = self.connection().unchecked_transaction()?;
+            {
+                let mut stmt = tx.prepare_cached(
+                    "INSERT OR REPLACE INTO code_file_stamps (path, size, mtime_ns, inode, content_hash, extractor) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )?;
+                for (stamp, key) in entries {
+                    let Ok(size) = i64::try_from(stamp.size) else {
+                        continue;
+                    };
+                    stmt.execute(params![
+                        stamp.path,
+                        size,
+                        stamp.mtime_ns,
+                        inode_column(stamp.inode),
+                        key.content_hash,
+                        key.extractor
+                    ])?;
+                }
+            }
+            tx.commit()
+        };
+        run().map_err(|e| self.err(e))
+    }
+
     /// The cached summaries for `keys`, in order; `None` for a miss.
     pub fn cached_summaries(
         &self,
@@ -37,6 +133,9 @@ impl Database {
 
     /// Stores summaries (replacing any with the same key), in one transaction.
     pub fn cache_summaries(&self, entries: &[(SummaryKey<'_>, &[u8])]) -> Result<(), StoreError> {
+        if self.is_read_only() {
+            return Ok(());
+        }
         let run = || -> rusqlite::Result<()> {
             let tx = self.connection().unchecked_transaction()?;
             {

@@ -63,6 +63,13 @@ fn gc_removes_only_old_unreferenced_objects_and_stale_temp_files() {
     let garbage = store.objects().put(b"nobody points here").expect("put");
     store.db().set_ref("test", "kept", &kept).expect("ref");
     std::mem::forget(store.objects().stage(&b"crashed write"[..]).expect("stage"));
+    // An index build killed while staging, and the index it would have replaced.
+    let indexes = dir.path().join(".ctx/indexes");
+    let staging = indexes.join(".default.tmp-4242-0badcafe");
+    fs::create_dir_all(staging.join("documents")).expect("mkdir");
+    fs::write(staging.join("documents/abc.json"), b"{}").expect("write");
+    fs::create_dir_all(indexes.join("default/documents")).expect("mkdir");
+    fs::write(indexes.join("default/manifest.json"), b"{}").expect("write");
 
     let now = SystemTime::now();
     let young = store
@@ -105,7 +112,15 @@ fn gc_removes_only_old_unreferenced_objects_and_stale_temp_files() {
     assert_eq!(report.objects_removed, 1);
     assert_eq!(report.bytes_freed, b"nobody points here".len() as u64);
     assert_eq!(report.objects_kept, 1);
-    assert_eq!(report.temp_files_removed, 1);
+    assert_eq!(
+        report.temp_files_removed, 2,
+        "the staged object and the index staging"
+    );
+    assert!(!staging.exists());
+    assert!(
+        indexes.join("default/manifest.json").is_file(),
+        "indexes stay"
+    );
     assert!(!store.objects().contains(&garbage));
     assert_eq!(store.objects().get(&kept).expect("kept"), b"referenced");
     assert!(store.verify().expect("verify").is_clean());

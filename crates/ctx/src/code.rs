@@ -21,8 +21,7 @@ pub use ctx_code::{
     CodeError, FileSummary, Language, Skipped, SummarizeOptions, SummaryStats, Symbol, SymbolKind,
 };
 use ctx_fs::{WalkEntry, WalkOptions};
-use ctx_store::{Database, Store, SummaryKey};
-use rusqlite::OptionalExtension;
+use ctx_store::{Database, FileStampRow, Store, SummaryKey};
 use serde::Serialize;
 
 /// The store's `code_summaries` table as a [`SummaryCache`].
@@ -65,43 +64,23 @@ impl SummaryCache for StoreSummaryCache<'_> {
     }
 
     fn stamped_keys(&self, stamps: &[FileStamp<'_>]) -> Result<Vec<Option<CacheKey>>, String> {
-        let conn = self.db.connection();
-        let run = || -> rusqlite::Result<Vec<Option<CacheKey>>> {
-            let mut stmt = conn.prepare_cached(
-                "SELECT size, mtime_ns, inode, content_hash, extractor FROM code_file_stamps WHERE path = ?1",
-            )?;
-            stamps
-                .iter()
-                .map(|stamp| {
-                    let Some(path) = stamp.path.to_str() else {
-                        return Ok(None);
-                    };
-                    let row = stmt
-                        .query_row([path], |row| {
-                            Ok((
-                                row.get::<_, i64>(0)?,
-                                row.get::<_, i64>(1)?,
-                                row.get::<_, i64>(2)?,
-                                row.get::<_, String>(3)?,
-                                row.get::<_, String>(4)?,
-                            ))
-                        })
-                        .optional()?;
-                    Ok(
-                        row.and_then(|(size, mtime_ns, inode, content_hash, extractor)| {
-                            (u64::try_from(size).ok() == Some(stamp.size)
-                                && mtime_ns == stamp.mtime_ns
-                                && inode == inode_column(stamp.inode))
-                            .then_some(CacheKey {
-                                content_hash,
-                                extractor,
-                            })
-                        }),
-                    )
-                })
-                .collect()
-        };
-        run().map_err(|e| e.to_string())
+        // Paths that are not UTF-8 are never remembered, so they are asked as "" (unknown).
+        let rows: Vec<FileStampRow<'_>> = stamps.iter().map(stamp_row).collect();
+        let found = self
+            .db
+            .stamped_summary_keys(&rows)
+            .map_err(|e| e.to_string())?;
+        Ok(stamps
+            .iter()
+            .zip(found)
+            .map(|(stamp, key)| {
+                key.filter(|_| stamp.path.to_str().is_some())
+                    .map(|k| CacheKey {
+                        content_hash: k.content_hash,
+                        extractor: k.extractor,
+                    })
+            })
+            .collect())
     }
 
     fn remember_stamps(&self, entries: &[(FileStamp<'_>, CacheKey)]) -> Result<(), String> {
@@ -112,36 +91,33 @@ impl SummaryCache for StoreSummaryCache<'_> {
             .ok()
             .and_then(|d| i64::try_from(d.as_nanos()).ok())
             .unwrap_or(0);
-        let conn = self.db.connection();
-        let run = || -> rusqlite::Result<()> {
-            let tx = conn.unchecked_transaction()?;
-            {
-                let mut stmt = tx.prepare_cached(
-                    "INSERT OR REPLACE INTO code_file_stamps (path, size, mtime_ns, inode, content_hash, extractor) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )?;
-                for (stamp, key) in entries {
-                    let Some(path) = stamp.path.to_str() else {
-                        continue;
-                    };
-                    let (Ok(size), true) = (
-                        i64::try_from(stamp.size),
-                        stamp.mtime_ns < now_ns - STAMP_TRUST_NS,
-                    ) else {
-                        continue;
-                    };
-                    stmt.execute(rusqlite::params![
-                        path,
-                        size,
-                        stamp.mtime_ns,
-                        inode_column(stamp.inode),
-                        key.content_hash,
-                        key.extractor
-                    ])?;
-                }
-            }
-            tx.commit()
-        };
-        run().map_err(|e| e.to_string())
+        let rows: Vec<(FileStampRow<'_>, SummaryKey<'_>)> = entries
+            .iter()
+            .filter(|(stamp, _)| {
+                stamp.path.to_str().is_some() && stamp.mtime_ns < now_ns - STAMP_TRUST_NS
+            })
+            .map(|(stamp, key)| {
+                (
+                    stamp_row(stamp),
+                    SummaryKey {
+                        content_hash: &key.content_hash,
+                        extractor: &key.extractor,
+                    },
+                )
+            })
+            .collect();
+        self.db
+            .remember_file_stamps(&rows)
+            .map_err(|e| e.to_string())
+    }
+}
+
+fn stamp_row<'a>(stamp: &FileStamp<'a>) -> FileStampRow<'a> {
+    FileStampRow {
+        path: stamp.path.to_str().unwrap_or(""),
+        size: stamp.size,
+        mtime_ns: stamp.mtime_ns,
+        inode: stamp.inode,
     }
 }
 
@@ -149,11 +125,6 @@ impl SummaryCache for StoreSummaryCache<'_> {
 /// window, so both caches trust the same stamps.
 #[allow(clippy::cast_possible_truncation)] // 2 s in nanoseconds fits an i64.
 const STAMP_TRUST_NS: i64 = ctx_code::tree_cache::TRUST_AFTER.as_nanos() as i64;
-
-/// An inode as SQLite's signed 64-bit integer (same bits).
-fn inode_column(inode: u64) -> i64 {
-    i64::from_ne_bytes(inode.to_ne_bytes())
-}
 
 /// Where an operation runs and what it may use.
 pub struct CodeContext<'a> {

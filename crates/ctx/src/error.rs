@@ -13,6 +13,24 @@ pub enum CtxError {
     Redaction(#[from] ctx_core::redact::RedactionError),
     #[error(transparent)]
     SensitivePattern(#[from] ctx_sources::sensitive::SensitivePatternError),
+    #[error(
+        "no index `{name}` in this store (indexes: {}); leave the index name out to use the workspace index `{default}`, built on demand, or build this one with `ctx index build --name {name}`",
+        if known.is_empty() { "none yet".to_owned() } else { known.join(", ") }
+    )]
+    UnknownIndex {
+        name: String,
+        known: Vec<String>,
+        default: String,
+    },
+    #[error(
+        "index `{name}` was built over {built}, not this workspace ({root}); leave the index name out to use the workspace index `{default}`"
+    )]
+    ForeignIndex {
+        name: String,
+        built: String,
+        root: String,
+        default: String,
+    },
     #[error("{0}")]
     InvalidInput(String),
     #[error("{0}")]

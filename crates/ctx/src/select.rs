@@ -231,7 +231,29 @@ fn build_with(
 /// Brings index `name` up to date: built over the workspace if missing, else rebuilt
 /// incrementally with its own paths (a no-op when nothing changed).
 pub fn ensure_index(cx: &SelectContext<'_>, name: &str) -> Result<BuildReport, CtxError> {
+    ctx_select::index::validate_index_name(name)?;
     let dir = indexes_dir(cx.store).join(name);
+    if cx.store.db().is_read_only() {
+        // Nothing can be written: the index is used as it was last built.
+        if !dir.is_dir() {
+            return Err(ctx_store::StoreError::ReadOnly {
+                path: cx.store.dir().to_owned(),
+            }
+            .into());
+        }
+        let manifest = ctx_select::index::read_manifest(&dir, name)?;
+        return Ok(BuildReport {
+            name: name.to_owned(),
+            path: dir,
+            cache_version: manifest.cache_version,
+            documents: manifest.documents.len(),
+            read: 0,
+            reused: manifest.documents.len(),
+            removed: 0,
+            up_to_date: true,
+            skipped: Vec::new(),
+        });
+    }
     let ids = if dir.exists() {
         let manifest = ctx_select::index::read_manifest(&dir, name)?;
         manifest
@@ -267,9 +289,9 @@ pub fn select(
     opts: &SelectOptions,
 ) -> Result<SelectOutcome, CtxError> {
     let query = Query::parse(query)?;
-    let name = name.unwrap_or(&cx.default_index);
-    let build = ensure_index(cx, name)?;
-    let index = ctx_select::OpenIndex::open(&indexes_dir(cx.store), name)?;
+    let name = resolve_index(cx, name)?;
+    let build = ensure_index(cx, &name)?;
+    let index = ctx_select::OpenIndex::open(&indexes_dir(cx.store), &name)?;
     let counter = CachedTokenCounter {
         db: Some(cx.store.db()),
         tokenizer: cx.tokenizer,
@@ -290,9 +312,9 @@ pub fn select_payload(
     budget: u64,
 ) -> Result<(SelectOutcome, String), CtxError> {
     let parsed = Query::parse(query)?;
-    let name = name.unwrap_or(&cx.default_index);
-    let build = ensure_index(cx, name)?;
-    let index = ctx_select::OpenIndex::open(&indexes_dir(cx.store), name)?;
+    let name = resolve_index(cx, name)?;
+    let build = ensure_index(cx, &name)?;
+    let index = ctx_select::OpenIndex::open(&indexes_dir(cx.store), &name)?;
     let counter = CachedTokenCounter {
         db: Some(cx.store.db()),
         tokenizer: cx.tokenizer,
@@ -322,8 +344,42 @@ pub fn select_payload(
     Ok((SelectOutcome { build, result }, payload))
 }
 
+/// The index a selection reads: the workspace index when none is named (built on demand);
+/// a named one must exist and have been built over this workspace, so a mistyped name is
+/// refused instead of building a new index under it.
+pub fn resolve_index(cx: &SelectContext<'_>, name: Option<&str>) -> Result<String, CtxError> {
+    let Some(name) = name else {
+        return Ok(cx.default_index.clone());
+    };
+    if name == cx.default_index {
+        return Ok(name.to_owned());
+    }
+    let indexes = list(cx.store)?;
+    let Some(found) = indexes.iter().find(|i| i.name == name) else {
+        return Err(CtxError::UnknownIndex {
+            name: name.to_owned(),
+            known: indexes.into_iter().map(|i| i.name).collect(),
+            default: cx.default_index.clone(),
+        });
+    };
+    if let Some(built) = &found.root {
+        let built_path = Path::new(built);
+        let root = cx.root.canonicalize().unwrap_or_else(|_| cx.root.clone());
+        if built_path.canonicalize().ok().as_deref() != Some(root.as_path()) {
+            return Err(CtxError::ForeignIndex {
+                name: name.to_owned(),
+                built: built.clone(),
+                root: root.display().to_string(),
+                default: cx.default_index.clone(),
+            });
+        }
+    }
+    Ok(name.to_owned())
+}
+
 /// Runs every check on index `name`.
 pub fn verify(store: &Store, name: &str) -> Result<VerifyReport, CtxError> {
+    ctx_select::index::validate_index_name(name)?;
     Ok(ctx_select::verify_index(
         &indexes_dir(store).join(name),
         name,

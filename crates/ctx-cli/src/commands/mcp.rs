@@ -126,6 +126,7 @@ pub fn run(args: &McpArgs, ctx: &Context, out: &Output) -> Result<Status> {
         name,
         started,
         deterministic,
+        ctx::core::redact::Redactor::with_custom(&ctx.config_layers()?.redaction_rules()?)?,
     )?);
     config = config.with_recorder(recorder.clone());
 
@@ -234,6 +235,8 @@ struct RecordState {
     sandbox: Option<ctx::fs::Workspace>,
     /// Inputs already recorded, by workspace-relative path.
     inputs: std::collections::BTreeSet<String>,
+    /// The workspace's redaction rules: inputs are stored redacted.
+    redactor: ctx::core::redact::Redactor,
     journal: fs::File,
     journal_path: PathBuf,
     deterministic: Vec<String>,
@@ -254,6 +257,7 @@ impl RunRecorder {
         name: &str,
         started: i64,
         deterministic: Vec<String>,
+        redactor: ctx::core::redact::Redactor,
     ) -> Result<Self> {
         let dir = journal_dir(&store);
         fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -284,6 +288,7 @@ impl RunRecorder {
                 builder,
                 sandbox: ctx::fs::Workspace::open(workspace).ok(),
                 inputs: std::collections::BTreeSet::new(),
+                redactor,
                 journal,
                 journal_path,
                 deterministic,
@@ -398,7 +403,14 @@ impl RecordState {
             if std::io::Read::read_to_end(&mut resolved.file, &mut bytes).is_err() {
                 continue;
             }
-            self.builder.add_input(&self.store, &resolved.rel, &bytes)?;
+            // Stored for replay as an agent saw it: redacted (binary files are not kept, as
+            // no tool returns their bytes).
+            let Ok(text) = std::str::from_utf8(&bytes) else {
+                continue;
+            };
+            let redacted = self.redactor.redact(text);
+            self.builder
+                .add_input(&self.store, &resolved.rel, redacted.text.as_bytes())?;
             self.inputs.insert(resolved.rel);
         }
         Ok(())

@@ -117,6 +117,7 @@ pub(crate) fn list(
         source: std::io::Error::other(err.to_string()),
     })?;
     let resolver = workspace.options().resolver;
+    let allow_hard_links = workspace.options().allow_hard_links;
     let mut entries: Vec<(usize, DirEntry)> = outcome
         .entries
         .iter()
@@ -124,6 +125,11 @@ pub(crate) fn list(
             let meta = stat_beneath(dir.as_fd(), &found.rel, resolver)?;
             let is_dir = meta.is_dir();
             if !(is_dir || meta.is_file()) || is_dir != found.is_dir {
+                return None;
+            }
+            // A hard-linked file may be an outside file's inode: reads refuse it, so the
+            // listing does not show it (nor its size) either.
+            if !is_dir && meta.nlink() > 1 && !allow_hard_links {
                 return None;
             }
             let path = if rel == "." {

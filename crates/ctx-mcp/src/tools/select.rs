@@ -237,38 +237,37 @@ fn names(indexes: &[IndexSummary]) -> String {
     }
 }
 
-/// Checks a named index exists in `store` and covers `root`; returns its name.
-fn named_index(
-    tool: &str,
-    store: &Store,
-    root: &Path,
-    name: &str,
-    default: &str,
-) -> Result<(), ToolError> {
-    let indexes = ctx::select::list(store)?;
-    let Some(found) = indexes.iter().find(|i| i.name == name) else {
-        return Err(ToolError::invalid(
+/// The facade's refusal of a named index, phrased with this tool's argument.
+fn index_error(tool: &str, err: ctx::CtxError) -> ToolError {
+    match err {
+        ctx::CtxError::UnknownIndex {
+            name,
+            known,
+            default,
+        } => ToolError::invalid(
             tool,
             format!(
                 "no index `{name}` in the store (indexes: {}); leave `index` out to use the workspace index `{default}`, built on demand",
-                names(&indexes)
+                if known.is_empty() {
+                    "none yet".to_owned()
+                } else {
+                    known.join(", ")
+                }
             ),
-        ));
-    };
-    if let Some(built) = &found.root {
-        let built_path = Path::new(built);
-        let same = built_path.canonicalize().ok().as_deref() == Some(root);
-        if !same {
-            return Err(ToolError::invalid(
-                tool,
-                format!(
-                    "index `{name}` was built over {built}, not this workspace ({}); leave `index` out to use the workspace index `{default}`",
-                    root.display()
-                ),
-            ));
-        }
+        ),
+        ctx::CtxError::ForeignIndex {
+            name,
+            built,
+            root,
+            default,
+        } => ToolError::invalid(
+            tool,
+            format!(
+                "index `{name}` was built over {built}, not this workspace ({root}); leave `index` out to use the workspace index `{default}`"
+            ),
+        ),
+        other => other.into(),
     }
-    Ok(())
 }
 
 fn answer(outcome: SelectOutcome, text: String, explain: bool) -> SelectAnswer {
@@ -348,9 +347,6 @@ fn select(call: &Call<'_>) -> Result<Page, ToolError> {
     let root = call.workspace.root().to_path_buf();
     let outcome = call.workspace.with_packs(|pcx| {
         let default_index = workspace_index(pcx.store, &root);
-        if let Some(name) = args.index.as_deref() {
-            named_index(call.tool, pcx.store, &root, name, &default_index)?;
-        }
         let cx = SelectContext {
             store: pcx.store,
             root: root.clone(),
@@ -363,12 +359,8 @@ fn select(call: &Call<'_>) -> Result<Page, ToolError> {
         };
         // The same options as `ctx select`, `ctx inject` and the hook; the budget bounds the
         // whole payload (paths and fences too), which is the answer's text.
-        Ok(ctx::select::select_payload(
-            &cx,
-            args.index.as_deref(),
-            &args.query,
-            budget,
-        )?)
+        ctx::select::select_payload(&cx, args.index.as_deref(), &args.query, budget)
+            .map_err(|e| index_error(call.tool, e))
     })?;
     let (outcome, payload) = outcome;
     let state = outcome.build.cache_version.to_string();

@@ -350,18 +350,27 @@ fn write_build(
         .map(|plan| match plan {
             Plan::Reuse(row, fingerprint) => {
                 let name = format!("{}.json", row.file);
-                link_or_copy(&old_docs.join(&name), &docs_dir.join(&name))?;
                 let id = DocumentId::new(&row.id)
                     .map_err(|e| IndexError::corrupt(&opts.name, e.to_string()))?;
-                let layout_text = if is_layout_file(&row.id) {
-                    Some(
-                        read_document(&docs_dir.join(&name), &opts.name)?
-                            .content()
-                            .to_owned(),
-                    )
-                } else {
-                    None
-                };
+                // A reused document is checked before it is carried over (its content must
+                // hash to the version the index recorded), so a damaged index is refused
+                // before anything is written, not copied into a new one.
+                let old = old_docs.join(&name);
+                let doc = read_document(&old, &opts.name)?;
+                if doc.id() != &id || doc.version() != row.version {
+                    return Err(IndexError::corrupt(
+                        &opts.name,
+                        format!(
+                            "{} holds `{}` at {}, but the index records `{id}` at {}",
+                            shown(&old),
+                            doc.id(),
+                            doc.version(),
+                            row.version
+                        ),
+                    ));
+                }
+                link_or_copy(&old, &docs_dir.join(&name))?;
+                let layout_text = is_layout_file(&row.id).then(|| doc.content().to_owned());
                 Ok(Outcome::Doc(Box::new(Built {
                     entry: ManifestEntry {
                         id,
@@ -589,22 +598,41 @@ pub(crate) fn shown(path: &Path) -> String {
 }
 
 /// Takes the index's lock file (exclusive for builds, shared for readers); released on drop.
-pub fn lock(indexes_dir: &Path, name: &str, exclusive: bool) -> Result<File, IndexError> {
-    fs::create_dir_all(indexes_dir).map_err(|e| IndexError::io(indexes_dir, e))?;
+///
+/// A reader of a store it cannot write (a read-only mount or directory) takes the lock
+/// through a read-only handle, or goes without when the lock file cannot be made: nothing
+/// can build there either.
+pub fn lock(indexes_dir: &Path, name: &str, exclusive: bool) -> Result<Option<File>, IndexError> {
     let path = indexes_dir.join(format!(".{name}.lock"));
-    let file = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| IndexError::io(&path, e))?;
+    let created = fs::create_dir_all(indexes_dir).and_then(|()| {
+        fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+    });
+    let file = match created {
+        Ok(file) => file,
+        Err(e) if !exclusive && cannot_write(&e) => match File::open(&path) {
+            Ok(file) => file,
+            Err(_) => return Ok(None),
+        },
+        Err(e) => return Err(IndexError::io(&path, e)),
+    };
     let locked = if exclusive {
         file.lock()
     } else {
         file.lock_shared()
     };
     locked.map_err(|e| IndexError::io(&path, e))?;
-    Ok(file)
+    Ok(Some(file))
+}
+
+fn cannot_write(err: &std::io::Error) -> bool {
+    matches!(
+        err.kind(),
+        std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied
+    )
 }
 
 /// Removes temporary and retired directories left by crashed builds (we hold the lock, so

@@ -1,0 +1,123 @@
+//! The layering rules that can be checked mechanically (ARCHITECTURE.md, "Dependency rule"):
+//! `ctx-store` owns the store's database, so no other crate depends on SQLite or runs SQL,
+//! except the selection index's own sidecar (`ctx-select/src/index/db.rs`, `search.db` inside
+//! an index directory, a file format of its own, never `state.db`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("workspace root")
+        .to_owned()
+}
+
+/// Workspace packages with their direct dependencies' names, from `cargo metadata`.
+fn packages() -> Vec<(String, PathBuf, Vec<String>)> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(workspace_root())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata JSON");
+    meta["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .map(|p| {
+            let name = p["name"].as_str().expect("name").to_owned();
+            let manifest = PathBuf::from(p["manifest_path"].as_str().expect("manifest"));
+            let deps = p["dependencies"]
+                .as_array()
+                .expect("dependencies")
+                .iter()
+                .filter(|d| d["kind"].is_null())
+                .map(|d| d["name"].as_str().expect("dep name").to_owned())
+                .collect();
+            (name, manifest.parent().expect("dir").to_owned(), deps)
+        })
+        .collect()
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("readdir") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+const SQLITE_OWNERS: &[&str] = &["ctx-store", "ctx-select"];
+
+#[test]
+fn only_the_store_and_the_index_sidecar_use_sqlite() {
+    let packages = packages();
+    assert!(packages.len() >= 10, "found {} packages", packages.len());
+    for (name, _, deps) in &packages {
+        if deps.iter().any(|d| d == "rusqlite") {
+            assert!(
+                SQLITE_OWNERS.contains(&name.as_str()),
+                "{name} depends on rusqlite; the store's SQL belongs in ctx-store"
+            );
+        }
+    }
+}
+
+#[test]
+fn no_sql_outside_ctx_store() {
+    let sql = [
+        "SELECT ",
+        "INSERT ",
+        "UPDATE ",
+        "DELETE FROM",
+        "CREATE TABLE",
+        ".connection()",
+    ];
+    let mut offenders = Vec::new();
+    for (name, dir, _) in packages() {
+        if name == "ctx-store" {
+            continue;
+        }
+        let mut files = Vec::new();
+        rust_files(&dir.join("src"), &mut files);
+        for file in files {
+            if file.ends_with("ctx-select/src/index/db.rs") {
+                continue; // the index's own search.db
+            }
+            let text = std::fs::read_to_string(&file).expect("read");
+            for (n, line) in text.lines().enumerate() {
+                let code = line.trim_start();
+                if code.starts_with("//") {
+                    continue;
+                }
+                if sql.iter().any(|s| {
+                    line.contains(&format!("\"{s}")) || (s.starts_with('.') && line.contains(s))
+                }) {
+                    offenders.push(format!("{}:{}: {}", file.display(), n + 1, code));
+                }
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "SQL outside ctx-store (move it into a ctx-store repository):\n{}",
+        offenders.join("\n")
+    );
+}
