@@ -22,6 +22,7 @@ from fixture_repo import CTX_BIN, LIB_RS, clean_env, git
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 pytestmark = pytest.mark.skipif(not CTX_BIN, reason="CTX_BIN is not set (scripts/test sets it)")
 
@@ -136,7 +137,10 @@ def http_server(repo: Repo, *extra: str):
 
 @contextlib.asynccontextmanager
 async def session(repo: Repo, transport: str, *extra: str):
-    """An initialized (or discovered) ClientSession over the named transport."""
+    """An initialized (or discovered) ClientSession over the named transport, offering every
+    tool unless `extra` names a tool set."""
+    if "--tools" not in extra:
+        extra = ("--tools", "all", *extra)
     if transport == "stdio":
         params = StdioServerParameters(command=CTX_BIN, args=["mcp", *extra], cwd=repo.root, env=repo.env)
         with open(os.devnull, "w") as errlog:
@@ -162,7 +166,10 @@ def structured(result) -> dict:
     assert not result.is_error, result.content
     data = result.structured_content
     assert isinstance(data, dict)
-    assert json.loads(result.content[0].text) == data, "the text content is the same JSON"
+    text = result.content[0].text
+    assert text, "a text content for the model"
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(text)  # the compact human form, not the JSON again
     return data
 
 
@@ -186,6 +193,33 @@ async def test_initialize_and_list_tools(repo: Repo, transport: str) -> None:
             assert tool.annotations is not None and tool.annotations.read_only_hint is not None
             for name, prop in tool.input_schema["properties"].items():
                 assert prop.get("description"), f"{tool.name}.{name} has no description"
+
+
+CORE_TOOLS = ["ctx_packs_render", "ctx_map", "ctx_summarize", "ctx_search", "fs_read", "ctx_select"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_tool_sets_and_lean_text(repo: Repo, transport: str) -> None:
+    # The default set is the core one; --tools names others.
+    async with session(repo, transport, "--tools", "core") as s:
+        tools = await s.list_tools()
+        assert [t.name for t in tools.tools] == CORE_TOOLS
+        for tool in tools.tools:
+            schema = json.dumps(tool.input_schema) + json.dumps(tool.output_schema)
+            assert '"null"' not in schema and "uint64" not in schema, tool.name
+        found = await s.call_tool("ctx_search", {"pattern": "helper", "path": "src"})
+        assert not found.is_error, found.content
+        # `path:line: text` lines under their file, and the typed JSON beside them.
+        lines = found.content[0].text.splitlines()
+        assert lines[0].endswith("for `helper` (literal)"), lines
+        assert "src/main.rs" in lines and "1: use demo::helper;" in lines, lines
+        assert found.structured_content["results"][0]["path"].startswith("src/")
+        with pytest.raises(MCPError, match="not in this server's tool set"):
+            await s.call_tool("ctx_status", {})
+    async with session(repo, transport, "--tools", "ctx_search,fs_read") as s:
+        tools = await s.list_tools()
+        assert [t.name for t in tools.tools] == ["ctx_search", "fs_read"]
 
 
 @pytest.mark.asyncio
@@ -232,7 +266,7 @@ async def test_every_read_only_tool(repo: Repo, transport: str) -> None:
         assert selected["payload"].startswith("## src/lib.rs\n")
         assert selected["selection"]["tokens_used"] <= 2000
         inspected = answers["ctx_index_inspect"]
-        assert inspected["valid"] is True and inspected["fix"] is None
+        assert inspected["valid"] is True and inspected.get("fix") is None  # absent, not null
         assert inspected["documents"] == selected["index"]["documents"] >= 36
         assert inspected["cache_version"] == selected["index"]["cache_version"]
 
@@ -274,7 +308,7 @@ async def page_through(s: ClientSession, tool: str, args: dict, field: str) -> t
         page = structured(await s.call_tool(tool, call))
         pages.append(page)
         text += page.get(field) or ""
-        cursor = page["next_cursor"]
+        cursor = page.get("next_cursor")  # absent on the last page
         if cursor is None:
             return text, pages
 
