@@ -126,7 +126,7 @@ impl CtxServer {
             }
         };
         let (tools, withheld) = choose(tools::definitions(), &set, config.allow_write)?;
-        let instructions = instructions(&workspace, config.allow_write);
+        let instructions = instructions(&workspace, &tools);
         Ok(Self {
             inner: Arc::new(Inner {
                 workspace,
@@ -303,21 +303,47 @@ fn error_result(err: &ToolError) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(err.to_string())])
 }
 
-fn instructions(workspace: &Workspace, allow_write: bool) -> String {
+/// What the server tells the agent at the start of a session: one line per kind of tool it
+/// offers, then how answers, paths and errors work.
+fn instructions(workspace: &Workspace, offered: &[Arc<ToolDef>]) -> String {
+    let has = |name: &str| offered.iter().any(|d| d.tool.name == name);
     let mut text = format!(
-        "ctx gives you context for the workspace at {root}.\n\
-         Orient with ctx_status and ctx_map; find code with ctx_search (mode text, regex, symbol or caller) and ctx_summarize; follow dependencies with ctx_related; review changes with ctx_diff_context.\n\
-         For a question or task, ctx_select returns the most relevant files within a token budget, each with why it was chosen (it builds the workspace index on first use, incrementally after); ctx_index_inspect tells an index's size, version and validity.\n\
-         Packs are curated, token-budgeted bundles of sources: ctx_packs_list and ctx_packs_get show them, ctx_packs_preview tells what a render includes or leaves out and why, ctx_packs_render returns the payload and records a snapshot that reproduces it byte for byte (ctx_packs_snapshot records one without returning it). Snapshots and packs are also resources: ctx://snapshot/<id> and ctx://pack/<name>.\n\
-         Every answer holds at most max_tokens tokens (default {max}); when next_cursor is not null, call the same tool again with the same arguments and cursor set to next_cursor to get the rest. Paths are relative to the workspace root and cannot leave it. A failed call returns isError with a message saying what to change.",
-        root = workspace.root().display(),
-        max = workspace.max_tokens(),
+        "ctx gives you context for the workspace at {}.\n",
+        workspace.root().display()
     );
-    if allow_write {
-        text.push_str("\nWrite tools are on: ctx_packs_create, ctx_packs_add and ctx_packs_remove change packs.");
-    } else {
-        text.push_str("\nThe server is read-only: packs cannot be changed here (start it with --allow-write for ctx_packs_create, ctx_packs_add and ctx_packs_remove).");
+    let lines: [(&[&str], &str); 6] = [
+        (
+            &["ctx_select"],
+            "For a question or task, ctx_select returns the most relevant files as Markdown within a token budget.",
+        ),
+        (
+            &["ctx_search", "ctx_map", "ctx_summarize", "ctx_status"],
+            "Find code with ctx_search (text, regex, symbol or caller); orient with ctx_map, ctx_summarize and ctx_status.",
+        ),
+        (
+            &["ctx_related", "ctx_diff_context"],
+            "Follow dependencies with ctx_related; review changes with ctx_diff_context.",
+        ),
+        (&["fs_read"], "Read files, directories and matches with fs_read."),
+        (
+            &["ctx_packs_render", "ctx_packs_list"],
+            "Packs are curated, token-budgeted bundles of sources; ctx_packs_render returns one's payload and records a snapshot that reproduces it.",
+        ),
+        (
+            &["ctx_packs_create"],
+            "Write tools are on: ctx_packs_create, ctx_packs_add and ctx_packs_remove change packs.",
+        ),
+    ];
+    for (tools, line) in lines {
+        if tools.iter().any(|t| has(t)) {
+            text.push_str(line);
+            text.push('\n');
+        }
     }
+    text.push_str(&format!(
+        "Answers are text for you (with typed JSON in structuredContent) of at most max_tokens tokens (default {}); when one ends with a cursor, call the same tool with the same arguments and that cursor (next_cursor) for the rest. Paths are relative to the workspace root, as every tool takes them. A failed call says which argument to change.",
+        workspace.max_tokens()
+    ));
     text
 }
 

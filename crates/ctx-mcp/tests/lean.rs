@@ -129,3 +129,47 @@ async fn the_default_tools_list_is_under_three_thousand_tokens() {
 
 /// The exact tokens of the default (core) `tools/list`, pinned so any growth is seen.
 const DEFAULT_TOOLS_LIST_TOKENS: usize = 2_900;
+
+#[tokio::test]
+async fn the_select_budget_bounds_the_whole_text() {
+    let fx = fixture();
+    let server = fx.server(false);
+    for budget in [300_u64, 600, 1200] {
+        let args = json!({ "query": "how does the parser step read a node", "budget": budget });
+        let (tokens, text) = text_tokens(&server, "ctx_select", args.clone()).await;
+        assert!(
+            tokens as u64 <= budget,
+            "budget {budget}: the text holds {tokens} tokens:\n{text}"
+        );
+        let answer = call(&server, "ctx_select", args)
+            .await
+            .structured_content
+            .expect("structured");
+        assert_eq!(answer["selection"]["budget"], budget);
+        let documents = answer["documents"].as_array().expect("documents");
+        assert!(!documents.is_empty(), "budget {budget} selects something");
+        // The text is the Markdown payload: each document under its `## path` line.
+        assert_eq!(text, answer["payload"].as_str().expect("payload"));
+        for doc in documents {
+            let id = doc["id"].as_str().expect("id");
+            assert!(text.contains(&format!("## {id}")), "{id} not in the text");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_paged_text_says_how_to_continue() {
+    let fx = fixture();
+    let server = fx.server(false);
+    let args = json!({ "pattern": "helper", "path": "src", "max_tokens": 150 });
+    let result = call(&server, "ctx_search", args).await;
+    let text = text_of(&result);
+    assert!(TokenizerKind::O200kBase.count(&text) <= 150, "{text}");
+    let structured = result.structured_content.expect("structured");
+    let cursor = structured["next_cursor"].as_str().expect("more pages");
+    let last = text.lines().last().expect("lines");
+    assert!(
+        last.starts_with("[parts 1-") && last.contains(&format!("cursor \"{cursor}\"")),
+        "{last}"
+    );
+}
