@@ -324,7 +324,10 @@ fn instructions(workspace: &Workspace, offered: &[Arc<ToolDef>]) -> String {
             &["ctx_related", "ctx_diff_context"],
             "Follow dependencies with ctx_related; review changes with ctx_diff_context.",
         ),
-        (&["fs_read"], "Read files, directories and matches with fs_read."),
+        (
+            &["fs_read"],
+            "Read files, directories and matches with fs_read.",
+        ),
         (
             &["ctx_packs_render", "ctx_packs_list"],
             "Packs are curated, token-budgeted bundles of sources; ctx_packs_render returns one's payload and records a snapshot that reproduces it.",

@@ -250,6 +250,35 @@ mod tests {
     }
 
     #[test]
+    fn every_schema_is_portable() {
+        for def in definitions() {
+            let tool = &def.tool;
+            for schema in [
+                Value::Object(tool.input_schema.as_ref().clone()),
+                Value::Object(
+                    tool.output_schema
+                        .as_ref()
+                        .expect("output")
+                        .as_ref()
+                        .clone(),
+                ),
+            ] {
+                let text = schema.to_string();
+                for banned in [
+                    "\"null\"",
+                    "$ref",
+                    "$defs",
+                    "\"format\"",
+                    "\"title\"",
+                    "$schema",
+                ] {
+                    assert!(!text.contains(banned), "{}: {banned} in {text}", tool.name);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn content_tools_take_max_tokens_and_cursor() {
         for def in definitions() {
             let props = def.tool.input_schema["properties"]
