@@ -9,6 +9,8 @@
 //! continue) is measured exactly with the workspace tokenizer; texts no longer in bytes than
 //! the cap are never tokenized, since a token is at least one byte.
 
+use std::fmt::Write as _;
+
 use ctx::core::TokenizerKind;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -259,11 +261,12 @@ fn page_text(page: &Value, render: Render) -> String {
         let start = info["start"].as_u64().unwrap_or(0);
         let count = info["count"].as_u64().unwrap_or(0);
         let total = info["total"].as_u64().unwrap_or(0);
-        text.push_str(&format!(
-            "[parts {}-{} of {total}; for the rest call again with cursor \"{cursor}\"]\n",
+        let _ = writeln!(
+            text,
+            "[parts {}-{} of {total}; for the rest call again with cursor \"{cursor}\"]",
             start + 1,
             start + count
-        ));
+        );
     }
     text
 }
@@ -348,7 +351,6 @@ pub fn paginate(
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::fmt::Write as _;
 
     fn json_text(value: &Value) -> String {
         value.to_string()

@@ -2,6 +2,7 @@
 //! [`CtxServer::dispatch`], the one place every call passes), and the pack and snapshot
 //! resources.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -114,16 +115,15 @@ impl CtxServer {
     /// Opens the workspace (and its store) and prepares the tools.
     pub fn new(config: &McpConfig) -> Result<Self, McpError> {
         let workspace = Workspace::open(config)?;
-        let set = match &config.tools {
-            Some(set) => set.clone(),
-            None => {
-                let text = config
-                    .layers
-                    .text("mcp.tools")
-                    .map_err(ctx::CtxError::from)?;
-                text.parse()
-                    .map_err(|e| McpError::Tools(format!("the `mcp.tools` setting: {e}")))?
-            }
+        let set = if let Some(set) = &config.tools {
+            set.clone()
+        } else {
+            let text = config
+                .layers
+                .text("mcp.tools")
+                .map_err(ctx::CtxError::from)?;
+            text.parse()
+                .map_err(|e| McpError::Tools(format!("the `mcp.tools` setting: {e}")))?
         };
         let (tools, withheld) = choose(tools::definitions(), &set, config.allow_write)?;
         let instructions = instructions(&workspace, &tools);
@@ -343,10 +343,11 @@ fn instructions(workspace: &Workspace, offered: &[Arc<ToolDef>]) -> String {
             text.push('\n');
         }
     }
-    text.push_str(&format!(
+    let _ = write!(
+        text,
         "Answers are text for you (with typed JSON in structuredContent) of at most max_tokens tokens (default {}); when one ends with a cursor, call the same tool with the same arguments and that cursor (next_cursor) for the rest. Paths are relative to the workspace root, as every tool takes them. A failed call says which argument to change.",
         workspace.max_tokens()
-    ));
+    );
     text
 }
 

@@ -7,6 +7,9 @@
 //! call's text content (then the compact JSON of the answer) and of the `tools/list` result
 //! (the read-only default set, 17 tools, serialized as rmcp sends it).
 
+// The measured figures are printed for `cargo test --test lean -- --nocapture`.
+#![allow(clippy::print_stderr)]
+
 mod common;
 
 use std::fmt::Write as _;

@@ -202,14 +202,11 @@ impl ConfigKey {
 
     fn parse_toml(&self, item: &Item, origin: &str) -> Result<ConfigValue, ConfigError> {
         match (self.kind, item.as_value()) {
-            (ValueKind::Tokenizer, Some(v)) if v.is_str() => {
+            (ValueKind::Tokenizer | ValueKind::ToolSet, Some(v)) if v.is_str() => {
                 self.parse(v.as_str().unwrap_or_default(), origin)
             }
             (ValueKind::Count, Some(v)) if v.is_integer() => {
                 self.parse(&v.as_integer().unwrap_or_default().to_string(), origin)
-            }
-            (ValueKind::ToolSet, Some(v)) if v.is_str() => {
-                self.parse(v.as_str().unwrap_or_default(), origin)
             }
             _ => Err(ConfigError::InvalidValue {
                 key: self.name.to_owned(),

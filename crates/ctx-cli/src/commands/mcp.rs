@@ -77,7 +77,7 @@ pub fn run(args: &McpArgs, ctx: &Context, out: &Output) -> Result<Status> {
         ctx.config_layers()?,
     )
     .with_allow_write(args.allow_write);
-    config.tools = args.tools.clone();
+    config.tools.clone_from(&args.tools);
     let Some(name) = &args.record else {
         drop(store);
         match addr {

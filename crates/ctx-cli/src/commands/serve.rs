@@ -120,7 +120,7 @@ fn mcp_mount(
             };
             let mut config =
                 McpConfig::new(root.to_owned(), store_dir, sources_root, layers.clone());
-            config.tools = tools.clone();
+            config.tools.clone_from(&tools);
             let server = CtxServer::new(&config).map_err(|err| err.to_string())?;
             Ok(ctx_mcp::streamable_http_service(server, &http))
         }))
