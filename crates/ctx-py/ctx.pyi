@@ -1,4 +1,5 @@
-"""The ctx file engine: Amazon-Q-compatible fs_read over sandboxed workspaces.
+"""ctx for Python: fs_read over sandboxed workspaces, and packs, token counts, selection, code
+intelligence and run records through ``ctx.Workspace``.
 
 Every path is resolved inside the workspace root (``root=``, default the current
 directory): ``..``, absolute paths elsewhere, symlinks leaving the root, NUL bytes, FIFOs
@@ -122,10 +123,117 @@ def fs_read_batch(
     """Runs the operations independently (in parallel); a failing one gives an entry with
     ok=False and an error, and does not stop the others."""
 
-class Workspace:
-    """A workspace root kept open for many reads."""
+class CtxError(Exception):
+    """A ctx operation failed; the subclass says how."""
 
-    def __init__(self, root: StrPath) -> None: ...
+class InvalidInputError(CtxError):
+    """The request is wrong: fix the input."""
+
+class NotFoundError(CtxError):
+    """What the request names does not exist."""
+
+class ConflictError(CtxError):
+    """It exists already, or is in the way."""
+
+class DamagedError(CtxError):
+    """The store or an index is damaged: verify, repair or rebuild it."""
+
+class StoreIOError(CtxError):
+    """The file system failed (permissions, a full disk, a read-only store)."""
+
+class InternalError(CtxError):
+    """A bug in ctx; please report it."""
+
+Style = Literal["markdown", "xml", "json", "plain"]
+Packs = Union[str, Sequence[str]]
+
+class PackRecord(TypedDict):
+    name: str
+    budget_tokens: int
+    tokenizer: str
+    created_at: int
+    """Seconds since the Unix epoch."""
+    artifact_count: int
+
+class Artifact(TypedDict, total=False):
+    pack: str
+    artifact_id: str
+    seq: int
+    priority: int
+    uri: str
+    source_json: str
+    added_at: int
+    allow_sensitive: bool
+
+class PackView(TypedDict):
+    pack: PackRecord
+    artifacts: List[Artifact]
+
+class AddReport(TypedDict, total=False):
+    pack: str
+    artifact: Artifact
+    matches: Optional[int]
+    warnings: List[str]
+
+class RenderReport(TypedDict, total=False):
+    render_hash: str
+    payload_hash: str
+    tokens_used: int
+    budget_tokens: int
+    tokenizer: str
+    included: List[Dict[str, Any]]
+    excluded: List[Dict[str, Any]]
+    redactions: List[Dict[str, Any]]
+    payload: str
+    """Only in pack_preview's answer."""
+
+class Snapshot(TypedDict):
+    snapshot: Dict[str, Any]
+    """snapshot_id, label, packs, render_hash, payload_object, tokens, created_at."""
+    report: RenderReport
+
+class SnapshotVerify(TypedDict, total=False):
+    snapshot_id: str
+    identical: bool
+    drift: List[Dict[str, Any]]
+
+class SelectedDocument(TypedDict, total=False):
+    id: str
+    """Path relative to the workspace root."""
+    version: str
+    score: float
+    tokens: int
+    degraded: bool
+    content: str
+    why: Dict[str, Any]
+
+class Selection(TypedDict):
+    build: Dict[str, Any]
+    """The index update that preceded the selection (documents read, reused, removed)."""
+    result: Dict[str, Any]
+    """documents (List[SelectedDocument]), selection (budget, tokens used, candidates, ...)."""
+
+class RunSummary(TypedDict, total=False):
+    id: str
+    parent: Optional[str]
+    source: str
+    steps: int
+    model: Optional[str]
+    started: Optional[str]
+    refs: List[str]
+
+class Workspace:
+    """A workspace root kept open for many calls.
+
+    fs_read never leaves the root. The other methods use the ctx store found above the root
+    (like git finds .git), ``store=`` if given, or the global store; ``init=True`` creates
+    ``root/.ctx`` when no project store is found. The store is opened on first use. Every
+    method releases the GIL while it works and raises a ``CtxError`` subclass on failure.
+    """
+
+    def __init__(
+        self, root: Optional[StrPath] = None, *, store: Optional[StrPath] = None, init: bool = False
+    ) -> None: ...
     @property
     def root(self) -> Path: ...
     def fs_read(
@@ -146,3 +254,65 @@ class Workspace:
     def fs_read_batch(
         self, operations: Sequence[Operation], *, max_bytes: Optional[int] = None
     ) -> List[OperationOutcome]: ...
+    # packs
+    def pack_create(
+        self, name: str, *, budget: Optional[int] = None, tokenizer: Optional[str] = None
+    ) -> PackRecord: ...
+    def pack_add(
+        self,
+        name: str,
+        source: str,
+        *,
+        priority: int = 0,
+        recursive: bool = False,
+        exclude: Sequence[str] = (),
+        max_files: Optional[int] = None,
+        allow_sensitive: bool = False,
+    ) -> AddReport: ...
+    def pack_list(self) -> List[PackRecord]: ...
+    def pack_show(self, name: str) -> PackView: ...
+    def pack_delete(self, name: str) -> None: ...
+    def pack_remove(self, name: str, artifact: str) -> Artifact: ...
+    def pack_preview(
+        self, packs: Packs, *, budget: Optional[int] = None, style: Style = "markdown"
+    ) -> RenderReport: ...
+    def pack_render(
+        self, packs: Packs, *, budget: Optional[int] = None, style: Style = "markdown"
+    ) -> str: ...
+    def pack_snapshot(
+        self,
+        packs: Packs,
+        *,
+        label: Optional[str] = None,
+        budget: Optional[int] = None,
+        style: Style = "markdown",
+    ) -> Snapshot: ...
+    def pack_snapshot_payload(self, snapshot: str) -> str: ...
+    def pack_verify(self, snapshot: str) -> SnapshotVerify: ...
+    # tokens
+    @overload
+    def tokens(self, text: str, *, tokenizer: Optional[str] = None) -> int: ...
+    @overload
+    def tokens(self, text: Sequence[str], *, tokenizer: Optional[str] = None) -> List[int]: ...
+    # selection
+    def select(self, query: str, *, budget: int = 8000, index: Optional[str] = None) -> Selection: ...
+    # code intelligence
+    def summarize(
+        self, path: StrPath = ".", *, depth: Optional[int] = None, skeleton: bool = False
+    ) -> Dict[str, Any]: ...
+    def search(
+        self,
+        pattern: str,
+        path: StrPath = ".",
+        *,
+        mode: Literal["text", "symbol", "caller"] = "text",
+        regex: bool = False,
+        ignore_case: bool = False,
+        context: int = 0,
+    ) -> List[Dict[str, Any]]: ...
+    def related(self, path: StrPath, *, history: int = 500, limit: int = 10) -> Dict[str, Any]: ...
+    # runs
+    def run_import(self, path: StrPath, *, format: Optional[str] = None) -> Dict[str, Any]: ...
+    def run_list(self) -> List[RunSummary]: ...
+    def run_show(self, run: str) -> Dict[str, Any]: ...
+    def run_diff(self, a: str, b: str) -> Dict[str, Any]: ...

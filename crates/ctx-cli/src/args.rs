@@ -11,7 +11,9 @@ use crate::commands;
 /// Decides what an agent sees, proves what it saw, and records what it did.
 #[derive(Debug, Parser)]
 #[command(name = "ctx", version, propagate_version = true, max_term_width = 100)]
-#[command(after_help = "Examples:\n  ctx init\n  ctx tokens README.md\n  ctx --json store verify")]
+#[command(
+    after_help = "Examples:\n  ctx pack . -o context.md          put this directory into one prompt\n  ctx select \"why does login fail\"  the files that matter for a question\n  ctx hook install claude-code       give Claude Code context on every prompt\n  ctx --json store verify"
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -21,6 +23,7 @@ pub struct Cli {
 
 /// Flags every command takes.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Run as if ctx was started in DIR.
     #[arg(short = 'C', global = true, value_name = "DIR")]
@@ -85,9 +88,7 @@ pub enum Command {
     /// Check and clean the store.
     #[command(subcommand)]
     Store(commands::store::StoreCommand),
-    /// Packs: named collections of sources rendered into one budgeted payload.
-    #[command(subcommand)]
-    Pack(commands::pack::PackCommand),
+    Pack(commands::pack::PackArgs),
     Tokens(commands::tokens::TokensArgs),
     Status(commands::status::StatusArgs),
     Map(commands::map::MapArgs),

@@ -18,6 +18,7 @@ pub struct Context {
     ctx_home: Option<PathBuf>,
     home: Option<PathBuf>,
     config_home: Option<PathBuf>,
+    ctx_config_home: Option<PathBuf>,
     pub env: BTreeMap<String, String>,
 }
 
@@ -50,6 +51,7 @@ impl Context {
             ctx_home: var("CTX_HOME"),
             home: var("HOME"),
             config_home: var("XDG_CONFIG_HOME"),
+            ctx_config_home: var("CTX_CONFIG_HOME"),
             env,
         })
     }
@@ -96,14 +98,27 @@ impl Context {
         })
     }
 
+    /// The project store's root, if the store found is a project store.
+    pub fn project_root(&self) -> Option<PathBuf> {
+        match self.locate_store().ok()?.kind {
+            StoreKind::Project { root } => Some(root),
+            _ => None,
+        }
+    }
+
     /// Opens the store only if it already exists (never creates the global one).
     pub fn existing_store(&self) -> Option<Store> {
         let location = self.locate_store().ok()?;
         Store::open(&location.dir).ok()
     }
 
-    /// The global config file path: `$XDG_CONFIG_HOME/ctx/config.toml`, else `~/.config/ctx/…`.
+    /// The global config file path: `$CTX_CONFIG_HOME/config.toml`, else
+    /// `$CTX_HOME/config.toml` (so a separate ctx home keeps its settings too), else
+    /// `$XDG_CONFIG_HOME/ctx/config.toml`, else `~/.config/ctx/config.toml`.
     pub fn global_config_path(&self) -> Option<PathBuf> {
+        if let Some(dir) = self.ctx_config_home.as_ref().or(self.ctx_home.as_ref()) {
+            return Some(dir.join("config.toml"));
+        }
         self.config_home
             .clone()
             .or_else(|| self.home.as_ref().map(|h| h.join(".config")))

@@ -157,6 +157,22 @@ impl Output {
         );
     }
 
+    /// Puts `bytes` on the clipboard through the terminal (OSC 52, which terminals and tmux
+    /// pass to the system clipboard); an error when stderr is not a terminal.
+    pub fn clipboard(&self, bytes: &[u8]) -> anyhow::Result<()> {
+        use base64::Engine as _;
+        if !io::stderr().is_terminal() {
+            anyhow::bail!(
+                "--copy needs a terminal (it asks the terminal to set the clipboard with OSC 52); write the payload to a file with -o FILE instead"
+            );
+        }
+        let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
+        let mut stderr = io::stderr().lock();
+        write!(stderr, "\x1b]52;c;{encoded}\x07")?;
+        stderr.flush()?;
+        Ok(())
+    }
+
     /// A multi-line report on stderr, when stdout carries a payload (suppressed by -q).
     pub fn report(&self, text: &str) {
         if !self.quiet {
@@ -372,7 +388,7 @@ mod tests {
         for args in [
             &["ctx", "--bogus"][..],
             &["ctx", "frobnicate"],
-            &["ctx", "pack"],
+            &["ctx", "config"],
             &["ctx", "pack", "create", "a", "b"],
             &["ctx", "read", "--lines"],
             &["ctx", "serve"],
@@ -383,9 +399,10 @@ mod tests {
             assert!(line.contains("--help"), "{kind:?} {args:?}: {line}");
             assert!(!line.contains("For more information"), "{line}");
         }
-        let (_, line) = error_line(&["ctx", "pack"]);
+        // `ctx pack` alone packs `.`; groups without a default still name their subcommands.
+        let (_, line) = error_line(&["ctx", "config"]);
         assert!(
-            line.starts_with("`ctx pack` needs a subcommand: create, list, show, delete, add,"),
+            line.starts_with("`ctx config` needs a subcommand: get, set, unset, list"),
             "{line}"
         );
         let (_, line) = error_line(&["ctx", "--jsn", "status"]);

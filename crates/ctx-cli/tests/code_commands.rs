@@ -196,6 +196,7 @@ fn invalid_regex_points_at_the_error_and_no_match_exits_one() {
     let none = env.run(&["search", "fn (a"]);
     assert_eq!(none.code, 1, "{}", none.stderr);
     assert_eq!(none.stdout, "");
+    assert_eq!(none.stderr, "ctx: no matches\n");
     let found = env.run(&["search", "a + b"]);
     assert_eq!(found.ok().stdout, "src/lib.rs:7:5:     a + b\n");
     let capped = env.run(&[

@@ -103,7 +103,14 @@ fn seed_000_m2_render_preview_snapshot() {
     assert!(text.contains("src/main.rs (lines 1-50)"), "{text}");
 
     let payload = env.run(&["pack", "preview", "test-pack", "--show-payload"]);
-    assert!(payload.ok().stdout.starts_with("## "), "{}", payload.stdout);
+    assert!(
+        payload.ok().stdout.starts_with("# Packed files\n"),
+        "{}",
+        payload.stdout
+    );
+    // Headers name the path and lines, not the content hash (that is in the report).
+    assert!(!payload.stdout.contains("sha256:"), "{}", payload.stdout);
+    assert!(payload.stdout.contains("# Summary\n"), "{}", payload.stdout);
     let range = payload
         .stdout
         .split("src/main.rs (lines 1-50)\n")
@@ -457,4 +464,60 @@ fn secrets_are_redacted_and_reported_without_the_secret() {
     for secret in [key, url_password, password] {
         assert!(!human.stdout.contains(secret) && !human.stderr.contains(secret));
     }
+}
+
+/// Packs in the global store keep the directory they were made for as their root: sources
+/// and headers are relative to it, whichever directory renders them.
+#[test]
+fn global_store_packs_render_without_absolute_paths_from_any_directory() {
+    let env = Env::new();
+    let project = env.work().join("proj");
+    write_files(
+        &project,
+        &[
+            ("src/a.rs", "fn a() {}\n"),
+            ("src/b.rs", "fn b() {}\n"),
+            ("README.md", "# P\n"),
+        ],
+    );
+    let elsewhere = env.work().join("elsewhere");
+    fs::create_dir_all(&elsewhere).expect("mkdir");
+    let in_dir = |dir: &Path, args: &[&str]| {
+        let mut cmd = env.cmd(args);
+        cmd.current_dir(dir);
+        env.run_with(cmd)
+    };
+    in_dir(&project, &["pack", "create", "g"]).ok();
+    in_dir(&project, &["pack", "add", "g", "glob:src/*.rs"]).ok();
+    in_dir(
+        &project.join("src"),
+        &["pack", "add", "g", "file:../README.md"],
+    )
+    .ok();
+    let show = in_dir(&elsewhere, &["--json", "pack", "show", "g"]);
+    let uris: Vec<String> = show.ok().json()["artifacts"]
+        .as_array()
+        .expect("artifacts")
+        .iter()
+        .map(|a| a["uri"].as_str().expect("uri").to_owned())
+        .collect();
+    assert_eq!(uris, ["glob:src/*.rs", "file:README.md"]);
+    let from_project = in_dir(&project, &["pack", "render", "g"]);
+    let from_elsewhere = in_dir(&elsewhere, &["pack", "render", "g"]);
+    assert_eq!(from_project.ok().stdout, from_elsewhere.ok().stdout);
+    let payload = &from_project.stdout;
+    assert!(payload.contains("## src/a.rs (1 line)\n"), "{payload}");
+    assert!(payload.contains("## README.md (1 line)\n"), "{payload}");
+    let absolute = env.root.to_str().expect("utf8");
+    assert!(!payload.contains(absolute), "{payload}");
+    assert!(
+        !payload.contains("## /") && !payload.contains("## tmp/"),
+        "{payload}"
+    );
+    // Named from elsewhere, the same file is the same source; one outside the pack's
+    // directory is refused with the reason.
+    in_dir(&elsewhere, &["pack", "add", "g", "file:../proj/README.md"])
+        .bad_input("already has this source");
+    fs::write(elsewhere.join("x.md"), "x\n").expect("write");
+    in_dir(&elsewhere, &["pack", "add", "g", "file:x.md"]).bad_input("outside");
 }

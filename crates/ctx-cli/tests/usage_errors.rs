@@ -17,7 +17,14 @@ fn argument_errors_are_one_line_with_exit_2() {
             &["pack", "add", "docs"],
             "is missing <SOURCE>; write `ctx pack add <NAME> <SOURCE>`",
         ),
-        (&["pack"], "`ctx pack` needs a subcommand: create, list"),
+        (
+            &["config"],
+            "`ctx config` needs a subcommand: get, set, unset, list",
+        ),
+        (
+            &["pack", "--budget", "x"],
+            "invalid value 'x' for '--budget <N>'",
+        ),
         (
             &["pack", "create", "x", "--budget", "abc"],
             "invalid value 'abc' for '--budget <N>'",

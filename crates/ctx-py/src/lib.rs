@@ -1,4 +1,6 @@
-//! The `ctx` Python module: the ctx file engine (`fs_read`) over sandboxed workspaces.
+//! The `ctx` Python module: the ctx file engine (`fs_read`) over sandboxed workspaces, and
+//! the rest of ctx (packs, tokens, selection, code intelligence, runs) through the facade's
+//! `ctx::Workspace`, opened on first use.
 //!
 //! `ctx.fs_read(path, mode, …)` runs one Amazon-Q-style operation and returns its content
 //! (Line: a string; Directory: a list of entries; Search: a list of matches), raising
@@ -10,6 +12,9 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use ctx_facade::ErrorKind as FacadeKind;
 
 use ctx_fs::read::{FsReadInput, FsReadOutput, OpResult, ReadOptions, fs_read as run_fs_read};
 use ctx_fs::sandbox::Workspace as RustWorkspace;
@@ -21,19 +26,323 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Value};
 
-/// A directory every path is confined to; open once, use for many reads.
+pyo3::create_exception!(ctx, CtxError, pyo3::exceptions::PyException, "A ctx operation failed; `kind` says how.");
+pyo3::create_exception!(ctx, InvalidInputError, CtxError, "The request is wrong: fix the input.");
+pyo3::create_exception!(ctx, NotFoundError, CtxError, "What the request names does not exist.");
+pyo3::create_exception!(ctx, ConflictError, CtxError, "It exists already, or is in the way.");
+pyo3::create_exception!(ctx, DamagedError, CtxError, "The store or an index is damaged: verify, repair or rebuild it.");
+pyo3::create_exception!(ctx, StoreIOError, CtxError, "The file system failed (permissions, a full disk, a read-only store).");
+pyo3::create_exception!(ctx, InternalError, CtxError, "A bug in ctx; please report it.");
+
+/// A directory every path is confined to, and (opened on first use) its ctx store: packs,
+/// tokens, selection, code intelligence and runs.
 #[pyclass(module = "ctx", frozen)]
 struct Workspace {
     inner: RustWorkspace,
+    /// Where the facade opens: the root asked for, a store to use, whether to create one.
+    open: ctx_facade::OpenOptions,
+    facade: Mutex<Option<ctx_facade::Workspace>>,
 }
 
 #[pymethods]
 impl Workspace {
+    /// `root`: the directory (str or pathlib.Path; default: the current directory). `store`:
+    /// a store directory to use instead of finding one above `root`. `init`: create
+    /// `root/.ctx` when no project store is found (else the global store is used).
     #[new]
-    fn new(root: PathBuf) -> PyResult<Self> {
+    #[pyo3(signature = (root=None, *, store=None, init=false))]
+    fn new(root: Option<PathBuf>, store: Option<PathBuf>, init: bool) -> PyResult<Self> {
+        let root = match root {
+            Some(root) => root,
+            None => std::env::current_dir().map_err(|e| {
+                PyOSError::new_err(format!("cannot read the current directory: {e}"))
+            })?,
+        };
+        let inner = RustWorkspace::open(&root).map_err(|err| sandbox_error(&err))?;
+        let open = ctx_facade::OpenOptions {
+            cwd: inner.root().to_owned(),
+            store,
+            init,
+            env: environment(),
+        };
         Ok(Self {
-            inner: RustWorkspace::open(&root).map_err(|err| sandbox_error(&err))?,
+            inner,
+            open,
+            facade: Mutex::new(None),
         })
+    }
+
+    // ------------------------------------------------------------------------- packs
+
+    /// Creates an empty pack; returns its record.
+    #[pyo3(signature = (name, *, budget=None, tokenizer=None))]
+    fn pack_create(
+        &self,
+        py: Python<'_>,
+        name: String,
+        budget: Option<u64>,
+        tokenizer: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
+        let tokenizer = tokenizer
+            .map(|t| t.parse::<ctx_facade::core::TokenizerKind>())
+            .transpose()
+            .map_err(|e| InvalidInputError::new_err(format!("tokenizer: {e}")))?;
+        self.call(py, move |ws| ws.pack_create(&name, budget, tokenizer))
+    }
+
+    /// Adds a source (`file:PATH`, `glob:PATTERN`, `md:PATH`, `md_dir:DIR`, `git:diff`,
+    /// `cmd:COMMAND`, `text:STRING`) to a pack; paths are relative to the workspace root.
+    #[pyo3(signature = (name, source, *, priority=0, recursive=false, exclude=Vec::new(), max_files=None, allow_sensitive=false))]
+    fn pack_add(
+        &self,
+        py: Python<'_>,
+        name: String,
+        source: String,
+        priority: i64,
+        recursive: bool,
+        exclude: Vec<String>,
+        max_files: Option<u64>,
+        allow_sensitive: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let options = ctx_facade::sources::AddOptions {
+            recursive,
+            max_files,
+            exclude,
+            allow_sensitive,
+        };
+        self.call(py, move |ws| ws.pack_add(&name, &source, &options, priority))
+    }
+
+    /// Every pack.
+    fn pack_list(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.call(py, ctx_facade::Workspace::pack_list)
+    }
+
+    /// A pack's settings and artifacts in render order.
+    fn pack_show(&self, py: Python<'_>, name: String) -> PyResult<Py<PyAny>> {
+        self.call(py, move |ws| ws.pack_show(&name))
+    }
+
+    /// Deletes a pack and its artifacts (snapshots are kept).
+    fn pack_delete(&self, py: Python<'_>, name: String) -> PyResult<Py<PyAny>> {
+        self.call(py, move |ws| ws.pack_delete(&name))
+    }
+
+    /// Removes an artifact from a pack (a unique prefix of its id is enough).
+    fn pack_remove(&self, py: Python<'_>, name: String, artifact: String) -> PyResult<Py<PyAny>> {
+        self.call(py, move |ws| ws.pack_remove(&name, &artifact))
+    }
+
+    /// Renders without recording: the report (included, excluded, redactions, tokens) and,
+    /// under "payload", the payload.
+    #[pyo3(signature = (packs, *, budget=None, style="markdown".to_owned()))]
+    fn pack_preview(
+        &self,
+        py: Python<'_>,
+        packs: PackNames,
+        budget: Option<u64>,
+        style: String,
+    ) -> PyResult<Py<PyAny>> {
+        let request = render_request(packs, budget, &style)?;
+        self.call(py, move |ws| {
+            let rendered = ws.pack_render(&request)?;
+            let mut value = serde_json::to_value(&rendered.report)
+                .map_err(|e| ctx_facade::CtxError::Corrupt(e.to_string()))?;
+            value["payload"] = Value::from(rendered.payload);
+            Ok(value)
+        })
+    }
+
+    /// The payload of the packs, as the CLI's `ctx pack render` prints it.
+    #[pyo3(signature = (packs, *, budget=None, style="markdown".to_owned()))]
+    fn pack_render(
+        &self,
+        py: Python<'_>,
+        packs: PackNames,
+        budget: Option<u64>,
+        style: String,
+    ) -> PyResult<Py<PyAny>> {
+        let request = render_request(packs, budget, &style)?;
+        self.call(py, move |ws| Ok(ws.pack_render(&request)?.payload))
+    }
+
+    /// Renders and records a snapshot (optionally labelled); returns {"snapshot", "report"}.
+    #[pyo3(signature = (packs, *, label=None, budget=None, style="markdown".to_owned()))]
+    fn pack_snapshot(
+        &self,
+        py: Python<'_>,
+        packs: PackNames,
+        label: Option<String>,
+        budget: Option<u64>,
+        style: String,
+    ) -> PyResult<Py<PyAny>> {
+        let request = render_request(packs, budget, &style)?;
+        self.call(py, move |ws| {
+            let (snapshot, rendered) = ws.pack_snapshot(&request, label.as_deref())?;
+            Ok(serde_json::json!({ "snapshot": snapshot, "report": rendered.report }))
+        })
+    }
+
+    /// A snapshot's stored payload, byte for byte (by id, unique prefix or label).
+    fn pack_snapshot_payload(&self, py: Python<'_>, snapshot: String) -> PyResult<Py<PyAny>> {
+        self.call(py, move |ws| {
+            let (_, bytes) = ws.pack_snapshot_payload(&snapshot)?;
+            Ok(String::from_utf8_lossy(&bytes).into_owned())
+        })
+    }
+
+    /// Re-renders a snapshot: {"identical": bool, "drift": [...]}.
+    fn pack_verify(&self, py: Python<'_>, snapshot: String) -> PyResult<Py<PyAny>> {
+        self.call(py, move |ws| ws.pack_verify(&snapshot))
+    }
+
+    // ------------------------------------------------------------------------ tokens
+
+    /// Exact token counts: an int for a str, a list for a list of str.
+    #[pyo3(signature = (text, *, tokenizer=None))]
+    fn tokens(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyAny>,
+        tokenizer: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
+        let tokenizer = tokenizer
+            .map(|t| t.parse::<ctx_facade::core::TokenizerKind>())
+            .transpose()
+            .map_err(|e| InvalidInputError::new_err(format!("tokenizer: {e}")))?;
+        let (texts, one): (Vec<String>, bool) = if let Ok(s) = text.extract::<String>() {
+            (vec![s], true)
+        } else {
+            (
+                text.extract::<Vec<String>>().map_err(|_| {
+                    PyTypeError::new_err("tokens() takes a str or a list of str")
+                })?,
+                false,
+            )
+        };
+        self.call(py, move |ws| {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let counts = ws.count_tokens(&refs, tokenizer)?;
+            Ok(if one {
+                Value::from(counts[0])
+            } else {
+                Value::from(counts)
+            })
+        })
+    }
+
+    // ------------------------------------------------------------------------ select
+
+    /// The files most relevant to `query` within `budget` tokens, with why each was chosen:
+    /// {"build": ..., "result": {"documents": [...], ...}}. Builds the index on first use.
+    #[pyo3(signature = (query, *, budget=8000, index=None))]
+    fn select(
+        &self,
+        py: Python<'_>,
+        query: String,
+        budget: u64,
+        index: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
+        self.call(py, move |ws| ws.select(&query, budget, index.as_deref()))
+    }
+
+    // -------------------------------------------------------------------------- code
+
+    /// Symbols, imports and line counts of a file or a tree (relative to the root).
+    #[pyo3(signature = (path=PathBuf::from("."), *, depth=None, skeleton=false))]
+    fn summarize(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        depth: Option<usize>,
+        skeleton: bool,
+    ) -> PyResult<Py<PyAny>> {
+        self.call(py, move |ws| ws.summarize(&path, depth, skeleton))
+    }
+
+    /// Search under `path`: `mode` "text" (literal unless `regex`), "symbol" or "caller".
+    #[pyo3(signature = (pattern, path=PathBuf::from("."), *, mode="text".to_owned(), regex=false, ignore_case=false, context=0))]
+    fn search(
+        &self,
+        py: Python<'_>,
+        pattern: String,
+        path: PathBuf,
+        mode: String,
+        regex: bool,
+        ignore_case: bool,
+        context: usize,
+    ) -> PyResult<Py<PyAny>> {
+        let kind = match mode.as_str() {
+            "text" => ctx_facade::code::SearchKind::Text(ctx_facade::code::TextQuery {
+                pattern,
+                regex,
+                ignore_case,
+                context,
+                threads: 0,
+            }),
+            "symbol" => ctx_facade::code::SearchKind::Symbol {
+                name: pattern,
+                context,
+            },
+            "caller" => ctx_facade::code::SearchKind::Caller {
+                name: pattern,
+                context,
+            },
+            other => {
+                return Err(InvalidInputError::new_err(format!(
+                    "mode `{other}`: use \"text\", \"symbol\" or \"caller\""
+                )));
+            }
+        };
+        self.call(py, move |ws| ws.search(&path, &kind))
+    }
+
+    /// Files related to `path`: imports both ways, tests, and files changed with it.
+    #[pyo3(signature = (path, *, history=500, limit=10))]
+    fn related(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        history: usize,
+        limit: usize,
+    ) -> PyResult<Py<PyAny>> {
+        self.call(py, move |ws| ws.related(&path, history, limit))
+    }
+
+    // -------------------------------------------------------------------------- runs
+
+    /// Imports an agent transcript as a run (`format`: "claude-code", "openhands",
+    /// "swe-agent", "ctx"; detected when left out).
+    #[pyo3(signature = (path, *, format=None))]
+    fn run_import(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        format: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
+        let format = match format {
+            Some(name) => name
+                .parse::<ctx_facade::runs::FormatChoice>()
+                .map_err(|e| InvalidInputError::new_err(format!("format: {e}")))?
+                .0,
+            None => None,
+        };
+        self.call(py, move |ws| ws.run_import(&path, format))
+    }
+
+    /// Stored runs, newest first.
+    fn run_list(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.call(py, ctx_facade::Workspace::run_list)
+    }
+
+    /// A run by id, unique id prefix or tag ("latest" is the last stored).
+    fn run_show(&self, py: Python<'_>, run: String) -> PyResult<Py<PyAny>> {
+        self.call(py, move |ws| ws.run_show(&run))
+    }
+
+    /// What changed from run `a` to run `b`.
+    fn run_diff(&self, py: Python<'_>, a: String, b: String) -> PyResult<Py<PyAny>> {
+        self.call(py, move |ws| ws.run_diff(&a, &b))
     }
 
     /// The workspace root (absolute, symlinks resolved).
@@ -140,7 +449,102 @@ impl Workspace {
     }
 }
 
+/// Pack names: one name or a list of names.
+#[derive(FromPyObject)]
+enum PackNames {
+    One(String),
+    Many(Vec<String>),
+}
+
+fn render_request(
+    packs: PackNames,
+    budget: Option<u64>,
+    style: &str,
+) -> PyResult<ctx_facade::packs::RenderRequest> {
+    let packs = match packs {
+        PackNames::One(name) => vec![name],
+        PackNames::Many(names) => names,
+    };
+    if packs.is_empty() {
+        return Err(InvalidInputError::new_err("packs: name at least one pack"));
+    }
+    Ok(ctx_facade::packs::RenderRequest {
+        packs,
+        budget,
+        tokenizer: None,
+        style: style
+            .parse()
+            .map_err(|e| InvalidInputError::new_err(format!("style: {e}")))?,
+    })
+}
+
+/// What the environment says, read here (the front end), never in the library.
+fn environment() -> ctx_facade::Environment {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let global_config = var("XDG_CONFIG_HOME")
+        .or_else(|| var("HOME").map(|h| h.join(".config")))
+        .map(|dir| dir.join("ctx").join("config.toml"));
+    ctx_facade::Environment {
+        ctx_home: var("CTX_HOME"),
+        home: var("HOME"),
+        global_config,
+        vars: std::env::vars()
+            .filter(|(k, _)| k.starts_with("CTX_"))
+            .collect(),
+    }
+}
+
+fn clock() -> ctx_facade::Clock {
+    Arc::new(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+    })
+}
+
+/// A facade error as the exception class of its kind.
+fn facade_error(err: &ctx_facade::CtxError) -> PyErr {
+    let message = err.to_string();
+    match err.kind() {
+        FacadeKind::UserInput => InvalidInputError::new_err(message),
+        FacadeKind::NotFound => NotFoundError::new_err(message),
+        FacadeKind::Conflict => ConflictError::new_err(message),
+        FacadeKind::Damaged => DamagedError::new_err(message),
+        FacadeKind::Io => StoreIOError::new_err(message),
+        FacadeKind::Internal => InternalError::new_err(message),
+    }
+}
+
 impl Workspace {
+    /// Runs `f` on the facade (opened on first use) with the GIL released, and returns its
+    /// result as Python values.
+    fn call<T, F>(&self, py: Python<'_>, f: F) -> PyResult<Py<PyAny>>
+    where
+        T: serde::Serialize,
+        F: FnOnce(&ctx_facade::Workspace) -> Result<T, ctx_facade::CtxError> + Send,
+    {
+        let value = py.detach(|| -> Result<Value, ctx_facade::CtxError> {
+            let mut guard = self
+                .facade
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if guard.is_none() {
+                *guard = Some(ctx_facade::Workspace::open(&self.open, clock())?);
+            }
+            let ws = guard.as_ref().expect("opened above");
+            let result = f(ws)?;
+            serde_json::to_value(&result).map_err(|e| ctx_facade::CtxError::Corrupt(e.to_string()))
+        });
+        match value {
+            Ok(value) => to_python(py, &value),
+            Err(err) => Err(facade_error(&err)),
+        }
+    }
+
     /// Runs `input` with the GIL released.
     fn run(&self, py: Python<'_>, input: &FsReadInput, max_bytes: Option<usize>) -> FsReadOutput {
         let mut options = ReadOptions::default();
@@ -184,7 +588,7 @@ fn workspace_for(root: Option<PathBuf>) -> PyResult<Workspace> {
         None => std::env::current_dir()
             .map_err(|e| PyOSError::new_err(format!("cannot read the current directory: {e}")))?,
     };
-    Workspace::new(root)
+    Workspace::new(Some(root), None, false)
 }
 
 /// Read lines of a file, list a directory or search text, inside `root` (default: the
@@ -341,6 +745,14 @@ fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
 #[pymodule]
 fn ctx(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Workspace>()?;
+    let py = m.py();
+    m.add("CtxError", py.get_type::<CtxError>())?;
+    m.add("InvalidInputError", py.get_type::<InvalidInputError>())?;
+    m.add("NotFoundError", py.get_type::<NotFoundError>())?;
+    m.add("ConflictError", py.get_type::<ConflictError>())?;
+    m.add("DamagedError", py.get_type::<DamagedError>())?;
+    m.add("StoreIOError", py.get_type::<StoreIOError>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
     m.add_function(wrap_pyfunction!(fs_read, m)?)?;
     m.add_function(wrap_pyfunction!(fs_read_batch, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

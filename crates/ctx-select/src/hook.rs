@@ -172,6 +172,59 @@ pub fn merge_claude_settings(
     Ok((pretty(root), changed))
 }
 
+/// Removes the hooks that run `command` from Claude Code settings (and the groups, events
+/// and `hooks` object they leave empty), keeping every other entry. Returns the new text and
+/// whether anything changed.
+pub fn remove_claude_settings(existing: &str, command: &str) -> Result<(String, bool), HookError> {
+    let file = ".claude/settings.json";
+    let mut root = parse_object(Some(existing), file)?;
+    let mut changed = false;
+    if let Some(Value::Object(hooks)) = root.get_mut("hooks") {
+        for groups in hooks.values_mut() {
+            let Value::Array(groups) = groups else {
+                continue;
+            };
+            for group in groups.iter_mut() {
+                if let Some(Value::Array(list)) = group.get_mut("hooks") {
+                    let before = list.len();
+                    list.retain(|h| h.get("command").and_then(Value::as_str) != Some(command));
+                    changed |= list.len() != before;
+                }
+            }
+            groups.retain(|group| {
+                group
+                    .get("hooks")
+                    .and_then(Value::as_array)
+                    .is_none_or(|list| !list.is_empty())
+            });
+        }
+        hooks.retain(|_, groups| groups.as_array().is_none_or(|g| !g.is_empty()));
+        if hooks.is_empty() {
+            root.remove("hooks");
+        }
+    }
+    Ok((pretty(root), changed))
+}
+
+/// Removes the ctx MCP server from `.mcp.json` if it runs `command` (a `ctx` entry someone
+/// changed is left alone). Returns the new text and whether anything changed.
+pub fn remove_mcp_config(existing: &str, command: &str) -> Result<(String, bool), HookError> {
+    let file = ".mcp.json";
+    let mut root = parse_object(Some(existing), file)?;
+    let mut changed = false;
+    if let Some(Value::Object(servers)) = root.get_mut("mcpServers")
+        && servers
+            .get("ctx")
+            .and_then(|s| s.get("command"))
+            .and_then(Value::as_str)
+            == Some(command)
+    {
+        servers.remove("ctx");
+        changed = true;
+    }
+    Ok((pretty(root), changed))
+}
+
 /// Adds the ctx MCP server to `.mcp.json` under `mcpServers.ctx` unless an entry of that
 /// name exists (it is never replaced). Returns the new text and whether anything changed.
 pub fn merge_mcp_config(
@@ -203,6 +256,29 @@ pub fn merge_mcp_config(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uninstall_removes_only_what_install_added() {
+        let mine = "ctx hook claude-code";
+        let theirs = r#"{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"lint"}]}]},"model":"x"}"#;
+        let (installed, _) = merge_claude_settings(Some(theirs), mine).expect("install");
+        let (removed, changed) = remove_claude_settings(&installed, mine).expect("remove");
+        assert!(changed);
+        let value: Value = serde_json::from_str(&removed).expect("json");
+        let expected: Value = serde_json::from_str(theirs).expect("json");
+        assert_eq!(value, expected);
+        let (again, changed) = remove_claude_settings(&removed, mine).expect("again");
+        assert!(!changed);
+        assert_eq!(again, removed);
+        let (mcp, _) =
+            merge_mcp_config(Some(r#"{"mcpServers":{"other":{}}}"#), "ctx", &["mcp"]).expect("mcp");
+        let (mcp, changed) = remove_mcp_config(&mcp, "ctx").expect("remove");
+        assert!(changed);
+        assert_eq!(
+            serde_json::from_str::<Value>(&mcp).expect("json"),
+            serde_json::json!({ "mcpServers": { "other": {} } })
+        );
+    }
 
     #[test]
     fn parses_both_events_and_refuses_others() {

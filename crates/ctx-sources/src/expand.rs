@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use ctx_core::Progress;
 use ctx_fs::sandbox::EntryKind;
 use ctx_fs::{SandboxError, WalkOptions, Workspace, walk};
 use rayon::prelude::*;
@@ -26,6 +27,8 @@ pub struct ExpandOptions<'a> {
     pub sensitive: &'a SensitivePaths,
     /// How long a `cmd:` source may run.
     pub command_timeout: Duration,
+    /// Told about collections: `walk` while listing, then `read` file by file.
+    pub progress: &'a dyn Progress,
 }
 
 /// Why a unit is left out.
@@ -85,11 +88,29 @@ impl std::fmt::Display for Skip {
     }
 }
 
+/// What a unit is, so a payload header can say so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitKind {
+    /// A file or a line range of one (the label is its path).
+    File,
+    /// The diff of one file (the label is its path).
+    Diff,
+    /// The git log (the label names the repository directory).
+    Log,
+    /// A command's output (the label is `$ command`).
+    Command,
+    /// A text given inline.
+    Text,
+}
+
 /// One piece of a render: a file, a line range, a diff of one file, a command's output, a text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unit {
     /// Identity across renders (used by `pack verify`): the path, with range or scheme.
     pub key: String,
+    /// What the unit is.
+    pub kind: UnitKind,
     /// What the payload header shows (usually the path).
     pub label: String,
     pub lines: Option<LineRange>,
@@ -114,9 +135,21 @@ fn open_sandbox(options: &ExpandOptions<'_>) -> Result<Workspace, Skip> {
 /// symlink leading out of the workspace, a hard link, a FIFO or a device is skipped with the
 /// reason, never followed.
 pub fn expand(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Vec<Unit> {
-    let file = |path: &str, lines: Option<LineRange>| match open_sandbox(options) {
-        Ok(sandbox) => file_unit(&sandbox, path, lines, options),
-        Err(skip) => skipped(path, skip),
+    let file = |path: &str, lines: Option<LineRange>| {
+        // `pack add` refuses sensitive files unless allowed; a path that became sensitive
+        // since (new `sensitive.extra` patterns), or one named to a one-shot pack, is skipped.
+        if !spec.allow_sensitive
+            && let Some(pattern) = options.sensitive.matches(path)
+        {
+            let skip = Skip::Sensitive {
+                pattern: pattern.to_owned(),
+            };
+            return skipped(path, skip);
+        }
+        match open_sandbox(options) {
+            Ok(sandbox) => file_unit(&sandbox, path, lines, options),
+            Err(skip) => skipped(path, skip),
+        }
     };
     match &spec.source {
         Source::File { path, lines } => vec![file(path, *lines)],
@@ -152,6 +185,20 @@ pub fn expand(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Vec<Unit> {
             spec.allow_sensitive,
             options,
         ),
+        Source::Tree {
+            path,
+            include,
+            exclude,
+        } => collection(
+            path,
+            &tree_walk(include, exclude),
+            None,
+            spec.allow_sensitive,
+            options,
+        ),
+        Source::GitLog { dir, count } => {
+            vec![crate::git::log_unit(&join(options.root, dir), dir, *count)]
+        }
         Source::Command { dir, command } => {
             vec![command_unit(command, &join(options.root, dir), options)]
         }
@@ -163,6 +210,7 @@ pub fn expand(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Vec<Unit> {
                     .get(..12)
                     .unwrap_or_default()
             ),
+            kind: UnitKind::Text,
             label: "text".to_owned(),
             lines: None,
             lang: "",
@@ -265,17 +313,24 @@ fn collection(
         Ok(sandbox) => sandbox,
         Err(skip) => return vec![skipped(dir, skip)],
     };
-    plan_collection(
+    options.progress.phase("walk", None);
+    let planned = plan_collection(
         dir,
         walk_options,
         max_files,
         allow_sensitive,
         options,
         &sandbox,
-    )
-    .into_par_iter()
-    .map(|(id, skip)| skip.unwrap_or_else(|| file_unit(&sandbox, &id, None, options)))
-    .collect()
+    );
+    options.progress.phase("read", Some(planned.len() as u64));
+    planned
+        .into_par_iter()
+        .map(|(id, skip)| {
+            let unit = skip.unwrap_or_else(|| file_unit(&sandbox, &id, None, options));
+            options.progress.advance(1);
+            unit
+        })
+        .collect()
 }
 
 /// How many files a collection source matches right now, and how many of those it skips as
@@ -307,6 +362,18 @@ pub fn count_matches(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Option<(
             base,
             &glob_walk(pattern, exclude),
             *max_files,
+            spec.allow_sensitive,
+            options,
+            &sandbox,
+        ),
+        Source::Tree {
+            path,
+            include,
+            exclude,
+        } => plan_collection(
+            path,
+            &tree_walk(include, exclude),
+            None,
             spec.allow_sensitive,
             options,
             &sandbox,
@@ -343,6 +410,17 @@ fn markdown_walk(recursive: bool, exclude: &[String]) -> WalkOptions {
     }
 }
 
+fn tree_walk(include: &[String], exclude: &[String]) -> WalkOptions {
+    WalkOptions {
+        hidden: include
+            .iter()
+            .any(|p| p.starts_with('.') || p.contains("/.")),
+        globs: include.to_vec(),
+        excludes: exclude.to_vec(),
+        ..WalkOptions::default()
+    }
+}
+
 fn glob_walk(pattern: &str, exclude: &[String]) -> WalkOptions {
     WalkOptions {
         hidden: pattern.starts_with('.') || pattern.contains("/."),
@@ -355,6 +433,7 @@ fn glob_walk(pattern: &str, exclude: &[String]) -> WalkOptions {
 fn skipped(key: &str, skip: Skip) -> Unit {
     Unit {
         key: key.to_owned(),
+        kind: UnitKind::File,
         label: key.to_owned(),
         lines: None,
         lang: language_of(key),
@@ -379,6 +458,7 @@ fn file_unit(
     });
     Unit {
         key,
+        kind: UnitKind::File,
         label: id.to_owned(),
         lines,
         lang: language_of(id),
@@ -505,6 +585,7 @@ fn command_unit(command: &str, dir: &Path, options: &ExpandOptions<'_>) -> Unit 
     };
     Unit {
         key: format!("cmd:{command}"),
+        kind: UnitKind::Command,
         label: format!("$ {command}"),
         lines: None,
         lang: "console",
@@ -701,6 +782,7 @@ mod tests {
         }
         let sensitive = SensitivePaths::builtin();
         let options = ExpandOptions {
+            progress: &ctx_core::NoProgress,
             root: &root,
             max_file_bytes: 1000,
             sensitive,

@@ -5,7 +5,7 @@ use std::path::Path;
 use git2::{Diff, DiffOptions, Repository};
 
 use crate::SourceError;
-use crate::expand::{ExpandOptions, Skip, Unit};
+use crate::expand::{ExpandOptions, Skip, Unit, UnitKind};
 
 fn open(root: &Path) -> Result<Repository, String> {
     Repository::discover(root).map_err(|e| {
@@ -84,6 +84,7 @@ pub(crate) fn diff_units(
     let failed = |error: String| {
         vec![Unit {
             key: "git:diff".into(),
+            kind: UnitKind::Diff,
             label: "git diff".into(),
             lines: None,
             lang: "diff",
@@ -145,6 +146,7 @@ pub(crate) fn diff_units(
         });
         units.push(Unit {
             key,
+            kind: UnitKind::Diff,
             label,
             lines: None,
             lang: "diff",
@@ -167,4 +169,118 @@ fn patch_text(diff: &Diff<'_>, index: usize) -> Result<String, Skip> {
     String::from_utf8(buf.to_vec()).map_err(|e| Skip::NotUtf8 {
         offset: e.utf8_error().valid_up_to(),
     })
+}
+
+/// The last `count` commits reachable from HEAD, newest first, as one unit: id, author, date
+/// (UTC), message, and the files each commit changed against its first parent.
+pub(crate) fn log_unit(root: &Path, dir: &str, count: u64) -> Unit {
+    let label = if dir.is_empty() {
+        "git log".to_owned()
+    } else {
+        format!("git log of {dir}")
+    };
+    Unit {
+        key: format!("git:log:{dir}"),
+        kind: UnitKind::Log,
+        label,
+        lines: None,
+        lang: "",
+        body: log_text(root, count).map_err(|error| Skip::Git { error }),
+        notes: Vec::new(),
+    }
+}
+
+fn log_text(root: &Path, count: u64) -> Result<String, String> {
+    use std::fmt::Write as _;
+    let repo = open(root)?;
+    let message = |e: git2::Error| e.message().to_owned();
+    let mut walk = repo.revwalk().map_err(message)?;
+    if walk.push_head().is_err() {
+        return Ok("(no commits yet)\n".to_owned());
+    }
+    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)
+        .map_err(message)?;
+    let mut text = String::new();
+    for oid in walk.take(usize::try_from(count).unwrap_or(usize::MAX)) {
+        let commit = repo.find_commit(oid.map_err(message)?).map_err(message)?;
+        let author = commit.author();
+        let id = commit.id().to_string();
+        let _ = writeln!(text, "commit {}", &id[..12]);
+        let _ = writeln!(
+            text,
+            "Author: {} <{}>",
+            author.name().unwrap_or("?"),
+            author.email().unwrap_or("?")
+        );
+        let _ = writeln!(text, "Date:   {}", utc_date(commit.time().seconds()));
+        text.push('\n');
+        for line in String::from_utf8_lossy(commit.message_bytes())
+            .trim_end()
+            .lines()
+        {
+            let _ = writeln!(text, "    {line}");
+        }
+        let parent = commit.parent(0).ok().and_then(|p| p.tree().ok());
+        let tree = commit.tree().map_err(message)?;
+        let diff = repo
+            .diff_tree_to_tree(parent.as_ref(), Some(&tree), None)
+            .map_err(message)?;
+        if diff.deltas().len() > 0 {
+            text.push('\n');
+        }
+        for delta in diff.deltas() {
+            let path = delta
+                .new_file()
+                .path()
+                .or_else(|| delta.old_file().path())
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_default();
+            let status = match delta.status() {
+                git2::Delta::Added => 'A',
+                git2::Delta::Deleted => 'D',
+                git2::Delta::Renamed => 'R',
+                git2::Delta::Copied => 'C',
+                git2::Delta::Typechange => 'T',
+                _ => 'M',
+            };
+            let _ = writeln!(text, " {status} {path}");
+        }
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+/// `2026-01-31 12:00:00 UTC` for seconds since the Unix epoch (proleptic Gregorian).
+fn utc_date(seconds: i64) -> String {
+    let days = seconds.div_euclid(86_400);
+    let secs = seconds.rem_euclid(86_400);
+    // Howard Hinnant's days-to-civil.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc_date;
+
+    #[test]
+    fn dates_are_civil_utc() {
+        assert_eq!(utc_date(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc_date(951_782_400), "2000-02-29 00:00:00 UTC");
+        assert_eq!(utc_date(1_700_000_000), "2023-11-14 22:13:20 UTC");
+        assert_eq!(utc_date(-1), "1969-12-31 23:59:59 UTC");
+    }
 }

@@ -15,5 +15,7 @@ pub mod sensitive;
 mod source;
 
 pub use error::SourceError;
-pub use expand::{ExpandOptions, Skip, Unit, count_matches, expand, language_of, read_text};
+pub use expand::{
+    ExpandOptions, Skip, Unit, UnitKind, count_matches, expand, language_of, read_text,
+};
 pub use source::{AddOptions, LineRange, SCHEMES, Source, SourceSpec, parse_source};

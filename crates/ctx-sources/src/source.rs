@@ -55,6 +55,15 @@ pub enum Source {
         base: Option<String>,
         head: Option<String>,
     },
+    /// `git:log [-n N]`: the last `count` commits of the repository holding `dir`.
+    GitLog { dir: String, count: u64 },
+    /// A directory's files, filtered by include and exclude globs (what `ctx pack PATH`
+    /// packs; not a URI `pack add` takes).
+    Tree {
+        path: String,
+        include: Vec<String>,
+        exclude: Vec<String>,
+    },
     /// `cmd:COMMAND`, run in `dir` (the directory it was added from, usually the root).
     Command { dir: String, command: String },
     /// `text:STRING`.
@@ -80,7 +89,7 @@ pub struct AddOptions {
 }
 
 /// The schemes `pack add` understands, for error messages.
-pub const SCHEMES: &str = "file:, md:, md_dir:, glob:, git:, cmd:, text:";
+pub const SCHEMES: &str = "file:, md:, md_dir:, glob:, git:diff, git:log, cmd:, text:";
 
 impl SourceSpec {
     /// The artifact id: the first 12 hex digits of the hash of the spec's canonical JSON, so
@@ -101,7 +110,7 @@ impl Source {
     pub fn is_collection(&self) -> bool {
         matches!(
             self,
-            Self::MarkdownDir { .. } | Self::Glob { .. } | Self::GitDiff { .. }
+            Self::MarkdownDir { .. } | Self::Glob { .. } | Self::GitDiff { .. } | Self::Tree { .. }
         )
     }
 
@@ -134,6 +143,8 @@ impl Source {
                 }
                 uri
             }
+            Self::GitLog { count, .. } => format!("git:log -n {count}"),
+            Self::Tree { path, .. } => format!("dir:{}", dir(path)),
             Self::Command { command, .. } => format!("cmd:{command}"),
             Self::Text { text } => format!("text:{text}"),
         }
@@ -259,13 +270,47 @@ fn parse_range(uri: &str, range: &str) -> Result<LineRange, SourceError> {
     Ok(LineRange { start, end })
 }
 
+/// Commits `git:log` shows when no `-n` is given.
+pub const DEFAULT_LOG_COUNT: u64 = 10;
+
+fn parse_git_log<'a>(
+    uri: &str,
+    mut words: impl Iterator<Item = &'a str>,
+    dir: String,
+) -> Result<Source, SourceError> {
+    let malformed = |reason: String| SourceError::Malformed {
+        uri: uri.to_owned(),
+        reason,
+    };
+    let mut count = DEFAULT_LOG_COUNT;
+    while let Some(word) = words.next() {
+        let value = match word {
+            "-n" => words.next().unwrap_or_default(),
+            _ => word
+                .strip_prefix("-n")
+                .or_else(|| word.strip_prefix("--max-count="))
+                .ok_or_else(|| malformed(format!("unknown git:log option `{word}`; use -n N")))?,
+        };
+        count = value
+            .parse()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| malformed(format!("-n wants a positive number, not `{value}`")))?;
+    }
+    Ok(Source::GitLog { dir, count })
+}
+
 fn parse_git(uri: &str, rest: &str, dir: String) -> Result<Source, SourceError> {
     let mut words = rest.split_whitespace();
-    if words.next() != Some("diff") {
-        return Err(SourceError::Malformed {
-            uri: uri.to_owned(),
-            reason: "only `git:diff [--base=REV] [--head=REV]` is supported".into(),
-        });
+    match words.next() {
+        Some("diff") => {}
+        Some("log") => return parse_git_log(uri, words, dir),
+        _ => {
+            return Err(SourceError::Malformed {
+                uri: uri.to_owned(),
+                reason: "use `git:diff [--base=REV] [--head=REV]` or `git:log [-n N]`".into(),
+            });
+        }
     }
     let (mut base, mut head) = (None, None);
     let mut words = words.peekable();
@@ -479,6 +524,14 @@ mod tests {
             }
         );
         assert_eq!(
+            parse("git:log -n 3").expect("ok").source,
+            Source::GitLog {
+                dir: "docs".into(),
+                count: 3
+            }
+        );
+        assert_eq!(parse("git:log").expect("ok").source.uri(), "git:log -n 10");
+        assert_eq!(
             parse("cmd:ls -la").expect("ok").source,
             Source::Command {
                 dir: "docs".into(),
@@ -508,7 +561,9 @@ mod tests {
             ("md_dir:a.md", "not a directory"),
             ("glob:", "empty"),
             ("glob:../**", "cannot contain"),
-            ("git:log", "only `git:diff"),
+            ("git:blame", "use `git:diff"),
+            ("git:log -n 0", "positive number"),
+            ("git:log --oneline", "unknown git:log option"),
             ("git:diff --head=HEAD", "--head needs --base"),
             ("git:diff --bogus", "unknown git:diff option"),
             ("cmd:  ", "empty"),

@@ -165,6 +165,14 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 7,
         sql: "
+        -- The directory a pack in the global store was made for: its sources and headers are
+        -- relative to it. NULL for project stores, whose packs use the project root.
+        ALTER TABLE packs ADD COLUMN root TEXT;
+    ",
+    },
+    Migration {
+        version: 8,
+        sql: "
         -- Summaries made before signatures and doc comments were redacted may quote secrets
         -- (a constant's value): derived data, so they go, with the stamps that point at them.
         DELETE FROM code_summaries;

@@ -14,6 +14,10 @@ pub struct PackRecord {
     pub tokenizer: TokenizerKind,
     pub created_at: i64,
     pub artifact_count: u64,
+    /// The directory the pack's sources are relative to, when it is not the store's own
+    /// (packs in the global store keep the directory they were made for).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
 }
 
 /// An artifact row: one source in one pack.
@@ -103,6 +107,7 @@ fn pack_from_row(row: &Row<'_>) -> rusqlite::Result<PackRecord> {
         })?,
         created_at: row.get(3)?,
         artifact_count: to_u64(row.get(4)?),
+        root: row.get(5)?,
     })
 }
 
@@ -135,7 +140,7 @@ fn snapshot_from_row(row: &Row<'_>) -> rusqlite::Result<SnapshotRecord> {
 }
 
 const PACK_COLUMNS: &str = "p.name, p.budget_tokens, p.tokenizer, p.created_at,
-    (SELECT COUNT(*) FROM artifacts a WHERE a.pack = p.name)";
+    (SELECT COUNT(*) FROM artifacts a WHERE a.pack = p.name), p.root";
 const ARTIFACT_COLUMNS: &str = "pack, artifact_id, seq, priority, uri, source_json, added_at";
 const SNAPSHOT_COLUMNS: &str =
     "snapshot_id, label, packs_json, policy_json, render_hash, payload_object, tokens, created_at";
@@ -161,6 +166,18 @@ impl Database {
             )
             .map_err(|e| self.err(e))?;
         self.require_pack(name)
+    }
+
+    /// Records the directory a pack's sources are relative to (see [`PackRecord::root`]).
+    pub fn set_pack_root(&self, name: &str, root: &str) -> Result<(), StoreError> {
+        self.require_pack(name)?;
+        self.connection()
+            .execute(
+                "UPDATE packs SET root = ?2 WHERE name = ?1",
+                params![name, root],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
     }
 
     /// The pack called `name`.
@@ -513,8 +530,15 @@ mod tests {
     #[test]
     fn packs_and_artifacts_keep_render_order() {
         let (_dir, db) = db();
-        db.create_pack("p", 100, TokenizerKind::O200kBase, 1)
+        let created = db
+            .create_pack("p", 100, TokenizerKind::O200kBase, 1)
             .expect("create");
+        assert_eq!(created.root, None);
+        db.set_pack_root("p", "/home/u/proj").expect("root");
+        assert_eq!(
+            db.require_pack("p").expect("pack").root.as_deref(),
+            Some("/home/u/proj")
+        );
         assert!(matches!(
             db.create_pack("p", 1, TokenizerKind::Approx, 2),
             Err(StoreError::PackExists { .. })

@@ -547,10 +547,12 @@ fn project_root(cwd: &Path) -> (PathBuf, Option<ctx_code::git2::Repository>) {
 }
 
 /// `related` plus whether git history was available.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct RelatedReport {
+    #[serde(flatten)]
     pub related: Related,
     /// Set when co-change could not be computed (not a git repository).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 

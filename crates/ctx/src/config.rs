@@ -292,6 +292,17 @@ impl ConfigFile {
         Ok(parsed)
     }
 
+    /// Removes `key` from the file (and tables it leaves empty), keeping everything else;
+    /// returns whether it was set. The file is written only when something changed.
+    pub fn unset(&mut self, key: &ConfigKey) -> Result<bool, ConfigError> {
+        let parts: Vec<&str> = key.name.split('.').collect();
+        let removed = remove_path(self.doc.as_table_mut(), &parts);
+        if removed {
+            self.save()?;
+        }
+        Ok(removed)
+    }
+
     fn save(&self) -> Result<(), ConfigError> {
         let io = |source| ConfigError::Io {
             path: self.path.clone(),
@@ -304,6 +315,24 @@ impl ConfigFile {
         tmp.as_file().sync_all().map_err(io)?;
         tmp.persist(&self.path).map_err(|e| io(e.error))?;
         Ok(())
+    }
+}
+
+/// Removes `parts` (a dotted key) from `table`, and each table the removal leaves empty.
+fn remove_path(table: &mut Table, parts: &[&str]) -> bool {
+    match parts {
+        [] => false,
+        [leaf] => table.remove(leaf).is_some(),
+        [first, rest @ ..] => {
+            let Some(inner) = table.get_mut(first).and_then(Item::as_table_mut) else {
+                return false;
+            };
+            let removed = remove_path(inner, rest);
+            if removed && inner.is_empty() {
+                table.remove(first);
+            }
+            removed
+        }
     }
 }
 

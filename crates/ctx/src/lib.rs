@@ -12,10 +12,13 @@ mod error;
 pub mod packs;
 pub mod select;
 pub mod tokens;
+pub mod workspace;
 
-pub use error::CtxError;
+pub use error::{CtxError, ErrorKind};
+pub use workspace::{Clock, Environment, OpenOptions, Workspace};
 
 pub use ctx_core as core;
 pub use ctx_fs as fs;
+pub use ctx_runs as runs;
 pub use ctx_sources as sources;
 pub use ctx_store as store;

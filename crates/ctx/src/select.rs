@@ -612,30 +612,55 @@ pub struct HookInstall {
     pub mcp_changed: bool,
 }
 
-/// Merges ctx's hooks into `<root>/.claude/settings.json` and its MCP server into
-/// `<root>/.mcp.json`, keeping every existing entry; running it twice changes nothing.
-pub fn install_claude_code(root: &Path, command: &str) -> Result<HookInstall, CtxError> {
-    let settings_path = root.join(".claude").join("settings.json");
+/// Where Claude Code hooks go: the team-shared `.claude/settings.json`, or with `local`
+/// the personal `.claude/settings.local.json`.
+fn claude_settings_path(root: &Path, local: bool) -> PathBuf {
+    root.join(".claude").join(if local {
+        "settings.local.json"
+    } else {
+        "settings.json"
+    })
+}
+
+fn read_optional(path: &Path) -> Result<Option<String>, CtxError> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(CtxError::InvalidInput(format!("{}: {e}", path.display()))),
+    }
+}
+
+/// Merges ctx's hooks into `<root>/.claude/settings.json` (with `local`,
+/// `settings.local.json`) and, unless `local`, its MCP server into `<root>/.mcp.json`,
+/// keeping every existing entry; running it twice changes nothing.
+pub fn install_claude_code(
+    root: &Path,
+    command: &str,
+    local: bool,
+) -> Result<HookInstall, CtxError> {
+    let settings_path = claude_settings_path(root, local);
     let mcp_path = root.join(".mcp.json");
-    let read = |p: &Path| -> Result<Option<String>, CtxError> {
-        match std::fs::read_to_string(p) {
-            Ok(t) => Ok(Some(t)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(CtxError::InvalidInput(format!("{}: {e}", p.display()))),
-        }
-    };
     let hook_command = format!("{command} hook claude-code");
-    let (settings, settings_changed) =
-        ctx_select::hook::merge_claude_settings(read(&settings_path)?.as_deref(), &hook_command)
-            .map_err(|e| CtxError::InvalidInput(e.to_string()))?;
-    let (mcp, mcp_changed) =
-        ctx_select::hook::merge_mcp_config(read(&mcp_path)?.as_deref(), command, &["mcp"])
-            .map_err(|e| CtxError::InvalidInput(e.to_string()))?;
+    let (settings, settings_changed) = ctx_select::hook::merge_claude_settings(
+        read_optional(&settings_path)?.as_deref(),
+        &hook_command,
+    )
+    .map_err(|e| CtxError::InvalidInput(e.to_string()))?;
     if settings_changed {
         write_atomic(&settings_path, settings.as_bytes())?;
     }
-    if mcp_changed {
-        write_atomic(&mcp_path, mcp.as_bytes())?;
+    let mut mcp_changed = false;
+    if !local {
+        let (mcp, changed) = ctx_select::hook::merge_mcp_config(
+            read_optional(&mcp_path)?.as_deref(),
+            command,
+            &["mcp"],
+        )
+        .map_err(|e| CtxError::InvalidInput(e.to_string()))?;
+        if changed {
+            write_atomic(&mcp_path, mcp.as_bytes())?;
+        }
+        mcp_changed = changed;
     }
     Ok(HookInstall {
         settings_path,
@@ -643,6 +668,36 @@ pub fn install_claude_code(root: &Path, command: &str) -> Result<HookInstall, Ct
         mcp_path,
         mcp_changed,
     })
+}
+
+/// Undoes [`install_claude_code`]: removes the hooks that run `command` from both settings
+/// files and the `ctx` MCP server from `.mcp.json` (if it runs `command`), keeping every
+/// other entry. Files that did not hold them are not written.
+pub fn uninstall_claude_code(root: &Path, command: &str) -> Result<Vec<(PathBuf, bool)>, CtxError> {
+    let hook_command = format!("{command} hook claude-code");
+    let mut report = Vec::new();
+    for local in [false, true] {
+        let path = claude_settings_path(root, local);
+        let Some(text) = read_optional(&path)? else {
+            continue;
+        };
+        let (settings, changed) = ctx_select::hook::remove_claude_settings(&text, &hook_command)
+            .map_err(|e| CtxError::InvalidInput(e.to_string()))?;
+        if changed {
+            write_atomic(&path, settings.as_bytes())?;
+        }
+        report.push((path, changed));
+    }
+    let mcp_path = root.join(".mcp.json");
+    if let Some(text) = read_optional(&mcp_path)? {
+        let (mcp, changed) = ctx_select::hook::remove_mcp_config(&text, command)
+            .map_err(|e| CtxError::InvalidInput(e.to_string()))?;
+        if changed {
+            write_atomic(&mcp_path, mcp.as_bytes())?;
+        }
+        report.push((mcp_path, changed));
+    }
+    Ok(report)
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CtxError> {

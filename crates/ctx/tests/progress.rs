@@ -69,11 +69,57 @@ fn a_reported_render_is_the_same_render() {
 
     let phases = recorder.phases.lock().expect("phases").clone();
     let labels: Vec<&str> = phases.iter().map(|(l, _)| l.as_str()).collect();
-    assert_eq!(labels, ["reading sources", "redacting", "counting tokens"]);
-    // One source, five units redacted, five blocks counted (the first render is cold).
-    assert_eq!(phases[0].1, Some(1));
+    assert_eq!(
+        labels,
+        ["walk", "read", "redact", "tokenize", "save counts"]
+    );
+    // The collection is walked, its five files read and redacted, five blocks counted (the
+    // first render is cold) and their counts saved.
+    assert_eq!(phases[0].1, None);
     assert_eq!(phases[1].1, Some(5));
     assert_eq!(phases[2].1, Some(5));
-    assert_eq!(recorder.steps.load(Ordering::Relaxed), 1 + 5 + 5);
+    assert_eq!(phases[3].1, Some(5));
+    assert_eq!(recorder.steps.load(Ordering::Relaxed), 5 + 5 + 5);
     assert_eq!(recorder.finished.load(Ordering::Relaxed), 1);
+}
+
+#[test]
+fn a_one_shot_pack_reports_walk_read_redact_and_tokenize() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().canonicalize().expect("canonical");
+    for i in 0..3 {
+        std::fs::write(root.join(format!("f{i}.txt")), format!("file {i}\n")).expect("write");
+    }
+    let settings = PackSettings {
+        default_budget: 1000,
+        default_tokenizer: TokenizerKind::O200kBase,
+        max_file_bytes: 1 << 20,
+        command_timeout: Duration::from_secs(5),
+        redactor: Redactor::with_custom(&[]).expect("rules"),
+        sensitive: SensitivePaths::with_extra(&[]).expect("patterns"),
+    };
+    let recorder = Recorder::default();
+    let request = packs::OneShotRequest::default();
+    let reported =
+        packs::pack_paths(&root, &root, &settings, None, &request, &recorder).expect("pack");
+    let plain = packs::pack_paths(
+        &root,
+        &root,
+        &settings,
+        None,
+        &request,
+        &ctx::core::NoProgress,
+    )
+    .expect("pack");
+    assert_eq!(reported.payload, plain.payload);
+    let labels: Vec<String> = recorder
+        .phases
+        .lock()
+        .expect("phases")
+        .iter()
+        .map(|(l, _)| l.clone())
+        .collect();
+    // No store: nothing is saved.
+    assert_eq!(labels, ["walk", "read", "redact", "tokenize"]);
+    assert_eq!(reported.report.included.len(), 3);
 }

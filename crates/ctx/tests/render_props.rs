@@ -62,11 +62,19 @@ proptest! {
         let mut sorted = ranks.clone();
         sorted.sort_unstable();
         prop_assert_eq!(ranks, sorted);
-        // Greedy: nothing left out would have fit in what remains.
+        // Greedy: nothing left out would have fit in what remained beside the frame reserve
+        // (unless not even the frame fit, and the payload is empty).
+        prop_assert!(report.frame_tokens <= report.frame_reserve || first.payload.is_empty());
+        let blocks = report.tokens_used - report.frame_tokens;
         for excluded in &report.excluded {
             prop_assert_eq!(excluded.reason.as_str(), "over_budget");
-            prop_assert!(excluded.tokens.expect("counted") > budget - report.tokens_used);
+            if !first.payload.is_empty() {
+                prop_assert!(excluded.tokens.expect("counted") > budget - report.frame_reserve - blocks);
+            }
         }
+        // The pieces cut the payload exactly, and their counts add up.
+        prop_assert_eq!(first.pieces.iter().map(|p| p.bytes).sum::<usize>(), first.payload.len());
+        prop_assert_eq!(first.pieces.iter().map(|p| p.tokens).sum::<u64>(), report.tokens_used);
         prop_assert_eq!(report.included.len() + report.excluded.len(), files.len());
         // Pure: the same inputs give the same bytes (warm cache this time).
         let second = packs::render(&ctx, &request).expect("render again");

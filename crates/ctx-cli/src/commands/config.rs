@@ -1,4 +1,4 @@
-//! `ctx config get|set|list`.
+//! `ctx config get|set|unset|list`.
 
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
@@ -10,7 +10,8 @@ use crate::output::{Output, Status, Style};
 /// Read and write settings.
 ///
 /// Precedence, highest first: flag, environment (CTX_<KEY>), project (.ctx/config.toml),
-/// global (~/.config/ctx/config.toml), default.
+/// global ($CTX_CONFIG_HOME/config.toml, else $CTX_HOME/config.toml, else
+/// ~/.config/ctx/config.toml), default.
 #[derive(Debug, Subcommand)]
 pub enum ConfigCommand {
     /// Print a setting's effective value.
@@ -24,7 +25,17 @@ pub enum ConfigCommand {
     ///   ctx config set --global tokenizer o200k_base
     #[command(verbatim_doc_comment)]
     Set(SetArgs),
+    /// Remove a setting from the project (or, with --global, the global) config file, so
+    /// the next layer's value applies.
+    ///
+    /// Examples:
+    ///   ctx config unset tokenizer
+    ///   ctx config unset --global budget
+    #[command(verbatim_doc_comment)]
+    Unset(UnsetArgs),
     /// List every setting with its value and where it comes from.
+    ///
+    /// Example: ctx config list
     List(ListArgs),
 }
 
@@ -46,7 +57,28 @@ pub struct SetArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct UnsetArgs {
+    /// The setting's name.
+    pub key: String,
+    /// Edit the global config file instead of the project's.
+    #[arg(long)]
+    pub global: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct ListArgs {}
+
+fn config_path(ctx: &Context, global: bool) -> Result<std::path::PathBuf> {
+    if global {
+        ctx.global_config_path().context(
+            "cannot find the global config: set CTX_CONFIG_HOME (or CTX_HOME, XDG_CONFIG_HOME or HOME)",
+        )
+    } else {
+        ctx.project_config_path().context(
+            "no project store here to hold the setting; run `ctx init` first, or pass --global",
+        )
+    }
+}
 
 pub fn run(command: ConfigCommand, ctx: &Context, out: &Output) -> Result<Status> {
     match command {
@@ -61,15 +93,7 @@ pub fn run(command: ConfigCommand, ctx: &Context, out: &Output) -> Result<Status
         }
         ConfigCommand::Set(args) => {
             let key = config::key(&args.key)?;
-            let path = if args.global {
-                ctx.global_config_path().context(
-                    "cannot find the global config: neither XDG_CONFIG_HOME nor HOME is set",
-                )?
-            } else {
-                ctx.project_config_path().context(
-                    "no project store here to hold the setting; run `ctx init` first, or pass --global",
-                )?
-            };
+            let path = config_path(ctx, args.global)?;
             let mut file = ConfigFile::load(&path)?;
             let value = file.set(key, &args.value)?;
             if out.is_json() {
@@ -78,6 +102,35 @@ pub fn run(command: ConfigCommand, ctx: &Context, out: &Output) -> Result<Status
                 }))?;
             } else {
                 out.line(&format!("{} = {value}  ({})", key.name, path.display()))?;
+            }
+        }
+        ConfigCommand::Unset(args) => {
+            let key = config::key(&args.key)?;
+            let path = config_path(ctx, args.global)?;
+            let mut file = ConfigFile::load(&path)?;
+            let removed = file.unset(key)?;
+            let now = ctx.config_layers()?.resolve(key)?;
+            if out.is_json() {
+                out.json(&serde_json::json!({
+                    "key": key.name, "removed": removed, "file": path.display().to_string(),
+                    "value": now.value, "source": now.source,
+                }))?;
+            } else if removed {
+                out.line(&format!(
+                    "removed {} from {}; now {} ({})",
+                    key.name,
+                    path.display(),
+                    now.value,
+                    now.source
+                ))?;
+            } else {
+                out.line(&format!(
+                    "{} was not set in {}; it is {} ({})",
+                    key.name,
+                    path.display(),
+                    now.value,
+                    now.source
+                ))?;
             }
         }
         ConfigCommand::List(ListArgs {}) => {

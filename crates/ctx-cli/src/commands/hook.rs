@@ -1,5 +1,6 @@
 //! `ctx hook`: agent hooks. `ctx hook claude-code` answers Claude Code's hook protocol;
-//! `ctx hook install claude-code` wires it (and the MCP server) into the project.
+//! `ctx hook install claude-code` wires it (and the MCP server) into the project;
+//! `ctx hook uninstall claude-code` takes it out again.
 
 use std::io::Read as _;
 
@@ -14,6 +15,7 @@ use crate::output::{Output, Status, Style};
 pub enum HookCommand {
     ClaudeCode(ClaudeCodeArgs),
     Install(InstallArgs),
+    Uninstall(UninstallArgs),
 }
 
 /// Answer a Claude Code hook: reads its JSON on stdin (UserPromptSubmit or SessionStart)
@@ -28,10 +30,12 @@ pub struct ClaudeCodeArgs {
 }
 
 /// Install ctx's hooks into .claude/settings.json and its MCP server into .mcp.json (in the
-/// project root), keeping every existing entry; running it again changes nothing.
+/// project root), keeping every existing entry; running it again changes nothing. With
+/// --local the hooks go to your own .claude/settings.local.json and .mcp.json is left alone.
 ///
 /// Examples:
 ///   ctx hook install claude-code
+///   ctx hook install claude-code --local
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct InstallArgs {
@@ -39,6 +43,25 @@ pub struct InstallArgs {
     #[arg(value_enum)]
     pub agent: Agent,
     /// The command the hooks and the MCP server run.
+    #[arg(long, value_name = "CMD", default_value = "ctx")]
+    pub command: String,
+    /// Write .claude/settings.local.json (yours, not shared with the team) instead.
+    #[arg(long)]
+    pub local: bool,
+}
+
+/// Remove ctx's hooks from .claude/settings.json and .claude/settings.local.json and its MCP
+/// server from .mcp.json, keeping every other entry.
+///
+/// Examples:
+///   ctx hook uninstall claude-code
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct UninstallArgs {
+    /// The agent.
+    #[arg(value_enum)]
+    pub agent: Agent,
+    /// The command the hooks and the MCP server were installed with.
     #[arg(long, value_name = "CMD", default_value = "ctx")]
     pub command: String,
 }
@@ -60,20 +83,40 @@ pub fn run(cmd: &HookCommand, ctx: &Context, out: &Output) -> Result<Status> {
             }
             Ok(Status::Success)
         }
+        HookCommand::Uninstall(args) => {
+            let report = ctx::select::uninstall_claude_code(&hook_root(ctx)?, &args.command)?;
+            if out.is_json() {
+                let files: Vec<_> = report
+                    .iter()
+                    .map(|(path, changed)| serde_json::json!({ "path": path, "changed": changed }))
+                    .collect();
+                out.json(&serde_json::json!({ "files": files }))?;
+                return Ok(Status::Success);
+            }
+            if report.iter().all(|(_, changed)| !changed) {
+                out.line("ctx's Claude Code hooks are not installed here; nothing changed")?;
+            }
+            for (path, _) in report.iter().filter(|(_, changed)| *changed) {
+                out.line(&format!(
+                    "{} {}",
+                    out.paint(Style::Green, "removed ctx from"),
+                    path.display()
+                ))?;
+            }
+            Ok(Status::Success)
+        }
         HookCommand::Install(args) => {
-            let root = match ctx.locate_store()?.kind {
-                ctx::store::StoreKind::Project { root } => root,
-                _ => ctx::select::workspace(&ctx.locate_store()?, &ctx.cwd).0,
-            };
-            let report = ctx::select::install_claude_code(&root, &args.command)?;
+            let root = hook_root(ctx)?;
+            let report = ctx::select::install_claude_code(&root, &args.command, args.local)?;
             if out.is_json() {
                 out.json(&report)?;
                 return Ok(Status::Success);
             }
-            for (path, changed) in [
-                (&report.settings_path, report.settings_changed),
-                (&report.mcp_path, report.mcp_changed),
-            ] {
+            let mut files = vec![(&report.settings_path, report.settings_changed)];
+            if !args.local {
+                files.push((&report.mcp_path, report.mcp_changed));
+            }
+            for (path, changed) in files {
                 let state = if changed {
                     out.paint(Style::Green, "updated")
                 } else {
@@ -81,9 +124,20 @@ pub fn run(cmd: &HookCommand, ctx: &Context, out: &Output) -> Result<Status> {
                 };
                 out.line(&format!("{state} {}", path.display()))?;
             }
+            if args.local {
+                out.note("with --local, .mcp.json is left alone; add the MCP server for yourself with `claude mcp add ctx -- ctx mcp`");
+            }
             Ok(Status::Success)
         }
     }
+}
+
+/// The project root hooks are installed in.
+fn hook_root(ctx: &Context) -> Result<std::path::PathBuf> {
+    Ok(match ctx.locate_store()?.kind {
+        ctx::store::StoreKind::Project { root } => root,
+        _ => ctx::select::workspace(&ctx.locate_store()?, &ctx.cwd).0,
+    })
 }
 
 fn answer(args: &ClaudeCodeArgs, ctx: &Context, out: &Output) -> Result<String> {

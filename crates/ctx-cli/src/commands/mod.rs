@@ -34,7 +34,7 @@ pub fn run(command: Command, ctx: &Context, out: &Output) -> Result<Status> {
         Command::Init(args) => init::run(&args, ctx, out),
         Command::Config(cmd) => config::run(cmd, ctx, out),
         Command::Store(cmd) => store::run(&cmd, ctx, out),
-        Command::Pack(cmd) => pack::run(cmd, ctx, out),
+        Command::Pack(args) => pack::run(args, ctx, out),
         Command::Tokens(args) => tokens::run(&args, ctx, out),
         Command::Status(args) => status::run(&args, ctx, out),
         Command::Map(args) => map::run(&args, ctx, out),

@@ -1,52 +1,140 @@
-//! `ctx pack …`: create, fill, preview, render and snapshot packs.
+//! `ctx pack …`: pack paths now (`ctx pack PATH…`), or create, fill, preview, render and
+//! snapshot named packs.
 
-use std::path::PathBuf;
+use std::fmt::Write as _;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
-use ctx::packs::{self, PayloadStyle, RenderReport, RenderRequest, SnapshotDrift};
+use ctx::packs::{
+    self, OneShotRequest, PayloadOptions, PayloadStyle, Render, RenderReport, RenderRequest,
+    SnapshotDrift,
+};
 use ctx::sources::AddOptions;
 use serde_json::json;
 
 use crate::context::Context;
 use crate::output::{Output, Status, Style};
 
-/// Packs: named, prioritized collections of sources rendered into one deterministic,
-/// redacted, token-budgeted payload.
+/// Pack files into one prompt-ready payload, now or as named, reproducible packs.
+///
+/// `ctx pack [PATH]...` renders now; the subcommands keep named packs whose renders can be
+/// snapshotted and verified byte for byte. The payload opens with what it is and a tree of the included files, gives each file under
+/// a header with its path, lines and language, and ends with a summary of what was left out
+/// and why. Secrets are redacted; the token budget is exact.
 ///
 /// Examples:
+///   ctx pack . -o context.md
+///   ctx pack src --include '*.rs' --ignore '**/tests/**' --budget 50000
+///   git ls-files | ctx pack --stdin --style xml --copy
+///   ctx pack . --git-diff --git-log 5 --token-tree
+///   ctx pack . --split-output 100000 -o context.md    (context.1.md, context.2.md, …)
+///
 ///   ctx pack create api --budget 32000
-///   ctx pack add api file:README.md
 ///   ctx pack add api 'glob:src/**/*.rs' --exclude '**/tests/**'
-///   ctx pack add api 'file:src/main.rs#L1-L50' --priority 10
-///   ctx pack preview api --tokens
-///   ctx pack snapshot api --name v1
-///   ctx pack verify v1
+///   ctx pack snapshot api --name v1 && ctx pack verify v1
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment, args_conflicts_with_subcommands = true)]
+pub struct PackArgs {
+    #[command(subcommand)]
+    pub command: Option<PackCommand>,
+    #[command(flatten)]
+    pub oneshot: OneShotArgs,
+}
+
+/// `ctx pack [PATH]...`: what to pack now and how.
+#[derive(Debug, Args)]
+pub struct OneShotArgs {
+    /// Files and directories to pack [default: .]
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Only files matching GLOB (repeatable; `*.rs` matches names, `src/**/*.rs` paths).
+    #[arg(long, value_name = "GLOB")]
+    pub include: Vec<String>,
+    /// Leave out files and directories matching GLOB (repeatable; .gitignore is applied too).
+    #[arg(long, value_name = "GLOB")]
+    pub ignore: Vec<String>,
+    /// Token budget [default: the `budget` setting].
+    #[arg(long, value_name = "N")]
+    pub budget: Option<u64>,
+    /// Tokenizer: o200k_base, cl100k_base or approx [default: the `tokenizer` setting].
+    #[arg(long, value_name = "T")]
+    pub tokenizer: Option<String>,
+    /// Payload style: markdown, xml, plain or json.
+    #[arg(long, default_value = "markdown", value_parser = parse_style)]
+    pub style: PayloadStyle,
+    /// Write the payload to FILE instead of stdout (the report goes to stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Copy the payload to the clipboard through the terminal (OSC 52).
+    #[arg(long)]
+    pub copy: bool,
+    /// Read paths from stdin, one per line (e.g. `git ls-files | ctx pack --stdin`).
+    #[arg(long)]
+    pub stdin: bool,
+    /// Add the working tree's changes against HEAD (one diff per changed file).
+    #[arg(long)]
+    pub git_diff: bool,
+    /// Add the last N commits of the git log.
+    #[arg(long, value_name = "N")]
+    pub git_log: Option<u64>,
+    /// Show tokens per directory and file (only rows with at least MIN tokens).
+    #[arg(long, value_name = "MIN", num_args = 0..=1, default_missing_value = "0")]
+    pub token_tree: Option<u64>,
+    /// Cut the payload between files into parts of at most TOKENS tokens, written to
+    /// FILE.1.ext, FILE.2.ext, … (needs -o FILE).
+    #[arg(long, value_name = "TOKENS", requires = "output")]
+    pub split_output: Option<u64>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+/// Named packs: prioritized collections of sources rendered into one deterministic,
+/// redacted, token-budgeted payload.
 #[derive(Debug, Subcommand)]
-#[command(verbatim_doc_comment)]
 pub enum PackCommand {
     /// Create an empty pack.
+    #[command(
+        after_help = "Examples:\n  ctx pack create api\n  ctx pack create api --budget 32000 --tokenizer cl100k_base"
+    )]
     Create(CreateArgs),
     /// List packs.
+    #[command(after_help = "Examples:\n  ctx pack list\n  ctx pack list --json")]
     List,
     /// Show a pack's settings and artifacts in render order.
+    #[command(after_help = "Examples:\n  ctx pack show api")]
     Show(NameArg),
     /// Delete a pack and its artifacts (snapshots are kept).
+    #[command(after_help = "Examples:\n  ctx pack delete api")]
     Delete(NameArg),
     /// Add a source: file:PATH, file:PATH#L10-L50, md:PATH, md_dir:DIR, glob:PATTERN,
-    /// git:diff [--base=REV --head=REV], cmd:COMMAND, text:STRING.
+    /// git:diff [--base=REV --head=REV], git:log [-n N], cmd:COMMAND, text:STRING.
+    #[command(
+        after_help = "Examples:\n  ctx pack add api file:README.md\n  ctx pack add api 'glob:src/**/*.rs' --exclude '**/tests/**'\n  ctx pack add api 'file:src/main.rs#L1-L50' --priority 10\n  ctx pack add api 'git:diff --base=main'\n  ctx pack add api 'cmd:cargo tree --depth 1'"
+    )]
     Add(AddArgs),
     /// Remove an artifact (a unique prefix of its id is enough).
+    #[command(after_help = "Examples:\n  ctx pack remove api 3f2a")]
     Remove(RemoveArgs),
     /// Render without recording: what is included, excluded and redacted, and the tokens used.
+    #[command(
+        after_help = "Examples:\n  ctx pack preview api --tokens\n  ctx pack preview api --show-payload --style xml"
+    )]
     Preview(PreviewArgs),
     /// Print the payload (or a snapshot's stored payload, byte for byte).
+    #[command(
+        after_help = "Styles: markdown (default), xml, plain, json.\n\nExamples:\n  ctx pack render api -o context.md\n  ctx pack render api docs --style xml --budget 50000\n  ctx pack render --snapshot v1"
+    )]
     Render(RenderArgs),
     /// Render and record a snapshot that can be re-rendered and verified later.
+    #[command(after_help = "Examples:\n  ctx pack snapshot api --name v1")]
     Snapshot(SnapshotArgs),
     /// List snapshots, newest first.
+    #[command(after_help = "Examples:\n  ctx pack snapshots")]
     Snapshots,
     /// Re-render a snapshot and report what changed, artifact by artifact (exit 1 if drifted).
+    #[command(after_help = "Examples:\n  ctx pack verify v1")]
     Verify(VerifyArgs),
 }
 
@@ -118,9 +206,11 @@ pub struct PreviewArgs {
     /// Print the payload on stdout (the report goes to stderr).
     #[arg(long)]
     pub show_payload: bool,
-    /// Payload style.
+    /// Payload style: markdown, xml, plain or json.
     #[arg(long, default_value = "markdown", value_parser = parse_style)]
     pub style: PayloadStyle,
+    #[command(flatten)]
+    pub format: FormatArgs,
 }
 
 #[derive(Debug, Args)]
@@ -129,7 +219,7 @@ pub struct RenderArgs {
     #[arg(required_unless_present = "snapshot")]
     pub names: Vec<String>,
     /// Print this snapshot's stored payload instead (id, unique prefix or label).
-    #[arg(long, value_name = "ID", conflicts_with_all = ["budget", "style"])]
+    #[arg(long, value_name = "ID", conflicts_with_all = ["budget", "style", "hashes", "line_numbers"])]
     pub snapshot: Option<String>,
     /// Write the payload to FILE instead of stdout.
     #[arg(short, long, value_name = "FILE")]
@@ -137,9 +227,31 @@ pub struct RenderArgs {
     /// Override the budget.
     #[arg(long, value_name = "N")]
     pub budget: Option<u64>,
-    /// Payload style.
+    /// Payload style: markdown (default), xml, plain or json.
     #[arg(long, value_parser = parse_style)]
     pub style: Option<PayloadStyle>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+/// Payload options shared by render, preview and snapshot.
+#[derive(Debug, Args)]
+pub struct FormatArgs {
+    /// Show each part's content hash in its header (always in the report and snapshot).
+    #[arg(long)]
+    pub hashes: bool,
+    /// Number every line.
+    #[arg(long)]
+    pub line_numbers: bool,
+}
+
+impl FormatArgs {
+    fn options(&self) -> PayloadOptions {
+        PayloadOptions {
+            hashes: self.hashes,
+            line_numbers: self.line_numbers,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -153,9 +265,11 @@ pub struct SnapshotArgs {
     /// Override the budget.
     #[arg(long, value_name = "N")]
     pub budget: Option<u64>,
-    /// Payload style.
+    /// Payload style: markdown, xml, plain or json.
     #[arg(long, default_value = "markdown", value_parser = parse_style)]
     pub style: PayloadStyle,
+    #[command(flatten)]
+    pub format: FormatArgs,
 }
 
 #[derive(Debug, Args)]
@@ -174,18 +288,37 @@ fn now() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
-pub fn run(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status> {
-    let (store, _location) = ctx.open_store(out)?;
+pub fn run(args: PackArgs, ctx: &Context, out: &Output) -> Result<Status> {
+    match args.command {
+        Some(command) => run_named(command, ctx, out),
+        None => run_oneshot(&args.oneshot, ctx, out),
+    }
+}
+
+fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status> {
+    let (store, location) = ctx.open_store(out)?;
     let pcx = ctx.pack_context(&store)?;
     match command {
         PackCommand::Create(args) => {
             let tokenizer = args.tokenizer.as_deref().map(str::parse).transpose()?;
-            let pack = packs::create_pack(&pcx, &args.name, args.budget, tokenizer, now())?;
+            let pack = if location.kind == ctx::store::StoreKind::Global {
+                // No project: the pack keeps the directory it is made for (its repository's
+                // top, or the working directory) as the root of its sources.
+                let root = packs::oneshot_root(&ctx.cwd, &[], None)?;
+                packs::create_pack_at(&pcx, &args.name, args.budget, tokenizer, &root, now())?
+            } else {
+                packs::create_pack(&pcx, &args.name, args.budget, tokenizer, now())?
+            };
             if out.is_json() {
                 out.json(&pack)?;
             } else {
+                let root = pack
+                    .root
+                    .as_deref()
+                    .map(|r| format!(", sources relative to {r}"))
+                    .unwrap_or_default();
                 out.line(&format!(
-                    "Created pack `{}` (budget {} tokens, {})",
+                    "Created pack `{}` (budget {} tokens, {}{root})",
                     pack.name, pack.budget_tokens, pack.tokenizer
                 ))?;
             }
@@ -301,7 +434,8 @@ pub fn run(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status> 
                 tokenizer: None,
                 style: args.style,
             };
-            let rendered = packs::render_with_progress(&pcx, &request, &out.progress())?;
+            let rendered =
+                packs::render_with(&pcx, &request, args.format.options(), &out.progress())?;
             cache_note(&rendered.report);
             if out.is_json() {
                 let mut value = serde_json::to_value(&rendered.report)?;
@@ -333,7 +467,8 @@ pub fn run(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status> 
                     tokenizer: None,
                     style: args.style.unwrap_or_default(),
                 };
-                let rendered = packs::render_with_progress(&pcx, &request, &out.progress())?;
+                let rendered =
+                    packs::render_with(&pcx, &request, args.format.options(), &out.progress())?;
                 cache_note(&rendered.report);
                 let summary = json!({
                     "render_hash": rendered.report.render_hash,
@@ -375,9 +510,10 @@ pub fn run(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status> 
                 tokenizer: None,
                 style: args.style,
             };
-            let (snapshot, rendered) = packs::snapshot_with_progress(
+            let (snapshot, rendered) = packs::snapshot_with(
                 &pcx,
                 &request,
+                args.format.options(),
                 args.name.as_deref(),
                 now(),
                 &out.progress(),
@@ -548,4 +684,192 @@ fn human_report(out: &Output, report: &RenderReport, tokens: bool) -> String {
         }
     }
     lines.join("\n")
+}
+
+/// `ctx pack [PATH]...`: renders now, without a pack; the token cache is used when a store
+/// already exists (none is created).
+fn run_oneshot(args: &OneShotArgs, ctx: &Context, out: &Output) -> Result<Status> {
+    let mut paths = args.paths.clone();
+    if args.stdin {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("--stdin: cannot read the list of paths from stdin")?;
+        paths.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(PathBuf::from),
+        );
+        if paths.is_empty() {
+            anyhow::bail!(
+                "--stdin read no paths; pipe one path per line, e.g. `git ls-files | ctx pack --stdin`"
+            );
+        }
+    }
+    let layers = ctx.config_layers()?;
+    let settings = packs::PackSettings::from_layers(&layers)?;
+    let store = ctx.existing_store();
+    let project_root = ctx.project_root();
+    let root = packs::oneshot_root(&ctx.cwd, &paths, project_root.as_deref())?;
+    let request = OneShotRequest {
+        paths,
+        include: args.include.clone(),
+        ignore: args.ignore.clone(),
+        git_diff: args.git_diff,
+        git_log: args.git_log,
+        budget: args.budget,
+        tokenizer: args.tokenizer.as_deref().map(str::parse).transpose()?,
+        style: args.style,
+        options: args.format.options(),
+    };
+    let rendered = packs::pack_paths(
+        &root,
+        &ctx.cwd,
+        &settings,
+        store.as_ref().map(ctx::store::Store::db),
+        &request,
+        &out.progress(),
+    )?;
+    cache_note(&rendered.report);
+    let tree = args.token_tree.map(|min| packs::token_tree(&rendered, min));
+
+    // Where the payload goes: parts, a file, the clipboard, or stdout.
+    let mut written = Vec::new();
+    if let Some(max) = args.split_output {
+        let target = args
+            .output
+            .as_deref()
+            .expect("clap requires -o with --split-output");
+        let parts = packs::split_payload(&rendered, max)?;
+        for (index, (text, tokens)) in parts.iter().enumerate() {
+            let path = part_path(target, index + 1);
+            write_file(ctx, &path, text.as_bytes())?;
+            written.push(json!({ "path": path.display().to_string(), "tokens": tokens, "bytes": text.len() }));
+        }
+    } else if let Some(path) = &args.output {
+        write_file(ctx, path, rendered.payload.as_bytes())?;
+        written.push(json!({ "path": path.display().to_string(), "tokens": rendered.report.tokens_used, "bytes": rendered.payload.len() }));
+    }
+    if args.copy {
+        out.clipboard(rendered.payload.as_bytes())?;
+    }
+    let payload_on_stdout = args.output.is_none() && !args.copy;
+
+    if out.is_json() {
+        let mut value = serde_json::to_value(&rendered.report)?;
+        value["root"] = json!(root.display().to_string());
+        if !written.is_empty() {
+            value["written"] = json!(written);
+        }
+        if let Some(tree) = &tree {
+            value["token_tree"] = json!(tree);
+        }
+        if payload_on_stdout {
+            value["payload"] = json!(rendered.payload);
+        }
+        out.json(&value)?;
+        return Ok(Status::Success);
+    }
+    let mut report = vec![oneshot_summary(&rendered)];
+    for file in &written {
+        report.push(format!(
+            "wrote {} ({} tokens, {} bytes)",
+            file["path"].as_str().unwrap_or_default(),
+            file["tokens"],
+            file["bytes"]
+        ));
+    }
+    if args.copy {
+        report.push("copied the payload to the clipboard".to_owned());
+    }
+    if let Some(tree) = &tree {
+        report.push("tokens per directory and file:".to_owned());
+        let width = tree
+            .iter()
+            .map(|r| r.tokens.to_string().len())
+            .max()
+            .unwrap_or(1);
+        for row in tree {
+            let name = row
+                .path
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or_default();
+            let slash = if row.path.ends_with('/') { "/" } else { "" };
+            report.push(format!(
+                "  {:>width$}  {}{name}{slash}",
+                row.tokens,
+                "  ".repeat(row.depth)
+            ));
+        }
+    }
+    if payload_on_stdout {
+        out.raw(rendered.payload.as_bytes())?;
+        out.report(&report.join("\n"));
+    } else {
+        out.line(&report.join("\n"))?;
+    }
+    Ok(Status::Success)
+}
+
+/// `packed 12 files (3456 / 128000 tokens, o200k_base); left out 2: 1 binary, 1 over_budget`.
+fn oneshot_summary(rendered: &Render) -> String {
+    let report = &rendered.report;
+    let files = report
+        .included
+        .iter()
+        .filter(|i| i.kind == ctx::sources::UnitKind::File)
+        .count();
+    let others = report.included.len() - files;
+    let others = if others > 0 {
+        format!(" and {others} other part(s)")
+    } else {
+        String::new()
+    };
+    let mut line = format!(
+        "packed {files} file(s){others} ({} / {} tokens, {})",
+        report.tokens_used, report.budget_tokens, report.tokenizer
+    );
+    if !report.excluded.is_empty() {
+        let mut reasons = std::collections::BTreeMap::<&str, usize>::new();
+        for item in &report.excluded {
+            *reasons.entry(item.reason.as_str()).or_default() += 1;
+        }
+        let reasons: Vec<String> = reasons.iter().map(|(r, n)| format!("{n} {r}")).collect();
+        let _ = write!(
+            line,
+            "; left out {}: {}",
+            report.excluded.len(),
+            reasons.join(", ")
+        );
+    }
+    if !report.redactions.is_empty() {
+        let count: u64 = report.redactions.iter().map(|r| r.count).sum();
+        let _ = write!(line, "; redacted {count} secret(s)");
+    }
+    line
+}
+
+/// `context.md` → `context.2.md`; `context` → `context.2`.
+fn part_path(target: &Path, number: usize) -> PathBuf {
+    let stem = target
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match target.extension() {
+        Some(ext) => format!("{stem}.{number}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{number}"),
+    };
+    target.with_file_name(name)
+}
+
+fn write_file(ctx: &Context, path: &Path, bytes: &[u8]) -> Result<()> {
+    std::fs::write(ctx.cwd.join(path), bytes).with_context(|| {
+        format!(
+            "cannot write `{}`; check the directory exists",
+            path.display()
+        )
+    })
 }

@@ -10,9 +10,9 @@ use ctx::code::RelatedFile;
 use crate::context::Context;
 use crate::output::{Output, Status, Style};
 
-/// Find the files related to FILE: what it imports, what imports it, what changes with it
-/// in git history, and its tests.
+/// Find the files related to FILE: imports, importers, co-changes and tests.
 ///
+/// What it imports, what imports it, what changes with it in git history, and its tests.
 /// Imports are resolved to files of the repository: Rust `mod`/`use crate::`/workspace
 /// crates, Python absolute and relative imports, JS/TS relative imports and index files, Go
 /// package directories, Java class imports, C/C++ includes. Co-change counts the commits

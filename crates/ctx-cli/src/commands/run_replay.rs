@@ -143,6 +143,7 @@ impl CtxExecutor {
             allow_sensitive: false,
         };
         let options = ctx::sources::ExpandOptions {
+            progress: &ctx::core::NoProgress,
             root: &self.root,
             max_file_bytes: self.settings.max_file_bytes,
             sensitive: &self.settings.sensitive,

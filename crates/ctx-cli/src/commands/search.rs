@@ -166,6 +166,9 @@ pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
             }
         }
         out.raw(text.as_bytes())?;
+        if total == 0 {
+            out.note("no matches");
+        }
         if truncated {
             out.note(&format!(
                 "showing {} of {total} results (raise --max-results to see more)",

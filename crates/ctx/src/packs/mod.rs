@@ -1,6 +1,7 @@
 //! Packs (seed 000): named, prioritized collections of sources, rendered into one
 //! deterministic, redacted, token-budgeted payload, and snapshots that reproduce it.
 
+mod oneshot;
 mod payload;
 mod render;
 
@@ -14,11 +15,14 @@ use ctx_sources::{AddOptions, Source, SourceSpec, parse_source};
 use ctx_store::{ArtifactRecord, NewArtifact, PackRecord, Store, StoreKind, StoreLocation};
 use serde::Serialize;
 
-pub use payload::PayloadStyle;
+pub use oneshot::{
+    OneShotRequest, TokenTreeRow, oneshot_root, pack_paths, split_payload, token_tree,
+};
+pub use payload::{PayloadOptions, PayloadStyle};
 pub use render::{
-    ExcludedItem, IncludedItem, RedactionSummary, Render, RenderPolicy, RenderReport,
-    RenderRequest, SnapshotDrift, SnapshotVerify, render, render_snapshot, render_with_progress,
-    snapshot, snapshot_with_progress, verify_snapshot,
+    ExcludedItem, IncludedItem, PayloadPiece, RedactionSummary, Render, RenderPolicy, RenderReport,
+    RenderRequest, SnapshotDrift, SnapshotVerify, render, render_snapshot, render_with,
+    render_with_progress, snapshot, snapshot_with, snapshot_with_progress, verify_snapshot,
 };
 
 use crate::config::ConfigLayers;
@@ -60,7 +64,7 @@ impl PackSettings {
 
 /// The directory pack sources are stored relative to: the project root for a project store,
 /// the directory holding an explicit store, and the file-system root for the global store
-/// (its paths are absolute, as there is no project).
+/// (whose packs made since format 2 carry their own root: see [`create_pack_at`]).
 pub fn sources_root(location: &StoreLocation, cwd: &Path) -> PathBuf {
     match &location.kind {
         StoreKind::Project { root } => root.clone(),
@@ -94,7 +98,7 @@ pub fn validate_pack_name(name: &str) -> Result<(), CtxError> {
     }
 }
 
-/// Creates a pack.
+/// Creates a pack whose sources are relative to the context's root.
 pub fn create_pack(
     ctx: &PackContext<'_>,
     name: &str,
@@ -106,6 +110,35 @@ pub fn create_pack(
     let budget = budget.unwrap_or(ctx.settings.default_budget);
     let tokenizer = tokenizer.unwrap_or(ctx.settings.default_tokenizer);
     Ok(ctx.store.db().create_pack(name, budget, tokenizer, now)?)
+}
+
+/// Creates a pack whose sources are relative to `root` (an absolute directory), whatever
+/// the context's root: a pack in the global store keeps the directory it was made for, so
+/// its sources and payload headers never start at `/`.
+pub fn create_pack_at(
+    ctx: &PackContext<'_>,
+    name: &str,
+    budget: Option<u64>,
+    tokenizer: Option<TokenizerKind>,
+    root: &Path,
+    now: i64,
+) -> Result<PackRecord, CtxError> {
+    let root = root.to_str().ok_or_else(|| {
+        CtxError::InvalidInput(format!(
+            "`{}` is not valid UTF-8; make the pack in a directory with a UTF-8 path",
+            root.display()
+        ))
+    })?;
+    create_pack(ctx, name, budget, tokenizer, now)?;
+    ctx.store.db().set_pack_root(name, root)?;
+    Ok(ctx.store.db().require_pack(name)?)
+}
+
+/// The directory `pack`'s sources are relative to.
+fn pack_root(ctx: &PackContext<'_>, pack: &PackRecord) -> PathBuf {
+    pack.root
+        .as_ref()
+        .map_or_else(|| ctx.root.clone(), PathBuf::from)
 }
 
 /// A pack with its artifacts, as `pack show` presents it.
@@ -145,6 +178,8 @@ fn kind_name(source: &Source) -> &'static str {
         Source::MarkdownDir { .. } => "md_dir",
         Source::Glob { .. } => "glob",
         Source::GitDiff { .. } => "git_diff",
+        Source::GitLog { .. } => "git_log",
+        Source::Tree { .. } => "dir",
         Source::Command { .. } => "cmd",
         Source::Text { .. } => "text",
     }
@@ -194,8 +229,8 @@ pub fn add_source(
     priority: i64,
     now: i64,
 ) -> Result<AddReport, CtxError> {
-    ctx.store.db().require_pack(pack)?;
-    let spec = parse_source(uri, cwd, &ctx.root, options)?;
+    let root = pack_root(ctx, &ctx.store.db().require_pack(pack)?);
+    let spec = parse_source(uri, cwd, &root, options)?;
     if !spec.allow_sensitive
         && let Source::File { path, .. } | Source::Markdown { path } = &spec.source
         && let Some(pattern) = ctx.settings.sensitive.matches(path)
@@ -207,10 +242,13 @@ pub fn add_source(
         .into());
     }
     if let Source::GitDiff { dir, base, head } = &spec.source {
-        ctx_sources::git::check(uri, &ctx.root.join(dir), base.as_deref(), head.as_deref())?;
+        ctx_sources::git::check(uri, &root.join(dir), base.as_deref(), head.as_deref())?;
     }
     let mut warnings = Vec::new();
-    let matches = ctx_sources::count_matches(&spec, &render::expand_options(ctx));
+    let matches = ctx_sources::count_matches(
+        &spec,
+        &render::expand_options(&root, &ctx.settings, &ctx_core::NoProgress),
+    );
     if let Some((included, sensitive)) = matches {
         if included == 0 {
             warnings.push(format!(

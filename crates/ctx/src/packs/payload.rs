@@ -1,28 +1,36 @@
-//! Payload styles: how each included unit is written, and why block token counts add up.
+//! Payload styles: how the preamble, the tree, each included unit and the summary are written,
+//! and why their token counts add up.
 //!
-//! Every style writes a preamble, one block per included unit, and an epilogue. Blocks start
-//! with a non-space character other than `/` and end with a newline, and the preamble and
-//! epilogue do too, so the tiktoken pre-tokenizers (o200k_base, cl100k_base) always split at
-//! block boundaries: the payload's token count is exactly the sum of its parts. That lets each
-//! block's count be cached by the hash of its bytes, and a warm render tokenizes nothing.
-//! `tests` check the sum against a count of the whole payload.
+//! A payload is a head (what this is, how parts are delimited, the tree of included paths),
+//! one block per included unit, and a tail (a summary of what was included, left out and
+//! redacted). Every piece starts with a non-space character other than `/` and ends with a
+//! newline, so the tiktoken pre-tokenizers (o200k_base, cl100k_base) always split between
+//! pieces: the payload's token count is exactly the sum of its pieces' counts. That lets each
+//! block's count be cached by the hash of its identity, and a warm render tokenizes nothing
+//! but the head and tail. `tests` check the sum against a count of the whole payload.
+//!
+//! Headers name the workspace-relative path, the lines (`(12 lines)` for a whole file,
+//! `(lines 10-50)` for a range) and the language; content hashes appear only with
+//! [`PayloadOptions::hashes`] (they are always in the render report and the snapshot).
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
+use ctx_sources::UnitKind;
 use serde::{Deserialize, Serialize};
 
 /// How the payload is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PayloadStyle {
-    /// `## path` headers and fenced code blocks.
+    /// `## path (N lines)` headers and fenced code blocks.
     #[default]
     Markdown,
-    /// `<document path="…" hash="…">` elements.
+    /// `<file path="…" lines="…" language="…">` elements.
     Xml,
-    /// `=== path ===` separators.
+    /// `=== path (N lines) ===` separators.
     Plain,
-    /// A JSON array of `{path, lines, hash, content}` objects.
+    /// A JSON array: an `about` element, a `tree`, one element per part, a `summary`.
     Json,
 }
 
@@ -39,22 +47,6 @@ impl PayloadStyle {
             Self::Json => "json",
         }
     }
-
-    /// Text before the first block.
-    pub const fn preamble(self) -> &'static str {
-        match self {
-            Self::Json => "[\n",
-            _ => "",
-        }
-    }
-
-    /// Text after the last block.
-    pub const fn epilogue(self) -> &'static str {
-        match self {
-            Self::Json => "]\n",
-            _ => "",
-        }
-    }
 }
 
 impl std::str::FromStr for PayloadStyle {
@@ -68,89 +60,454 @@ impl std::str::FromStr for PayloadStyle {
     }
 }
 
+/// Options that change how blocks are written; part of the render policy (and so of the
+/// render hash).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PayloadOptions {
+    /// Show each part's content hash in its header.
+    #[serde(default)]
+    pub hashes: bool,
+    /// Number every line (`12: …`), counting from the first line of a range.
+    #[serde(default)]
+    pub line_numbers: bool,
+}
+
 /// What a block header shows about a unit.
 pub struct BlockHeader<'a> {
+    pub kind: UnitKind,
     pub label: &'a str,
+    /// The requested range, when the unit is one.
     pub lines: Option<(u64, u64)>,
     pub hash: &'a str,
     pub lang: &'a str,
 }
 
-/// One unit's block as a new string (see [`write_block`]).
-#[cfg(test)]
-pub fn block(style: PayloadStyle, header: &BlockHeader<'_>, content: &str, first: bool) -> String {
-    let mut out = String::with_capacity(content.len() + header.label.len() + 128);
-    write_block(&mut out, style, header, content, first);
+/// Lines in `text` (a last line without a newline counts).
+pub fn line_count(text: &str) -> u64 {
+    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
+    newlines + u64::from(!text.is_empty() && !text.ends_with('\n'))
+}
+
+/// `text` with every line prefixed by its number, right-aligned, from `first`.
+pub fn number_lines(text: &str, first: u64) -> String {
+    let last = first + line_count(text).saturating_sub(1);
+    let width = last.to_string().len();
+    let mut out = String::with_capacity(text.len() + (width + 2) * 64);
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let _ = write!(out, "{:>width$}: {line}", first + i as u64);
+    }
     out
 }
 
-/// Appends one unit's block to `out`. `first` matters only for JSON (commas go before later
-/// elements).
+/// The line span a header shows: `(first, last)` of a range, or `None` for a whole file.
+fn span(header: &BlockHeader<'_>, content: &str) -> (Option<(u64, u64)>, u64) {
+    let count = line_count(content);
+    let range = header
+        .lines
+        .map(|(start, _)| (start, start + count.saturating_sub(1)));
+    (range, count)
+}
+
+/// `12 lines`, `lines 10-50`, `empty`.
+fn lines_phrase(range: Option<(u64, u64)>, count: u64) -> String {
+    match range {
+        Some((s, e)) => format!("lines {s}-{e}"),
+        None if count == 0 => "empty".to_owned(),
+        None if count == 1 => "1 line".to_owned(),
+        None => format!("{count} lines"),
+    }
+}
+
+/// `1-12` (for attributes and JSON); `None` when empty.
+fn lines_pair(range: Option<(u64, u64)>, count: u64) -> Option<(u64, u64)> {
+    match range {
+        Some(r) => Some(r),
+        None if count == 0 => None,
+        None => Some((1, count)),
+    }
+}
+
+/// The human title of a part: its path for files, what it is otherwise.
+fn title(header: &BlockHeader<'_>) -> String {
+    match header.kind {
+        UnitKind::File | UnitKind::Log => header.label.to_owned(),
+        UnitKind::Diff => format!("git diff: {}", header.label),
+        UnitKind::Command => format!("command output: {}", header.label),
+        UnitKind::Text => "text".to_owned(),
+    }
+}
+
+/// One unit's block as a new string (see [`write_block`]).
+#[cfg(test)]
+pub fn block(
+    style: PayloadStyle,
+    options: PayloadOptions,
+    header: &BlockHeader<'_>,
+    content: &str,
+) -> String {
+    let mut out = String::with_capacity(content.len() + header.label.len() + 128);
+    write_block(&mut out, style, options, header, content);
+    out
+}
+
+/// Appends one unit's block to `out`.
 pub fn write_block(
     out: &mut String,
     style: PayloadStyle,
+    options: PayloadOptions,
     header: &BlockHeader<'_>,
     content: &str,
-    first: bool,
 ) {
+    let (range, count) = span(header, content);
+    let numbered;
+    let content = if options.line_numbers && header.kind == UnitKind::File {
+        numbered = number_lines(content, range.map_or(1, |(s, _)| s));
+        numbered.as_str()
+    } else {
+        content
+    };
     let newline = if content.is_empty() || content.ends_with('\n') {
         ""
     } else {
         "\n"
     };
-    let range = header
-        .lines
-        .map(|(s, e)| format!(" (lines {s}-{e})"))
-        .unwrap_or_default();
+    let hash = if options.hashes { header.hash } else { "" };
     match style {
         PayloadStyle::Markdown => {
+            let mut details = Vec::new();
+            if header.kind == UnitKind::File {
+                details.push(lines_phrase(range, count));
+            }
+            if !hash.is_empty() {
+                details.push(hash.to_owned());
+            }
+            let details = if details.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", details.join(", "))
+            };
             let fence = "`".repeat(longest_backtick_run(content).max(2) + 1);
             let _ = write!(
                 out,
-                "## {}{range}\n{}\n\n{fence}{}\n{content}{newline}{fence}\n\n",
-                header.label, header.hash, header.lang
+                "## {}{details}\n{fence}{}\n{content}{newline}{fence}\n\n",
+                title(header),
+                header.lang
             );
         }
         PayloadStyle::Xml => {
-            let lines = header
-                .lines
-                .map(|(s, e)| format!(" lines=\"{s}-{e}\""))
-                .unwrap_or_default();
-            let _ = write!(
-                out,
-                "<document path=\"{}\"{lines} hash=\"{}\">\n{content}{newline}</document>\n\n",
-                xml_attr(header.label),
-                header.hash
-            );
+            let (element, name_attr) = match header.kind {
+                UnitKind::File => ("file", "path"),
+                UnitKind::Diff => ("diff", "path"),
+                UnitKind::Log => ("git_log", "of"),
+                UnitKind::Command => ("command_output", "command"),
+                UnitKind::Text => ("text", ""),
+            };
+            let mut attrs = String::new();
+            let value = match header.kind {
+                UnitKind::Command => header.label.strip_prefix("$ ").unwrap_or(header.label),
+                UnitKind::Log => header.label.strip_prefix("git log of ").unwrap_or(""),
+                _ => header.label,
+            };
+            if !name_attr.is_empty() && !value.is_empty() {
+                let _ = write!(attrs, " {name_attr}=\"{}\"", xml_attr(value));
+            }
+            if header.kind == UnitKind::File
+                && let Some((s, e)) = lines_pair(range, count)
+            {
+                let _ = write!(attrs, " lines=\"{s}-{e}\"");
+            }
+            if !header.lang.is_empty() && header.kind == UnitKind::File {
+                let _ = write!(attrs, " language=\"{}\"", header.lang);
+            }
+            if !hash.is_empty() {
+                let _ = write!(attrs, " hash=\"{hash}\"");
+            }
+            let _ = write!(out, "<{element}{attrs}>\n{content}{newline}</{element}>\n");
         }
         PayloadStyle::Plain => {
+            let mut details = Vec::new();
+            if header.kind == UnitKind::File {
+                details.push(lines_phrase(range, count));
+                if !header.lang.is_empty() {
+                    details.push(header.lang.to_owned());
+                }
+            }
+            if !hash.is_empty() {
+                details.push(hash.to_owned());
+            }
+            let details = if details.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", details.join(", "))
+            };
             let _ = write!(
                 out,
-                "=== {}{range} {} ===\n{content}{newline}\n",
-                header.label, header.hash
+                "=== {}{details} ===\n{content}{newline}\n",
+                title(header)
             );
         }
         PayloadStyle::Json => {
             #[derive(Serialize)]
             struct Element<'a> {
-                path: &'a str,
+                #[serde(rename = "type")]
+                kind: &'static str,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                path: Option<&'a str>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                command: Option<&'a str>,
+                #[serde(skip_serializing_if = "Option::is_none")]
                 lines: Option<[u64; 2]>,
+                #[serde(skip_serializing_if = "str::is_empty")]
+                language: &'a str,
+                #[serde(skip_serializing_if = "str::is_empty")]
                 hash: &'a str,
                 content: &'a str,
             }
+            let (kind, path, command) = match header.kind {
+                UnitKind::File => ("file", Some(header.label), None),
+                UnitKind::Diff => ("diff", Some(header.label), None),
+                UnitKind::Log => ("git_log", None, None),
+                UnitKind::Command => (
+                    "command_output",
+                    None,
+                    Some(header.label.strip_prefix("$ ").unwrap_or(header.label)),
+                ),
+                UnitKind::Text => ("text", None, None),
+            };
+            let file = header.kind == UnitKind::File;
             let element = Element {
-                path: header.label,
-                lines: header.lines.map(|(s, e)| [s, e]),
-                hash: header.hash,
+                kind,
+                path,
+                command,
+                lines: if file {
+                    lines_pair(range, count).map(|(s, e)| [s, e])
+                } else {
+                    None
+                },
+                language: if file { header.lang } else { "" },
+                hash,
                 content,
             };
-            if !first {
-                out.push(',');
-            }
+            out.push(',');
             serde_json::to_writer(StringWriter(out), &element).expect("strings serialize");
             out.push('\n');
         }
     }
+}
+
+/// What the head and the tail of a payload say: the included paths, counts, what was left
+/// out and redacted.
+#[derive(Debug, Clone, Default)]
+pub struct Frame {
+    pub options: PayloadOptions,
+    /// Included parts in payload order: kind and label.
+    pub included: Vec<(UnitKind, String)>,
+    /// Tokens of the included blocks.
+    pub block_tokens: u64,
+    pub tokenizer: String,
+    pub budget: u64,
+    /// Parts left out: label, reason code, detail.
+    pub excluded: Vec<(String, String, String)>,
+    /// Redactions: rule → (count, paths).
+    pub redactions: BTreeMap<String, (u64, BTreeSet<String>)>,
+}
+
+/// At most this many left-out parts are named in the summary (the report names all).
+const SUMMARY_LISTED: usize = 30;
+
+impl Frame {
+    fn has(&self, kind: UnitKind) -> bool {
+        self.included.iter().any(|(k, _)| *k == kind)
+    }
+
+    /// The included files and diffs as an indented tree (directories end with `/`), byte order.
+    pub fn tree(&self) -> String {
+        let paths: BTreeSet<String> = self
+            .included
+            .iter()
+            .filter_map(|(kind, label)| match kind {
+                UnitKind::File => Some(label.clone()),
+                UnitKind::Diff => Some(format!("{label} (diff)")),
+                _ => None,
+            })
+            .collect();
+        let mut out = String::new();
+        let mut open: Vec<&str> = Vec::new();
+        for path in &paths {
+            let parts: Vec<&str> = path.split('/').collect();
+            let (dirs, name) = parts.split_at(parts.len() - 1);
+            let common = open.iter().zip(dirs).take_while(|(a, b)| a == b).count();
+            open.truncate(common);
+            for dir in &dirs[common..] {
+                let _ = writeln!(out, "{}{dir}/", "  ".repeat(open.len()));
+                open.push(dir);
+            }
+            let _ = writeln!(out, "{}{}", "  ".repeat(open.len()), name[0]);
+        }
+        out
+    }
+
+    fn intro(&self, style: PayloadStyle) -> String {
+        let header = match style {
+            PayloadStyle::Markdown => {
+                "a `## path (N lines)` header, then its content in a fenced code block"
+            }
+            PayloadStyle::Xml => {
+                "a `file` element around its content, with `path`, `lines` and `language` attributes"
+            }
+            PayloadStyle::Plain => "a `=== path (N lines) ===` line before its content",
+            PayloadStyle::Json => "an element of type `file` with its path, lines and content",
+        };
+        let mut text = format!("Files packed by ctx. Each file has {header}.");
+        if self.options.line_numbers {
+            text.push_str(" Lines are numbered (`12: …`).");
+        }
+        if self.options.hashes {
+            text.push_str(" Headers carry the content's sha256.");
+        }
+        let others: Vec<&str> = [
+            (UnitKind::Diff, "git diffs"),
+            (UnitKind::Log, "the git log"),
+            (UnitKind::Command, "command output"),
+            (UnitKind::Text, "text"),
+        ]
+        .into_iter()
+        .filter(|(kind, _)| self.has(*kind))
+        .map(|(_, name)| name)
+        .collect();
+        if !others.is_empty() {
+            let _ = write!(
+                text,
+                " Other parts ({}) are marked as such.",
+                others.join(", ")
+            );
+        }
+        text.push_str(" The summary at the end says what was left out and why.");
+        text
+    }
+
+    /// Everything before the first block: what this is, how parts are delimited, the tree.
+    pub fn head(&self, style: PayloadStyle) -> String {
+        let intro = self.intro(style);
+        let tree = self.tree();
+        let mut out = String::new();
+        match style {
+            PayloadStyle::Markdown => {
+                let _ = write!(out, "# Packed files\n\n{intro}\n\n");
+                if !tree.is_empty() {
+                    let fence = "`".repeat(longest_backtick_run(&tree).max(2) + 1);
+                    let _ = write!(out, "# Tree\n\n{fence}\n{tree}{fence}\n\n");
+                }
+                out.push_str("# Files\n\n");
+            }
+            PayloadStyle::Xml => {
+                let _ = write!(out, "<about>\n{}\n</about>\n", xml_text(&intro));
+                if !tree.is_empty() {
+                    let _ = write!(out, "<tree>\n{}</tree>\n", xml_text(&tree));
+                }
+            }
+            PayloadStyle::Plain => {
+                let _ = write!(out, "{intro}\n\n");
+                if !tree.is_empty() {
+                    let _ = write!(out, "=== tree ===\n{tree}\n");
+                }
+            }
+            PayloadStyle::Json => {
+                out.push_str("[\n");
+                let _ = writeln!(out, "{}", tagged("about", &intro));
+                if !tree.is_empty() {
+                    let _ = writeln!(out, ",{}", tagged("tree", &tree));
+                }
+            }
+        }
+        out
+    }
+
+    fn summary_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        let mut parts: Vec<String> = Vec::new();
+        for (kind, one, many) in [
+            (UnitKind::File, "file", "files"),
+            (UnitKind::Diff, "diff", "diffs"),
+            (UnitKind::Log, "git log", "git logs"),
+            (UnitKind::Command, "command output", "command outputs"),
+            (UnitKind::Text, "text", "texts"),
+        ] {
+            let n = self.included.iter().filter(|(k, _)| *k == kind).count();
+            if n > 0 {
+                parts.push(format!("{n} {}", if n == 1 { one } else { many }));
+            }
+        }
+        if parts.is_empty() {
+            parts.push("nothing".to_owned());
+        }
+        lines.push(format!(
+            "Included: {} ({} tokens, {}, budget {}).",
+            parts.join(", "),
+            self.block_tokens,
+            self.tokenizer,
+            self.budget
+        ));
+        if self.excluded.is_empty() {
+            lines.push("Left out: nothing.".to_owned());
+        } else {
+            let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
+            for (_, reason, _) in &self.excluded {
+                *reasons.entry(reason.as_str()).or_default() += 1;
+            }
+            let reasons: Vec<String> = reasons
+                .into_iter()
+                .map(|(reason, n)| format!("{n} {reason}"))
+                .collect();
+            lines.push(format!(
+                "Left out: {} ({}).",
+                self.excluded.len(),
+                reasons.join(", ")
+            ));
+            for (label, reason, detail) in self.excluded.iter().take(SUMMARY_LISTED) {
+                lines.push(format!("- {label}: {reason} ({detail})"));
+            }
+            if self.excluded.len() > SUMMARY_LISTED {
+                lines.push(format!(
+                    "- … and {} more (the render report lists them all)",
+                    self.excluded.len() - SUMMARY_LISTED
+                ));
+            }
+        }
+        if !self.redactions.is_empty() {
+            let rules: Vec<String> = self
+                .redactions
+                .iter()
+                .map(|(rule, (count, paths))| {
+                    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+                    format!("{rule} x{count} in {}", paths.join(", "))
+                })
+                .collect();
+            lines.push(format!("Redacted: {}.", rules.join("; ")));
+        }
+        lines
+    }
+
+    /// Everything after the last block: the summary.
+    pub fn tail(&self, style: PayloadStyle) -> String {
+        let lines = self.summary_lines();
+        match style {
+            PayloadStyle::Markdown => format!("# Summary\n\n{}\n", lines.join("\n")),
+            PayloadStyle::Xml => {
+                format!("<summary>\n{}\n</summary>\n", xml_text(&lines.join("\n")))
+            }
+            PayloadStyle::Plain => format!("=== summary ===\n{}\n", lines.join("\n")),
+            PayloadStyle::Json => format!(",{}\n]\n", tagged("summary", &lines.join("\n"))),
+        }
+    }
+}
+
+/// `{"type":"KIND","text":"…"}`.
+fn tagged(kind: &str, text: &str) -> String {
+    format!(
+        "{{\"type\":\"{kind}\",\"text\":{}}}",
+        serde_json::to_string(text).expect("strings serialize")
+    )
 }
 
 /// Lets serde_json write straight into a `String` (it only ever writes valid UTF-8).
@@ -181,12 +538,11 @@ fn longest_backtick_run(text: &str) -> usize {
     longest
 }
 
-fn xml_attr(text: &str) -> String {
+fn xml_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
             '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             _ => out.push(c),
@@ -195,22 +551,50 @@ fn xml_attr(text: &str) -> String {
     out
 }
 
+fn xml_attr(text: &str) -> String {
+    xml_text(text).replace('"', "&quot;")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use ctx_core::TokenizerKind;
 
-    fn header(label: &str) -> BlockHeader<'_> {
+    fn header(kind: UnitKind, label: &str) -> BlockHeader<'_> {
         BlockHeader {
+            kind,
             label,
-            lines: Some((3, 9)),
+            lines: (label == "c d.md").then_some((3, 9)),
             hash: "sha256:00ff",
             lang: "rust",
         }
     }
 
+    fn frame(options: PayloadOptions) -> Frame {
+        Frame {
+            options,
+            included: vec![
+                (UnitKind::File, "src/a.rs".into()),
+                (UnitKind::Diff, "src/b.rs".into()),
+                (UnitKind::Command, "$ ls".into()),
+            ],
+            block_tokens: 12,
+            tokenizer: "o200k_base".into(),
+            budget: 100,
+            excluded: vec![(
+                "big.rs".into(),
+                "over_budget".into(),
+                "needs 9 tokens".into(),
+            )],
+            redactions: BTreeMap::from([(
+                "AWS_ACCESS_KEY_ID".to_owned(),
+                (2, BTreeSet::from(["src/a.rs".to_owned()])),
+            )]),
+        }
+    }
+
     #[test]
-    fn block_counts_add_up_to_the_payload_count() {
+    fn piece_counts_add_up_to_the_payload_count() {
         let contents = [
             "",
             "x",
@@ -241,29 +625,42 @@ mod tests {
             "\u{3000}",
             "naïve\u{301}",
         ];
+        let kinds = [
+            UnitKind::File,
+            UnitKind::Diff,
+            UnitKind::Log,
+            UnitKind::Command,
+            UnitKind::Text,
+        ];
         for tokenizer in [TokenizerKind::O200kBase, TokenizerKind::Cl100kBase] {
             for style in PayloadStyle::ALL {
-                for (i, a) in contents.iter().enumerate() {
-                    for b in &contents[i..] {
-                        let blocks = [
-                            block(style, &header("src/a.rs"), a, true),
-                            block(style, &header("/abs/b.rs"), b, false),
-                            block(style, &header("c d.md"), a, false),
-                        ];
-                        let payload = format!(
-                            "{}{}{}",
-                            style.preamble(),
-                            blocks.concat(),
-                            style.epilogue()
-                        );
-                        let sum: usize = tokenizer.count(style.preamble())
-                            + blocks.iter().map(|b| tokenizer.count(b)).sum::<usize>()
-                            + tokenizer.count(style.epilogue());
-                        assert_eq!(
-                            sum,
-                            tokenizer.count(&payload),
-                            "{tokenizer} {style:?} {a:?} {b:?}"
-                        );
+                for options in [
+                    PayloadOptions::default(),
+                    PayloadOptions {
+                        hashes: true,
+                        line_numbers: true,
+                    },
+                ] {
+                    let frame = frame(options);
+                    let (head, tail) = (frame.head(style), frame.tail(style));
+                    for (i, a) in contents.iter().enumerate() {
+                        for (j, b) in contents[i..].iter().enumerate() {
+                            let kind = kinds[(i + j) % kinds.len()];
+                            let pieces = [
+                                head.clone(),
+                                block(style, options, &header(UnitKind::File, "src/a.rs"), a),
+                                block(style, options, &header(kind, "/abs/b.rs"), b),
+                                block(style, options, &header(UnitKind::File, "c d.md"), a),
+                                tail.clone(),
+                            ];
+                            let payload = pieces.concat();
+                            let sum: usize = pieces.iter().map(|p| tokenizer.count(p)).sum();
+                            assert_eq!(
+                                sum,
+                                tokenizer.count(&payload),
+                                "{tokenizer} {style:?} {a:?} {b:?}"
+                            );
+                        }
                     }
                 }
             }
@@ -272,14 +669,114 @@ mod tests {
 
     #[test]
     fn json_payload_is_valid_json() {
-        let blocks = [
-            block(PayloadStyle::Json, &header("a"), "x\"y", true),
-            block(PayloadStyle::Json, &header("b"), "", false),
-        ];
-        let payload = format!("[\n{}]\n", blocks.concat());
+        let options = PayloadOptions::default();
+        let frame = frame(options);
+        let payload = [
+            frame.head(PayloadStyle::Json),
+            block(
+                PayloadStyle::Json,
+                options,
+                &header(UnitKind::File, "a"),
+                "x\"y",
+            ),
+            block(
+                PayloadStyle::Json,
+                options,
+                &header(UnitKind::Command, "$ ls"),
+                "",
+            ),
+            frame.tail(PayloadStyle::Json),
+        ]
+        .concat();
         let value: serde_json::Value = serde_json::from_str(&payload).expect("valid JSON");
-        assert_eq!(value[0]["content"], "x\"y");
-        assert_eq!(value[1]["path"], "b");
+        assert_eq!(value[0]["type"], "about");
+        assert_eq!(value[1]["type"], "tree");
+        assert_eq!(value[2]["content"], "x\"y");
+        assert_eq!(value[2]["lines"], serde_json::json!([1, 1]));
+        assert_eq!(value[3]["command"], "ls");
+        assert_eq!(value[4]["type"], "summary");
+    }
+
+    #[test]
+    fn headers_name_path_lines_and_language_and_hashes_only_on_request() {
+        let plain = block(
+            PayloadStyle::Markdown,
+            PayloadOptions::default(),
+            &header(UnitKind::File, "src/a.rs"),
+            "fn a() {}\nfn b() {}\n",
+        );
+        assert_eq!(
+            plain,
+            "## src/a.rs (2 lines)\n```rust\nfn a() {}\nfn b() {}\n```\n\n"
+        );
+        let hashed = block(
+            PayloadStyle::Markdown,
+            PayloadOptions {
+                hashes: true,
+                line_numbers: true,
+            },
+            &header(UnitKind::File, "c d.md"),
+            "x\ny\n",
+        );
+        assert_eq!(
+            hashed,
+            "## c d.md (lines 3-4, sha256:00ff)\n```rust\n3: x\n4: y\n```\n\n"
+        );
+        let xml = block(
+            PayloadStyle::Xml,
+            PayloadOptions::default(),
+            &header(UnitKind::File, "a&b.rs"),
+            "x",
+        );
+        assert_eq!(
+            xml,
+            "<file path=\"a&amp;b.rs\" lines=\"1-1\" language=\"rust\">\nx\n</file>\n"
+        );
+        let command = block(
+            PayloadStyle::Plain,
+            PayloadOptions::default(),
+            &header(UnitKind::Command, "$ ls"),
+            "a\n",
+        );
+        assert_eq!(command, "=== command output: $ ls ===\na\n\n");
+    }
+
+    #[test]
+    fn the_tree_nests_directories_in_byte_order() {
+        let frame = Frame {
+            included: ["b/x.rs", "a.txt", "a/z/q.rs", "a/y.rs", "c"]
+                .iter()
+                .map(|p| (UnitKind::File, (*p).to_owned()))
+                .collect(),
+            ..Frame::default()
+        };
+        assert_eq!(
+            frame.tree(),
+            "a.txt\na/\n  y.rs\n  z/\n    q.rs\nb/\n  x.rs\nc\n"
+        );
+    }
+
+    #[test]
+    fn the_summary_names_what_was_left_out_and_redacted() {
+        let tail = frame(PayloadOptions::default()).tail(PayloadStyle::Markdown);
+        assert!(
+            tail.contains("Included: 1 file, 1 diff, 1 command output (12 tokens"),
+            "{tail}"
+        );
+        assert!(
+            tail.contains("- big.rs: over_budget (needs 9 tokens)"),
+            "{tail}"
+        );
+        assert!(tail.contains("AWS_ACCESS_KEY_ID x2 in src/a.rs"), "{tail}");
+    }
+
+    #[test]
+    fn line_numbers_are_right_aligned() {
+        assert_eq!(number_lines("a\nb", 9), " 9: a\n10: b");
+        assert_eq!(line_count(""), 0);
+        assert_eq!(line_count("a"), 1);
+        assert_eq!(line_count("a\n"), 1);
+        assert_eq!(line_count("a\nb"), 2);
     }
 
     #[test]
@@ -294,9 +791,9 @@ mod tests {
     fn markdown_fences_outgrow_backticks_in_content() {
         let b = block(
             PayloadStyle::Markdown,
-            &header("a.md"),
+            PayloadOptions::default(),
+            &header(UnitKind::File, "a.md"),
             "````\ncode\n````\n",
-            true,
         );
         assert!(b.contains("\n`````rust\n"), "{b}");
     }

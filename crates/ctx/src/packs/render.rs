@@ -1,16 +1,17 @@
-//! The deterministic render: order, expand, redact, count, budget, concatenate, hash.
+//! The deterministic render: order, expand, redact, count, budget, frame, concatenate, hash.
 
 use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
 
 use ctx_core::redact::RedactionFinding;
 use ctx_core::{ContentHash, NoProgress, Progress, TokenizerKind, canonical};
-use ctx_sources::{ExpandOptions, Skip, Unit, expand};
-use ctx_store::{SnapshotItemRecord, SnapshotRecord};
+use ctx_sources::{ExpandOptions, Skip, SourceSpec, Unit, UnitKind, expand};
+use ctx_store::{Database, SnapshotItemRecord, SnapshotRecord};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::payload::{BlockHeader, PayloadStyle, write_block};
-use super::{PackContext, spec_of};
+use super::payload::{BlockHeader, Frame, PayloadOptions, PayloadStyle, write_block};
+use super::{PackContext, PackSettings, spec_of};
 use crate::error::CtxError;
 
 /// What to render.
@@ -35,15 +36,21 @@ pub struct RenderPolicy {
     pub redaction_rules: Vec<String>,
     /// The payload format version: bumped when block layouts change.
     pub format: u32,
+    /// Content hashes in headers, numbered lines.
+    #[serde(default)]
+    pub options: PayloadOptions,
 }
 
-const PAYLOAD_FORMAT: u32 = 1;
+/// Version 2: a head (intro, tree), headers without hashes (unless asked), a summary.
+const PAYLOAD_FORMAT: u32 = 2;
 
 /// A unit that made it into the payload.
 #[derive(Debug, Clone, Serialize)]
 pub struct IncludedItem {
     pub pack: String,
     pub artifact_id: String,
+    /// `file`, `diff`, `log`, `command` or `text`.
+    pub kind: UnitKind,
     pub path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines: Option<[u64; 2]>,
@@ -82,6 +89,11 @@ pub struct RenderReport {
     pub packs: Vec<String>,
     pub budget_tokens: u64,
     pub tokens_used: u64,
+    /// Tokens of the head (intro, tree) and the tail (summary); part of `tokens_used`.
+    pub frame_tokens: u64,
+    /// Tokens held back for the head and tail while the budget was filled (at least
+    /// `frame_tokens`): a part left out as `over_budget` did not fit in what remained.
+    pub frame_reserve: u64,
     pub tokenizer: TokenizerKind,
     pub style: PayloadStyle,
     pub included: Vec<IncludedItem>,
@@ -98,6 +110,14 @@ pub struct RenderReport {
     pub tokens_counted: u64,
 }
 
+/// One piece of a payload, in order: the head, each block, the tail. The pieces' bytes
+/// concatenate to the payload, and their tokens add up to its count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PayloadPiece {
+    pub bytes: usize,
+    pub tokens: u64,
+}
+
 /// A render: the report, the payload, and every unit's outcome (for snapshots).
 #[derive(Debug, Clone)]
 pub struct Render {
@@ -105,15 +125,45 @@ pub struct Render {
     pub payload: String,
     pub policy: RenderPolicy,
     pub items: Vec<SnapshotItemRecord>,
+    /// The payload's pieces, for cutting it into parts ([`super::split_payload`]).
+    pub pieces: Vec<PayloadPiece>,
 }
 
-pub(crate) fn expand_options<'a>(ctx: &'a PackContext<'_>) -> ExpandOptions<'a> {
+pub(crate) fn expand_options<'a>(
+    root: &'a Path,
+    settings: &'a PackSettings,
+    progress: &'a dyn Progress,
+) -> ExpandOptions<'a> {
     ExpandOptions {
-        root: &ctx.root,
-        max_file_bytes: ctx.settings.max_file_bytes,
-        sensitive: &ctx.settings.sensitive,
-        command_timeout: ctx.settings.command_timeout,
+        root,
+        max_file_bytes: settings.max_file_bytes,
+        sensitive: &settings.sensitive,
+        command_timeout: settings.command_timeout,
+        progress,
     }
+}
+
+/// Everything a render reads: where paths are relative to, settings, the token cache (when
+/// a store is open), and the sources in order.
+pub(crate) struct RenderJob<'a> {
+    pub root: &'a Path,
+    pub settings: &'a PackSettings,
+    pub db: Option<&'a Database>,
+    /// Named packs (empty for a one-shot pack).
+    pub packs: Vec<String>,
+    /// Sources in render order.
+    pub sources: Vec<JobSource>,
+    pub policy: RenderPolicy,
+}
+
+/// One source of a render.
+pub(crate) struct JobSource {
+    pub pack: String,
+    pub artifact_id: String,
+    pub spec: SourceSpec,
+    /// The directory its paths are relative to, when not the job's root (a global-store
+    /// pack's own directory).
+    pub root: Option<PathBuf>,
 }
 
 struct Ready {
@@ -121,7 +171,7 @@ struct Ready {
     /// The redacted text.
     content: String,
     findings: Vec<RedactionFinding>,
-    /// The token-cache key of this unit's (non-first) block.
+    /// The token-cache key of this unit's block.
     block_key: ContentHash,
 }
 
@@ -134,56 +184,55 @@ struct Prepared {
 
 fn append_block(
     payload: &mut String,
-    style: PayloadStyle,
+    policy: &RenderPolicy,
     unit: &Unit,
     content_hash: &ContentHash,
     content: &str,
-    first: bool,
 ) {
     let hash = content_hash.to_string();
-    let lines = unit.lines.map(|r| (r.start, r.end));
     let header = BlockHeader {
+        kind: unit.kind,
         label: &unit.label,
-        lines,
+        lines: unit.lines.map(|r| (r.start, r.end)),
         hash: &hash,
         lang: unit.lang,
     };
-    write_block(payload, style, &header, content, first);
+    write_block(payload, policy.style, policy.options, &header, content);
 }
 
 fn make_block(
-    style: PayloadStyle,
+    policy: &RenderPolicy,
     unit: &Unit,
     content_hash: &ContentHash,
     content: &str,
-    first: bool,
 ) -> String {
     let mut out = String::with_capacity(content.len() + unit.label.len() + 128);
-    append_block(&mut out, style, unit, content_hash, content, first);
+    append_block(&mut out, policy, unit, content_hash, content);
     out
 }
 
 /// The token-cache key of a block: a hash of everything the block's bytes are a function of
-/// (style, header fields, first-or-not, and the content's hash), so the content is hashed once,
+/// (style, options, header fields, and the content's hash), so the content is hashed once,
 /// not twice.
-fn block_identity(
-    style: PayloadStyle,
-    unit: &Unit,
-    content_hash: &ContentHash,
-    first: bool,
-) -> ContentHash {
+fn block_identity(policy: &RenderPolicy, unit: &Unit, content_hash: &ContentHash) -> ContentHash {
     let mut hasher = ctx_core::ContentHasher::new();
     let lines = unit
         .lines
         .map(|r| format!("{}-{}", r.start, r.end))
         .unwrap_or_default();
+    let kind = format!("{:?}", unit.kind);
+    let options = format!(
+        "hashes={} numbers={}",
+        policy.options.hashes, policy.options.line_numbers
+    );
     for field in [
-        "ctx-block-v1",
-        style.name(),
+        "ctx-block-v2",
+        policy.style.name(),
+        &options,
+        &kind,
         &unit.label,
         &lines,
         unit.lang,
-        if first { "first" } else { "rest" },
         &content_hash.to_string(),
     ] {
         hasher.update(&(field.len() as u64).to_le_bytes());
@@ -192,9 +241,10 @@ fn block_identity(
     hasher.finish()
 }
 
-/// Counts blocks through the store's token cache, counting the misses in parallel.
+/// Counts blocks through the store's token cache (when there is one), counting the misses in
+/// parallel.
 struct BlockCounter<'a> {
-    ctx: &'a PackContext<'a>,
+    db: Option<&'a Database>,
     progress: &'a dyn Progress,
     tokenizer: TokenizerKind,
     cached: u64,
@@ -209,19 +259,19 @@ impl BlockCounter<'_> {
         keys: &[ContentHash],
         build: impl Fn(usize) -> String + Sync,
     ) -> Result<Vec<u64>, CtxError> {
-        let db = self.ctx.store.db();
         let mut counts = vec![None; keys.len()];
-        if self.tokenizer.is_exact() {
+        let cache = self.db.filter(|_| self.tokenizer.is_exact());
+        if let Some(db) = cache {
             for (slot, key) in counts.iter_mut().zip(keys) {
                 *slot = db.cached_token_count(key, self.tokenizer)?;
             }
         }
         let misses: Vec<usize> = (0..keys.len()).filter(|&i| counts[i].is_none()).collect();
         let tokenizer = self.tokenizer;
-        // Single texts (preamble, epilogue) are counted without a phase of their own.
+        // Single texts (head, tail) are counted without a phase of their own.
         let progress = (misses.len() > 1).then_some(self.progress);
         if let Some(progress) = progress {
-            progress.phase("counting tokens", Some(misses.len() as u64));
+            progress.phase("tokenize", Some(misses.len() as u64));
         }
         let fresh: Vec<(usize, u64)> = misses
             .par_iter()
@@ -240,7 +290,12 @@ impl BlockCounter<'_> {
             counts[i] = Some(count);
             to_cache.push((keys[i], count));
         }
-        if self.tokenizer.is_exact() && !to_cache.is_empty() {
+        if let Some(db) = cache
+            && !to_cache.is_empty()
+        {
+            if let Some(progress) = progress {
+                progress.phase("save counts", None);
+            }
             db.cache_token_counts(self.tokenizer, &to_cache)?;
         }
         Ok(counts.into_iter().map(|c| c.unwrap_or(0)).collect())
@@ -275,22 +330,56 @@ pub fn render(ctx: &PackContext<'_>, request: &RenderRequest) -> Result<Render, 
     render_with_progress(ctx, request, &NoProgress)
 }
 
-/// [`render`], reporting its phases (expanding, redacting, counting) to `progress`.
+/// [`render`], reporting its phases (walk, read, redact, tokenize) to `progress`.
 pub fn render_with_progress(
     ctx: &PackContext<'_>,
     request: &RenderRequest,
     progress: &dyn Progress,
 ) -> Result<Render, CtxError> {
-    let rendered = render_inner(ctx, request, progress);
+    render_with(ctx, request, PayloadOptions::default(), progress)
+}
+
+/// [`render_with_progress`] with payload options (hashes in headers, line numbers).
+pub fn render_with(
+    ctx: &PackContext<'_>,
+    request: &RenderRequest,
+    options: PayloadOptions,
+    progress: &dyn Progress,
+) -> Result<Render, CtxError> {
+    let rendered = pack_job(ctx, request, options).and_then(|job| run_job(&job, progress));
     progress.finish();
     rendered
 }
 
-fn render_inner(
-    ctx: &PackContext<'_>,
+/// The policy for a render of `budget`, `tokenizer`, `style` and `options` under `settings`.
+pub(crate) fn policy_for(
+    settings: &PackSettings,
+    budget_tokens: u64,
+    tokenizer: TokenizerKind,
+    style: PayloadStyle,
+    options: PayloadOptions,
+) -> RenderPolicy {
+    RenderPolicy {
+        budget_tokens,
+        tokenizer,
+        style,
+        max_file_bytes: settings.max_file_bytes,
+        redaction_rules: settings
+            .redactor
+            .rule_ids()
+            .into_iter()
+            .map(str::to_owned)
+            .collect(),
+        format: PAYLOAD_FORMAT,
+        options,
+    }
+}
+
+fn pack_job<'a>(
+    ctx: &'a PackContext<'a>,
     request: &RenderRequest,
-    progress: &dyn Progress,
-) -> Result<Render, CtxError> {
+    options: PayloadOptions,
+) -> Result<RenderJob<'a>, CtxError> {
     if request.packs.is_empty() {
         return Err(CtxError::InvalidInput(
             "name at least one pack to render".into(),
@@ -306,38 +395,76 @@ fn render_inner(
     for name in &packs[1..] {
         ctx.store.db().require_pack(name)?;
     }
-    let policy = RenderPolicy {
-        budget_tokens: request.budget.unwrap_or(first.budget_tokens),
-        tokenizer: request.tokenizer.unwrap_or(first.tokenizer),
-        style: request.style,
-        max_file_bytes: ctx.settings.max_file_bytes,
-        redaction_rules: ctx
-            .settings
-            .redactor
-            .rule_ids()
-            .into_iter()
-            .map(str::to_owned)
-            .collect(),
-        format: PAYLOAD_FORMAT,
-    };
-
-    // Order: packs as given; within a pack priority DESC, then added order; collections expand
-    // in place, in byte order.
-    let options = expand_options(ctx);
-    let mut units = Vec::new();
-    let mut records = Vec::new();
+    let policy = policy_for(
+        &ctx.settings,
+        request.budget.unwrap_or(first.budget_tokens),
+        request.tokenizer.unwrap_or(first.tokenizer),
+        request.style,
+        options,
+    );
+    // Order: packs as given; within a pack priority DESC, then added order.
+    let mut sources = Vec::new();
     for pack in &packs {
+        let root = ctx.store.db().require_pack(pack)?.root.map(PathBuf::from);
         for record in ctx.store.db().artifacts(pack)? {
-            records.push((pack, record));
+            sources.push(JobSource {
+                pack: pack.clone(),
+                spec: spec_of(&record)?,
+                artifact_id: record.artifact_id,
+                root: root.clone(),
+            });
         }
     }
-    progress.phase("reading sources", Some(records.len() as u64));
-    for (pack, record) in records {
-        let spec = spec_of(&record)?;
-        for unit in expand(&spec, &options) {
-            units.push((pack.clone(), record.artifact_id.clone(), unit));
+    Ok(RenderJob {
+        root: &ctx.root,
+        settings: &ctx.settings,
+        db: Some(ctx.store.db()),
+        packs,
+        sources,
+        policy,
+    })
+}
+
+/// Which included units the budget keeps: greedy in order over blocks, with `reserve` tokens
+/// held back for the frame.
+fn fill(counts: &[Option<u64>], budget: u64, reserve: u64) -> (Vec<bool>, u64) {
+    let room = budget.saturating_sub(reserve);
+    let mut used = 0;
+    let keep = counts
+        .iter()
+        .map(|count| match count {
+            Some(tokens) if reserve <= budget && used + tokens <= room => {
+                used += tokens;
+                true
+            }
+            _ => false,
+        })
+        .collect();
+    (keep, used)
+}
+
+pub(crate) fn run_job(job: &RenderJob<'_>, progress: &dyn Progress) -> Result<Render, CtxError> {
+    let policy = &job.policy;
+    // Collections expand in place, in byte order, reporting walk and read phases.
+    let singles = job
+        .sources
+        .iter()
+        .filter(|source| !source.spec.source.is_collection())
+        .count();
+    let mut units = Vec::new();
+    for source in &job.sources {
+        let root = source.root.as_deref().unwrap_or(job.root);
+        let options = expand_options(root, job.settings, progress);
+        let collection = source.spec.source.is_collection();
+        if !collection && singles > 1 && units.is_empty() {
+            progress.phase("read", Some(singles as u64));
         }
-        progress.advance(1);
+        for unit in expand(&source.spec, &options) {
+            units.push((source.pack.clone(), source.artifact_id.clone(), unit));
+        }
+        if !collection && singles > 1 {
+            progress.advance(1);
+        }
     }
     let mut seen = HashSet::new();
     let duplicate: Vec<bool> = units
@@ -345,14 +472,12 @@ fn render_inner(
         .map(|(_, _, unit)| unit.body.is_ok() && !seen.insert(unit.key.clone()))
         .collect();
 
-    let style = policy.style;
-    let redactor = &ctx.settings.redactor;
-    progress.phase("redacting", Some(units.len() as u64));
+    let redactor = &job.settings.redactor;
+    progress.phase("redact", Some(units.len() as u64));
     let prepared: Vec<Prepared> = units
         .into_par_iter()
         .zip(duplicate)
         .map(|((pack, artifact_id, mut unit), dup)| {
-            progress.advance(1);
             let body = match std::mem::replace(&mut unit.body, Err(Skip::Missing)) {
                 Ok(_) if dup => Err((
                     "duplicate".to_owned(),
@@ -363,7 +488,7 @@ fn render_inner(
                     let findings = redacted.findings;
                     let content = redacted.text.into_owned();
                     let content_hash = ContentHash::of(content.as_bytes());
-                    let block_key = block_identity(style, &unit, &content_hash, false);
+                    let block_key = block_identity(policy, &unit, &content_hash);
                     Ok(Ready {
                         content_hash,
                         content,
@@ -373,6 +498,7 @@ fn render_inner(
                 }
                 Err(skip) => Err((skip.code().to_owned(), skip.to_string())),
             };
+            progress.advance(1);
             Prepared {
                 pack,
                 artifact_id,
@@ -383,7 +509,7 @@ fn render_inner(
         .collect();
 
     let mut counter = BlockCounter {
-        ctx,
+        db: job.db,
         progress,
         tokenizer: policy.tokenizer,
         cached: 0,
@@ -394,29 +520,120 @@ fn render_inner(
         .filter_map(|p| p.body.as_ref().ok().map(|r| (&p.unit, r)))
         .collect();
     let keys: Vec<ContentHash> = ready.iter().map(|(_, r)| r.block_key).collect();
-    let mut block_counts = counter
+    let mut ready_counts = counter
         .count_all(&keys, |i| {
             let (unit, r) = ready[i];
-            make_block(style, unit, &r.content_hash, &r.content, false)
+            make_block(policy, unit, &r.content_hash, &r.content)
         })?
         .into_iter();
     drop(ready);
+    let counts: Vec<Option<u64>> = prepared
+        .iter()
+        .map(|p| {
+            p.body
+                .as_ref()
+                .ok()
+                .map(|_| ready_counts.next().expect("one count per ready block"))
+        })
+        .collect();
 
-    // Budget: add in order; what does not fit is excluded, later smaller units may still fit.
-    let fixed = counter.count_text(style.preamble())? + counter.count_text(style.epilogue())?;
+    // Budget: fill greedily with a reserve for the head and tail; if the frame of what was
+    // kept needs more than the reserve, raise it and fill again (the reserve only grows, and
+    // is bounded by the largest frame, so this ends).
     let budget = policy.budget_tokens;
-    let mut used = fixed;
-    let mut payload = String::new();
+    let mut reserve = 0u64;
+    let (keep, blocks_used, (head, head_tokens), (tail, tail_tokens)) = loop {
+        let (keep, blocks_used) = fill(&counts, budget, reserve);
+        let frame = frame_of(job, &prepared, &counts, &keep, blocks_used);
+        let (head, tail) = (frame.head(policy.style), frame.tail(policy.style));
+        let (head_tokens, tail_tokens) = (counter.count_text(&head)?, counter.count_text(&tail)?);
+        let frame_tokens = head_tokens + tail_tokens;
+        if frame_tokens <= reserve {
+            break (keep, blocks_used, (head, head_tokens), (tail, tail_tokens));
+        }
+        if frame_tokens > budget {
+            // Not even the frame fits: an empty payload.
+            let keep = vec![false; counts.len()];
+            break (keep, 0, (String::new(), 0), (String::new(), 0));
+        }
+        reserve = frame_tokens.max(reserve + 1);
+    };
+    let frame_tokens = head_tokens + tail_tokens;
+    let used = blocks_used + frame_tokens;
+
+    let mut payload = String::with_capacity(head.len() + tail.len());
+    payload.push_str(&head);
+    let mut pieces = Vec::new();
+    if !head.is_empty() {
+        pieces.push(PayloadPiece {
+            bytes: head.len(),
+            tokens: head_tokens,
+        });
+    }
     let mut included = Vec::new();
     let mut excluded = Vec::new();
     let mut redactions: BTreeMap<(String, String, u32, String), u64> = BTreeMap::new();
     let mut items = Vec::new();
     // Consumed as the payload grows, so each block's memory is freed once it is copied.
-    for (position, p) in prepared.into_iter().enumerate() {
+    for (position, ((p, count), fits)) in prepared.into_iter().zip(&counts).zip(keep).enumerate() {
         let path = p.unit.label.clone();
         let item_key = format!("{}:{}", p.artifact_id, p.unit.key);
-        match &p.body {
-            Err((reason, detail)) => {
+        match (&p.body, count) {
+            (Ok(ready), Some(tokens)) => {
+                let tokens = *tokens;
+                if fits {
+                    let before = payload.len();
+                    append_block(
+                        &mut payload,
+                        policy,
+                        &p.unit,
+                        &ready.content_hash,
+                        &ready.content,
+                    );
+                    pieces.push(PayloadPiece {
+                        bytes: payload.len() - before,
+                        tokens,
+                    });
+                    for finding in &ready.findings {
+                        *redactions
+                            .entry((
+                                p.artifact_id.clone(),
+                                path.clone(),
+                                finding.line,
+                                finding.rule.clone(),
+                            ))
+                            .or_default() += 1;
+                    }
+                    included.push(IncludedItem {
+                        pack: p.pack.clone(),
+                        artifact_id: p.artifact_id.clone(),
+                        kind: p.unit.kind,
+                        path,
+                        lines: p.unit.lines.map(|r| [r.start, r.end]),
+                        content_hash: ready.content_hash,
+                        tokens,
+                        notes: p.unit.notes.clone(),
+                    });
+                } else {
+                    excluded.push(ExcludedItem {
+                        pack: p.pack.clone(),
+                        artifact_id: p.artifact_id.clone(),
+                        path,
+                        reason: "over_budget".into(),
+                        detail: over_budget_detail(tokens, budget, reserve),
+                        tokens: Some(tokens),
+                    });
+                }
+                items.push(SnapshotItemRecord {
+                    position: position as u64,
+                    item_key,
+                    content_hash: Some(ready.content_hash),
+                    tokens,
+                    included: fits,
+                    reason: (!fits).then(|| "over_budget".to_owned()),
+                });
+            }
+            (Err((reason, detail)), _) => {
                 excluded.push(ExcludedItem {
                     pack: p.pack.clone(),
                     artifact_id: p.artifact_id.clone(),
@@ -434,91 +651,32 @@ fn render_inner(
                     reason: Some(reason.clone()),
                 });
             }
-            Ok(ready) => {
-                let rest_count = block_counts.next().expect("one count per ready block");
-                // JSON's first element has no leading comma, so its block differs.
-                let first = style == PayloadStyle::Json && included.is_empty();
-                let tokens = if first {
-                    let key = block_identity(style, &p.unit, &ready.content_hash, true);
-                    counter.count_all(&[key], |_| {
-                        make_block(style, &p.unit, &ready.content_hash, &ready.content, true)
-                    })?[0]
-                } else {
-                    rest_count
-                };
-                let fits = fixed <= budget && used + tokens <= budget;
-                if fits {
-                    used += tokens;
-                    append_block(
-                        &mut payload,
-                        style,
-                        &p.unit,
-                        &ready.content_hash,
-                        &ready.content,
-                        first,
-                    );
-                    for finding in &ready.findings {
-                        *redactions
-                            .entry((
-                                p.artifact_id.clone(),
-                                path.clone(),
-                                finding.line,
-                                finding.rule.clone(),
-                            ))
-                            .or_default() += 1;
-                    }
-                    included.push(IncludedItem {
-                        pack: p.pack.clone(),
-                        artifact_id: p.artifact_id.clone(),
-                        path,
-                        lines: p.unit.lines.map(|r| [r.start, r.end]),
-                        content_hash: ready.content_hash,
-                        tokens,
-                        notes: p.unit.notes.clone(),
-                    });
-                } else {
-                    excluded.push(ExcludedItem {
-                        pack: p.pack.clone(),
-                        artifact_id: p.artifact_id.clone(),
-                        path,
-                        reason: "over_budget".into(),
-                        detail: format!(
-                            "needs {tokens} tokens, {} left",
-                            budget.saturating_sub(used)
-                        ),
-                        tokens: Some(tokens),
-                    });
-                }
-                items.push(SnapshotItemRecord {
-                    position: position as u64,
-                    item_key,
-                    content_hash: Some(ready.content_hash),
-                    tokens,
-                    included: fits,
-                    reason: (!fits).then(|| "over_budget".to_owned()),
-                });
-            }
+            (Ok(_), None) => unreachable!("every ready unit is counted"),
         }
     }
-    if fixed <= budget {
-        payload.insert_str(0, style.preamble());
-        payload.push_str(style.epilogue());
-    } else {
-        used = 0;
+    if !tail.is_empty() {
+        pieces.push(PayloadPiece {
+            bytes: tail.len(),
+            tokens: tail_tokens,
+        });
     }
+    payload.push_str(&tail);
+    debug_assert_eq!(pieces.iter().map(|p| p.bytes).sum::<usize>(), payload.len());
 
     let render_hash = canonical::hash(&RenderIdentity {
-        packs: &packs,
-        policy: &policy,
+        packs: &job.packs,
+        policy,
         included: included.iter().map(|i| i.content_hash).collect(),
     })
     .expect("render identities serialize");
     let report = RenderReport {
-        packs,
+        packs: job.packs.clone(),
         budget_tokens: budget,
         tokens_used: used,
+        frame_tokens,
+        frame_reserve: reserve,
         tokenizer: policy.tokenizer,
-        style,
+        style: policy.style,
         included,
         excluded,
         redactions: redactions
@@ -542,9 +700,57 @@ fn render_inner(
     Ok(Render {
         report,
         payload,
-        policy,
+        policy: policy.clone(),
         items,
+        pieces,
     })
+}
+
+fn over_budget_detail(tokens: u64, budget: u64, reserve: u64) -> String {
+    format!(
+        "needs {tokens} tokens; the budget is {budget}, {reserve} of it kept for the tree and summary"
+    )
+}
+
+/// The head and tail's facts for a given choice of kept units.
+fn frame_of(
+    job: &RenderJob<'_>,
+    prepared: &[Prepared],
+    counts: &[Option<u64>],
+    keep: &[bool],
+    blocks_used: u64,
+) -> Frame {
+    let policy = &job.policy;
+    let mut frame = Frame {
+        options: policy.options,
+        block_tokens: blocks_used,
+        tokenizer: policy.tokenizer.to_string(),
+        budget: policy.budget_tokens,
+        ..Frame::default()
+    };
+    for ((p, count), &kept) in prepared.iter().zip(counts).zip(keep) {
+        match (&p.body, count) {
+            (Ok(ready), _) if kept => {
+                frame.included.push((p.unit.kind, p.unit.label.clone()));
+                for finding in &ready.findings {
+                    let entry = frame.redactions.entry(finding.rule.clone()).or_default();
+                    entry.0 += 1;
+                    entry.1.insert(p.unit.label.clone());
+                }
+            }
+            (Ok(_), count) => frame.excluded.push((
+                p.unit.label.clone(),
+                "over_budget".to_owned(),
+                format!("needs {} tokens", count.unwrap_or(0)),
+            )),
+            (Err((reason, detail)), _) => {
+                frame
+                    .excluded
+                    .push((p.unit.label.clone(), reason.clone(), detail.clone()));
+            }
+        }
+    }
+    frame
 }
 
 /// Renders and records a snapshot: the payload as an object, the items in the database.
@@ -565,6 +771,26 @@ pub fn snapshot_with_progress(
     now: i64,
     progress: &dyn Progress,
 ) -> Result<(SnapshotRecord, Render), CtxError> {
+    snapshot_with(
+        ctx,
+        request,
+        PayloadOptions::default(),
+        label,
+        now,
+        progress,
+    )
+}
+
+/// [`snapshot_with_progress`] with payload options (they are part of the policy, so verify
+/// re-renders with them).
+pub fn snapshot_with(
+    ctx: &PackContext<'_>,
+    request: &RenderRequest,
+    options: PayloadOptions,
+    label: Option<&str>,
+    now: i64,
+    progress: &dyn Progress,
+) -> Result<(SnapshotRecord, Render), CtxError> {
     if let Some(label) = label
         && (label.is_empty() || label.starts_with("sha256:"))
     {
@@ -572,7 +798,7 @@ pub fn snapshot_with_progress(
             "invalid snapshot label `{label}`; use a short name like v1.0"
         )));
     }
-    let rendered = render_with_progress(ctx, request, progress)?;
+    let rendered = render_with(ctx, request, options, progress)?;
     let payload_object = ctx.store.objects().put(rendered.payload.as_bytes())?;
     let snapshot_id = canonical::hash(&SnapshotIdentity {
         packs: &rendered.report.packs,
@@ -658,7 +884,7 @@ pub fn verify_snapshot(ctx: &PackContext<'_>, reference: &str) -> Result<Snapsho
     let snapshot = ctx.store.db().find_snapshot(reference)?;
     let policy = policy_of(&snapshot)?;
     let then_items = ctx.store.db().snapshot_items(&snapshot.snapshot_id)?;
-    let now = render(
+    let now = render_with(
         ctx,
         &RenderRequest {
             packs: snapshot.packs.clone(),
@@ -666,6 +892,8 @@ pub fn verify_snapshot(ctx: &PackContext<'_>, reference: &str) -> Result<Snapsho
             tokenizer: Some(policy.tokenizer),
             style: policy.style,
         },
+        policy.options,
+        &NoProgress,
     )?;
     let mut drift = Vec::new();
     if now.policy != policy {

@@ -1,0 +1,209 @@
+"""The `ctx.Workspace` API beyond fs_read: packs, tokens, selection, code intelligence and runs,
+each method through the facade the CLI uses, with exceptions per error kind, pathlib.Path
+accepted everywhere, and the GIL released while it works."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import ctx
+from fixture_repo import CTX_BIN, clean_env, git
+
+FILES = {
+    "src/tokens.py": '"""Token counting with a cache."""\n\n\ndef count_tokens(text):\n    """Counts tokens."""\n    return len(text.split())\n',
+    "src/cache.py": "from tokens import count_tokens\n\n\nclass Cache:\n    def get(self, text):\n        return count_tokens(text)\n",
+    "tests/test_tokens.py": "from tokens import count_tokens\n\n\ndef test_count():\n    assert count_tokens('a b') == 2\n",
+    "docs/guide.md": "# Guide\n\nTokens are counted in `src/tokens.py`.\n",
+    "docs/secrets.md": "# Keys\n\nGITHUB_TOKEN = ghp_R7sZ0vK3mQ9xW2yT5uB8nL4cE6fH1jA0pD3g\n",
+}
+
+SESSION = [
+    {"type": "user", "message": {"role": "user", "content": "count the tokens"}, "timestamp": "2026-01-01T00:00:00Z", "sessionId": "s"},
+    {
+        "type": "assistant",
+        "message": {"role": "assistant", "model": "m", "content": [{"type": "text", "text": "done"}]},
+        "timestamp": "2026-01-01T00:00:01Z",
+        "sessionId": "s",
+    },
+]
+
+
+@pytest.fixture()
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "project"
+    for path, text in FILES.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "First")
+    # No developer settings leak in: a fresh HOME, no CTX_* variables.
+    home = tmp_path / "home"
+    home.mkdir()
+    for key, value in clean_env(home).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("CTX_HOME", raising=False)
+    return root
+
+
+def test_packs_round_trip_with_paths_as_pathlib(project: Path) -> None:
+    ws = ctx.Workspace(project, init=True)
+    assert (project / ".ctx" / "state.db").is_file(), "init=True made the project store"
+    made = ws.pack_create("docs", budget=4000)
+    assert made["name"] == "docs" and made["budget_tokens"] == 4000
+    added = ws.pack_add("docs", "glob:docs/**/*.md")
+    assert added["artifact"]["uri"].startswith("glob:")
+    ws.pack_add("docs", "text:Read the guide first.", priority=5)
+    assert [p["name"] for p in ws.pack_list()] == ["docs"]
+    shown = ws.pack_show("docs")
+    assert len(shown["artifacts"]) == 2
+    payload = ws.pack_render("docs")
+    assert "Tokens are counted" in payload
+    assert "ghp_R7sZ0vK3mQ9xW2yT5uB8nL4cE6fH1jA0pD3g" not in payload, "redacted"
+    assert payload == ws.pack_render(["docs"]), "deterministic"
+    cli = subprocess.run([CTX_BIN, "pack", "render", "docs"], cwd=project, capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    assert cli.stdout == payload, "the same bytes as the CLI"
+    preview = ws.pack_preview("docs", style="xml")
+    assert preview["tokens_used"] > 0 and preview["payload"].lstrip().startswith("<")
+    snap = ws.pack_snapshot("docs", label="v1")
+    assert snap["snapshot"]["label"] == "v1"
+    assert ws.pack_snapshot_payload("v1") == payload
+    assert ws.pack_verify("v1")["identical"] is True
+    (project / "docs" / "guide.md").write_text("# Guide\n\nChanged.\n")
+    assert ws.pack_verify("v1")["identical"] is False
+    removed = ws.pack_remove("docs", added["artifact"]["artifact_id"][:8])
+    assert removed["uri"].startswith("glob:")
+    ws.pack_delete("docs")
+    assert ws.pack_list() == []
+
+
+def test_each_error_kind_has_its_exception_class(project: Path, tmp_path: Path) -> None:
+    ws = ctx.Workspace(project, init=True)
+    with pytest.raises(ctx.NotFoundError, match="no pack named `nope`"):
+        ws.pack_show("nope")
+    ws.pack_create("docs")
+    with pytest.raises(ctx.ConflictError, match="already exists"):
+        ws.pack_create("docs")
+    with pytest.raises(ctx.InvalidInputError, match="style"):
+        ws.pack_render("docs", style="yaml")
+    with pytest.raises(ctx.InvalidInputError):
+        ws.pack_create("../escape")
+    with pytest.raises(ctx.NotFoundError):
+        ws.run_show("no-such-run")
+    assert issubclass(ctx.DamagedError, ctx.CtxError) and issubclass(ctx.StoreIOError, ctx.CtxError)
+    # A damaged store: state.db emptied.
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / ".ctx").mkdir()
+    (broken / ".ctx" / "state.db").write_bytes(b"")
+    with pytest.raises(ctx.DamagedError, match="ctx init"):
+        ctx.Workspace(broken).pack_list()
+    with pytest.raises(ctx.CtxError):
+        ctx.Workspace(broken).pack_list()
+
+
+def test_tokens_select_and_code_intelligence(project: Path) -> None:
+    ws = ctx.Workspace(project, init=True)
+    assert ws.tokens("hello world") == 2
+    assert ws.tokens(["hello world", "a b c"], tokenizer="cl100k_base") == [2, 3]
+    picked = ws.select("where are tokens counted", budget=2000)
+    ids = [d["id"] for d in picked["result"]["documents"]]
+    assert ids and ids[0] == "src/tokens.py", ids
+    assert picked["build"]["documents"] >= 4
+    cli = subprocess.run(
+        [CTX_BIN, "--json", "select", "where are tokens counted", "--budget", "2000"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
+    assert cli.returncode == 0, cli.stderr
+    assert [d["id"] for d in json.loads(cli.stdout)["result"]["documents"]] == ids, "same ranking as the CLI"
+    with pytest.raises(ctx.NotFoundError, match="no index `nosuch`"):
+        ws.select("tokens", index="nosuch")
+    summary = ws.summarize(Path("src"))
+    assert "count_tokens" in json.dumps(summary)
+    one = ws.summarize("src/tokens.py", skeleton=True)
+    assert "count_tokens" in json.dumps(one)
+    hits = ws.search("count_tokens", "src")
+    assert {h["path"] for h in hits} >= {"src/tokens.py", "src/cache.py"}, hits
+    assert ws.search("count_tok.*s", Path("."), regex=True)
+    symbols = ws.search("count_tokens", mode="symbol")
+    assert symbols and symbols[0]["path"] == "src/tokens.py", symbols
+    callers = ws.search("count_tokens", mode="caller")
+    assert any(c["path"] == "src/cache.py" for c in callers), callers
+    related = ws.related(Path("src/tokens.py"))
+    assert "tests/test_tokens.py" in json.dumps(related) or "src/cache.py" in json.dumps(related), related
+    with pytest.raises(ctx.InvalidInputError, match="mode"):
+        ws.search("x", mode="fuzzy")
+    with pytest.raises(ctx.NotFoundError):
+        ws.summarize("no/such/dir")
+
+
+def test_runs_import_list_show_and_diff(project: Path, tmp_path: Path) -> None:
+    ws = ctx.Workspace(project, init=True)
+    session = tmp_path / "session.jsonl"
+    session.write_text("\n".join(json.dumps(r) for r in SESSION) + "\n")
+    first = ws.run_import(session)
+    assert first["run"].startswith("sha256:")
+    other = tmp_path / "other.jsonl"
+    changed = [dict(SESSION[0]), SESSION[1]]
+    changed[0] = {**SESSION[0], "message": {"role": "user", "content": "count them twice"}}
+    other.write_text("\n".join(json.dumps(r) for r in changed) + "\n")
+    second = ws.run_import(other, format="claude-code")
+    listed = ws.run_list()
+    assert [r["id"] for r in listed][:2] == [second["run"], first["run"]]
+    shown = ws.run_show(first["run"][:15])
+    assert shown["id"] == first["run"] and len(shown["steps"]) == 2
+    diff = ws.run_diff(first["run"], "latest")
+    assert json.dumps(diff) != "{}" and diff
+    with pytest.raises(ctx.InvalidInputError, match="format"):
+        ws.run_import(session, format="nonsense")
+
+
+def test_long_calls_release_the_gil(project: Path) -> None:
+    # A tree big enough that a cold summarize takes a while.
+    for i in range(300):
+        (project / "gen" / f"m{i}.py").parent.mkdir(exist_ok=True)
+        (project / "gen" / f"m{i}.py").write_text(
+            "".join(f"def f{j}(x):\n    return x + {j}\n\n" for j in range(60))
+        )
+    ws = ctx.Workspace(project, init=True)
+    ticks: list[float] = []
+    window: dict[str, float] = {}
+
+    def work() -> None:
+        window["start"] = time.monotonic()
+        ws.summarize("gen")
+        window["end"] = time.monotonic()
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    while worker.is_alive():
+        ticks.append(time.monotonic())
+        time.sleep(0.001)
+    worker.join()
+    during = [t for t in ticks if window["start"] < t < window["end"]]
+    elapsed = window["end"] - window["start"]
+    assert elapsed > 0.02, f"too quick to tell ({elapsed:.3f}s)"
+    assert len(during) >= 5, f"this thread ran {len(during)} times in {elapsed:.3f}s"
+
+
+def test_the_readme_workspace_example_runs_as_written(project: Path) -> None:
+    """README's packs-and-select example, run with the fixture project as its path."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("\n## Python\n", 1)[1].split("\n## ", 1)[0]
+    blocks = section.split("```python\n")[1:]
+    example = next(b.split("```", 1)[0] for b in blocks if "ctx.Workspace(" in b)
+    assert '"path/to/project"' in example, example
+    names: dict = {}
+    code = example.replace('"path/to/project"', repr(str(project)))
+    exec(compile(code, "README.md", "exec"), names)  # noqa: S102 - the README's own example
+    assert "Tokens are counted" in names["payload"]
+    assert names["files"][0] == "src/tokens.py", names["files"]
