@@ -279,7 +279,7 @@ pub fn payload(answer: &Value) -> String {
 }
 
 /// `ctx_map`: a totals line, then one line per entry: `path/ (N files, M lines)` or
-/// `path  M lines, language: symbols`.
+/// `path (M lines): symbols`.
 pub fn map(answer: &Value) -> String {
     let mut out = String::new();
     let _ = write!(
@@ -304,7 +304,7 @@ pub fn map(answer: &Value) -> String {
             );
             continue;
         }
-        let _ = write!(out, "{path} {}", number(entry, "lines"));
+        let _ = write!(out, "{path} ({} lines)", number(entry, "lines"));
         let symbols: Vec<&str> = items(entry, "symbols")
             .iter()
             .filter_map(Value::as_str)
@@ -416,6 +416,20 @@ mod tests {
         assert_eq!(
             search(&answer),
             "2 results for `x` (literal)\na.rs\n1- a\n2: x\n3- b\n--\n8- c\n9: x\n"
+        );
+    }
+
+    #[test]
+    fn maps_are_one_line_per_entry_with_root_relative_paths() {
+        let answer = json!({ "root": "src", "total_files": 2, "total_lines": 30, "truncated": false,
+            "entries": [
+                { "path": "src/a", "kind": "dir", "depth": 1, "files": 1, "lines": 10 },
+                { "path": "src/a/x.rs", "kind": "file", "depth": 2, "lines": 10, "symbols": ["fn x"] },
+                { "path": "src/b.rs", "kind": "file", "depth": 1, "lines": 20, "symbols": ["fn b", "struct B"], "more_symbols": 3 }
+            ] });
+        assert_eq!(
+            map(&answer),
+            "src: 2 files, 30 lines\nsrc/a/ (1 files, 10 lines)\nsrc/a/x.rs (10 lines): fn x\nsrc/b.rs (20 lines): fn b, struct B (+3)\n"
         );
     }
 
