@@ -136,7 +136,7 @@ def http_server(repo: Repo, *extra: str):
 
 
 @contextlib.asynccontextmanager
-async def session(repo: Repo, transport: str, *extra: str):
+async def session(repo: Repo, transport: str, *extra: str, logging_callback=None):
     """An initialized (or discovered) ClientSession over the named transport, offering every
     tool unless `extra` names a tool set."""
     if "--tools" not in extra:
@@ -145,13 +145,13 @@ async def session(repo: Repo, transport: str, *extra: str):
         params = StdioServerParameters(command=CTX_BIN, args=["mcp", *extra], cwd=repo.root, env=repo.env)
         with open(os.devnull, "w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write) as s:
+                async with ClientSession(read, write, logging_callback=logging_callback) as s:
                     await s.initialize()
                     yield s
     else:
         with http_server(repo, *extra) as url:
             async with streamable_http_client(url) as (read, write):
-                async with ClientSession(read, write) as s:
+                async with ClientSession(read, write, logging_callback=logging_callback) as s:
                     if transport == "http-discover":
                         await s.discover()
                     else:
@@ -220,6 +220,39 @@ async def test_tool_sets_and_lean_text(repo: Repo, transport: str) -> None:
     async with session(repo, transport, "--tools", "ctx_search,fs_read") as s:
         tools = await s.list_tools()
         assert [t.name for t in tools.tools] == ["ctx_search", "fs_read"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+# Logging is deprecated by the 2026-07-28 era (SEP-2577) but part of 2025-11-25, spoken here.
+@pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
+async def test_progress_and_log_notifications_of_long_work(repo: Repo, transport: str) -> None:
+    logs: list = []
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_log(params) -> None:
+        logs.append(params)
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, total, message))
+
+    # A new file makes the next selection update the index: long work to report.
+    extra = repo.root / "notes" / f"progress-{transport}.md"
+    extra.parent.mkdir(exist_ok=True)
+    extra.write_text("# Progress\n\nA note that changes the index.\n")
+    try:
+        async with session(repo, transport, logging_callback=on_log) as s:
+            await s.set_logging_level("info")
+            result = await s.call_tool(
+                "ctx_select", {"query": "parser helper"}, progress_callback=on_progress
+            )
+            assert not result.is_error, result.content
+    finally:
+        extra.unlink()
+    assert progress, "progress notifications for the call's progress token"
+    values = [value for value, _, _ in progress]
+    assert values == sorted(values), values
+    assert logs and all(log.level == "info" and log.logger == "ctx" for log in logs), logs
 
 
 @pytest.mark.asyncio
