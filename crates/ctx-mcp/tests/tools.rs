@@ -269,6 +269,30 @@ async fn write_tools() {
         .expect("id")
         .to_owned();
     assert_eq!(added["artifact"]["kind"], "file_range");
+    // Sensitive files: the hints say MCP never adds them, not which CLI flag would.
+    common::write(&fx.root, "conf/.env", "TOKEN=1\n");
+    common::write(&fx.root, "conf/server.pem", "not a key\n");
+    let message = fails(
+        &server,
+        "ctx_packs_add",
+        json!({ "pack": "p", "source": "file:conf/.env" }),
+    )
+    .await;
+    assert!(
+        message.contains("cannot be added over MCP") && !message.contains("--"),
+        "{message}"
+    );
+    let globbed = ok(
+        &server,
+        "ctx_packs_add",
+        json!({ "pack": "p", "source": "glob:conf/*" }),
+    )
+    .await;
+    let warnings = globbed["warnings"].to_string();
+    assert!(
+        warnings.contains("never added over MCP") && !warnings.contains("--"),
+        "{warnings}"
+    );
     for (args, needle) in [
         (
             json!({ "pack": "p", "source": "cmd:ls" }),

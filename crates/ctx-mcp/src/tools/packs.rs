@@ -844,26 +844,50 @@ fn packs_add(call: &Call<'_>) -> Result<Page, ToolError> {
         exclude: args.exclude.clone(),
         allow_sensitive: false,
     };
-    let report = call.workspace.with_packs(|pcx| {
-        Ok(packs::add_source(
-            pcx,
-            &args.pack,
-            &args.source,
-            &root,
-            &options,
-            args.priority,
-            call.now,
-        )?)
-    })?;
+    let report = call
+        .workspace
+        .with_packs(|pcx| {
+            Ok(packs::add_source(
+                pcx,
+                &args.pack,
+                &args.source,
+                &root,
+                &options,
+                args.priority,
+                call.now,
+            )?)
+        })
+        .map_err(|err| match err {
+            ToolError::Failed(message) => ToolError::Failed(sensitive_in_tool_words(&message)),
+            other => other,
+        })?;
     Ok(Call::whole(
         &AddAnswer {
             pack: report.pack,
             artifact: report.artifact.into(),
             matches: report.matches.map(|n| n as u64),
-            warnings: report.warnings,
+            warnings: report
+                .warnings
+                .iter()
+                .map(|w| sensitive_in_tool_words(w))
+                .collect(),
         },
         text::outline,
     ))
+}
+
+/// The library's hints about sensitive files name the CLI's `--allow-sensitive`, which MCP
+/// never offers: say so instead.
+fn sensitive_in_tool_words(message: &str) -> String {
+    message
+        .replace(
+            "pass --allow-sensitive to add it anyway",
+            "sensitive files cannot be added over MCP; leave it out",
+        )
+        .replace(
+            "add --allow-sensitive to include them",
+            "sensitive files are never added over MCP",
+        )
 }
 
 /// Arguments of ctx_packs_remove.
