@@ -58,6 +58,22 @@ impl std::fmt::Debug for CtxServer {
     }
 }
 
+impl ToolSet {
+    /// The `mcp.tools` setting.
+    pub fn from_layers(layers: &ctx::config::ConfigLayers) -> Result<Self, McpError> {
+        let text = layers.text("mcp.tools").map_err(ctx::CtxError::from)?;
+        text.parse()
+            .map_err(|e| McpError::Tools(format!("the `mcp.tools` setting: {e}")))
+    }
+
+    /// Checks that every tool the set names exists (and, for a write tool, that
+    /// `allow_write` is on), so a server that builds its MCP sessions later can refuse a bad
+    /// set when it starts.
+    pub fn check(&self, allow_write: bool) -> Result<(), McpError> {
+        choose(tools::definitions(), self, allow_write).map(|_| ())
+    }
+}
+
 /// The tools of `set` (write tools only with `allow_write`), and the names of the others.
 fn choose(
     all: Vec<Arc<ToolDef>>,
@@ -115,15 +131,9 @@ impl CtxServer {
     /// Opens the workspace (and its store) and prepares the tools.
     pub fn new(config: &McpConfig) -> Result<Self, McpError> {
         let workspace = Workspace::open(config)?;
-        let set = if let Some(set) = &config.tools {
-            set.clone()
-        } else {
-            let text = config
-                .layers
-                .text("mcp.tools")
-                .map_err(ctx::CtxError::from)?;
-            text.parse()
-                .map_err(|e| McpError::Tools(format!("the `mcp.tools` setting: {e}")))?
+        let set = match &config.tools {
+            Some(set) => set.clone(),
+            None => ToolSet::from_layers(&config.layers)?,
         };
         let (tools, withheld) = choose(tools::definitions(), &set, config.allow_write)?;
         let instructions = instructions(&workspace, &tools);

@@ -108,6 +108,13 @@ fn mcp_mount(
     let (store, location) = ctx.open_store(out)?;
     drop(store);
     let layers = ctx.config_layers()?;
+    // Sessions are built on demand; refuse a bad tool set now rather than on every request.
+    let tools = match tools {
+        Some(set) => set,
+        None => ctx_mcp::ToolSet::from_layers(&layers)?,
+    };
+    tools.check(false)?;
+    let tools = Some(tools);
     let fallback_sources = ctx.workspace_root(&location);
     Ok(move |bound: SocketAddr| {
         let http = HttpOptions::for_address(bound);
