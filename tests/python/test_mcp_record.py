@@ -62,7 +62,7 @@ def repo(tmp_path: Path) -> Repo:
 async def record_session(repo: Repo, name: str) -> None:
     """Calls fs_read (step 0), ctx_search (1), ctx_summarize (2), ctx_status (3), in order."""
     params = StdioServerParameters(
-        command=CTX_BIN, args=["mcp", "--record", name], cwd=repo.root, env=repo.env
+        command=CTX_BIN, args=["mcp", "--tools", "all", "--record", name], cwd=repo.root, env=repo.env
     )
     with open(os.devnull, "w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):

@@ -260,8 +260,24 @@ fn config_set_get_list_and_bad_input() {
     env.run(&["config", "set", "tokenizer", "gpt2"])
         .bad_input("unknown tokenizer");
     env.run(&["config", "set", "nope", "1"]).bad_input(
-        "known keys: budget, cmd_timeout_secs, max_file_bytes, mcp.max_tokens, tokenizer",
+        "known keys: budget, cmd_timeout_secs, max_file_bytes, mcp.max_tokens, mcp.tools, tokenizer",
     );
+    env.run(&["config", "set", "mcp.tools", "ctx_search, Bad Name"])
+        .bad_input("expected core, all, or tool names");
+    env.run(&["mcp", "--tools", "ctx_search,nope"])
+        .bad_input("there is no tool `nope`");
+    // `ctx serve` builds MCP sessions on demand, but refuses a bad set before it listens.
+    fs::create_dir_all(env.work().join("ws/alpha")).expect("mkdir");
+    env.run(&[
+        "serve",
+        "--workspaces",
+        "ws",
+        "--addr",
+        "127.0.0.1:0",
+        "--tools",
+        "nope",
+    ])
+    .bad_input("there is no tool `nope`");
     assert_eq!(
         snapshot(&env.work().join(".ctx")),
         before,

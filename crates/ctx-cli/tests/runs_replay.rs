@@ -22,7 +22,7 @@ struct Session {
 impl Session {
     fn start(env: &Env, name: &str) -> Self {
         let mut child = env
-            .cmd(&["mcp", "--record", name])
+            .cmd(&["mcp", "--tools", "all", "--record", name])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

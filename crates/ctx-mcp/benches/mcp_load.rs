@@ -149,7 +149,8 @@ fn main() {
         root.join(".ctx"),
         root.clone(),
         ConfigLayers::default(),
-    );
+    )
+    .with_tools(ctx_mcp::ToolSet::All);
     let server = CtxServer::new(&config).expect("server");
     let server_for_breakdown = server.clone();
     let root_for_breakdown = root.clone();

@@ -21,6 +21,8 @@ pub struct McpConfig {
     pub layers: ConfigLayers,
     /// Offer `ctx_packs_create`, `ctx_packs_add` and `ctx_packs_remove`.
     pub allow_write: bool,
+    /// The tools offered; `None` reads the `mcp.tools` setting (default `core`).
+    pub tools: Option<ToolSet>,
     /// Sees every tool call and its result (for run records).
     pub recorder: Option<Arc<dyn CallRecorder>>,
     /// The clock for records that carry a time (snapshots, packs): Unix seconds.
@@ -48,6 +50,7 @@ impl McpConfig {
             sources_root,
             layers,
             allow_write: false,
+            tools: None,
             recorder: None,
             clock: system_clock,
         }
@@ -60,11 +63,59 @@ impl McpConfig {
         self
     }
 
+    /// Offers `tools` (instead of the `mcp.tools` setting).
+    #[must_use]
+    pub fn with_tools(mut self, tools: ToolSet) -> Self {
+        self.tools = Some(tools);
+        self
+    }
+
     /// Sends every tool call to `recorder`.
     #[must_use]
     pub fn with_recorder(mut self, recorder: Arc<dyn CallRecorder>) -> Self {
         self.recorder = Some(recorder);
         self
+    }
+}
+
+/// The tools a server offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolSet {
+    /// What an agent needs every session: [`CORE_TOOLS`] (and the write tools with
+    /// `allow_write`).
+    Core,
+    /// Every tool (the write tools only with `allow_write`).
+    All,
+    /// These tools only, by name.
+    Only(Vec<String>),
+}
+
+/// The `core` tool set: select, search, summarize, map, read and render.
+pub const CORE_TOOLS: &[&str] = &[
+    "ctx_select",
+    "ctx_search",
+    "ctx_summarize",
+    "ctx_map",
+    "fs_read",
+    "ctx_packs_render",
+];
+
+impl std::str::FromStr for ToolSet {
+    type Err = String;
+
+    /// `core`, `all`, or tool names separated by commas.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim() {
+            "core" => Ok(Self::Core),
+            "all" => Ok(Self::All),
+            "" => Err("name a tool set: core, all, or tool names separated by commas".to_owned()),
+            list => Ok(Self::Only(
+                list.split(',')
+                    .map(|name| name.trim().to_owned())
+                    .filter(|name| !name.is_empty())
+                    .collect(),
+            )),
+        }
     }
 }
 

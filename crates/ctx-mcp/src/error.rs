@@ -29,6 +29,9 @@ pub enum McpError {
     Http(#[source] std::io::Error),
     #[error("the MCP session failed: {0}")]
     Session(String),
+    /// The tool set names a tool that does not exist or cannot be offered.
+    #[error("tool set: {0}")]
+    Tools(String),
 }
 
 /// Why one tool call failed, phrased for the agent that made it.

@@ -18,14 +18,17 @@
 mod config;
 mod error;
 pub mod jsonrpc;
+mod notify;
 pub mod paging;
 mod resources;
+mod schema;
 mod server;
+mod text;
 mod tools;
 mod transport;
 pub mod workspace;
 
-pub use config::{CallRecorder, McpConfig, RecordedCall, system_clock};
+pub use config::{CORE_TOOLS, CallRecorder, McpConfig, RecordedCall, ToolSet, system_clock};
 pub use error::{McpError, ToolError};
 pub use server::CtxServer;
 pub use tools::MAX_ARGUMENT_BYTES;

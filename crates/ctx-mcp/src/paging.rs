@@ -5,9 +5,11 @@
 //! between items) and long texts (split after a line, or every 1 KiB inside a long line). The
 //! units of all such fields, in order, form one sequence; a page is a contiguous run of it, and
 //! a cursor is the index of the next unit plus a pin that ties it to the call that made it. The
-//! answer's text (the compact JSON, which is also the text content) is measured with the
-//! workspace tokenizer; texts no longer in bytes than the cap are never tokenized, since a
-//! token is at least one byte.
+//! page's text (what the tool renders from the page for the model, plus a line saying how to
+//! continue) is measured exactly with the workspace tokenizer; texts no longer in bytes than
+//! the cap are never tokenized, since a token is at least one byte.
+
+use std::fmt::Write as _;
 
 use ctx::core::TokenizerKind;
 use schemars::JsonSchema;
@@ -121,15 +123,6 @@ pub fn pin_for(tool: &str, arguments: &Map<String, Value>) -> String {
 enum Unit {
     Item(Value),
     Text(String),
-}
-
-impl Unit {
-    fn json(&self) -> String {
-        match self {
-            Self::Item(value) => value.to_string(),
-            Self::Text(text) => Value::String(text.clone()).to_string(),
-        }
-    }
 }
 
 /// Splits text after each newline, and long lines every `TEXT_UNIT_BYTES` (at a character
@@ -248,12 +241,44 @@ fn tokens_over(text: &str, max: u64, tokenizer: TokenizerKind) -> Option<u64> {
     (tokens > max).then_some(tokens)
 }
 
-/// Cuts `answer` to the page `request` asks for.
+/// Turns a page (the answer's JSON, cut) into the text the model reads.
+pub type Render = fn(&Value) -> String;
+
+/// A page: the structured answer and the text rendered from it.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub structured: Value,
+    pub text: String,
+}
+
+/// The text of a page: its rendering, then, when more follows, how to get it.
+fn page_text(page: &Value, render: Render) -> String {
+    let mut text = render(page);
+    if let (Some(cursor), Some(info)) = (page["next_cursor"].as_str(), page.get("page")) {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        let start = info["start"].as_u64().unwrap_or(0);
+        let count = info["count"].as_u64().unwrap_or(0);
+        let total = info["total"].as_u64().unwrap_or(0);
+        let _ = writeln!(
+            text,
+            "[parts {}-{} of {total}; for the rest call again with cursor \"{cursor}\"]",
+            start + 1,
+            start + count
+        );
+    }
+    text
+}
+
+/// Cuts `answer` to the page `request` asks for; the page's text (`render` of it, plus how to
+/// continue) holds at most `max_tokens` tokens, counted exactly.
 pub fn paginate(
     answer: Value,
     sections: &[Section],
     request: &PageRequest,
-) -> Result<Value, ToolError> {
+    render: Render,
+) -> Result<Page, ToolError> {
     let split = Split::new(answer, sections);
     let total = split.units.len();
     let start = request.start;
@@ -264,23 +289,31 @@ pub fn paginate(
     }
     let max = request.max_tokens;
     let tokenizer = request.tokenizer;
-    let whole = split.page(start, total, &request.pin);
-    let Some(_) = tokens_over(&whole.to_string(), max, tokenizer) else {
+    let finish = |structured: Value| {
+        let text = page_text(&structured, render);
+        Page { structured, text }
+    };
+    let whole = finish(split.page(start, total, &request.pin));
+    let Some(_) = tokens_over(&whole.text, max, tokenizer) else {
         return Ok(whole);
     };
-    let header = split.page(start, start, &request.pin).to_string();
+    // The page's fixed part: its text with no unit and a cursor.
+    let header = page_text(&split.page(start, start, &request.pin), render);
     let header_tokens = tokenizer.count(&header) as u64;
     if header_tokens > max {
         return Err(ToolError::TooLarge(format!(
-            "max_tokens {max} cannot hold even this answer's summary fields (about {header_tokens} tokens); raise max_tokens to at least {}",
+            "max_tokens {max} cannot hold even this answer's summary (about {header_tokens} tokens); raise max_tokens to at least {}",
             header_tokens + 64
         )));
     }
-    // Estimate item by item, then check the page itself and shrink until it fits.
+    // Estimate unit by unit (what one unit adds to the text), then check the page itself
+    // and shrink until it fits.
+    let bare = tokenizer.count(&render(&split.page(start, start, &request.pin))) as u64;
     let mut used = header_tokens;
     let mut end = start;
-    for (_, unit) in &split.units[start..] {
-        let cost = tokenizer.count(&unit.json()) as u64 + 1;
+    for index in start..total {
+        let alone = tokenizer.count(&render(&split.page(index, index + 1, &request.pin))) as u64;
+        let cost = alone.saturating_sub(bare).max(1);
         if used + cost > max {
             if end == start {
                 let section = split.sections[split.units[start].0].0.name();
@@ -295,8 +328,8 @@ pub fn paginate(
         end += 1;
     }
     loop {
-        let page = split.page(start, end, &request.pin);
-        match tokens_over(&page.to_string(), max, tokenizer) {
+        let page = finish(split.page(start, end, &request.pin));
+        match tokens_over(&page.text, max, tokenizer) {
             None => return Ok(page),
             Some(actual) => {
                 let count = end - start;
@@ -318,7 +351,10 @@ pub fn paginate(
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::fmt::Write as _;
+
+    fn json_text(value: &Value) -> String {
+        value.to_string()
+    }
 
     fn request(max_tokens: u64, start: usize) -> PageRequest {
         PageRequest {
@@ -332,7 +368,14 @@ mod tests {
     #[test]
     fn small_answers_come_whole() {
         let answer = json!({ "query": "x", "results": [1, 2, 3], "next_cursor": null, "page": {} });
-        let page = paginate(answer, &[Section::Items("results")], &request(1000, 0)).expect("page");
+        let page = paginate(
+            answer,
+            &[Section::Items("results")],
+            &request(1000, 0),
+            json_text,
+        )
+        .expect("page")
+        .structured;
         assert_eq!(page["results"], json!([1, 2, 3]));
         assert_eq!(page["next_cursor"], Value::Null);
         assert_eq!(page["page"], json!({ "start": 0, "count": 3, "total": 3 }));
@@ -352,9 +395,11 @@ mod tests {
                 answer.clone(),
                 &[Section::Items("results")],
                 &request(300, start),
+                json_text,
             )
             .expect("page");
-            let text = page.to_string();
+            let text = page.text;
+            let page = page.structured;
             assert!(
                 TokenizerKind::O200kBase.count(&text) <= 300,
                 "page over the cap"
@@ -385,9 +430,11 @@ mod tests {
                 answer.clone(),
                 &[Section::Text("payload")],
                 &request(500, start),
+                json_text,
             )
             .expect("page");
-            assert!(TokenizerKind::O200kBase.count(&page.to_string()) <= 500);
+            assert!(TokenizerKind::O200kBase.count(&page.text) <= 500);
+            let page = page.structured;
             joined.push_str(page["payload"].as_str().expect("text"));
             match page["next_cursor"].as_str() {
                 Some(cursor) => start = Cursor::parse(cursor).expect("cursor").start,
@@ -400,8 +447,13 @@ mod tests {
     #[test]
     fn an_item_larger_than_the_cap_is_an_error_not_a_cut() {
         let answer = json!({ "results": ["word ".repeat(400)], "next_cursor": null, "page": {} });
-        let err = paginate(answer, &[Section::Items("results")], &request(100, 0))
-            .expect_err("too large");
+        let err = paginate(
+            answer,
+            &[Section::Items("results")],
+            &request(100, 0),
+            json_text,
+        )
+        .expect_err("too large");
         assert!(err.to_string().contains("raise max_tokens"), "{err}");
     }
 

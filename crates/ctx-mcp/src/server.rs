@@ -2,6 +2,7 @@
 //! [`CtxServer::dispatch`], the one place every call passes), and the pack and snapshot
 //! resources.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -14,8 +15,9 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use crate::config::{CallRecorder, McpConfig, RecordedCall};
+use crate::config::{CORE_TOOLS, CallRecorder, McpConfig, RecordedCall, ToolSet};
 use crate::error::{McpError, ToolError};
+use crate::notify::{self, Reporter};
 use crate::resources;
 use crate::tools::{self, Call, MAX_ARGUMENT_BYTES, ToolDef};
 use crate::workspace::Workspace;
@@ -23,8 +25,8 @@ use crate::workspace::Workspace;
 struct Inner {
     workspace: Workspace,
     tools: Vec<Arc<ToolDef>>,
-    /// Write tools left out because the server is read-only (to explain unknown-tool errors).
-    withheld: Vec<&'static str>,
+    /// Tools left out, and why (to explain unknown-tool errors).
+    withheld: Vec<Withheld>,
     recorder: Option<Arc<dyn CallRecorder>>,
     clock: fn() -> i64,
     instructions: String,
@@ -32,10 +34,20 @@ struct Inner {
     tree_cache: ctx::code::TreeCache,
 }
 
-/// The ctx MCP server for one workspace. Cloning is cheap: clones share everything.
+/// What one client session chose: the log level of `logging/setLevel`.
+#[derive(Default)]
+struct Session {
+    /// `None` until the client sets a level: no log notifications before that.
+    #[allow(deprecated)]
+    level: std::sync::Mutex<Option<rmcp::model::LoggingLevel>>,
+}
+
+/// The ctx MCP server for one workspace. Cloning is cheap: clones share everything (use
+/// [`CtxServer::for_session`] for a new client session).
 #[derive(Clone)]
 pub struct CtxServer {
     inner: Arc<Inner>,
+    session: Arc<Session>,
 }
 
 impl std::fmt::Debug for CtxServer {
@@ -46,20 +58,85 @@ impl std::fmt::Debug for CtxServer {
     }
 }
 
-const WRITE_TOOLS: [&str; 3] = ["ctx_packs_create", "ctx_packs_add", "ctx_packs_remove"];
+impl ToolSet {
+    /// The `mcp.tools` setting.
+    pub fn from_layers(layers: &ctx::config::ConfigLayers) -> Result<Self, McpError> {
+        let text = layers.text("mcp.tools").map_err(ctx::CtxError::from)?;
+        text.parse()
+            .map_err(|e| McpError::Tools(format!("the `mcp.tools` setting: {e}")))
+    }
+
+    /// Checks that every tool the set names exists (and, for a write tool, that
+    /// `allow_write` is on), so a server that builds its MCP sessions later can refuse a bad
+    /// set when it starts.
+    pub fn check(&self, allow_write: bool) -> Result<(), McpError> {
+        choose(tools::definitions(), self, allow_write).map(|_| ())
+    }
+}
+
+/// The tools of `set` (write tools only with `allow_write`), and the names of the others.
+fn choose(
+    all: Vec<Arc<ToolDef>>,
+    set: &ToolSet,
+    allow_write: bool,
+) -> Result<(Vec<Arc<ToolDef>>, Vec<Withheld>), McpError> {
+    if let ToolSet::Only(names) = set {
+        for name in names {
+            match all.iter().find(|d| d.tool.name == name.as_str()) {
+                None => {
+                    let known: Vec<&str> = all.iter().map(|d| d.tool.name.as_ref()).collect();
+                    return Err(McpError::Tools(format!(
+                        "there is no tool `{name}`; name tools among {}",
+                        known.join(", ")
+                    )));
+                }
+                Some(def) if def.write && !allow_write => {
+                    return Err(McpError::Tools(format!(
+                        "`{name}` changes packs and needs --allow-write (or leave it out)"
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    let mut offered = Vec::new();
+    let mut withheld = Vec::new();
+    for def in all {
+        let name = def.tool.name.to_string();
+        let in_set = match set {
+            ToolSet::All => true,
+            ToolSet::Core => CORE_TOOLS.contains(&name.as_str()) || def.write,
+            ToolSet::Only(names) => names.contains(&name),
+        };
+        if !in_set {
+            withheld.push(Withheld::NotInSet(name));
+        } else if def.write && !allow_write {
+            withheld.push(Withheld::Write(name));
+        } else {
+            offered.push(def);
+        }
+    }
+    Ok((offered, withheld))
+}
+
+/// A tool this server knows but does not offer, and why.
+enum Withheld {
+    /// Write tools need `allow_write`.
+    Write(String),
+    /// Outside the chosen tool set.
+    NotInSet(String),
+}
 
 impl CtxServer {
     /// Opens the workspace (and its store) and prepares the tools.
     pub fn new(config: &McpConfig) -> Result<Self, McpError> {
         let workspace = Workspace::open(config)?;
-        let (tools, withheld): (Vec<_>, Vec<_>) = tools::definitions()
-            .into_iter()
-            .partition(|def| config.allow_write || !def.write);
-        let withheld = withheld
-            .iter()
-            .filter_map(|d| WRITE_TOOLS.iter().find(|w| **w == d.tool.name).copied())
-            .collect();
-        let instructions = instructions(&workspace, config.allow_write);
+        let set = match &config.tools {
+            Some(set) => set.clone(),
+            None => ToolSet::from_layers(&config.layers)?,
+        };
+        let (tools, withheld) = choose(tools::definitions(), &set, config.allow_write)?;
+        let instructions = instructions(&workspace, &tools);
         Ok(Self {
             inner: Arc::new(Inner {
                 workspace,
@@ -70,7 +147,29 @@ impl CtxServer {
                 instructions,
                 tree_cache: ctx::code::TreeCache::new(),
             }),
+            session: Arc::new(Session::default()),
         })
+    }
+
+    /// The same server for a new client session (its own log level).
+    #[must_use]
+    pub fn for_session(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+            session: Arc::new(Session::default()),
+        }
+    }
+
+    /// Whether the session's log level lets info lines through.
+    #[allow(deprecated)]
+    fn logs_info(&self) -> bool {
+        self.session
+            .level
+            .lock()
+            .expect("log level")
+            .is_some_and(|level| {
+                notify::rank(level) <= notify::rank(rmcp::model::LoggingLevel::Info)
+            })
     }
 
     /// The workspace root.
@@ -99,11 +198,27 @@ impl CtxServer {
         name: &str,
         arguments: JsonObject,
     ) -> Result<CallToolResult, ErrorData> {
+        self.dispatch_with(name, arguments, None).await
+    }
+
+    /// [`CtxServer::dispatch`], telling `reporter` how long work advances.
+    async fn dispatch_with(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        reporter: Option<Arc<Reporter>>,
+    ) -> Result<CallToolResult, ErrorData> {
         let Some(def) = self.find(name) else {
-            let hint = if self.inner.withheld.contains(&name) {
-                " (write tools need the server to be started with --allow-write)"
-            } else {
-                ""
+            let hint = match self.inner.withheld.iter().find(|w| match w {
+                Withheld::Write(n) | Withheld::NotInSet(n) => n == name,
+            }) {
+                Some(Withheld::Write(_)) => {
+                    " (write tools need the server to be started with --allow-write)"
+                }
+                Some(Withheld::NotInSet(_)) => {
+                    " (it is not in this server's tool set: start it with `--tools all` or name it in the `mcp.tools` setting)"
+                }
+                None => "",
             };
             return Err(ErrorData::invalid_params(
                 format!(
@@ -125,6 +240,7 @@ impl CtxServer {
             let server = self.clone();
             let args = arguments.clone();
             let tool_name = name.to_owned();
+            let progress = reporter.clone();
             let outcome = tokio::task::spawn_blocking(move || {
                 let call = Call {
                     workspace: &server.inner.workspace,
@@ -132,12 +248,19 @@ impl CtxServer {
                     arguments: &args,
                     now: (server.inner.clock)(),
                     tree_cache: &server.inner.tree_cache,
+                    progress: progress
+                        .as_deref()
+                        .map_or(&ctx::core::NoProgress as &dyn ctx::core::Progress, |r| r),
                 };
                 (def.run)(&call)
             })
             .await;
             match outcome {
-                Ok(Ok(value)) => CallToolResult::structured(value),
+                Ok(Ok(page)) => {
+                    let mut result = CallToolResult::success(vec![ContentBlock::text(page.text)]);
+                    result.structured_content = Some(page.structured);
+                    result
+                }
                 Ok(Err(err)) => error_result(&err),
                 Err(join) => {
                     tracing::error!(tool = name, "tool call failed: {join}");
@@ -147,6 +270,14 @@ impl CtxServer {
                 }
             }
         };
+        if let Some(reporter) = &reporter
+            && started.elapsed() >= LONG_CALL
+        {
+            reporter.log(format!(
+                "{name} took {:.1} s",
+                started.elapsed().as_secs_f64()
+            ));
+        }
         tracing::debug!(
             tool = name,
             elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
@@ -175,32 +306,67 @@ impl CtxServer {
     }
 }
 
+/// Calls at least this long are logged (to a client that set a log level).
+const LONG_CALL: std::time::Duration = std::time::Duration::from_secs(1);
+
 fn error_result(err: &ToolError) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(err.to_string())])
 }
 
-fn instructions(workspace: &Workspace, allow_write: bool) -> String {
+/// What the server tells the agent at the start of a session: one line per kind of tool it
+/// offers, then how answers, paths and errors work.
+fn instructions(workspace: &Workspace, offered: &[Arc<ToolDef>]) -> String {
+    let has = |name: &str| offered.iter().any(|d| d.tool.name == name);
     let mut text = format!(
-        "ctx gives you context for the workspace at {root}.\n\
-         Orient with ctx_status and ctx_map; find code with ctx_search (mode text, regex, symbol or caller) and ctx_summarize; follow dependencies with ctx_related; review changes with ctx_diff_context.\n\
-         For a question or task, ctx_select returns the most relevant files within a token budget, each with why it was chosen (it builds the workspace index on first use, incrementally after); ctx_index_inspect tells an index's size, version and validity.\n\
-         Packs are curated, token-budgeted bundles of sources: ctx_packs_list and ctx_packs_get show them, ctx_packs_preview tells what a render includes or leaves out and why, ctx_packs_render returns the payload and records a snapshot that reproduces it byte for byte (ctx_packs_snapshot records one without returning it). Snapshots and packs are also resources: ctx://snapshot/<id> and ctx://pack/<name>.\n\
-         Every answer holds at most max_tokens tokens (default {max}); when next_cursor is not null, call the same tool again with the same arguments and cursor set to next_cursor to get the rest. Paths are relative to the workspace root and cannot leave it. A failed call returns isError with a message saying what to change.",
-        root = workspace.root().display(),
-        max = workspace.max_tokens(),
+        "ctx gives you context for the workspace at {}.\n",
+        workspace.root().display()
     );
-    if allow_write {
-        text.push_str("\nWrite tools are on: ctx_packs_create, ctx_packs_add and ctx_packs_remove change packs.");
-    } else {
-        text.push_str("\nThe server is read-only: packs cannot be changed here (start it with --allow-write for ctx_packs_create, ctx_packs_add and ctx_packs_remove).");
+    let lines: [(&[&str], &str); 6] = [
+        (
+            &["ctx_select"],
+            "For a question or task, ctx_select returns the most relevant files as Markdown within a token budget.",
+        ),
+        (
+            &["ctx_search", "ctx_map", "ctx_summarize", "ctx_status"],
+            "Find code with ctx_search (text, regex, symbol or caller); orient with ctx_map, ctx_summarize and ctx_status.",
+        ),
+        (
+            &["ctx_related", "ctx_diff_context"],
+            "Follow dependencies with ctx_related; review changes with ctx_diff_context.",
+        ),
+        (
+            &["fs_read"],
+            "Read files, directories and matches with fs_read.",
+        ),
+        (
+            &["ctx_packs_render", "ctx_packs_list"],
+            "Packs are curated, token-budgeted bundles of sources; ctx_packs_render returns one's payload and records a snapshot that reproduces it.",
+        ),
+        (
+            &["ctx_packs_create"],
+            "Write tools are on: ctx_packs_create, ctx_packs_add and ctx_packs_remove change packs.",
+        ),
+    ];
+    for (tools, line) in lines {
+        if tools.iter().any(|t| has(t)) {
+            text.push_str(line);
+            text.push('\n');
+        }
     }
+    let _ = write!(
+        text,
+        "Answers are text for you (with typed JSON in structuredContent) of at most max_tokens tokens (default {}); when one ends with a cursor, call the same tool with the same arguments and that cursor (next_cursor) for the rest. Paths are relative to the workspace root, as every tool takes them. A failed call says which argument to change.",
+        workspace.max_tokens()
+    );
     text
 }
 
 impl ServerHandler for CtxServer {
+    #[allow(deprecated)] // logging: deprecated by SEP-2577, still part of 2025-11-25
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
+                .enable_logging()
                 .enable_resources()
                 .enable_tools()
                 .build(),
@@ -226,11 +392,41 @@ impl ServerHandler for CtxServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.dispatch(&request.name, request.arguments.unwrap_or_default())
-            .await
-            .map(CallToolResponse::from)
+        let token = context.meta.get_progress_token();
+        let (reporter, notes) = Reporter::new(token.is_some(), self.logs_info());
+        let reporter = Arc::new(reporter);
+        let forwarder = reporter
+            .is_active()
+            .then(|| tokio::spawn(notify::forward(context.peer.clone(), token, notes)));
+        let work = self.dispatch_with(
+            &request.name,
+            request.arguments.unwrap_or_default(),
+            Some(Arc::clone(&reporter)),
+        );
+        // A cancelled request gets no answer (rmcp drops it) and is not recorded: stop
+        // waiting for it at once.
+        let result = tokio::select! {
+            result = work => result,
+            () = context.ct.cancelled() => Err(ErrorData::internal_error("the request was cancelled", None)),
+        };
+        // Every note goes out before the answer.
+        drop(reporter);
+        if let Some(forwarder) = forwarder {
+            let _ = forwarder.await;
+        }
+        result.map(CallToolResponse::from)
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        *self.session.level.lock().expect("log level") = Some(request.level);
+        Ok(())
     }
 
     async fn list_resources(

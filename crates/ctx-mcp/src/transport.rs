@@ -462,7 +462,7 @@ pub fn streamable_http_service(server: CtxServer, options: &HttpOptions) -> CtxH
     let sessions = Arc::new(LocalSessionManager::default());
     CtxHttpService {
         inner: StreamableHttpService::new(
-            move || Ok(server.clone()),
+            move || Ok(server.for_session()),
             Arc::clone(&sessions),
             config,
         ),

@@ -132,9 +132,19 @@ async fn handshake_lists_and_calls() {
             .expect("total")
             > 0
     );
-    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().expect("text"))
-        .expect("JSON text");
-    assert_eq!(text, result["structuredContent"]);
+    // The text is the compact form a model reads: a count line, then `line: text` under
+    // each file's path.
+    let text = result["content"][0]["text"].as_str().expect("text");
+    assert!(
+        text.starts_with(
+            "4 results for `helper` (literal)\ndocs/guide.md\n3: Use `helper` to add one.\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nsrc/main.rs\n1: use demo::helper;\n"),
+        "{text}"
+    );
 
     let unknown = client
         .request(
@@ -306,5 +316,111 @@ async fn stateless_requests_of_the_2026_era() {
         .await;
     assert_eq!(called["result"]["isError"], false, "{called}");
     assert_eq!(called["result"]["structuredContent"]["branch"], "main");
+    client.close().await;
+}
+
+/// Reads messages until the answer to `id`, returning the notifications seen before it.
+async fn notes_until(client: &mut Client, id: u64) -> (Vec<Value>, Value) {
+    let mut notes = Vec::new();
+    loop {
+        let message = client.receive().await;
+        if message.get("id") == Some(&json!(id)) {
+            return (notes, message);
+        }
+        notes.push(message);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn log_level_and_progress_tokens_bring_notifications_of_long_work() {
+    let fx = Fixture::new();
+    let mut client = Client::start(fx.server(false));
+    let init = client.initialize().await;
+    assert!(
+        init["result"]["capabilities"]["logging"].is_object(),
+        "{init}"
+    );
+    let select = json!({ "name": "ctx_select", "arguments": { "query": "helper parser" } });
+
+    // No level and no token: the answer alone.
+    client
+        .send(&json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": select }))
+        .await;
+    let (notes, answer) = notes_until(&mut client, 2).await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert_eq!(notes, Vec::<Value>::new());
+
+    let set = client
+        .request(3, "logging/setLevel", json!({ "level": "info" }))
+        .await;
+    assert_eq!(set["result"], json!({}), "{set}");
+    // A change makes the index update its build: log lines and progress for token 7.
+    common::write(&fx.root, "src/extra.rs", "pub fn extra_helper() {}\n");
+    let mut params = select.clone();
+    params["_meta"] = json!({ "progressToken": 7 });
+    client
+        .send(&json!({ "jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": params }))
+        .await;
+    let (notes, answer) = notes_until(&mut client, 4).await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    let progress: Vec<&Value> = notes
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .collect();
+    assert!(!progress.is_empty(), "{notes:?}");
+    let mut last = -1.0;
+    for note in &progress {
+        assert_eq!(note["params"]["progressToken"], 7);
+        let value = note["params"]["progress"].as_f64().expect("progress");
+        assert!(value > last || value == 0.0 && last <= 0.0, "{notes:?}");
+        last = value;
+    }
+    let logs: Vec<&Value> = notes
+        .iter()
+        .filter(|n| n["method"] == "notifications/message")
+        .collect();
+    assert!(!logs.is_empty(), "{notes:?}");
+    assert_eq!(logs[0]["params"]["level"], "info");
+    assert_eq!(logs[0]["params"]["logger"], "ctx");
+
+    // At level error, info lines stay quiet.
+    client
+        .request(5, "logging/setLevel", json!({ "level": "error" }))
+        .await;
+    common::write(&fx.root, "src/extra2.rs", "pub fn extra_two() {}\n");
+    client
+        .send(&json!({ "jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": select }))
+        .await;
+    let (notes, _) = notes_until(&mut client, 6).await;
+    assert!(
+        notes.iter().all(|n| n["method"] != "notifications/message"),
+        "{notes:?}"
+    );
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_call_gets_no_answer_and_the_session_goes_on() {
+    let fx = Fixture::new();
+    // Enough files that building the index takes far longer than the cancellation's trip.
+    for i in 0..1500 {
+        common::write(
+            &fx.root,
+            &format!("gen/m{i}.rs"),
+            &format!("/// Module {i}.\npub fn helper_{i}(x: u32) -> u32 {{ x + {i} }}\n"),
+        );
+    }
+    let mut client = Client::start(fx.server(false));
+    client.initialize().await;
+    let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": { "name": "ctx_select", "arguments": { "query": "helper module" } } });
+    let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": { "requestId": 2, "reason": "changed my mind" } });
+    client.send_raw(&format!("{call}\n{cancel}")).await;
+    let pong = client.request(3, "ping", json!({})).await;
+    assert_eq!(pong["result"], json!({}));
+    // Nothing answers request 2, even once the work it started is over.
+    let late = tokio::time::timeout(Duration::from_secs(3), client.receive()).await;
+    assert!(late.is_err(), "an answer to a cancelled request: {late:?}");
     client.close().await;
 }

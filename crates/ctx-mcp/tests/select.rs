@@ -103,7 +103,7 @@ async fn select_pages_long_answers() {
     let whole = ok(&server, "ctx_select", args.clone()).await;
     assert!(whole["documents"].as_array().expect("docs").len() >= 3);
     let mut small = args.clone();
-    small["max_tokens"] = json!(400);
+    small["max_tokens"] = json!(100);
     let mut documents = Vec::new();
     let mut payload = String::new();
     let mut pages = 0;
@@ -118,7 +118,7 @@ async fn select_pages_long_answers() {
         }
         assert!(pages < 100, "paging ends");
     }
-    assert!(pages > 1, "a 400-token cap pages the answer");
+    assert!(pages > 1, "a 100-token cap pages the answer");
     assert_eq!(Value::Array(documents), whole["documents"]);
     assert_eq!(payload, whole["payload"].as_str().expect("payload"));
 

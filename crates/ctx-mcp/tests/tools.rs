@@ -269,6 +269,30 @@ async fn write_tools() {
         .expect("id")
         .to_owned();
     assert_eq!(added["artifact"]["kind"], "file_range");
+    // Sensitive files: the hints say MCP never adds them, not which CLI flag would.
+    common::write(&fx.root, "conf/.env", "TOKEN=1\n");
+    common::write(&fx.root, "conf/server.pem", "not a key\n");
+    let message = fails(
+        &server,
+        "ctx_packs_add",
+        json!({ "pack": "p", "source": "file:conf/.env" }),
+    )
+    .await;
+    assert!(
+        message.contains("cannot be added over MCP") && !message.contains("--"),
+        "{message}"
+    );
+    let globbed = ok(
+        &server,
+        "ctx_packs_add",
+        json!({ "pack": "p", "source": "glob:conf/*" }),
+    )
+    .await;
+    let warnings = globbed["warnings"].to_string();
+    assert!(
+        warnings.contains("never added over MCP") && !warnings.contains("--"),
+        "{warnings}"
+    );
     for (args, needle) in [
         (
             json!({ "pack": "p", "source": "cmd:ls" }),
@@ -418,7 +442,11 @@ async fn code_tools() {
     assert_eq!(none["total"], 0);
     for (args, needle) in [
         (json!({ "pattern": "" }), "empty"),
-        (json!({ "pattern": "(", "mode": "regex" }), "regex"),
+        // The hint names the tool argument, not the CLI's --regex.
+        (
+            json!({ "pattern": "(", "mode": "regex" }),
+            "set `mode` to \"text\"",
+        ),
         (
             json!({ "pattern": "x", "mode": "fuzzy" }),
             "unknown variant",
@@ -432,6 +460,7 @@ async fn code_tools() {
     ] {
         let message = fails(&server, "ctx_search", args).await;
         assert!(message.contains(needle), "{message}");
+        assert!(!message.contains("--"), "a CLI flag in `{message}`");
     }
 
     let related = ok(&server, "ctx_related", json!({ "file": "src/main.rs" })).await;

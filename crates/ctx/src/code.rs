@@ -575,7 +575,26 @@ pub fn related(
         source,
     })?;
     let cwd = cx.cwd.canonicalize().unwrap_or_else(|_| cx.cwd.clone());
-    let (root, repo) = project_root(&cwd);
+    let (top, repo) = project_root(&cwd);
+    // A sandbox below the repository's top is all that may be read: imports are resolved
+    // inside it, and its paths are reported from the top (`shown` is its place there).
+    let (root, shown) = match cx.sandbox.map(ctx_fs::Workspace::root) {
+        Some(sandbox) if sandbox != top && sandbox.starts_with(&top) => (
+            sandbox.to_owned(),
+            sandbox
+                .strip_prefix(&top)
+                .map(display_prefix)
+                .unwrap_or_default(),
+        ),
+        _ => (top, String::new()),
+    };
+    let from_top = |path: &str| {
+        if shown.is_empty() {
+            path.to_owned()
+        } else {
+            format!("{shown}/{path}")
+        }
+    };
     let rel = full
         .strip_prefix(&root)
         .map(display_prefix)
@@ -602,9 +621,19 @@ pub fn related(
     let files: BTreeSet<String> = entries.iter().map(|e| e.rel.clone()).collect();
     let layout = ProjectLayout::new(files, |p| std::fs::read_to_string(root.join(p)).ok());
     let mut related = ctx_code::related::related(&rel, &run.files, &layout);
+    for list in [
+        &mut related.imports,
+        &mut related.imported_by,
+        &mut related.test_files,
+    ] {
+        for file in list.iter_mut() {
+            file.path = from_top(&file.path);
+        }
+    }
+    related.source = from_top(&related.source);
     let note = match &repo {
         Some(repo) => {
-            let co = ctx_code::git::co_changed(repo, &rel, history)?;
+            let co = ctx_code::git::co_changed(repo, &from_top(&rel), history)?;
             related.co_changed = co
                 .into_iter()
                 .take(limit)

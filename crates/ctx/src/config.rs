@@ -22,6 +22,8 @@ pub enum ValueKind {
     Tokenizer,
     /// A non-negative integer.
     Count,
+    /// A set of MCP tools: `core`, `all`, or tool names separated by commas.
+    ToolSet,
 }
 
 /// A setting ctx understands.
@@ -60,6 +62,12 @@ pub const KEYS: &[ConfigKey] = &[
         help: "most tokens one MCP tool answer may hold (larger answers are paged with a cursor)",
     },
     ConfigKey {
+        name: "mcp.tools",
+        kind: ValueKind::ToolSet,
+        default: "core",
+        help: "the MCP tools offered: core (select, search, summarize, map, read, render), all, or names separated by commas",
+    },
+    ConfigKey {
         name: "tokenizer",
         kind: ValueKind::Tokenizer,
         default: "o200k_base",
@@ -73,6 +81,7 @@ pub const KEYS: &[ConfigKey] = &[
 pub enum ConfigValue {
     Tokenizer(TokenizerKind),
     Count(u64),
+    Text(String),
 }
 
 impl fmt::Display for ConfigValue {
@@ -80,6 +89,7 @@ impl fmt::Display for ConfigValue {
         match self {
             Self::Tokenizer(kind) => f.write_str(kind.name()),
             Self::Count(n) => write!(f, "{n}"),
+            Self::Text(text) => f.write_str(text),
         }
     }
 }
@@ -170,12 +180,29 @@ impl ConfigKey {
                 .parse()
                 .map(ConfigValue::Count)
                 .map_err(|_| invalid("expected a non-negative integer".to_owned())),
+            ValueKind::ToolSet => {
+                let names: Vec<&str> = text.split(',').map(str::trim).collect();
+                let well_formed = names.iter().all(|name| {
+                    !name.is_empty()
+                        && name
+                            .bytes()
+                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+                });
+                if well_formed {
+                    Ok(ConfigValue::Text(names.join(",")))
+                } else {
+                    Err(invalid(
+                        "expected core, all, or tool names separated by commas (ctx_search,fs_read)"
+                            .to_owned(),
+                    ))
+                }
+            }
         }
     }
 
     fn parse_toml(&self, item: &Item, origin: &str) -> Result<ConfigValue, ConfigError> {
         match (self.kind, item.as_value()) {
-            (ValueKind::Tokenizer, Some(v)) if v.is_str() => {
+            (ValueKind::Tokenizer | ValueKind::ToolSet, Some(v)) if v.is_str() => {
                 self.parse(v.as_str().unwrap_or_default(), origin)
             }
             (ValueKind::Count, Some(v)) if v.is_integer() => {
@@ -186,7 +213,7 @@ impl ConfigKey {
                 value: item.to_string().trim().to_owned(),
                 origin: origin.to_owned(),
                 reason: match self.kind {
-                    ValueKind::Tokenizer => "expected a string".to_owned(),
+                    ValueKind::Tokenizer | ValueKind::ToolSet => "expected a string".to_owned(),
                     ValueKind::Count => "expected an integer".to_owned(),
                 },
             }),
@@ -259,6 +286,7 @@ impl ConfigFile {
         table[leaf] = match &parsed {
             ConfigValue::Tokenizer(kind) => value(kind.name()),
             ConfigValue::Count(n) => value(i64::try_from(*n).unwrap_or(i64::MAX)),
+            ConfigValue::Text(text) => value(text.as_str()),
         };
         self.save()?;
         Ok(parsed)
@@ -370,7 +398,7 @@ impl ConfigLayers {
     pub fn count(&self, name: &str) -> Result<u64, ConfigError> {
         match self.resolve(key(name)?)?.value {
             ConfigValue::Count(n) => Ok(n),
-            ConfigValue::Tokenizer(_) => unreachable!("`{name}` is a count-typed key"),
+            _ => unreachable!("`{name}` is a count-typed key"),
         }
     }
 
@@ -436,7 +464,15 @@ impl ConfigLayers {
     pub fn tokenizer(&self) -> Result<TokenizerKind, ConfigError> {
         match self.resolve(key("tokenizer")?)?.value {
             ConfigValue::Tokenizer(kind) => Ok(kind),
-            ConfigValue::Count(_) => unreachable!("tokenizer is a tokenizer-typed key"),
+            _ => unreachable!("tokenizer is a tokenizer-typed key"),
+        }
+    }
+
+    /// The value of a text-typed setting (`mcp.tools`).
+    pub fn text(&self, name: &str) -> Result<String, ConfigError> {
+        match self.resolve(key(name)?)?.value {
+            ConfigValue::Text(text) => Ok(text),
+            other => Ok(other.to_string()),
         }
     }
 }

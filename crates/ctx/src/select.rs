@@ -300,6 +300,50 @@ pub fn select(
     Ok(SelectOutcome { build, result })
 }
 
+/// A selection for an agent's answer: the documents and their rendered payload
+/// ([`render_documents`]), which holds at most `budget` tokens with its `## path` lines and
+/// fences (the selection's own budget counts the files' text only). While the payload is
+/// over, it selects again from the same index with the budget less the excess (a few times),
+/// then drops documents from the end; the outcome reports `budget` as asked.
+pub fn select_payload(
+    cx: &SelectContext<'_>,
+    name: Option<&str>,
+    query: &str,
+    budget: u64,
+) -> Result<(SelectOutcome, String), CtxError> {
+    let parsed = Query::parse(query)?;
+    let name = resolve_index(cx, name)?;
+    let build = ensure_index(cx, &name)?;
+    let index = ctx_select::OpenIndex::open(&indexes_dir(cx.store), &name)?;
+    let counter = CachedTokenCounter {
+        db: Some(cx.store.db()),
+        tokenizer: cx.tokenizer,
+    };
+    let mut inner = budget;
+    let mut result = index.select(&parsed, &prompt_options(inner), &counter)?;
+    let mut payload = render_documents(&result.documents);
+    for _ in 0..4 {
+        let tokens = cx.tokenizer.count(&payload) as u64;
+        if tokens <= budget || inner == 0 {
+            break;
+        }
+        inner = inner.saturating_sub(tokens - budget);
+        result = index.select(&parsed, &prompt_options(inner), &counter)?;
+        payload = render_documents(&result.documents);
+    }
+    while cx.tokenizer.count(&payload) as u64 > budget {
+        let Some(dropped) = result.documents.pop() else {
+            break;
+        };
+        result.selection.tokens_used = result.selection.tokens_used.saturating_sub(dropped.tokens);
+        result.selection.documents_selected = result.documents.len();
+        result.selection.degraded.retain(|id| *id != dropped.id);
+        payload = render_documents(&result.documents);
+    }
+    result.selection.budget = budget;
+    Ok((SelectOutcome { build, result }, payload))
+}
+
 /// The index a selection reads: the workspace index when none is named (built on demand);
 /// a named one must exist and have been built over this workspace, so a mistyped name is
 /// refused instead of building a new index under it.

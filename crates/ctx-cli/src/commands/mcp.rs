@@ -38,6 +38,7 @@ use crate::output::{Output, Status};
 ///   ctx mcp                                  # stdio, for `claude mcp add ctx -- ctx mcp`
 ///   ctx mcp --http 127.0.0.1:17373           # Streamable HTTP at http://127.0.0.1:17373/mcp
 ///   ctx -C ~/src/project mcp --allow-write
+///   ctx mcp --tools all                      # every tool, not only the core set
 ///   ctx mcp --record review-1                # then: ctx run replay review-1
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
@@ -52,6 +53,10 @@ pub struct McpArgs {
     /// Record every tool call as a run named NAME (see `ctx run show NAME`, `ctx run replay`).
     #[arg(long, value_name = "NAME")]
     pub record: Option<String>,
+    /// The tools offered: core (select, search, summarize, map, read, render), all, or tool
+    /// names separated by commas (default: the `mcp.tools` setting, core).
+    #[arg(long, value_name = "SET", value_parser = super::serve::parse_tool_set)]
+    pub tools: Option<ctx_mcp::ToolSet>,
 }
 
 pub fn run(args: &McpArgs, ctx: &Context, out: &Output) -> Result<Status> {
@@ -72,6 +77,7 @@ pub fn run(args: &McpArgs, ctx: &Context, out: &Output) -> Result<Status> {
         ctx.config_layers()?,
     )
     .with_allow_write(args.allow_write);
+    config.tools.clone_from(&args.tools);
     let Some(name) = &args.record else {
         drop(store);
         match addr {
@@ -96,7 +102,12 @@ pub fn run(args: &McpArgs, ctx: &Context, out: &Output) -> Result<Status> {
     // Decide determinism from the tools' own annotations: read-only tools answer from the
     // workspace (and the fixed session clock) alone; tools that record snapshots or change
     // packs are not replayed.
-    let probe = CtxServer::new(&config.clone().with_allow_write(true))?;
+    let probe = CtxServer::new(
+        &config
+            .clone()
+            .with_allow_write(true)
+            .with_tools(ctx_mcp::ToolSet::All),
+    )?;
     let deterministic: Vec<String> = probe
         .tools()
         .into_iter()

@@ -196,7 +196,9 @@ pub fn workspace_config(ctx: &Context, out: &Output) -> Result<(McpConfig, ctx::
         location.dir.clone(),
         ctx.workspace_root(&location),
         ctx.config_layers()?,
-    );
+    )
+    // A run may hold calls of any tool, whatever set the recording server offered.
+    .with_tools(ctx_mcp::ToolSet::All);
     config.clock = session_clock;
     Ok((config, store))
 }

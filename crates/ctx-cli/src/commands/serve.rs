@@ -46,6 +46,15 @@ pub struct ServeArgs {
     /// Do not mount the MCP service at /mcp and /mcp/ID.
     #[arg(long)]
     pub no_mcp: bool,
+    /// The MCP tools offered at /mcp: core (select, search, summarize, map, read, render),
+    /// all, or tool names separated by commas (default: the `mcp.tools` setting, core).
+    #[arg(long, value_name = "SET", value_parser = parse_tool_set)]
+    pub tools: Option<ctx_mcp::ToolSet>,
+}
+
+/// Parses `--tools`.
+pub fn parse_tool_set(text: &str) -> Result<ctx_mcp::ToolSet, String> {
+    text.parse()
 }
 
 pub fn run(args: &ServeArgs, ctx: &Context, out: &Output) -> Result<Status> {
@@ -64,7 +73,7 @@ pub fn run(args: &ServeArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let mcp = if args.no_mcp {
         None
     } else {
-        Some(mcp_mount(ctx, out)?)
+        Some(mcp_mount(ctx, out, args.tools.clone())?)
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -91,10 +100,21 @@ pub fn run(args: &ServeArgs, ctx: &Context, out: &Output) -> Result<Status> {
 
 /// Builds the MCP mount once the bound address is known: each workspace uses its own
 /// `.ctx` store when it has one, else the store ctx would use here.
-fn mcp_mount(ctx: &Context, out: &Output) -> Result<impl FnOnce(SocketAddr) -> Mcp> {
+fn mcp_mount(
+    ctx: &Context,
+    out: &Output,
+    tools: Option<ctx_mcp::ToolSet>,
+) -> Result<impl FnOnce(SocketAddr) -> Mcp> {
     let (store, location) = ctx.open_store(out)?;
     drop(store);
     let layers = ctx.config_layers()?;
+    // Sessions are built on demand; refuse a bad tool set now rather than on every request.
+    let tools = match tools {
+        Some(set) => set,
+        None => ctx_mcp::ToolSet::from_layers(&layers)?,
+    };
+    tools.check(false)?;
+    let tools = Some(tools);
     let fallback_sources = ctx.workspace_root(&location);
     Ok(move |bound: SocketAddr| {
         let http = HttpOptions::for_address(bound);
@@ -105,7 +125,9 @@ fn mcp_mount(ctx: &Context, out: &Output) -> Result<impl FnOnce(SocketAddr) -> M
             } else {
                 (location.dir.clone(), fallback_sources.clone())
             };
-            let config = McpConfig::new(root.to_owned(), store_dir, sources_root, layers.clone());
+            let mut config =
+                McpConfig::new(root.to_owned(), store_dir, sources_root, layers.clone());
+            config.tools.clone_from(&tools);
             let server = CtxServer::new(&config).map_err(|err| err.to_string())?;
             Ok(ctx_mcp::streamable_http_service(server, &http))
         }))

@@ -8,16 +8,17 @@
 use std::path::{Path, PathBuf};
 
 use ctx::code::{
-    self, CodeContext, CommitInfo, ContextLine, FileDiff, FileSummary, HotDirectory, Hunk,
-    MapEntry, RelatedFile, SearchKind, SearchMatch, Skipped, Symbol, TextQuery,
+    self, CodeContext, CommitInfo, ContextLine, FileDiff, FileSummary, Hunk, MapEntry, RelatedFile,
+    SearchKind, SearchMatch, Skipped, Symbol, TextQuery,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::{Call, ToolDef, define, reads};
 use crate::error::ToolError;
+use crate::paging::Page;
 use crate::paging::{PageInfo, Section};
+use crate::text;
 
 pub fn definitions() -> Vec<ToolDef> {
     vec![
@@ -32,7 +33,7 @@ pub fn definitions() -> Vec<ToolDef> {
         define::<MapArgs, MapAnswer>(
             "ctx_map",
             "Map the code",
-            "An annotated tree of a directory: files with line counts, language and top-level symbols (functions, types), honouring .gitignore. Use it to find where things live before reading files.",
+            "An annotated tree of a directory: files with line counts and top-level symbols, honouring .gitignore. Use it to find where things live.",
             reads(),
             false,
             map,
@@ -40,7 +41,7 @@ pub fn definitions() -> Vec<ToolDef> {
         define::<SummarizeArgs, SummarizeAnswer>(
             "ctx_summarize",
             "Summarize files",
-            "The symbols (with signatures, lines and doc comments) and imports of a source file, or of every source file under a directory; with skeleton, the code with function bodies elided.",
+            "Symbols (signature, lines, doc) and imports of a source file or of every source file under a directory; with skeleton, the code with bodies elided.",
             reads(),
             false,
             summarize,
@@ -48,7 +49,7 @@ pub fn definitions() -> Vec<ToolDef> {
         define::<SearchArgs, SearchAnswer>(
             "ctx_search",
             "Search the code",
-            "Search the workspace: literal text (default) or a regular expression, symbol definitions by name (mode symbol), or call sites of a function (mode caller, from the syntax tree so comments and strings never match). Results are sorted by path and line.",
+            "Search the workspace for literal text (default), a regular expression, definitions of a symbol, or call sites of a function (from the syntax tree). Results by path and line.",
             reads(),
             false,
             search,
@@ -89,10 +90,13 @@ fn repository_prefix(dir: &Path) -> Option<String> {
     None
 }
 
-/// A repository-relative path made relative to the workspace, or `None` if it is outside.
+/// A repository-relative path made relative to the workspace (`.` for the workspace
+/// itself), or `None` if it is outside.
 fn in_workspace(prefix: &str, path: &str) -> Option<String> {
     if prefix.is_empty() {
         Some(path.to_owned())
+    } else if path == prefix {
+        Some(".".to_owned())
     } else {
         path.strip_prefix(prefix)
             .and_then(|rest| rest.strip_prefix('/'))
@@ -106,10 +110,10 @@ fn in_workspace(prefix: &str, path: &str) -> Option<String> {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatusArgs {
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -144,19 +148,10 @@ impl From<CommitInfo> for Commit {
 /// A directory many recent commits touched.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct HotDir {
-    /// The directory, relative to the repository root.
+    /// The directory, relative to the workspace root.
     pub path: String,
     /// Recent commits that touched it.
     pub commit_count: u64,
-}
-
-impl From<HotDirectory> for HotDir {
-    fn from(h: HotDirectory) -> Self {
-        Self {
-            path: h.path,
-            commit_count: h.commit_count as u64,
-        }
-    }
 }
 
 /// Answer of ctx_status.
@@ -186,16 +181,17 @@ pub struct StatusAnswer {
     pub recent_commits: Vec<Commit>,
     /// Directories most touched by recent commits.
     pub hot_directories: Vec<HotDir>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
 }
 
-fn status(call: &Call<'_>) -> Result<Value, ToolError> {
+fn status(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: StatusArgs = call.parse()?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
     let s = code::status(call.workspace.root(), call.now)?;
+    let prefix = repository_prefix(call.workspace.root()).unwrap_or_default();
     let answer = StatusAnswer {
         project_name: s.project_name,
         project_type: s.project_type,
@@ -208,7 +204,17 @@ fn status(call: &Call<'_>) -> Result<Value, ToolError> {
         diff_stats: [s.diff_stats[0] as u64, s.diff_stats[1] as u64],
         note: s.note,
         recent_commits: s.recent_commits.into_iter().map(Commit::from).collect(),
-        hot_directories: s.hot_directories.into_iter().map(HotDir::from).collect(),
+        hot_directories: s
+            .hot_directories
+            .into_iter()
+            .filter_map(|h| {
+                let path = in_workspace(&prefix, &h.path)?;
+                Some(HotDir {
+                    path,
+                    commit_count: h.commit_count as u64,
+                })
+            })
+            .collect(),
         next_cursor: None,
         page: PageInfo::default(),
     };
@@ -219,6 +225,7 @@ fn status(call: &Call<'_>) -> Result<Value, ToolError> {
             Section::Items("hot_directories"),
         ],
         &request,
+        text::outline,
     )
 }
 
@@ -228,19 +235,19 @@ fn status(call: &Call<'_>) -> Result<Value, ToolError> {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MapArgs {
-    /// Directory to map, relative to the workspace root (default: the root).
+    /// Directory to map (default: the workspace root).
     #[serde(default)]
     pub path: Option<String>,
-    /// List entries at most this many levels deep (deeper files count in their directory); at least 1.
+    /// Most levels listed (deeper files count in their directory); at least 1.
     #[serde(default)]
     pub depth: Option<u64>,
-    /// Trim the map to about this many tokens (symbols first, then deeper levels) instead of paging it.
+    /// Trim the map to about this many tokens instead of paging it.
     #[serde(default)]
     pub budget: Option<u64>,
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -298,7 +305,7 @@ pub struct MapAnswer {
     pub truncated: bool,
     /// Entries in tree order.
     pub entries: Vec<MapItem>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
@@ -339,7 +346,7 @@ fn with_code<T>(
     }
 }
 
-fn map(call: &Call<'_>) -> Result<Value, ToolError> {
+fn map(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: MapArgs = call.parse()?;
     let depth = positive(call, "depth", args.depth)?;
     let budget = positive(call, "budget", args.budget)?;
@@ -355,11 +362,23 @@ fn map(call: &Call<'_>) -> Result<Value, ToolError> {
         total_files: map.total_files as u64,
         total_lines: map.total_lines as u64,
         truncated: map.truncated,
-        entries: map.entries.into_iter().map(MapItem::from).collect(),
+        // The facade names entries below the mapped directory; answers name them from the
+        // workspace root, as every other tool takes them.
+        entries: map
+            .entries
+            .into_iter()
+            .map(|entry| {
+                let mut item = MapItem::from(entry);
+                if target.rel != "." {
+                    item.path = format!("{}/{}", target.rel, item.path);
+                }
+                item
+            })
+            .collect(),
         next_cursor: None,
         page: PageInfo::default(),
     };
-    call.paged(&answer, &[Section::Items("entries")], &request)
+    call.paged(&answer, &[Section::Items("entries")], &request, text::map)
 }
 
 // ---- ctx_summarize -------------------------------------------------------------------------
@@ -368,18 +387,18 @@ fn map(call: &Call<'_>) -> Result<Value, ToolError> {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SummarizeArgs {
-    /// A source file or a directory, relative to the workspace root.
+    /// A source file or a directory.
     pub path: String,
     /// Also return each file's skeleton: the code with function bodies elided.
     #[serde(default)]
     pub skeleton: bool,
-    /// For a directory: only files at most this many levels deep; at least 1.
+    /// For a directory: files at most this many levels deep; at least 1.
     #[serde(default)]
     pub depth: Option<u64>,
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged by file.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -484,13 +503,13 @@ pub struct SummarizeAnswer {
     pub files: Vec<FileItem>,
     /// Files left out, with reasons (directories only).
     pub skipped: Vec<SkippedItem>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
 }
 
-fn summarize(call: &Call<'_>) -> Result<Value, ToolError> {
+fn summarize(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: SummarizeArgs = call.parse()?;
     let depth = positive(call, "depth", args.depth)?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
@@ -521,6 +540,7 @@ fn summarize(call: &Call<'_>) -> Result<Value, ToolError> {
         &answer,
         &[Section::Items("files"), Section::Items("skipped")],
         &request,
+        text::summarize,
     )
 }
 
@@ -545,27 +565,27 @@ pub enum SearchMode {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
-    /// What to look for: text, a regular expression, a symbol name or a called function's name.
+    /// Text, regular expression, symbol or function name.
     pub pattern: String,
-    /// File or directory to search, relative to the workspace root (default: the root).
+    /// File or directory to search (default: the workspace root).
     #[serde(default)]
     pub path: Option<String>,
-    /// text (default), regex, symbol or caller.
+    /// text (default), regex (Rust syntax), symbol (definitions; `Type::method` narrows) or caller (call sites).
     #[serde(default)]
     pub mode: SearchMode,
     /// Match text and regex case-insensitively.
     #[serde(default)]
     pub ignore_case: bool,
-    /// Lines of context before and after each match (default 0, at most 20).
+    /// Lines of context around each match (0 to 20).
     #[serde(default)]
     pub context: u64,
-    /// Return at most this many results (the answer says how many there were).
+    /// Return at most this many results.
     #[serde(default)]
     pub max_results: Option<u64>,
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -636,13 +656,13 @@ pub struct SearchAnswer {
     pub truncated: bool,
     /// Results sorted by path, then line.
     pub results: Vec<SearchHit>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
 }
 
-fn search(call: &Call<'_>) -> Result<Value, ToolError> {
+fn search(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: SearchArgs = call.parse()?;
     if args.pattern.is_empty() {
         return Err(ToolError::invalid(
@@ -693,12 +713,8 @@ fn search(call: &Call<'_>) -> Result<Value, ToolError> {
     };
     let use_cache = matches!(args.mode, SearchMode::Symbol);
     let mut results = with_code(call, use_cache, |cx| {
-        Ok(code::search_cached(
-            cx,
-            call.tree_cache,
-            Path::new(&target.rel),
-            &kind,
-        )?)
+        code::search_cached(cx, call.tree_cache, Path::new(&target.rel), &kind)
+            .map_err(|err| ToolError::Failed(in_tool_words(&err.to_string())))
     })?;
     let total = results.len();
     let truncated = args.max_results.is_some_and(|max| total as u64 > max);
@@ -714,7 +730,21 @@ fn search(call: &Call<'_>) -> Result<Value, ToolError> {
         next_cursor: None,
         page: PageInfo::default(),
     };
-    call.paged(&answer, &[Section::Items("results")], &request)
+    call.paged(
+        &answer,
+        &[Section::Items("results")],
+        &request,
+        text::search,
+    )
+}
+
+/// The library's hint for a bad regular expression names the CLI's flag; over MCP the
+/// argument to change is `mode`.
+fn in_tool_words(message: &str) -> String {
+    message.replace(
+        "use --regex only for regular expressions, or drop it to search the literal text",
+        "set `mode` to \"text\" to search for the literal text",
+    )
 }
 
 // ---- ctx_related ---------------------------------------------------------------------------
@@ -731,10 +761,10 @@ pub struct RelatedArgs {
     /// Most co-changed files to list (default 10).
     #[serde(default)]
     pub limit: Option<u64>,
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -763,13 +793,13 @@ pub struct RelatedAnswer {
     pub co_changed: Vec<RelatedItem>,
     /// Its tests.
     pub test_files: Vec<RelatedItem>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
 }
 
-fn related(call: &Call<'_>) -> Result<Value, ToolError> {
+fn related(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: RelatedArgs = call.parse()?;
     let history = positive(call, "history", args.history)?.unwrap_or(500);
     let limit = positive(call, "limit", args.limit)?.unwrap_or(10);
@@ -810,6 +840,7 @@ fn related(call: &Call<'_>) -> Result<Value, ToolError> {
             Section::Items("test_files"),
         ],
         &request,
+        text::outline,
     )
 }
 
@@ -828,10 +859,10 @@ pub struct DiffArgs {
     /// Only files under this path, relative to the workspace root.
     #[serde(default)]
     pub path: Option<String>,
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged by file.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -917,13 +948,13 @@ pub struct DiffAnswer {
     pub deletions: u64,
     /// Changed files in path order.
     pub files: Vec<FileDiffItem>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
 }
 
-fn diff_context(call: &Call<'_>) -> Result<Value, ToolError> {
+fn diff_context(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: DiffArgs = call.parse()?;
     if args.head.is_some() && args.base.is_none() {
         return Err(ToolError::invalid(call.tool, "`head` needs `base`"));
@@ -973,5 +1004,5 @@ fn diff_context(call: &Call<'_>) -> Result<Value, ToolError> {
         next_cursor: None,
         page: PageInfo::default(),
     };
-    call.paged(&answer, &[Section::Items("files")], &request)
+    call.paged(&answer, &[Section::Items("files")], &request, text::outline)
 }

@@ -12,6 +12,9 @@ use serde_json::{Value, json};
 use super::{Call, ToolDef, reads};
 use crate::error::ToolError;
 use crate::paging::MIN_MAX_TOKENS;
+use crate::paging::Page;
+use crate::schema::{Portability, portable};
+use crate::text;
 
 pub fn definitions() -> Vec<ToolDef> {
     let mut input = ctx::fs::read::input_schema();
@@ -19,8 +22,44 @@ pub fn definitions() -> Vec<ToolDef> {
     input["properties"]["max_tokens"] = json!({
         "type": "integer",
         "minimum": MIN_MAX_TOKENS,
-        "description": "Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); a longer result is cut and says how to continue (next_start_line or offset)."
+        "description": "Token cap of the answer's text (default 8000); a cut result says how to continue."
     });
+    // Shorter words for the engine's descriptions: `tools/list` is read every session.
+    let operation = &mut input["properties"]["operations"]["items"]["properties"];
+    for (name, description) in [
+        (
+            "mode",
+            "Line (lines of a file), Directory (list it) or Search (a pattern in a file or under a directory).",
+        ),
+        ("path", "File or directory."),
+        (
+            "start_line",
+            "Line: first line, 1-based; negative counts from the end.",
+        ),
+        (
+            "end_line",
+            "Line: last line, inclusive; negative counts from the end.",
+        ),
+        ("depth", "Directory: levels below the children to list."),
+        (
+            "offset",
+            "Directory, Search: entries or matches to skip (to continue).",
+        ),
+        (
+            "pattern",
+            "Search: the text (case-insensitive unless case_sensitive).",
+        ),
+        ("regex", "Search: pattern is a regular expression."),
+        ("case_sensitive", "Search: match case."),
+        ("context_lines", "Search: lines around each match."),
+    ] {
+        if operation.get(name).is_some() {
+            operation[name]["description"] = json!(description);
+        }
+    }
+    input["properties"]["operations"]["description"] =
+        json!("Operations; each succeeds or fails alone.");
+    input["properties"]["summary"]["description"] = json!("Why these reads (ignored).");
     let output = json!({
         "type": "object",
         "properties": {
@@ -59,15 +98,19 @@ pub fn definitions() -> Vec<ToolDef> {
             _ => unreachable!("schemas are objects"),
         }
     };
-    let mut annotations = reads();
-    annotations.title = Some("Read files".to_owned());
+    let annotations = reads();
     let tool = Tool::new(
         "fs_read",
-        "Read files inside the workspace, several operations in one call: Line (lines of a file; negative numbers count from the end), Directory (list, to a depth) and Search (a pattern in a file or under a directory, with context). Each operation succeeds or fails on its own; a cut result says how to continue.",
-        object(input),
+        "Read files in the workspace, several operations per call: lines of a file, a directory listing, or a search with context.",
+        portable(&object(input), Portability { descriptions: true }),
     )
     .with_title("Read files")
-    .with_raw_output_schema(std::sync::Arc::new(object(output)))
+    .with_raw_output_schema(std::sync::Arc::new(portable(
+        &object(output),
+        Portability {
+            descriptions: false,
+        },
+    )))
     .with_annotations(annotations);
     vec![ToolDef {
         tool,
@@ -76,7 +119,7 @@ pub fn definitions() -> Vec<ToolDef> {
     }]
 }
 
-fn fs_read(call: &Call<'_>) -> Result<Value, ToolError> {
+fn fs_read(call: &Call<'_>) -> Result<Page, ToolError> {
     let mut arguments = call.arguments.clone();
     let max_tokens = match arguments.remove("max_tokens") {
         None | Some(Value::Null) => call.workspace.max_tokens(),
@@ -105,8 +148,10 @@ fn fs_read(call: &Call<'_>) -> Result<Value, ToolError> {
             ..ReadOptions::default()
         };
         let out = read(sandbox, &input, &options);
-        let value = serde_json::to_value(&out).expect("fs_read output serializes");
-        let text = value.to_string();
+        let value = crate::schema::without_nulls(
+            serde_json::to_value(&out).expect("fs_read output serializes"),
+        );
+        let text = text::fs_read(&value);
         let tokens = if text.len() <= max {
             text.len()
         } else {
@@ -125,7 +170,10 @@ fn fs_read(call: &Call<'_>) -> Result<Value, ToolError> {
                     .collect();
                 return Err(ToolError::Failed(messages.join("\n")));
             }
-            return Ok(value);
+            return Ok(Page {
+                structured: value,
+                text,
+            });
         }
         // Too many tokens: shrink the byte cap in proportion, with a margin for the frame.
         let scaled = (bytes as u128 * max as u128 * 9) / (10 * tokens as u128);

@@ -1,10 +1,12 @@
 //! The tools: their definitions (name, schemas, annotations) and the one dispatch function
 //! every call goes through, so a recorder can see each call and its answer.
 //!
-//! A tool is a plain function from a [`Call`] (the workspace and the raw arguments) to the JSON
-//! of its answer. Arguments are parsed into a typed struct whose JSON schema (with a
-//! description on every field) is the tool's `inputSchema`; the answer is a typed struct whose
-//! schema is its `outputSchema`. Tools that return content are paged by [`crate::paging`].
+//! A tool is a plain function from a [`Call`] (the workspace and the raw arguments) to its
+//! answer: the typed JSON (`structuredContent`) and the compact text a model reads (`content`),
+//! rendered from it by the tool's renderer in [`crate::text`]. Arguments are parsed into a
+//! typed struct whose JSON schema is the tool's `inputSchema`; the answer is a typed struct
+//! whose schema is its `outputSchema`. Both schemas are made portable ([`crate::schema`]).
+//! Tools that return content are paged by [`crate::paging`].
 
 mod code;
 mod fs;
@@ -22,14 +24,17 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::error::ToolError;
-use crate::paging::{Cursor, MIN_MAX_TOKENS, PageRequest, Section, paginate, pin_for};
+use crate::paging::{
+    Cursor, MIN_MAX_TOKENS, Page, PageRequest, Render, Section, paginate, pin_for,
+};
+use crate::schema::{Portability, portable};
 use crate::workspace::Workspace;
 
 /// Arguments larger than this (as JSON) are refused before parsing.
 pub const MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
 
 /// A tool's implementation.
-pub type ToolFn = fn(&Call<'_>) -> Result<Value, ToolError>;
+pub type ToolFn = fn(&Call<'_>) -> Result<Page, ToolError>;
 
 /// A tool: what `tools/list` shows, whether it writes, and its implementation.
 pub struct ToolDef {
@@ -48,6 +53,8 @@ pub struct Call<'a> {
     pub now: i64,
     /// The server's long-lived cache of the walk and file contents (for `ctx_search`).
     pub tree_cache: &'a ctx::code::TreeCache,
+    /// Told how long work advances (progress and log notifications to the client).
+    pub progress: &'a dyn ctx::core::Progress,
 }
 
 impl Call<'_> {
@@ -98,20 +105,29 @@ impl Call<'_> {
         })
     }
 
-    /// Serializes `answer` and cuts the page `request` asks for.
+    /// Serializes `answer` and cuts the page `request` asks for; `render` makes its text.
     pub fn paged(
         &self,
         answer: &impl Serialize,
         sections: &[Section],
         request: &PageRequest,
-    ) -> Result<Value, ToolError> {
+        render: Render,
+    ) -> Result<Page, ToolError> {
         let value = serde_json::to_value(answer).expect("answers serialize");
-        paginate(value, sections, request)
+        paginate(value, sections, request, render).map(|page| Page {
+            text: page.text,
+            structured: crate::schema::without_nulls(page.structured),
+        })
     }
 
-    /// Serializes an answer that is never paged.
-    pub fn whole(answer: &impl Serialize) -> Value {
-        serde_json::to_value(answer).expect("answers serialize")
+    /// Serializes an answer that is never paged, with its text.
+    pub fn whole(answer: &impl Serialize, render: Render) -> Page {
+        let value =
+            crate::schema::without_nulls(serde_json::to_value(answer).expect("answers serialize"));
+        Page {
+            text: render(&value),
+            structured: value,
+        }
     }
 }
 
@@ -149,11 +165,16 @@ fn define<A: JsonSchema + 'static, O: JsonSchema + 'static>(
 ) -> ToolDef {
     let input = schema_for_input::<A>()
         .unwrap_or_else(|e| panic!("the input schema of `{name}` is not an object: {e}"));
-    let mut annotations = annotations;
-    annotations.title = Some(title.to_owned());
+    let input = portable(&input, Portability { descriptions: true });
+    let output = portable(
+        &schema_for_output::<O>(),
+        Portability {
+            descriptions: false,
+        },
+    );
     let tool = Tool::new(name, description, input)
         .with_title(title)
-        .with_raw_output_schema(schema_for_output::<O>())
+        .with_raw_output_schema(Arc::new(output))
         .with_annotations(annotations);
     ToolDef { tool, write, run }
 }
@@ -225,6 +246,35 @@ mod tests {
             assert!(annotations.read_only_hint.is_some(), "{}", tool.name);
             assert_eq!(annotations.open_world_hint, Some(false), "{}", tool.name);
             assert!(tool.description.as_ref().is_some_and(|d| d.len() > 40));
+        }
+    }
+
+    #[test]
+    fn every_schema_is_portable() {
+        for def in definitions() {
+            let tool = &def.tool;
+            for schema in [
+                Value::Object(tool.input_schema.as_ref().clone()),
+                Value::Object(
+                    tool.output_schema
+                        .as_ref()
+                        .expect("output")
+                        .as_ref()
+                        .clone(),
+                ),
+            ] {
+                let text = schema.to_string();
+                for banned in [
+                    "\"null\"",
+                    "$ref",
+                    "$defs",
+                    "\"format\"",
+                    "\"title\"",
+                    "$schema",
+                ] {
+                    assert!(!text.contains(banned), "{}: {banned} in {text}", tool.name);
+                }
+            }
         }
     }
 

@@ -9,11 +9,12 @@ use ctx::sources::AddOptions;
 use ctx::store::{PackRecord, SnapshotRecord};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::{Call, ToolDef, define, deletes, reads, records};
 use crate::error::ToolError;
+use crate::paging::Page;
 use crate::paging::{PageInfo, Section};
+use crate::text;
 
 pub fn definitions() -> Vec<ToolDef> {
     vec![
@@ -44,7 +45,7 @@ pub fn definitions() -> Vec<ToolDef> {
         define::<RenderArgs, RenderAnswer>(
             "ctx_packs_render",
             "Render packs",
-            "Return a rendered payload to use as context. With `packs`, renders them and records a snapshot (the same inputs give the same snapshot id), so the payload can be reproduced and verified later; with `snapshot_id`, returns that snapshot's stored payload byte for byte. Long payloads come in pages: pass next_cursor to continue.",
+            "The payload of packs (curated, token-budgeted bundles of sources), recording a snapshot that reproduces it byte for byte; or a recorded snapshot's payload.",
             records(true),
             false,
             packs_render,
@@ -192,10 +193,10 @@ impl From<&SnapshotRecord> for SnapshotSummary {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListArgs {
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -205,13 +206,13 @@ pub struct ListArgs {
 pub struct ListAnswer {
     /// Packs in name order.
     pub packs: Vec<PackSummary>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
 }
 
-fn packs_list(call: &Call<'_>) -> Result<Value, ToolError> {
+fn packs_list(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: ListArgs = call.parse()?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
     let list = call
@@ -222,7 +223,7 @@ fn packs_list(call: &Call<'_>) -> Result<Value, ToolError> {
         next_cursor: None,
         page: PageInfo::default(),
     };
-    call.paged(&answer, &[Section::Items("packs")], &request)
+    call.paged(&answer, &[Section::Items("packs")], &request, text::outline)
 }
 
 // ---- ctx_packs_get -------------------------------------------------------------------------
@@ -233,10 +234,10 @@ fn packs_list(call: &Call<'_>) -> Result<Value, ToolError> {
 pub struct GetArgs {
     /// The pack's name.
     pub pack: String,
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -250,13 +251,13 @@ pub struct GetAnswer {
     pub artifacts: Vec<Artifact>,
     /// Snapshots that rendered this pack, newest first.
     pub snapshots: Vec<SnapshotSummary>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
 }
 
-fn packs_get(call: &Call<'_>) -> Result<Value, ToolError> {
+fn packs_get(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: GetArgs = call.parse()?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
     let answer = call.workspace.with_packs(|pcx| {
@@ -283,6 +284,7 @@ fn packs_get(call: &Call<'_>) -> Result<Value, ToolError> {
         &answer,
         &[Section::Items("artifacts"), Section::Items("snapshots")],
         &request,
+        text::outline,
     )
 }
 
@@ -320,10 +322,10 @@ pub struct PreviewArgs {
     /// Also return the payload text (default false: only the report).
     #[serde(default)]
     pub show_payload: bool,
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -452,7 +454,7 @@ pub struct PreviewAnswer {
     /// The payload (this page's part of it), only with show_payload.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub payload: Option<String>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
@@ -479,7 +481,7 @@ fn preview_answer(report: RenderReport, payload: Option<String>) -> PreviewAnswe
     }
 }
 
-fn packs_preview(call: &Call<'_>) -> Result<Value, ToolError> {
+fn packs_preview(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: PreviewArgs = call.parse()?;
     check_packs(call, &args.packs)?;
     let style = parse_style(call, args.style.as_deref())?;
@@ -503,7 +505,15 @@ fn packs_preview(call: &Call<'_>) -> Result<Value, ToolError> {
         &rendered.report.payload_hash.to_string(),
     )?;
     let payload = args.show_payload.then_some(rendered.payload);
-    let answer = preview_answer(rendered.report, payload);
+    let mut answer = preview_answer(rendered.report, payload);
+    // Pack sources are named from the sources root; answers name them from the workspace.
+    let rebase = |path: &mut String| *path = call.workspace.from_sources(path);
+    answer.included.iter_mut().for_each(|i| rebase(&mut i.path));
+    answer.excluded.iter_mut().for_each(|e| rebase(&mut e.path));
+    answer
+        .redactions
+        .iter_mut()
+        .for_each(|r| rebase(&mut r.path));
     call.paged(
         &answer,
         &[
@@ -513,6 +523,7 @@ fn packs_preview(call: &Call<'_>) -> Result<Value, ToolError> {
             Section::Text("payload"),
         ],
         &request,
+        text::payload,
     )
 }
 
@@ -534,10 +545,10 @@ pub struct RenderArgs {
     /// Payload style: markdown (default), xml, plain or json (with packs only).
     #[serde(default)]
     pub style: Option<String>,
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); longer payloads are paged.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer, to get the next page of the same payload.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -563,13 +574,13 @@ pub struct RenderAnswer {
     pub uri: String,
     /// The payload (this page's part of it; the pages concatenate to the exact bytes).
     pub payload: String,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
 }
 
-fn packs_render(call: &Call<'_>) -> Result<Value, ToolError> {
+fn packs_render(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: RenderArgs = call.parse()?;
     let style = parse_style(call, args.style.as_deref())?;
     let continued = args
@@ -664,7 +675,12 @@ fn packs_render(call: &Call<'_>) -> Result<Value, ToolError> {
         next_cursor: None,
         page: PageInfo::default(),
     };
-    call.paged(&answer, &[Section::Text("payload")], &request)
+    call.paged(
+        &answer,
+        &[Section::Text("payload")],
+        &request,
+        text::payload,
+    )
 }
 
 // ---- ctx_packs_snapshot --------------------------------------------------------------------
@@ -699,7 +715,7 @@ pub struct SnapshotAnswer {
     pub budget_tokens: u64,
 }
 
-fn packs_snapshot(call: &Call<'_>) -> Result<Value, ToolError> {
+fn packs_snapshot(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: SnapshotArgs = call.parse()?;
     check_packs(call, &args.packs)?;
     let style = parse_style(call, args.style.as_deref())?;
@@ -716,12 +732,15 @@ fn packs_snapshot(call: &Call<'_>) -> Result<Value, ToolError> {
             call.now,
         )?)
     })?;
-    Ok(Call::whole(&SnapshotAnswer {
-        snapshot: SnapshotSummary::from(&snapshot),
-        included_count: rendered.report.included.len() as u64,
-        excluded_count: rendered.report.excluded.len() as u64,
-        budget_tokens: rendered.report.budget_tokens,
-    }))
+    Ok(Call::whole(
+        &SnapshotAnswer {
+            snapshot: SnapshotSummary::from(&snapshot),
+            included_count: rendered.report.included.len() as u64,
+            excluded_count: rendered.report.excluded.len() as u64,
+            budget_tokens: rendered.report.budget_tokens,
+        },
+        text::outline,
+    ))
 }
 
 // ---- write tools ---------------------------------------------------------------------------
@@ -740,7 +759,7 @@ pub struct CreateArgs {
     pub tokenizer: Option<String>,
 }
 
-fn packs_create(call: &Call<'_>) -> Result<Value, ToolError> {
+fn packs_create(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: CreateArgs = call.parse()?;
     let tokenizer = args
         .tokenizer
@@ -759,7 +778,7 @@ fn packs_create(call: &Call<'_>) -> Result<Value, ToolError> {
             call.now,
         )?)
     })?;
-    Ok(Call::whole(&PackSummary::from(pack)))
+    Ok(Call::whole(&PackSummary::from(pack), text::outline))
 }
 
 /// Arguments of ctx_packs_add.
@@ -797,7 +816,7 @@ pub struct AddAnswer {
     pub warnings: Vec<String>,
 }
 
-fn packs_add(call: &Call<'_>) -> Result<Value, ToolError> {
+fn packs_add(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: AddArgs = call.parse()?;
     let (scheme, rest) = args.source.split_once(':').unwrap_or(("", ""));
     match scheme {
@@ -825,23 +844,50 @@ fn packs_add(call: &Call<'_>) -> Result<Value, ToolError> {
         exclude: args.exclude.clone(),
         allow_sensitive: false,
     };
-    let report = call.workspace.with_packs(|pcx| {
-        Ok(packs::add_source(
-            pcx,
-            &args.pack,
-            &args.source,
-            &root,
-            &options,
-            args.priority,
-            call.now,
-        )?)
-    })?;
-    Ok(Call::whole(&AddAnswer {
-        pack: report.pack,
-        artifact: report.artifact.into(),
-        matches: report.matches.map(|n| n as u64),
-        warnings: report.warnings,
-    }))
+    let report = call
+        .workspace
+        .with_packs(|pcx| {
+            Ok(packs::add_source(
+                pcx,
+                &args.pack,
+                &args.source,
+                &root,
+                &options,
+                args.priority,
+                call.now,
+            )?)
+        })
+        .map_err(|err| match err {
+            ToolError::Failed(message) => ToolError::Failed(sensitive_in_tool_words(&message)),
+            other => other,
+        })?;
+    Ok(Call::whole(
+        &AddAnswer {
+            pack: report.pack,
+            artifact: report.artifact.into(),
+            matches: report.matches.map(|n| n as u64),
+            warnings: report
+                .warnings
+                .iter()
+                .map(|w| sensitive_in_tool_words(w))
+                .collect(),
+        },
+        text::outline,
+    ))
+}
+
+/// The library's hints about sensitive files name the CLI's `--allow-sensitive`, which MCP
+/// never offers: say so instead.
+fn sensitive_in_tool_words(message: &str) -> String {
+    message
+        .replace(
+            "pass --allow-sensitive to add it anyway",
+            "sensitive files cannot be added over MCP; leave it out",
+        )
+        .replace(
+            "add --allow-sensitive to include them",
+            "sensitive files are never added over MCP",
+        )
 }
 
 /// Arguments of ctx_packs_remove.
@@ -865,14 +911,17 @@ pub struct RemoveAnswer {
     pub uri: String,
 }
 
-fn packs_remove(call: &Call<'_>) -> Result<Value, ToolError> {
+fn packs_remove(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: RemoveArgs = call.parse()?;
     let removed = call
         .workspace
         .with_store(|store| Ok(store.db().remove_artifact(&args.pack, &args.artifact_id)?))?;
-    Ok(Call::whole(&RemoveAnswer {
-        pack: args.pack,
-        artifact_id: removed.artifact_id,
-        uri: removed.uri,
-    }))
+    Ok(Call::whole(
+        &RemoveAnswer {
+            pack: args.pack,
+            artifact_id: removed.artifact_id,
+            uri: removed.uri,
+        },
+        text::outline,
+    ))
 }

@@ -9,7 +9,9 @@ use serde_json::Value;
 
 use super::{Call, ToolDef, define, reads};
 use crate::error::ToolError;
+use crate::paging::Page;
 use crate::paging::{PageInfo, Section};
+use crate::text;
 
 /// Step outputs longer than this are cut in ctx_runs_show unless asked for more.
 const DEFAULT_OUTPUT_BYTES: usize = 2000;
@@ -53,10 +55,10 @@ fn failed(err: &RunError) -> ToolError {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListArgs {
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -85,13 +87,13 @@ pub struct RunItem {
 pub struct ListAnswer {
     /// Runs, most recently stored first.
     pub runs: Vec<RunItem>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
 }
 
-fn runs_list(call: &Call<'_>) -> Result<Value, ToolError> {
+fn runs_list(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: ListArgs = call.parse()?;
     let runs = call
         .workspace
@@ -115,7 +117,7 @@ fn runs_list(call: &Call<'_>) -> Result<Value, ToolError> {
         next_cursor: None,
         page: PageInfo::default(),
     };
-    call.paged(&answer, &[Section::Items("runs")], &request)
+    call.paged(&answer, &[Section::Items("runs")], &request, text::outline)
 }
 
 // ---- ctx_runs_show -------------------------------------------------------------------------
@@ -132,10 +134,10 @@ pub struct ShowArgs {
     /// With include_content, cut each text after this many bytes (default 2000).
     #[serde(default)]
     pub max_output_bytes: Option<usize>,
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -235,7 +237,7 @@ pub struct ShowAnswer {
     pub run: RunHeader,
     /// Steps in order.
     pub steps: Vec<StepItem>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
@@ -342,7 +344,7 @@ fn show_answer(
     })
 }
 
-fn runs_show(call: &Call<'_>) -> Result<Value, ToolError> {
+fn runs_show(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: ShowArgs = call.parse()?;
     if args.max_output_bytes == Some(0) {
         return Err(ToolError::invalid(
@@ -371,7 +373,7 @@ fn runs_show(call: &Call<'_>) -> Result<Value, ToolError> {
         let answer = show_answer(store, &run, refs, content, &window).map_err(|e| failed(&e))?;
         Ok((answer, request))
     })?;
-    call.paged(&answer, &[Section::Items("steps")], &request)
+    call.paged(&answer, &[Section::Items("steps")], &request, text::outline)
 }
 
 // ---- ctx_runs_diff -------------------------------------------------------------------------
@@ -384,10 +386,10 @@ pub struct DiffArgs {
     pub a: String,
     /// Run B: id, unique prefix, `latest` or a tag.
     pub b: String,
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -425,13 +427,13 @@ pub struct DiffAnswer {
     pub counts: std::collections::BTreeMap<String, u64>,
     /// The drift entries, by section then step.
     pub drift: Vec<DriftItem>,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
 }
 
-fn runs_diff(call: &Call<'_>) -> Result<Value, ToolError> {
+fn runs_diff(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: DiffArgs = call.parse()?;
     let report = call.workspace.with_store(|store| {
         let a = ctx_runs::load_run(store, &args.a).map_err(|e| failed(&e))?;
@@ -465,5 +467,5 @@ fn runs_diff(call: &Call<'_>) -> Result<Value, ToolError> {
         next_cursor: None,
         page: PageInfo::default(),
     };
-    call.paged(&answer, &[Section::Items("drift")], &request)
+    call.paged(&answer, &[Section::Items("drift")], &request, text::outline)
 }

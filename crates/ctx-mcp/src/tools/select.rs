@@ -19,7 +19,9 @@ use serde_json::Value;
 
 use super::{Call, ToolDef, define, reads};
 use crate::error::ToolError;
+use crate::paging::Page;
 use crate::paging::{Cursor, PageInfo, Section};
+use crate::text;
 
 /// The largest token budget a selection may ask for.
 pub const MAX_BUDGET: u64 = 10_000_000;
@@ -32,7 +34,7 @@ pub fn definitions() -> Vec<ToolDef> {
         define::<SelectArgs, SelectAnswer>(
             "ctx_select",
             "Select context for a question",
-            "The files most relevant to a question or task, filled into a token budget, each with why it was chosen (query terms matched and each ranking signal's contribution: BM25 over content, paths and symbols, a mentioned path or file name, recent git activity, imports). Builds the workspace index on first use and updates it incrementally after. The files' text is in `payload`, in ranked order; files that did not fit whole may come as skeletons (bodies elided).",
+            "The files most relevant to a question or task as one Markdown payload within a token budget, most relevant first (some may be skeletons, bodies elided). Why each was chosen is in the structured answer. Builds the workspace index on first use.",
             reads(),
             false,
             select,
@@ -54,22 +56,22 @@ pub fn definitions() -> Vec<ToolDef> {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SelectArgs {
-    /// The question or task in plain words; file names, paths and identifiers in it count extra.
+    /// The question or task; file names, paths and identifiers count extra.
     pub query: String,
-    /// Token budget for the selected files' content, 0 to 10000000 (default 8000). 0 gives an empty selection.
+    /// Token budget of the whole answer, 0 to 10000000 (default 8000).
     #[serde(default)]
     #[schemars(with = "Option<u64>")]
     pub budget: Option<Value>,
-    /// The index to select from (default: the workspace index, built on demand). Only indexes built over this workspace can be used.
+    /// An index built over this workspace (default: the workspace index).
     #[serde(default)]
     pub index: Option<String>,
-    /// Give every signal's detail (which terms, which path, which commits) in `why`, not only its contribution.
+    /// Give each ranking signal's detail in the structured answer.
     #[serde(default)]
     pub explain: bool,
-    /// Most tokens the answer may hold (default: the `mcp.max_tokens` setting, 8000); larger answers are paged.
+    /// Token cap of the answer's text (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
-    /// The next_cursor of a previous answer to this same call, to get the next page.
+    /// next_cursor of the previous page of this call.
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -169,12 +171,27 @@ pub struct SelectAnswer {
     pub index: IndexState,
     /// The selected documents in ranked order, with why each was chosen.
     pub documents: Vec<SelectedOut>,
-    /// The selected files' text in the same order, each under a `## path` line in a fenced block.
+    /// The selected files' text in the same order, each under a `## path` line in a fenced block (the answer's text).
     pub payload: String,
-    /// Pass as `cursor` to get the next page; null when this is the last page.
+    /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
+}
+
+/// The call's progress, lent to the selection.
+struct Borrowed<'a>(&'a dyn ctx::core::Progress);
+
+impl ctx::core::Progress for Borrowed<'_> {
+    fn phase(&self, label: &str, total: Option<u64>) {
+        self.0.phase(label, total);
+    }
+    fn advance(&self, steps: u64) {
+        self.0.advance(steps);
+    }
+    fn finish(&self) {
+        self.0.finish();
+    }
 }
 
 /// The budget argument, checked.
@@ -253,10 +270,9 @@ fn index_error(tool: &str, err: ctx::CtxError) -> ToolError {
     }
 }
 
-fn answer(outcome: SelectOutcome, explain: bool) -> SelectAnswer {
+fn answer(outcome: SelectOutcome, text: String, explain: bool) -> SelectAnswer {
     let SelectOutcome { build, result } = outcome;
     let meta = result.selection;
-    let text = ctx::select::render_documents(&result.documents);
     let documents = result
         .documents
         .into_iter()
@@ -316,7 +332,7 @@ fn answer(outcome: SelectOutcome, explain: bool) -> SelectAnswer {
     }
 }
 
-fn select(call: &Call<'_>) -> Result<Value, ToolError> {
+fn select(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: SelectArgs = call.parse()?;
     // Refuse an empty query (or one of stop words only) before touching the index.
     ctx::select::Query::parse(&args.query)
@@ -339,19 +355,21 @@ fn select(call: &Call<'_>) -> Result<Value, ToolError> {
             max_file_bytes: pcx.settings.max_file_bytes,
             redactor: pcx.settings.redactor.clone(),
             now: call.now,
-            progress: Box::new(ctx::core::NoProgress),
+            progress: Box::new(Borrowed(call.progress)),
         };
-        // The same options as `ctx select`, `ctx inject` and the hook.
-        let opts = ctx::select::prompt_options(budget);
-        ctx::select::select(&cx, args.index.as_deref(), &args.query, &opts)
+        // The same options as `ctx select`, `ctx inject` and the hook; the budget bounds the
+        // whole payload (paths and fences too), which is the answer's text.
+        ctx::select::select_payload(&cx, args.index.as_deref(), &args.query, budget)
             .map_err(|e| index_error(call.tool, e))
     })?;
+    let (outcome, payload) = outcome;
     let state = outcome.build.cache_version.to_string();
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), &state)?;
     call.paged(
-        &answer(outcome, args.explain),
+        &answer(outcome, payload, args.explain),
         &[Section::Items("documents"), Section::Text("payload")],
         &request,
+        text::select,
     )
 }
 
@@ -416,7 +434,7 @@ pub struct InspectAnswer {
     pub indexes: Vec<IndexListed>,
 }
 
-fn inspect(call: &Call<'_>) -> Result<Value, ToolError> {
+fn inspect(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: InspectArgs = call.parse()?;
     let root = call.workspace.root().to_path_buf();
     let answer = call.workspace.with_store(|store| {
@@ -472,5 +490,5 @@ fn inspect(call: &Call<'_>) -> Result<Value, ToolError> {
                 .collect(),
         })
     })?;
-    Ok(Call::whole(&answer))
+    Ok(Call::whole(&answer, text::outline))
 }
