@@ -660,12 +660,12 @@ fn an_ambiguous_prefix_lists_the_candidates() {
         std::collections::BTreeMap::new();
     let (first, second) = (0..100_000)
         .find_map(|i| {
-            let mut builder = ctx_runs::RunBuilder::new("ctx");
+            let mut builder = ctx::runs::RunBuilder::new("ctx");
             builder.set_created(Some(format!("2025-01-01T00:00:00.{i:06}Z")));
             let manifest = builder.manifest().clone();
             let id = manifest.id().to_string();
             let export = json!({
-                "format": ctx_runs::export::CTX_EXPORT_FORMAT,
+                "format": ctx::runs::export::CTX_EXPORT_FORMAT,
                 "run": id,
                 "manifest": manifest,
                 "steps": [],

@@ -252,8 +252,8 @@ fn bad_input_exits_2() {
 /// Builds a run directly in the work dir's store: a `cmd` step, an imported Claude Code
 /// `Edit`, a model turn and a non-deterministic step.
 fn build_mixed_run(env: &Env) {
+    use ctx::runs::{RunBuilder, StepDraft};
     use ctx::store::Store;
-    use ctx_runs::{RunBuilder, StepDraft};
     let store = Store::open(&env.work().join(".ctx")).expect("store");
     let mut builder = RunBuilder::new("ctx");
     let mut cmd = StepDraft::tool_call("cmd", json!({"command": "cat README.md"}));
@@ -272,7 +272,7 @@ fn build_mixed_run(env: &Env) {
     status.output = Some(b"whatever it said then".to_vec());
     builder.push_step(&store, status).expect("status step");
     let run = builder.finish(&store).expect("finish");
-    ctx_runs::tag_run(&store, "mixed", &run).expect("tag");
+    ctx::runs::tag_run(&store, "mixed", &run).expect("tag");
 }
 
 #[test]

@@ -27,7 +27,13 @@ pub struct McpConfig {
     pub recorder: Option<Arc<dyn CallRecorder>>,
     /// The clock for records that carry a time (snapshots, packs): Unix seconds.
     pub clock: fn() -> i64,
+    /// How long one tool call may run before it is answered with a timeout error.
+    pub call_budget: Duration,
 }
+
+/// The default [`McpConfig::call_budget`]: long enough for a first index build of a large
+/// tree, short enough that an agent is never left waiting without an answer.
+pub const CALL_BUDGET: Duration = Duration::from_secs(300);
 
 /// The system clock in Unix seconds.
 pub fn system_clock() -> i64 {
@@ -53,7 +59,15 @@ impl McpConfig {
             tools: None,
             recorder: None,
             clock: system_clock,
+            call_budget: CALL_BUDGET,
         }
+    }
+
+    /// Sets how long one tool call may run before it is answered with a timeout.
+    #[must_use]
+    pub fn with_call_budget(mut self, budget: Duration) -> Self {
+        self.call_budget = budget;
+        self
     }
 
     /// Offers the write tools too.

@@ -29,6 +29,7 @@ struct Inner {
     withheld: Vec<Withheld>,
     recorder: Option<Arc<dyn CallRecorder>>,
     clock: fn() -> i64,
+    call_budget: std::time::Duration,
     instructions: String,
     /// The walk and file contents `ctx_search` reuses between calls (stat-validated).
     tree_cache: ctx::code::TreeCache,
@@ -144,6 +145,7 @@ impl CtxServer {
                 withheld,
                 recorder: config.recorder.clone(),
                 clock: config.clock,
+                call_budget: config.call_budget,
                 instructions,
                 tree_cache: ctx::code::TreeCache::new(),
             }),
@@ -241,7 +243,8 @@ impl CtxServer {
             let args = arguments.clone();
             let tool_name = name.to_owned();
             let progress = reporter.clone();
-            let outcome = tokio::task::spawn_blocking(move || {
+            let budget = self.inner.call_budget;
+            let task = tokio::task::spawn_blocking(move || {
                 let call = Call {
                     workspace: &server.inner.workspace,
                     tool: &tool_name,
@@ -253,8 +256,16 @@ impl CtxServer {
                         .map_or(&ctx::core::NoProgress as &dyn ctx::core::Progress, |r| r),
                 };
                 (def.run)(&call)
-            })
-            .await;
+            });
+            // Past its budget the call is answered; the work finishes on the blocking pool
+            // and its result is dropped.
+            let outcome = match tokio::time::timeout(budget, task).await {
+                Ok(joined) => joined,
+                Err(_) => Ok(Err(ToolError::Failed(format!(
+                    "`{name}` took longer than {} s and was stopped waiting for; narrow the request (a `path`, a smaller `max_tokens` or `budget`, a more specific `pattern`)",
+                    budget.as_secs_f64()
+                )))),
+            };
             match outcome {
                 Ok(Ok(page)) => {
                     let mut result = CallToolResult::success(vec![ContentBlock::text(page.text)]);

@@ -20,7 +20,7 @@ fn import_all(fx: &Fixture) -> Vec<String> {
     ["claude-code.jsonl", "openhands.json", "swe-agent.traj"]
         .iter()
         .map(|name| {
-            ctx_runs::import_file(&store, &fixture(name), None)
+            ctx::runs::import_file(&store, &fixture(name), None)
                 .expect("imports")
                 .run
                 .to_string()

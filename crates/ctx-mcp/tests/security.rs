@@ -375,3 +375,25 @@ fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[tokio::test]
+async fn a_call_past_its_budget_is_answered_and_the_server_goes_on() {
+    let fx = Fixture::new();
+    for i in 0..200 {
+        common::write(
+            &fx.root,
+            &format!("gen/m{i}.rs"),
+            &format!("/// Module {i}.\npub fn f{i}(x: u32) -> u32 {{\n    x + {i}\n}}\n"),
+        );
+    }
+    let slow = fx.server_with(|config| config.with_call_budget(std::time::Duration::ZERO));
+    let message = fails(&slow, "ctx_map", json!({})).await;
+    assert!(
+        message.contains("took longer than") && message.contains("narrow the request"),
+        "{message}"
+    );
+    assert!(!message.contains('\n'), "one line: {message}");
+    // The default budget answers the same call.
+    let server = fx.server(false);
+    ok(&server, "ctx_map", json!({})).await;
+}

@@ -121,3 +121,40 @@ fn no_sql_outside_ctx_store() {
         offenders.join("\n")
     );
 }
+
+/// Front ends (the CLI, the MCP server, the HTTP server, the Python module) reach the library
+/// crates through `ctx` only.
+const FRONT_ENDS: &[&str] = &["ctx-cli", "ctx-mcp", "ctx-server"];
+const BEHIND_THE_FACADE: &[&str] = &["ctx-store", "ctx-runs", "ctx-fs", "ctx-code", "ctx-select"];
+
+#[test]
+fn front_ends_depend_on_the_facade_not_the_library_crates() {
+    for (name, _, deps) in packages() {
+        if !FRONT_ENDS.contains(&name.as_str()) {
+            continue;
+        }
+        assert!(deps.iter().any(|d| d == "ctx"), "{name} does not use the facade");
+        for dep in &deps {
+            assert!(
+                !BEHIND_THE_FACADE.contains(&dep.as_str()),
+                "{name} depends on {dep} directly; call it through the `ctx` facade"
+            );
+        }
+    }
+    // The Python module is its own workspace (maturin); read its manifest.
+    let manifest = std::fs::read_to_string(workspace_root().join("crates/ctx-py/Cargo.toml"))
+        .expect("ctx-py manifest");
+    let deps = manifest
+        .split("[dependencies]")
+        .nth(1)
+        .expect("a [dependencies] table")
+        .split("\n[")
+        .next()
+        .expect("its body");
+    for crate_name in BEHIND_THE_FACADE {
+        assert!(
+            !deps.lines().any(|l| l.trim_start().starts_with(crate_name)),
+            "ctx-py depends on {crate_name} directly; call it through the `ctx` facade"
+        );
+    }
+}

@@ -11,9 +11,9 @@ use anyhow::{Context as _, Result};
 use clap::Args;
 use ctx::core::ContentHash;
 use ctx::fs::time::rfc3339;
+use ctx::runs::{RunBuilder, RunId, Step, StepDraft, StepStatus};
 use ctx::store::Store;
 use ctx_mcp::{CallRecorder, CtxServer, HttpOptions, McpConfig, RecordedCall};
-use ctx_runs::{RunBuilder, RunId, Step, StepDraft, StepStatus};
 use serde_json::Value;
 
 use crate::commands::run_replay::{recorded_output, session_clock, set_session_clock};
@@ -203,7 +203,7 @@ async fn shutdown_signal() {
 
 /// Refuses names `ctx run` could not use as a tag (and hidden-looking names).
 fn check_record_name(name: &str) -> Result<()> {
-    if ctx_runs::check_tag(name).is_ok() && !name.starts_with('.') {
+    if ctx::runs::check_tag(name).is_ok() && !name.starts_with('.') {
         Ok(())
     } else {
         anyhow::bail!(
@@ -321,14 +321,14 @@ impl RunRecorder {
             return Ok(None);
         }
         let run = state.builder.finish(&state.store)?;
-        ctx_runs::tag_run(&state.store, &self.name, &run)?;
+        ctx::runs::tag_run(&state.store, &self.name, &run)?;
         let _ = fs::remove_file(&state.journal_path);
         Ok(Some((run, steps)))
     }
 }
 
-fn environment() -> ctx_runs::Environment {
-    ctx_runs::Environment {
+fn environment() -> ctx::runs::Environment {
+    ctx::runs::Environment {
         os: Some(std::env::consts::OS.to_owned()),
         runtime: Some("ctx-mcp".to_owned()),
         tool_versions: [("ctx".to_owned(), env!("CARGO_PKG_VERSION").to_owned())].into(),
@@ -524,7 +524,7 @@ fn recover_one(store: &Store, path: &Path) -> Result<Option<Recovered>> {
         return Ok(None);
     }
     let run = builder.finish(store)?;
-    ctx_runs::tag_run(store, &header.name, &run)?;
+    ctx::runs::tag_run(store, &header.name, &run)?;
     fs::remove_file(path).ok();
     Ok(Some(Recovered {
         name: header.name,

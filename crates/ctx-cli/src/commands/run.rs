@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use anyhow::{Context as _, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use clap::{Args, Subcommand};
-use ctx::store::Store;
-use ctx_runs::{
+use ctx::runs::{
     FormatChoice, ImportWarning, Run, RunDiff, RunSummary, StepKind, StepStatus, diff_runs,
 };
+use ctx::store::Store;
 use serde_json::{Value, json};
 
 use crate::args::Format;
@@ -207,19 +207,19 @@ fn import(args: &ImportArgs, ctx: &Context, store: &Store, out: &Output) -> Resu
     let FormatChoice(from) = args.from.parse()?;
     if let Some(tag) = &args.tag {
         // Before anything is stored, so a bad tag leaves the store unchanged.
-        ctx_runs::check_tag(tag)?;
+        ctx::runs::check_tag(tag)?;
     }
     let outcome = if args.file.as_os_str() == "-" {
         let mut bytes = Vec::new();
         std::io::stdin()
             .read_to_end(&mut bytes)
             .context("cannot read the log from stdin")?;
-        ctx_runs::import_bytes(store, std::path::Path::new("<stdin>"), &bytes, from)?
+        ctx::runs::import_bytes(store, std::path::Path::new("<stdin>"), &bytes, from)?
     } else {
-        ctx_runs::import_file(store, &ctx.cwd.join(&args.file), from)?
+        ctx::runs::import_file(store, &ctx.cwd.join(&args.file), from)?
     };
     if let Some(tag) = &args.tag {
-        ctx_runs::tag_run(store, tag, &outcome.run)?;
+        ctx::runs::tag_run(store, tag, &outcome.run)?;
     }
     let shown = args.file.display().to_string();
     for warning in &outcome.warnings {
@@ -253,7 +253,7 @@ fn skipped_note(warnings: &[ImportWarning]) -> String {
 }
 
 fn log(args: &LogArgs, store: &Store, out: &Output) -> Result<Status> {
-    let mut runs = ctx_runs::list_runs(store)?;
+    let mut runs = ctx::runs::list_runs(store)?;
     if let Some(n) = args.max_count {
         runs.truncate(n);
     }
@@ -352,8 +352,8 @@ pub fn run_json(run: &Run, refs: &[String]) -> Value {
 }
 
 fn show(args: &ShowArgs, store: &Store, out: &Output) -> Result<Status> {
-    let run = ctx_runs::load_run(store, &args.id)?;
-    let refs = ctx_runs::refs_by_run(store)?
+    let run = ctx::runs::load_run(store, &args.id)?;
+    let refs = ctx::runs::refs_by_run(store)?
         .remove(&run.id)
         .unwrap_or_default();
     if out.is_json_by_default() {
@@ -388,7 +388,7 @@ fn show(args: &ShowArgs, store: &Store, out: &Output) -> Result<Status> {
         out.line(&format!("System prompt: {system}"))?;
     }
     for prompt in &m.prompts {
-        let text = ctx_runs::read_blob(store, &prompt.content_ref)?;
+        let text = ctx::runs::read_blob(store, &prompt.content_ref)?;
         out.line(&format!(
             "Prompt ({}): {}",
             prompt.role,
@@ -461,8 +461,8 @@ fn preview(text: &str, max: usize) -> String {
 }
 
 fn diff(args: &DiffArgs, store: &Store, out: &Output) -> Result<Status> {
-    let a = ctx_runs::load_run(store, &args.a)?;
-    let b = ctx_runs::load_run(store, &args.b)?;
+    let a = ctx::runs::load_run(store, &args.a)?;
+    let b = ctx::runs::load_run(store, &args.b)?;
     let report = diff_runs(&a, &b);
     if out.is_json_by_default() {
         out.json(&report)?;
@@ -483,7 +483,7 @@ fn human_diff(out: &Output, report: &RunDiff) -> Result<()> {
         out.line(&format!("{} no drift", out.paint(Style::Green, "same:")))?;
         return Ok(());
     }
-    let short = |h: &Option<ctx_runs::RunId>| {
+    let short = |h: &Option<ctx::runs::RunId>| {
         h.map_or_else(|| "-".to_owned(), |h| h.to_hex()[..12].to_owned())
     };
     for d in &report.drift {
@@ -516,12 +516,12 @@ fn human_diff(out: &Output, report: &RunDiff) -> Result<()> {
 }
 
 fn fork(args: &ForkArgs, store: &Store, out: &Output) -> Result<Status> {
-    let parent = ctx_runs::resolve_run(store, &args.id)?;
-    let id = ctx_runs::fork_run(store, &parent.to_string(), args.at)?;
+    let parent = ctx::runs::resolve_run(store, &args.id)?;
+    let id = ctx::runs::fork_run(store, &parent.to_string(), args.at)?;
     if let Some(tag) = &args.tag {
-        ctx_runs::tag_run(store, tag, &id)?;
+        ctx::runs::tag_run(store, tag, &id)?;
     }
-    let run = ctx_runs::load_run_by_id(store, &id)?;
+    let run = ctx::runs::load_run_by_id(store, &id)?;
     if out.is_json() {
         out.json(&json!({
             "run": id,
@@ -539,8 +539,8 @@ fn fork(args: &ForkArgs, store: &Store, out: &Output) -> Result<Status> {
 }
 
 fn tag(args: &TagArgs, store: &Store, out: &Output) -> Result<Status> {
-    let id = ctx_runs::resolve_run(store, &args.id)?;
-    ctx_runs::tag_run(store, &args.tag, &id)?;
+    let id = ctx::runs::resolve_run(store, &args.id)?;
+    ctx::runs::tag_run(store, &args.tag, &id)?;
     if out.is_json() {
         out.json(&json!({ "run": id, "tag": args.tag }))?;
     } else {
@@ -550,11 +550,11 @@ fn tag(args: &TagArgs, store: &Store, out: &Output) -> Result<Status> {
 }
 
 fn export(args: &ExportArgs, store: &Store, out: &Output) -> Result<Status> {
-    let run = ctx_runs::load_run(store, &args.id)?;
+    let run = ctx::runs::load_run(store, &args.id)?;
     let value = match args.format {
-        Some(Format::Otel) => ctx_runs::export_otel(&run),
-        Some(Format::InToto) => ctx_runs::export_in_toto(&run),
-        _ => serde_json::to_value(ctx_runs::export_ctx(store, &run)?)
+        Some(Format::Otel) => ctx::runs::export_otel(&run),
+        Some(Format::InToto) => ctx::runs::export_in_toto(&run),
+        _ => serde_json::to_value(ctx::runs::export_ctx(store, &run)?)
             .context("cannot serialize the export")?,
     };
     out.json(&value)?;

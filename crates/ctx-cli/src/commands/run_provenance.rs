@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use anyhow::{Context as _, Result};
 use clap::Args;
 use ctx::core::ContentHash;
-use ctx::store::Store;
-use ctx_runs::RunError;
-use ctx_runs::provenance::{
+use ctx::runs::RunError;
+use ctx::runs::provenance::{
     self, KeyRing, Outcome, ProvenanceError, RunFacts, RunLookup, VerifyOptions,
 };
+use ctx::store::Store;
 
 use crate::context::Context;
 use crate::output::{Output, Status, Style};
@@ -97,12 +97,12 @@ impl RunLookup for StoreRuns<'_> {
             run: id.to_string(),
             message: err.to_string(),
         };
-        match ctx_runs::resolve_run(self.0, &id.to_string()) {
+        match ctx::runs::resolve_run(self.0, &id.to_string()) {
             Ok(found) if found == *id => {}
             Ok(_) | Err(RunError::NoSuchRun { .. }) => return Ok(None),
             Err(err) => return Err(failed(err)),
         }
-        let run = ctx_runs::load_run_by_id(self.0, id).map_err(failed)?;
+        let run = ctx::runs::load_run_by_id(self.0, id).map_err(failed)?;
         Ok(Some(RunFacts::of(&run)))
     }
 }
@@ -159,7 +159,7 @@ pub fn keygen(args: &KeygenArgs, ctx: &Context, out: &Output) -> Result<Status> 
 
 pub fn attach(args: &AttachArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let (store, _) = ctx.open_store(out)?;
-    let run = ctx_runs::load_run(&store, &args.id)?;
+    let run = ctx::runs::load_run(&store, &args.id)?;
     let facts = RunFacts::of(&run);
     let signer = if args.sign {
         Some(KeyRing::for_store(store.dir()).signing_key(args.key.as_deref())?)

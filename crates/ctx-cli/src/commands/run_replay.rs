@@ -11,9 +11,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use anyhow::{Context as _, Result};
 use clap::Args;
+use ctx::runs::replay::{self, Execution, Fidelity, ReplayReport, ReplayStep, StepExecutor};
 use ctx_mcp::rmcp::model::CallToolResult;
 use ctx_mcp::{CtxServer, McpConfig};
-use ctx_runs::replay::{self, Execution, Fidelity, ReplayReport, ReplayStep, StepExecutor};
 use serde_json::Value;
 
 use crate::context::Context;
@@ -205,11 +205,11 @@ pub fn workspace_config(ctx: &Context, out: &Output) -> Result<(McpConfig, ctx::
 
 pub fn replay(args: &ReplayArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let (config, store) = workspace_config(ctx, out)?;
-    let run = ctx_runs::load_run(&store, &args.id)?;
+    let run = ctx::runs::load_run(&store, &args.id)?;
     // Tools see the clock the recording saw: the run's start.
     let started = run
         .started()
-        .and_then(ctx_runs::export::parse_rfc3339_nanos)
+        .and_then(ctx::runs::export::parse_rfc3339_nanos)
         .map_or_else(ctx_mcp::system_clock, |nanos| {
             i64::try_from(nanos / 1_000_000_000).unwrap_or(i64::MAX)
         });

@@ -1,8 +1,8 @@
 //! Run record tools (seed 004): list the runs in the store, show one run's steps, and diff two
 //! runs into typed drift entries. All read-only; long answers are paged.
 
+use ctx::runs::{Run, RunError};
 use ctx::store::Store;
-use ctx_runs::{Run, RunError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -97,7 +97,7 @@ fn runs_list(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: ListArgs = call.parse()?;
     let runs = call
         .workspace
-        .with_store(|store| ctx_runs::list_runs(store).map_err(|e| failed(&e)))?;
+        .with_store(|store| ctx::runs::list_runs(store).map_err(|e| failed(&e)))?;
     // Cursors stay valid only while the newest run is the same one.
     let state = runs.first().map(|r| r.id.to_string()).unwrap_or_default();
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), &state)?;
@@ -264,7 +264,7 @@ fn show_answer(
 ) -> Result<ShowAnswer, RunError> {
     let text = |hash: &ctx::core::ContentHash| -> Result<Option<(String, bool)>, RunError> {
         content
-            .map(|max| Ok(cut(&ctx_runs::read_blob(store, hash)?, max)))
+            .map(|max| Ok(cut(&ctx::runs::read_blob(store, hash)?, max)))
             .transpose()
     };
     let m = &run.manifest;
@@ -276,7 +276,7 @@ fn show_answer(
             text: text(&p.content_ref)?.map(|(t, _)| t),
         });
     }
-    let items = |refs: &[ctx_runs::ContentRef]| -> Vec<ContentItem> {
+    let items = |refs: &[ctx::runs::ContentRef]| -> Vec<ContentItem> {
         refs.iter()
             .map(|c| ContentItem {
                 name: c.name.clone(),
@@ -311,8 +311,8 @@ fn show_answer(
             reasoning,
             deterministic: step.deterministic,
             status: match step.status {
-                ctx_runs::StepStatus::Ok => "ok",
-                ctx_runs::StepStatus::Error => "error",
+                ctx::runs::StepStatus::Ok => "ok",
+                ctx::runs::StepStatus::Error => "error",
             }
             .to_owned(),
             timestamp: step.timestamp.clone(),
@@ -356,8 +356,8 @@ fn runs_show(call: &Call<'_>) -> Result<Page, ToolError> {
         .include_content
         .then(|| args.max_output_bytes.unwrap_or(DEFAULT_OUTPUT_BYTES));
     let (answer, request) = call.workspace.with_store(|store| {
-        let run = ctx_runs::load_run(store, &args.run).map_err(|e| failed(&e))?;
-        let refs = ctx_runs::refs_by_run(store)
+        let run = ctx::runs::load_run(store, &args.run).map_err(|e| failed(&e))?;
+        let refs = ctx::runs::refs_by_run(store)
             .map_err(|e| failed(&e))?
             .remove(&run.id)
             .unwrap_or_default();
@@ -436,9 +436,9 @@ pub struct DiffAnswer {
 fn runs_diff(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: DiffArgs = call.parse()?;
     let report = call.workspace.with_store(|store| {
-        let a = ctx_runs::load_run(store, &args.a).map_err(|e| failed(&e))?;
-        let b = ctx_runs::load_run(store, &args.b).map_err(|e| failed(&e))?;
-        Ok(ctx_runs::diff_runs(&a, &b))
+        let a = ctx::runs::load_run(store, &args.a).map_err(|e| failed(&e))?;
+        let b = ctx::runs::load_run(store, &args.b).map_err(|e| failed(&e))?;
+        Ok(ctx::runs::diff_runs(&a, &b))
     })?;
     let state = format!("{} {}", report.a, report.b);
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), &state)?;
