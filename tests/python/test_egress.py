@@ -236,7 +236,9 @@ def process(ws: Workspace, args: list[str], port: int, log: Path):
 @contextlib.asynccontextmanager
 async def mcp_session(ws: Workspace, transport: str, log: Path, *extra: str):
     if transport == "stdio":
-        params = StdioServerParameters(command=CTX_BIN, args=["-vvv", "mcp", *extra], cwd=ws.root, env=ws.env)
+        params = StdioServerParameters(
+            command=CTX_BIN, args=["-vvv", "mcp", "--tools", "all", *extra], cwd=ws.root, env=ws.env
+        )
         with open(log, "w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as s:
@@ -245,9 +247,10 @@ async def mcp_session(ws: Workspace, transport: str, log: Path, *extra: str):
         return
     port = free_port()
     if transport == "mcp-http":
-        args, url = ["-vvv", "mcp", "--http", f"127.0.0.1:{port}", *extra], f"http://127.0.0.1:{port}/mcp"
+        args = ["-vvv", "mcp", "--tools", "all", "--http", f"127.0.0.1:{port}", *extra]
+        url = f"http://127.0.0.1:{port}/mcp"
     else:
-        args = ["-vvv", "serve", "--workspaces", str(ws.workspaces), "--addr", f"127.0.0.1:{port}"]
+        args = ["-vvv", "serve", "--workspaces", str(ws.workspaces), "--addr", f"127.0.0.1:{port}", "--tools", "all"]
         url = f"http://127.0.0.1:{port}/mcp/billing"
     with process(ws, args, port, log):
         async with streamable_http_client(url) as (read, write):
@@ -294,6 +297,7 @@ REFUSED_CALLS = [
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("transport", ["stdio", "mcp-http", "serve-mcp"])
+# Every tool that takes a path or returns content is called, so the servers offer all of them.
 async def test_mcp_front_ends_refuse_and_redact(ws: Workspace, transport: str, tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     async with mcp_session(ws, transport, log) as s:
