@@ -133,7 +133,10 @@ fn front_ends_depend_on_the_facade_not_the_library_crates() {
         if !FRONT_ENDS.contains(&name.as_str()) {
             continue;
         }
-        assert!(deps.iter().any(|d| d == "ctx"), "{name} does not use the facade");
+        assert!(
+            deps.iter().any(|d| d == "ctx"),
+            "{name} does not use the facade"
+        );
         for dep in &deps {
             assert!(
                 !BEHIND_THE_FACADE.contains(&dep.as_str()),
