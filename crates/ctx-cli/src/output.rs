@@ -180,7 +180,8 @@ impl Output {
         }
     }
 
-    /// Reports a failed command: one line on stderr, exit 2. A closed stdout is not a failure.
+    /// Reports a failed command: one line on stderr, and the exit code of its kind
+    /// ([`exit_code`]). A closed stdout is not a failure.
     pub fn fail(&self, err: &anyhow::Error) -> ExitCode {
         let broken_pipe = err.chain().any(|cause| {
             cause
@@ -195,7 +196,19 @@ impl Output {
             "{} {message}",
             paint(self.color_stderr, Style::Red, "error:")
         );
-        ExitCode::from(2)
+        ExitCode::from(exit_code(err))
+    }
+}
+
+/// The exit code of a failure, by its kind (README, "Exit codes"): 2 when the input or the
+/// store needs the user's fix (bad input, not found, a conflict, a damaged store), 74 when
+/// the file system failed (a read-only store, a full disk, permissions), 70 for a bug in ctx.
+pub fn exit_code(err: &anyhow::Error) -> u8 {
+    let root: &(dyn std::error::Error + 'static) = err.as_ref();
+    match ctx::kind_of(root) {
+        Some(ctx::ErrorKind::Io) => 74,
+        Some(ctx::ErrorKind::Internal) => 70,
+        _ => 2,
     }
 }
 
@@ -350,6 +363,46 @@ fn paint(enabled: bool, style: Style, text: &str) -> String {
 mod tests {
     use clap::Parser as _;
     use clap::error::ErrorKind;
+
+    #[test]
+    fn exit_codes_follow_the_kind_of_failure() {
+        use ctx::code::CodeError;
+        use ctx::store::StoreError;
+        let code = |err: anyhow::Error| super::exit_code(&err);
+        let path = std::path::PathBuf::from("x");
+        // User input, not found, conflict, damaged: the user fixes it (2).
+        assert_eq!(code(ctx::CtxError::InvalidInput("bad".into()).into()), 2);
+        assert_eq!(
+            code(
+                StoreError::NoSuchPack {
+                    name: "p".into(),
+                    known: Vec::new()
+                }
+                .into()
+            ),
+            2
+        );
+        assert_eq!(code(StoreError::PackExists { name: "p".into() }.into()), 2);
+        assert_eq!(
+            code(StoreError::EmptyDatabase { path: path.clone() }.into()),
+            2
+        );
+        // Wrapped in context by the CLI, the kind is still found.
+        let wrapped = anyhow::Error::from(StoreError::ReadOnly { path: path.clone() })
+            .context("cannot create the pack");
+        assert_eq!(code(wrapped), 74, "the file system failed");
+        assert_eq!(
+            code(CodeError::Cache("no table".into()).into()),
+            70,
+            "a bug"
+        );
+        assert_eq!(
+            code(ctx::CtxError::Code(CodeError::Cache("no table".into())).into()),
+            70
+        );
+        // Errors the CLI makes itself are about the command line.
+        assert_eq!(code(anyhow::anyhow!("--http `x` is not an address")), 2);
+    }
 
     use super::one_line;
     use crate::args::Cli;

@@ -98,6 +98,30 @@ pub enum StoreError {
     },
 }
 
+impl StoreError {
+    /// SQLite found the database damaged (a malformed page, not a database at all).
+    pub fn is_corruption(&self) -> bool {
+        matches!(self, Self::Database { source, .. } if matches!(
+            source.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+        ))
+    }
+
+    /// SQLite could not read or write the file (permissions, a full disk, a read-only file).
+    pub fn is_io_failure(&self) -> bool {
+        matches!(self, Self::Database { source, .. } if matches!(
+            source.sqlite_error_code(),
+            Some(
+                rusqlite::ErrorCode::ReadOnly
+                    | rusqlite::ErrorCode::DiskFull
+                    | rusqlite::ErrorCode::SystemIoFailure
+                    | rusqlite::ErrorCode::PermissionDenied
+                    | rusqlite::ErrorCode::CannotOpen
+            )
+        ))
+    }
+}
+
 fn known_list(known: &[String]) -> String {
     if known.is_empty() {
         " (there are no packs yet)".to_owned()

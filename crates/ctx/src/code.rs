@@ -397,7 +397,10 @@ pub fn map(
     if !full.is_dir() {
         return Err(CodeError::Io {
             path: path.to_owned(),
-            source: std::io::Error::other("not a directory; name a directory to map"),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                "not a directory; name a directory to map",
+            ),
         });
     }
     let confined = cx.confine(&full, path)?;

@@ -82,27 +82,8 @@ impl CtxError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::Store(err) => store_kind(err),
-            Self::Code(err) => {
-                use ctx_code::CodeError as C;
-                match err {
-                    C::NotFound { .. } | C::UnknownRevision { .. } => ErrorKind::NotFound,
-                    C::Io { .. } | C::Walk(_) => ErrorKind::Io,
-                    C::Git(_) | C::Cache(_) => ErrorKind::Internal,
-                    _ => ErrorKind::UserInput,
-                }
-            }
-            Self::Run(err) => {
-                use ctx_runs::RunError as R;
-                match err {
-                    R::Store(store) => store_kind(store),
-                    R::NoSuchRun { .. } => ErrorKind::NotFound,
-                    R::Malformed { .. } | R::BrokenChain { .. } | R::Object { .. } => {
-                        ErrorKind::Damaged
-                    }
-                    R::Read { .. } => ErrorKind::Io,
-                    _ => ErrorKind::UserInput,
-                }
-            }
+            Self::Code(err) => code_kind(err),
+            Self::Run(err) => run_kind(err),
             Self::UnknownIndex { .. } => ErrorKind::NotFound,
             Self::Corrupt(_) => ErrorKind::Damaged,
             Self::Source(_)
@@ -112,6 +93,69 @@ impl CtxError {
             | Self::ForeignIndex { .. }
             | Self::InvalidInput(_) => ErrorKind::UserInput,
         }
+    }
+}
+
+/// The kind of the first error in `err`'s chain that ctx knows (the facade's own, or a store,
+/// code-intelligence or run-record error met directly); `None` when there is none.
+pub fn kind_of(err: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
+    let mut next = Some(err);
+    while let Some(cause) = next {
+        if let Some(e) = cause.downcast_ref::<CtxError>() {
+            return Some(e.kind());
+        }
+        if let Some(e) = cause.downcast_ref::<ctx_store::StoreError>() {
+            return Some(store_kind(e));
+        }
+        if let Some(e) = cause.downcast_ref::<ctx_code::CodeError>() {
+            return Some(code_kind(e));
+        }
+        if let Some(e) = cause.downcast_ref::<ctx_runs::RunError>() {
+            return Some(run_kind(e));
+        }
+        if cause.downcast_ref::<ctx_select::IndexError>().is_some()
+            || cause.downcast_ref::<crate::config::ConfigError>().is_some()
+            || cause.downcast_ref::<ctx_sources::SourceError>().is_some()
+        {
+            return Some(ErrorKind::UserInput);
+        }
+        next = cause.source();
+    }
+    None
+}
+
+/// An I/O error's kind: about what the user named (a path that is not there, a file where a
+/// directory was needed), or a failure of the file system.
+fn io_kind(err: &std::io::Error) -> ErrorKind {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => ErrorKind::NotFound,
+        std::io::ErrorKind::NotADirectory
+        | std::io::ErrorKind::IsADirectory
+        | std::io::ErrorKind::InvalidInput
+        | std::io::ErrorKind::InvalidData => ErrorKind::UserInput,
+        _ => ErrorKind::Io,
+    }
+}
+
+fn code_kind(err: &ctx_code::CodeError) -> ErrorKind {
+    use ctx_code::CodeError as C;
+    match err {
+        C::NotFound { .. } | C::UnknownRevision { .. } => ErrorKind::NotFound,
+        C::Io { source, .. } => io_kind(source),
+        C::Walk(_) => ErrorKind::Io,
+        C::Git(_) | C::Cache(_) => ErrorKind::Internal,
+        _ => ErrorKind::UserInput,
+    }
+}
+
+fn run_kind(err: &ctx_runs::RunError) -> ErrorKind {
+    use ctx_runs::RunError as R;
+    match err {
+        R::Store(store) => store_kind(store),
+        R::NoSuchRun { .. } => ErrorKind::NotFound,
+        R::Malformed { .. } | R::BrokenChain { .. } | R::Object { .. } => ErrorKind::Damaged,
+        R::Read { source, .. } => io_kind(source),
+        _ => ErrorKind::UserInput,
     }
 }
 
@@ -133,7 +177,10 @@ fn store_kind(err: &ctx_store::StoreError) -> ErrorKind {
         | S::ForeignDatabase { .. }
         | S::SchemaTooNew { .. }
         | S::BadHashInDatabase { .. } => ErrorKind::Damaged,
-        S::Io { .. } | S::ReadOnly { .. } | S::ReadOnlyNeedsMigration { .. } => ErrorKind::Io,
+        S::Io { source, .. } => io_kind(source),
+        S::ReadOnly { .. } | S::ReadOnlyNeedsMigration { .. } => ErrorKind::Io,
+        S::Database { .. } if err.is_corruption() => ErrorKind::Damaged,
+        S::Database { .. } if err.is_io_failure() => ErrorKind::Io,
         S::Database { .. } => ErrorKind::Internal,
     }
 }

@@ -14,7 +14,7 @@ pub mod select;
 pub mod tokens;
 pub mod workspace;
 
-pub use error::{CtxError, ErrorKind};
+pub use error::{CtxError, ErrorKind, kind_of};
 pub use workspace::{Clock, Environment, OpenOptions, Workspace};
 
 pub use ctx_core as core;
