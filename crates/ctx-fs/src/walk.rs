@@ -8,13 +8,16 @@
 //! - hidden files and directories are skipped unless [`WalkOptions::hidden`] is set;
 //! - [default ignores](DEFAULT_IGNORED_DIRS) skip dependency, build and cache directories and
 //!   minified bundles even without a `.gitignore` (turn off with
-//!   [`WalkOptions::default_ignores`]);
+//!   [`WalkOptions::default_ignores`]); they apply only to what git does not track: when the
+//!   root is inside a git work tree, a tracked file under such a directory (`build/gen.rs`)
+//!   is walked, and the untracked rest of that directory is still skipped;
 //! - [`WalkOptions::globs`] restricts the files returned to those matching a glob relative to
 //!   the root.
 //!
 //! The walk runs on several threads; the result is sorted by the byte order of the
 //! `/`-separated relative path, so the same tree always gives the same list.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -224,14 +227,27 @@ pub fn walk_each<T: Send>(
     let root_owned = root.to_owned();
     let default_ignores = opts.default_ignores;
     let dir_excludes = excludes.clone();
+    let tracked = if default_ignores {
+        TrackedIgnored::read(root)
+    } else {
+        TrackedIgnored::default()
+    };
     builder.filter_entry(move |entry| {
         if entry.depth() == 0 {
             return true;
         }
         let name = entry.file_name().to_string_lossy();
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        if default_ignores && is_default_ignored(&name, is_dir, entry.path()) {
-            return false;
+        if default_ignores {
+            if tracked.is_empty() {
+                if is_default_ignored(&name, is_dir, entry.path()) {
+                    return false;
+                }
+            } else if let Some(rel) = relative(&root_owned, entry.path())
+                && !tracked.keeps(&rel, &name, is_dir, entry.path())
+            {
+                return false;
+            }
         }
         if !dir_excludes.is_empty()
             && let Some(rel) = relative(&root_owned, entry.path())
@@ -370,6 +386,112 @@ fn relative(root: &Path, path: &Path) -> Option<String> {
         out.push_str(&part.as_os_str().to_string_lossy());
     }
     if out.is_empty() { None } else { Some(out) }
+}
+
+/// The tracked files (and their directories) that the default ignores would hide: git's index
+/// entries under the walk root with a default-ignored directory on their path. Empty when the
+/// root is not in a git work tree or git tracks nothing there, which leaves the walk as cheap
+/// as without a repository.
+#[derive(Debug, Default)]
+struct TrackedIgnored {
+    /// Tracked files, relative to the walk root.
+    files: HashSet<String>,
+    /// Every directory on the way to one of them.
+    dirs: HashSet<String>,
+    /// The default-ignored directories among `dirs`: below them, only tracked paths are seen.
+    ignored: HashSet<String>,
+}
+
+impl TrackedIgnored {
+    /// Reads git's index for the repository holding `root`; a missing or unreadable repository
+    /// or index tracks nothing (the default ignores then apply as they always did).
+    fn read(root: &Path) -> Self {
+        let mut tracked = Self::default();
+        let Ok(repo) = git2::Repository::discover(root) else {
+            return tracked;
+        };
+        let (Some(workdir), Ok(root)) = (repo.workdir(), std::fs::canonicalize(root)) else {
+            return tracked;
+        };
+        let Ok(workdir) = std::fs::canonicalize(workdir) else {
+            return tracked;
+        };
+        let Some(prefix) = relative(&workdir, &root)
+            .map(|p| format!("{p}/"))
+            .or_else(|| (workdir == root).then(String::new))
+        else {
+            return tracked;
+        };
+        let Ok(index) = repo.index() else {
+            return tracked;
+        };
+        for entry in index.iter() {
+            let Ok(path) = std::str::from_utf8(&entry.path) else {
+                continue;
+            };
+            let Some(rel) = path.strip_prefix(prefix.as_str()) else {
+                continue;
+            };
+            let Some((dir, _)) = rel.rsplit_once('/') else {
+                continue;
+            };
+            if !dir
+                .split('/')
+                .any(|part| DEFAULT_IGNORED_DIRS.contains(&part) || part == "vendor")
+            {
+                continue;
+            }
+            let mut end = 0;
+            while let Some(slash) = rel[end..].find('/') {
+                end += slash;
+                let ancestor = &rel[..end];
+                if !tracked.dirs.contains(ancestor) {
+                    let name = ancestor.rsplit('/').next().unwrap_or(ancestor);
+                    if is_default_ignored(name, true, &root.join(ancestor)) {
+                        tracked.ignored.insert(ancestor.to_owned());
+                    }
+                    tracked.dirs.insert(ancestor.to_owned());
+                }
+                end += 1;
+            }
+            tracked.files.insert(rel.to_owned());
+        }
+        if tracked.ignored.is_empty() {
+            // Only `vendor` directories of the project's own code: nothing to make an
+            // exception for.
+            return Self::default();
+        }
+        tracked
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ignored.is_empty()
+    }
+
+    /// Whether the default ignores let the entry at `rel` through: tracked paths always,
+    /// untracked ones unless they or a directory above them are default-ignored.
+    fn keeps(&self, rel: &str, name: &str, is_dir: bool, path: &Path) -> bool {
+        if is_dir && self.dirs.contains(rel) {
+            return true;
+        }
+        let suffix_ignored = !is_dir && is_default_ignored(name, false, path);
+        if !is_dir && !suffix_ignored && self.files.contains(rel) {
+            return true;
+        }
+        if suffix_ignored || (is_dir && is_default_ignored(name, true, path)) {
+            return false;
+        }
+        // Inside a default-ignored directory kept for its tracked files: untracked, so skipped.
+        let mut end = 0;
+        while let Some(slash) = rel[end..].find('/') {
+            end += slash;
+            if self.ignored.contains(&rel[..end]) {
+                return false;
+            }
+            end += 1;
+        }
+        true
+    }
 }
 
 /// Whether a directory or file of this name is skipped by the default ignores.
