@@ -691,6 +691,52 @@ mod tests {
     }
 
     #[test]
+    fn default_ignores_spare_what_git_tracks() {
+        let dir = tree(&[
+            ("src/lib.rs", ""),
+            ("pkg/build/run_bindgen.rs", ""),
+            ("pkg/build/generated.rs", ""),
+            ("pkg/build/out/x.rs", ""),
+            ("pkg/build/app.min.js", ""),
+            ("build/artifact.o", ""),
+            ("target/debug/a", ""),
+        ]);
+        let untracked_only = rels(dir.path(), &WalkOptions::default());
+        assert_eq!(untracked_only, ["src/lib.rs"], "no repository: all skipped");
+        let repo = git2::Repository::init(dir.path()).expect("git init");
+        let mut index = repo.index().expect("index");
+        for rel in [
+            "src/lib.rs",
+            "pkg/build/run_bindgen.rs",
+            "pkg/build/app.min.js",
+        ] {
+            index.add_path(Path::new(rel)).expect("git add");
+        }
+        index.write().expect("write index");
+        // The tracked file is seen; its untracked neighbours, the minified bundle (a file
+        // rule, not a directory one) and the untracked build dirs are not.
+        assert_eq!(
+            rels(dir.path(), &WalkOptions::default()),
+            ["pkg/build/run_bindgen.rs", "src/lib.rs"]
+        );
+        for threads in [1, 2] {
+            let opts = WalkOptions {
+                threads,
+                ..WalkOptions::default()
+            };
+            assert_eq!(
+                rels(&dir.path().join("pkg"), &opts),
+                ["build/run_bindgen.rs"]
+            );
+        }
+        let all = WalkOptions {
+            default_ignores: false,
+            ..WalkOptions::default()
+        };
+        assert_eq!(rels(dir.path(), &all).len(), 7);
+    }
+
+    #[test]
     fn git_directory_is_skipped_even_with_hidden_files() {
         let dir = tree(&[(".git/config", ""), (".ctx/state.db", ""), ("a", "")]);
         let opts = WalkOptions {

@@ -508,10 +508,24 @@ pub fn map(
         .filter(|e| depth.is_none_or(|d| e.rel.split('/').count() <= d))
         .cloned()
         .collect();
-    let mut run = ctx_code::summarize_files(&shown, opts, cache_ref)?;
-    run.files.iter_mut().for_each(redact_summary);
+    // Summaries stream in; the map keeps only what it shows of each (top-level symbols'
+    // kinds and names), so memory grows with the map, not with the tree's summaries.
     let mut by_path: std::collections::BTreeMap<String, FileSummary> =
-        run.files.into_iter().map(|f| (f.path.clone(), f)).collect();
+        std::collections::BTreeMap::new();
+    let (_, stats) = ctx_code::summarize_files_each(&shown, opts, cache_ref, &mut |mut file| {
+        redact_summary(&mut file);
+        file.imports = Vec::new();
+        file.skeleton = None;
+        file.symbols.retain(|symbol| symbol.parent.is_none());
+        for symbol in &mut file.symbols {
+            symbol.signature = String::new();
+            symbol.doc_comment = None;
+            symbol.visibility = None;
+        }
+        file.symbols.shrink_to_fit();
+        by_path.insert(file.path.clone(), file);
+        Ok(())
+    })?;
     let line_counts = ctx_code::summary::par_map(&entries, 0, |entry| {
         if by_path.contains_key(&entry.rel) || entry.is_dir {
             return Some(0);
@@ -551,7 +565,7 @@ pub fn map(
     };
     Ok((
         ctx_code::map::build_map(&root, &files, depth, budget),
-        run.stats,
+        stats,
     ))
 }
 
