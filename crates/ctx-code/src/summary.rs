@@ -183,6 +183,17 @@ pub fn summarize_files_each(
     cache: Option<&dyn SummaryCache>,
     on_file: &mut dyn FnMut(FileSummary) -> Result<(), CodeError>,
 ) -> Result<(Vec<Skipped>, SummaryStats), CodeError> {
+    summarize_in_chunks(entries, opts, cache, (CHUNK_BYTES, CHUNK_FILES), on_file)
+}
+
+/// [`summarize_files_each`] with chunks of at most `limits` (bytes, files).
+fn summarize_in_chunks(
+    entries: &[WalkEntry],
+    opts: SummarizeOptions<'_>,
+    cache: Option<&dyn SummaryCache>,
+    (chunk_bytes, chunk_files): (u64, usize),
+    on_file: &mut dyn FnMut(FileSummary) -> Result<(), CodeError>,
+) -> Result<(Vec<Skipped>, SummaryStats), CodeError> {
     let mut skipped = Vec::new();
     let mut candidates: Vec<(&WalkEntry, Language)> = Vec::new();
     for entry in entries.iter().filter(|e| !e.is_dir) {
@@ -208,7 +219,7 @@ pub fn summarize_files_each(
     while !rest.is_empty() {
         let mut bytes = 0u64;
         let mut len = 0;
-        while len < rest.len() && len < CHUNK_FILES && (len == 0 || bytes < CHUNK_BYTES) {
+        while len < rest.len() && len < chunk_files && (len == 0 || bytes < chunk_bytes) {
             bytes += rest[len].0.size;
             len += 1;
         }
@@ -824,6 +835,55 @@ mod tests {
         let third =
             summarize_files(&entries, SummarizeOptions::default(), Some(&cache)).expect("run");
         assert_eq!(third.stats.cached, 1);
+    }
+
+    #[test]
+    fn chunks_give_the_same_summaries_in_the_same_order() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for i in 0..9 {
+            let body = format!("fn f{i}() {{}}\n{}", "// pad\n".repeat(i * 50));
+            std::fs::write(dir.path().join(format!("m{i}.rs")), body).expect("write");
+        }
+        std::fs::write(dir.path().join("notes.txt"), "text").expect("write");
+        std::fs::write(dir.path().join("z.rs"), b"\0binary").expect("write");
+        let entries = ctx_fs::walk(dir.path(), &ctx_fs::WalkOptions::default()).expect("walk");
+        let whole =
+            summarize_files(&entries, SummarizeOptions::default(), None).expect("one chunk");
+        for limits in [(1, 100), (u64::MAX, 2), (600, 3)] {
+            let cache = StampingCache::default();
+            for round in 0..2 {
+                let mut files = Vec::new();
+                let (skipped, stats) = summarize_in_chunks(
+                    &entries,
+                    SummarizeOptions::default(),
+                    Some(&cache),
+                    limits,
+                    &mut |file| {
+                        files.push(file);
+                        Ok(())
+                    },
+                )
+                .expect("chunks");
+                assert_eq!(files, whole.files, "{limits:?} round {round}");
+                assert_eq!(skipped, whole.skipped);
+                assert_eq!(stats.parsed + stats.cached, 9);
+                assert_eq!(stats.cached, if round == 0 { 0 } else { 9 });
+            }
+        }
+        // An error from the receiver stops the run.
+        let mut seen = 0;
+        let stopped = summarize_in_chunks(
+            &entries,
+            SummarizeOptions::default(),
+            None,
+            (u64::MAX, 2),
+            &mut |_| {
+                seen += 1;
+                Err(CodeError::Cache("stop".into()))
+            },
+        );
+        assert!(stopped.is_err());
+        assert_eq!(seen, 1);
     }
 
     #[test]

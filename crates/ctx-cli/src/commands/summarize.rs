@@ -251,3 +251,73 @@ fn render_file(text: &mut String, file: &FileSummary, skeleton: bool, many: bool
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    #[test]
+    fn the_streamed_report_is_the_collected_report_byte_for_byte() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        std::fs::create_dir_all(root.join("src/deep")).expect("mkdir");
+        std::fs::write(
+            root.join("src/a.rs"),
+            "/// Doc.\npub fn a() {}\nstruct S;\n",
+        )
+        .expect("write");
+        std::fs::write(
+            root.join("src/deep/b.py"),
+            "import os\ndef b():\n    pass\n",
+        )
+        .expect("write");
+        std::fs::write(root.join("src/c.txt"), "text\n").expect("write");
+        std::fs::write(root.join("src/d.rs"), b"\0binary").expect("write");
+        std::fs::write(root.join("src/e.js"), "function e( {\n").expect("write");
+        let cx = ctx::code::CodeContext {
+            cwd: root.clone(),
+            store: None,
+            sandbox: None,
+        };
+        for path in [".", "src"] {
+            let collected = ctx::code::summarize(&cx, Path::new(path), None, false).expect("run");
+            let SummaryPlan::Directory(directory) =
+                ctx::code::plan_summary(&cx, Path::new(path), None, false).expect("plan")
+            else {
+                panic!("a directory");
+            };
+            let streamed = || Streamed {
+                directory: &directory,
+                outcome: RefCell::new(None),
+            };
+            assert_eq!(
+                serde_json::to_vec_pretty(&streamed()).expect("pretty"),
+                serde_json::to_vec_pretty(&collected).expect("pretty"),
+                "{path}"
+            );
+            assert_eq!(
+                serde_json::to_vec(&streamed()).expect("compact"),
+                serde_json::to_vec(&collected).expect("compact"),
+                "{path}"
+            );
+        }
+        // An empty directory: `files` is an empty array either way.
+        std::fs::create_dir_all(root.join("empty")).expect("mkdir");
+        let collected = ctx::code::summarize(&cx, Path::new("empty"), None, false).expect("run");
+        let SummaryPlan::Directory(directory) =
+            ctx::code::plan_summary(&cx, Path::new("empty"), None, false).expect("plan")
+        else {
+            panic!("a directory");
+        };
+        let streamed = Streamed {
+            directory: &directory,
+            outcome: RefCell::new(None),
+        };
+        assert_eq!(
+            serde_json::to_vec_pretty(&streamed).expect("pretty"),
+            serde_json::to_vec_pretty(&collected).expect("pretty")
+        );
+    }
+}
