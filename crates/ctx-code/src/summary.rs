@@ -169,9 +169,9 @@ pub fn summarize_files(
 
 /// Files are read, parsed and handed on in chunks of about this many bytes (or
 /// [`CHUNK_FILES`] files), so a run holds one chunk's contents and summaries, not the tree's.
-const CHUNK_BYTES: u64 = 32 << 20;
+const CHUNK_BYTES: u64 = 16 << 20;
 /// Most files in one chunk.
-const CHUNK_FILES: usize = 4096;
+const CHUNK_FILES: usize = 1024;
 
 /// [`summarize_files`], handing each summary to `on_file` in the order of `entries` as soon as
 /// its chunk is done instead of collecting them: memory is bounded by a chunk of files, not by
