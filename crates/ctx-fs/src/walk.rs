@@ -19,7 +19,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{DirEntry, WalkBuilder, WalkState};
@@ -227,11 +227,9 @@ pub fn walk_each<T: Send>(
     let root_owned = root.to_owned();
     let default_ignores = opts.default_ignores;
     let dir_excludes = excludes.clone();
-    let tracked = if default_ignores {
-        TrackedIgnored::read(root)
-    } else {
-        TrackedIgnored::default()
-    };
+    // Read from git's index when the walk first meets a default-ignored directory, so a walk
+    // that meets none (a server's listing of `src/`) never opens the repository.
+    let tracked: OnceLock<TrackedIgnored> = OnceLock::new();
     builder.filter_entry(move |entry| {
         if entry.depth() == 0 {
             return true;
@@ -239,12 +237,21 @@ pub fn walk_each<T: Send>(
         let name = entry.file_name().to_string_lossy();
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
         if default_ignores {
-            if tracked.is_empty() {
-                if is_default_ignored(&name, is_dir, entry.path()) {
+            if is_default_ignored(&name, is_dir, entry.path()) {
+                if !is_dir {
                     return false;
                 }
-            } else if let Some(rel) = relative(&root_owned, entry.path())
-                && !tracked.keeps(&rel, &name, is_dir, entry.path())
+                // A directory is walked when git tracks something in it.
+                let tracked = tracked.get_or_init(|| TrackedIgnored::read(&root_owned));
+                if tracked.is_empty()
+                    || !relative(&root_owned, entry.path()).is_some_and(|rel| tracked.has_dir(&rel))
+                {
+                    return false;
+                }
+            } else if let Some(tracked) = tracked.get()
+                && !tracked.is_empty()
+                && let Some(rel) = relative(&root_owned, entry.path())
+                && !tracked.keeps(&rel, is_dir)
             {
                 return false;
             }
@@ -468,20 +475,17 @@ impl TrackedIgnored {
         self.ignored.is_empty()
     }
 
-    /// Whether the default ignores let the entry at `rel` through: tracked paths always,
-    /// untracked ones unless they or a directory above them are default-ignored.
-    fn keeps(&self, rel: &str, name: &str, is_dir: bool, path: &Path) -> bool {
-        if is_dir && self.dirs.contains(rel) {
+    /// Whether git tracks a file below the directory at `rel`.
+    fn has_dir(&self, rel: &str) -> bool {
+        self.dirs.contains(rel)
+    }
+
+    /// Whether an entry the default ignores do not name themselves is seen: yes unless it
+    /// lies inside a default-ignored directory (kept for its tracked files) untracked.
+    fn keeps(&self, rel: &str, is_dir: bool) -> bool {
+        if (is_dir && self.dirs.contains(rel)) || (!is_dir && self.files.contains(rel)) {
             return true;
         }
-        let suffix_ignored = !is_dir && is_default_ignored(name, false, path);
-        if !is_dir && !suffix_ignored && self.files.contains(rel) {
-            return true;
-        }
-        if suffix_ignored || (is_dir && is_default_ignored(name, true, path)) {
-            return false;
-        }
-        // Inside a default-ignored directory kept for its tracked files: untracked, so skipped.
         let mut end = 0;
         while let Some(slash) = rel[end..].find('/') {
             end += slash;
