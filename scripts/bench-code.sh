@@ -132,10 +132,17 @@ for f in json.load(open(sys.argv[1]))["files"]:
     measure "ctx map warm" "$work/map.json" "" -- "$ctx" --json map .
   fi
   if [[ $skip != *" search "* ]]; then
-    measure "rg literal" "$work/rg.txt" "" -- "${rg_base[@]}" -F "unsafe fn" .
-    measure "ctx search literal" "$work/ctx-search.txt" "" -- "$ctx" search "unsafe fn" .
-    measure "rg regex" "$work/rg.txt" "" -- "${rg_base[@]}" 'fn [a-z_]+_mut\(' .
-    measure "ctx search regex" "$work/ctx-search.txt" "" -- "$ctx" search --regex 'fn [a-z_]+_mut\(' .
+    # Patterns for the corpus' main language (LITERAL / REGEX override them).
+    if (( $("${rg_base[@]}" --files -t py . | wc -l) > $("${rg_base[@]}" --files -t rust . | wc -l) )); then
+      literal="${LITERAL:-def get_}"; regex="${REGEX:-def [a-z_]+_name\(}"
+    else
+      literal="${LITERAL:-unsafe fn}"; regex="${REGEX:-fn [a-z_]+_mut\(}"
+    fi
+    echo "search: literal '$literal', regex '$regex'"
+    measure "rg literal" "$work/rg.txt" "" -- "${rg_base[@]}" -F "$literal" .
+    measure "ctx search literal" "$work/ctx-search.txt" "" -- "$ctx" search "$literal" .
+    measure "rg regex" "$work/rg.txt" "" -- "${rg_base[@]}" "$regex" .
+    measure "ctx search regex" "$work/ctx-search.txt" "" -- "$ctx" search --regex "$regex" .
   fi
   if [[ $skip != *" packs "* ]]; then
     # A fresh project store before each cold render: its token cache starts empty.
@@ -168,8 +175,8 @@ for f in json.load(open(sys.argv[1]))["files"]:
   rm -rf "$dir/.ctx"
   echo "load after: $(uptime)"
   report "$dir"
+  if [[ $skip != *" search "* ]]; then
+    LITERAL="$literal" REGEX="$regex" "$here/scripts/search-vs-rg.sh" "$dir" "$ctx" | grep -E 'EQUAL|DIFFERENT|only'
+  fi
   echo
 done
-if [[ $skip != *" search "* ]]; then
-  "$here/scripts/search-vs-rg.sh" "${corpora[-1]}" "$ctx" | grep -E 'EQUAL|DIFFERENT|only'
-fi
