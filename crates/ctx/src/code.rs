@@ -10,8 +10,8 @@ use std::path::{Component, Path, PathBuf};
 
 pub use ctx_code::diff_context::{DiffContext, FileDiff, Hunk, HunkScope};
 pub use ctx_code::git::{CommitInfo, HotDirectory};
-use ctx_code::map::MapFile;
 pub use ctx_code::map::{CodeMap, MapEntry, render as render_map};
+use ctx_code::map::{MapFile, MapSummary};
 use ctx_code::related::ProjectLayout;
 pub use ctx_code::related::{Related, RelatedFile};
 pub use ctx_code::search::{ContextLine, SearchMatch, TextQuery};
@@ -510,20 +510,11 @@ pub fn map(
         .collect();
     // Summaries stream in; the map keeps only what it shows of each (top-level symbols'
     // kinds and names), so memory grows with the map, not with the tree's summaries.
-    let mut by_path: std::collections::BTreeMap<String, FileSummary> =
+    let mut by_path: std::collections::BTreeMap<String, MapSummary> =
         std::collections::BTreeMap::new();
     let (_, stats) = ctx_code::summarize_files_each(&shown, opts, cache_ref, &mut |mut file| {
         redact_summary(&mut file);
-        file.imports = Vec::new();
-        file.skeleton = None;
-        file.symbols.retain(|symbol| symbol.parent.is_none());
-        for symbol in &mut file.symbols {
-            symbol.signature = String::new();
-            symbol.doc_comment = None;
-            symbol.visibility = None;
-        }
-        file.symbols.shrink_to_fit();
-        by_path.insert(file.path.clone(), file);
+        by_path.insert(file.path.clone(), MapSummary::of(&file));
         Ok(())
     })?;
     let line_counts = ctx_code::summary::par_map(&entries, 0, |entry| {
