@@ -1,99 +1,182 @@
 #!/usr/bin/env bash
-# Code-intelligence figures on a real tree, each against its reference tool in the same run:
-#   - whole-tree symbols: `ctx --json summarize DIR --depth 64` cold (empty cache) and warm
-#     (cache hit) against `ctags -R` (single-threaded; ctx uses every core);
-#   - `ctx --json map` cold and warm;
-#   - `ctx search` against ripgrep for a literal and a regex (ratio of best wall times; the
-#     matches themselves are compared by scripts/search-vs-rg.sh, run at the end);
-#   - `ctx related FILE` (warm).
-# The machine load (`uptime`) is printed with the figures: other work on the cores skews them.
+# ctx against the reference tools, same run, same corpora, as ratios (absolute times on a
+# shared machine are noise):
+#   - symbols: `ctx --json summarize DIR --depth 64`, cold (empty cache) and warm, against
+#     `ctags -R` (universal-ctags, one thread; ctx uses every core); `ctx --json map`;
+#   - search: `ctx search` against ripgrep, a literal and a regex (the matches themselves are
+#     compared by scripts/search-vs-rg.sh);
+#   - packs: `ctx pack render -o FILE` of `glob:**/*` cold (fresh store: every block is
+#     tokenized) and warm (token cache), against code2prompt, repomix and yek, and against
+#     the read floor (`cat` of every file the walk lists);
+#   - `ctx related FILE` (warm) and `ctx index build` (fresh store).
+# Every tool writes its output to a file (ripgrep stops at the first match when its output is
+# /dev/null). Each time is the median of RUNS runs (default 3) under GNU time, which also
+# gives the peak memory (the largest of the runs). The load (`uptime`) is printed: other work
+# on the cores skews the figures.
 #
-# Usage: scripts/bench-code.sh [DIR] [CTX_BINARY]
-#   DIR defaults to the cargo registry sources; CTX_BINARY to target/release/ctx
-#   (`cargo build --release -p ctx-cli`). RUNS (default 3) sets the repetitions; each figure
-#   is the best of them. Needs universal-ctags, ripgrep and python3.
+# Usage: scripts/bench-code.sh [CORPUS...]
+#   Corpora default to Django 5.1.4's sdist (from PyPI, committed into a git repo under
+#   $BENCH, default target/bench) and the cargo registry sources (~/.cargo/registry/src/*).
+#   CTX: the binary (default target/profiling/ctx, from `cargo build --profile profiling -p
+#   ctx-cli`: release code, thin LTO, symbols kept). C2P, REPOMIX, YEK: the other tools
+#   (`cargo install --locked code2prompt yek`, `npm install repomix`); a missing one is
+#   skipped with a note. SKIP: a space-separated list of sections to leave out
+#   (symbols search packs index).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-dir="${1:-$(ls -d "$HOME"/.cargo/registry/src/*/ | head -1)}"
-ctx="${2:-$here/target/release/ctx}"
+bench="${BENCH:-${CARGO_TARGET_DIR:-$here/target}/bench}"
+ctx="${CTX:-${CARGO_TARGET_DIR:-$here/target}/profiling/ctx}"
 runs="${RUNS:-3}"
+skip=" ${SKIP:-} "
+for tool in ctags rg python3 git /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "bench-code: $tool is not installed (apt-get install universal-ctags ripgrep python3 git time)" >&2; exit 2; }
+done
+ctags --version | grep -q 'Universal Ctags' || { echo "bench-code: ctags is not universal-ctags" >&2; exit 2; }
+[[ -x "$ctx" ]] || { echo "bench-code: no ctx binary at $ctx (cargo build --profile profiling -p ctx-cli)" >&2; exit 2; }
+C2P="${C2P:-$(command -v code2prompt || true)}"
+YEK="${YEK:-$(command -v yek || true)}"
+REPOMIX="${REPOMIX:-$(command -v repomix || true)}"
+
+corpora=("$@")
+if [[ ${#corpora[@]} -eq 0 ]]; then
+  django="$bench/django"
+  if [[ ! -d "$django/.git" ]]; then
+    rm -rf "$django" "$bench/dl" && mkdir -p "$bench/dl"
+    pip download --quiet --no-deps --no-binary :all: django==5.1.4 -d "$bench/dl"
+    tar --no-same-owner -xzf "$bench"/dl/Django-5.1.4.tar.gz -C "$bench"
+    mv "$bench/Django-5.1.4" "$django"
+    git -C "$django" init -q
+    git -C "$django" add -A
+    git -C "$django" -c user.name=bench -c user.email=bench@example.com commit -qm import
+  fi
+  corpora=("$django" "$(ls -d "$HOME"/.cargo/registry/src/*/ | head -1)")
+fi
+
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export CTX_HOME="$work/ctx-home"
-for tool in ctags rg python3; do
-  command -v "$tool" >/dev/null || { echo "bench-code: $tool is not installed (apt-get install universal-ctags ripgrep python3)" >&2; exit 2; }
-done
-[[ -x "$ctx" ]] || { echo "bench-code: no ctx binary at $ctx (cargo build --release -p ctx-cli)" >&2; exit 2; }
-cd "$dir"
-
-# Seconds of wall time of one run of a command, output discarded.
-once() { python3 - "$@" <<'PY'
-import subprocess, sys, time
-s = time.perf_counter()
-subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print(f"{time.perf_counter() - s:.4f}")
-PY
-}
-best() { python3 -c 'import sys; print(min(float(x) for x in sys.argv[1:]))' "$@"; }
-ratio() { python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f"{a / b:.2f}x")' "$1" "$2"; }
-
-echo "tree: $dir ($(nproc) cores)"
-echo "load before: $(uptime)"
-
-ctags_t=(); cold=(); warm=(); map_cold=(); map_warm=()
-for _ in $(seq "$runs"); do
-  ctags_t+=("$(once ctags -R -f "$work/tags" .)")
-  rm -rf "$CTX_HOME"
-  cold+=("$(once "$ctx" --json summarize . --depth 64)")
-  warm+=("$(once "$ctx" --json summarize . --depth 64)")
-  rm -rf "$CTX_HOME"
-  map_cold+=("$(once "$ctx" --json map .)")
-  map_warm+=("$(once "$ctx" --json map .)")
-done
-files=$("$ctx" --compact summarize . --depth 64 2>/dev/null | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["files"]))')
-echo "source files ctx summarizes: $files"
-c=$(best "${ctags_t[@]}"); k=$(best "${cold[@]}"); w=$(best "${warm[@]}")
-echo "ctags -R:                  ${c}s"
-echo "summarize --depth, cold:   ${k}s  ($(ratio "$k" "$c") ctags)"
-# Each cold run against the ctags run just before it (the machine's load drifts between runs).
-pairs=()
-for i in "${!cold[@]}"; do pairs+=("$(ratio "${cold[$i]}" "${ctags_t[$i]}")"); done
-echo "  cold / ctags, run by run: ${pairs[*]}"
-echo "summarize --depth, warm:   ${w}s  ($(ratio "$w" "$c") ctags)"
-echo "map, cold:                 $(best "${map_cold[@]}")s"
-echo "map, warm:                 $(best "${map_warm[@]}")s"
 
 # ripgrep with ctx's default ignores (as scripts/search-vs-rg.sh).
-globs=()
+rg_globs=()
 for d in .git .hg .svn .ctx node_modules target dist build .venv venv __pycache__ .mypy_cache .pytest_cache .tox .next .gradle; do
-  globs+=(-g "!$d/")
+  rg_globs+=(-g "!$d/")
 done
 for s in .min.js .min.mjs .min.cjs .min.css .bundle.js .js.map .css.map; do
-  globs+=(-g "!*$s")
+  rg_globs+=(-g "!*$s")
 done
-rg_base=(rg --no-require-git -n --column --no-heading --with-filename --color never "${globs[@]}")
-for mode in literal regex; do
-  if [[ $mode == literal ]]; then pat="unsafe fn"; cargs=(search "$pat"); rargs=(-F "$pat")
-  else pat='fn [a-z_]+_mut\('; cargs=(search --regex "$pat"); rargs=("$pat"); fi
-  rt=(); ct=()
-  for _ in $(seq $((runs + 2))); do
-    rt+=("$(once "${rg_base[@]}" "${rargs[@]}" .)")
-    ct+=("$(once "$ctx" "${cargs[@]}" .)")
-  done
-  r=$(best "${rt[@]}"); x=$(best "${ct[@]}")
-  echo "search $mode '$pat': rg ${r}s, ctx ${x}s ($(ratio "$x" "$r") rg)"
-done
+rg_base=(rg --no-require-git -n --column --no-heading --with-filename --color never "${rg_globs[@]}")
 
-# related: the first Rust or Python file with imports, on the warm cache.
-target=$("$ctx" --compact summarize . --depth 64 2>/dev/null | python3 -c '
+results="$work/results.tsv"
+# measure LABEL OUTFILE PREPARE -- COMMAND...: RUNS timed runs, each after PREPARE (a shell
+# snippet, untimed); appends "label seconds... peak_kb..." to the results.
+measure() {
+  local label=$1 outfile=$2 prepare=$3; shift 4
+  local times=() peaks=()
+  for _ in $(seq "$runs"); do
+    bash -c "$prepare"
+    if ! /usr/bin/time -f "%e %M" -o "$work/time" "$@" </dev/null >"$outfile" 2>"$work/stderr"; then
+      if [[ ! -s "$outfile" ]]; then echo "  $label failed: $(tail -n 3 "$work/stderr")" >&2; return 0; fi
+    fi
+    read -r secs kb < <(tail -n 1 "$work/time")
+    times+=("$secs"); peaks+=("$kb")
+  done
+  printf '%s\t%s\t%s\n' "$label" "${times[*]}" "${peaks[*]}" >>"$results"
+}
+
+report() { # corpus name
+  python3 - "$results" "$1" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    label, times, peaks = line.rstrip("\n").split("\t")
+    rows[label] = (statistics.median(float(t) for t in times.split()), max(int(k) for k in peaks.split()) // 1024)
+def ratio(a, b):
+    return f"{rows[a][0] / rows[b][0]:.2f}x {b}" if a in rows and b in rows and rows[b][0] > 0 else ""
+against = {
+    "ctx summarize cold": "ctags", "ctx summarize warm": "ctags",
+    "ctx map cold": "ctags", "ctx map warm": "ctags",
+    "ctx search literal": "rg literal", "ctx search regex": "rg regex",
+    "ctx pack cold": "code2prompt", "ctx pack warm": "cat floor",
+}
+print(f"{'':28} {'median s':>9} {'peak MB':>8}  ratio")
+for label, (secs, mb) in rows.items():
+    extra = ratio(label, against[label]) if label in against else ""
+    if label == "ctx pack warm":
+        extra = ", ".join(x for x in (extra, ratio(label, "repomix"), ratio(label, "yek")) if x)
+    if label == "ctx pack cold":
+        extra = ", ".join(x for x in (extra, ratio(label, "repomix"), ratio(label, "yek")) if x)
+    print(f"{label:28} {secs:9.2f} {mb:8d}  {extra}")
+PY
+}
+
+for dir in "${corpora[@]}"; do
+  dir="$(cd "$dir" && pwd)"
+  : >"$results"
+  rm -rf "$dir/.ctx"
+  files=$(cd "$dir" && "${rg_base[@]}" --files . | wc -l)
+  echo "== $dir: $files files (ctx's walk), $(du -sh --exclude=.git --exclude=.ctx "$dir" | cut -f1); $(nproc) cores"
+  echo "load before: $(uptime)"
+  cd "$dir"
+  if [[ $skip != *" symbols "* ]]; then
+    measure "ctags" "$work/tags.out" "" -- ctags -R -f "$work/tags" .
+    measure "ctx summarize cold" "$work/summary.json" "rm -rf '$CTX_HOME'" -- "$ctx" --json summarize . --depth 64
+    measure "ctx summarize warm" "$work/summary.json" "" -- "$ctx" --json summarize . --depth 64
+    # related: the first file with imports, on the warm cache.
+    target=$(python3 -c '
 import json, sys
-for f in json.load(sys.stdin)["files"]:
+for f in json.load(open(sys.argv[1]))["files"]:
     if f["imports"]:
-        print(f["path"]); break')
-if [[ -n "$target" ]]; then
-  rel=(); for _ in $(seq "$runs"); do rel+=("$(once "$ctx" --json related "$target")"); done
-  echo "related $target (warm): $(best "${rel[@]}")s"
-fi
-echo "load after: $(uptime)"
-echo
-"$here/scripts/search-vs-rg.sh" "$dir" "$ctx" | grep -E 'EQUAL|DIFFERENT|only'
+        print(f["path"]); break' "$work/summary.json")
+    [[ -n "$target" ]] && measure "ctx related (warm)" "$work/related.json" "" -- "$ctx" --json related "$target"
+    measure "ctx map cold" "$work/map.json" "rm -rf '$CTX_HOME'" -- "$ctx" --json map .
+    measure "ctx map warm" "$work/map.json" "" -- "$ctx" --json map .
+  fi
+  if [[ $skip != *" search "* ]]; then
+    # Patterns for the corpus' main language (LITERAL / REGEX override them).
+    if (( $("${rg_base[@]}" --files -t py . | wc -l) > $("${rg_base[@]}" --files -t rust . | wc -l) )); then
+      literal="${LITERAL:-def get_}"; regex="${REGEX:-def [a-z_]+_name\(}"
+    else
+      literal="${LITERAL:-unsafe fn}"; regex="${REGEX:-fn [a-z_]+_mut\(}"
+    fi
+    echo "search: literal '$literal', regex '$regex'"
+    measure "rg literal" "$work/rg.txt" "" -- "${rg_base[@]}" -F "$literal" .
+    measure "ctx search literal" "$work/ctx-search.txt" "" -- "$ctx" search "$literal" .
+    measure "rg regex" "$work/rg.txt" "" -- "${rg_base[@]}" "$regex" .
+    measure "ctx search regex" "$work/ctx-search.txt" "" -- "$ctx" search --regex "$regex" .
+  fi
+  if [[ $skip != *" packs "* ]]; then
+    # A fresh project store before each cold render: its token cache starts empty.
+    fresh="rm -rf '$dir/.ctx' && '$ctx' -C '$dir' -q init >/dev/null && '$ctx' -C '$dir' -q pack create all --budget 1000000000 --tokenizer cl100k_base >/dev/null && '$ctx' -C '$dir' -q pack add all 'glob:**/*' >/dev/null 2>&1"
+    measure "ctx pack cold" "$work/pack.out" "$fresh" -- "$ctx" -C "$dir" pack render all -o "$work/ctx-pack.md"
+    measure "ctx pack warm" "$work/pack.out" "" -- "$ctx" -C "$dir" pack render all -o "$work/ctx-pack.md"
+    echo "ctx payload: $(du -h "$work/ctx-pack.md" | cut -f1)"
+    rm -f "$work/ctx-pack.md"
+    # The files ctx's walk lists, read once: the floor of any packer.
+    "${rg_base[@]}" --files -0 . >"$work/list"
+    measure "cat floor" "$work/cat.out" "" -- sh -c "xargs -0 cat <'$work/list' >'$work/cat.txt'"
+    rm -f "$work/cat.txt"
+    if [[ -n "$C2P" ]]; then
+      measure "code2prompt" "$work/c2p.out" "" -- "$C2P" "$dir" --output-file "$work/c2p.md" --encoding cl100k --token-format raw --quiet
+      rm -f "$work/c2p.md"
+    else echo "  (code2prompt not installed: skipped)"; fi
+    if [[ -n "$REPOMIX" ]]; then
+      measure "repomix" "$work/repomix.out" "" -- "$REPOMIX" "$dir" --output "$work/repomix.xml" --quiet
+      rm -f "$work/repomix.xml"
+    else echo "  (repomix not installed: skipped)"; fi
+    if [[ -n "$YEK" ]]; then
+      measure "yek" "$work/yek.out" "" -- "$YEK" "$dir" --max-size 100GB --output-dir "$work/yek"
+      rm -rf "$work/yek"
+    else echo "  (yek not installed: skipped)"; fi
+  fi
+  if [[ $skip != *" index "* ]]; then
+    fresh="rm -rf '$dir/.ctx' && '$ctx' -C '$dir' -q init >/dev/null"
+    measure "ctx index build" "$work/index.out" "$fresh" -- "$ctx" -C "$dir" index build
+  fi
+  rm -rf "$dir/.ctx"
+  echo "load after: $(uptime)"
+  report "$dir"
+  if [[ $skip != *" search "* ]]; then
+    LITERAL="$literal" REGEX="$regex" "$here/scripts/search-vs-rg.sh" "$dir" "$ctx" | grep -E 'EQUAL|DIFFERENT|only'
+  fi
+  echo
+done

@@ -3,7 +3,8 @@
 # text) for a literal and a regex, and the wall times are compared (best of 5, same run).
 #
 # Usage: scripts/search-vs-rg.sh [DIR] [CTX_BINARY]
-#   DIR defaults to the cargo registry sources; CTX_BINARY to target/release/ctx.
+#   DIR defaults to the cargo registry sources; CTX_BINARY to target/release/ctx. LITERAL and
+#   REGEX replace the patterns (`unsafe fn`, `fn [a-z_]+_mut\(`).
 # ripgrep gets ctx's default ignores as globs (dependency/build dirs, minified bundles) and
 # --no-require-git (ctx applies .gitignore files outside repositories too).
 set -euo pipefail
@@ -58,8 +59,10 @@ for label, items in (("only ctx", only_ctx), ("only rg", only_rg)):
 PY
 }
 
-compare "literal 'unsafe fn'" search "unsafe fn" -- -F "unsafe fn"
-compare "regex 'fn [a-z_]+_mut\('" search --regex 'fn [a-z_]+_mut\(' -- 'fn [a-z_]+_mut\('
+literal="${LITERAL:-unsafe fn}"
+regex="${REGEX:-fn [a-z_]+_mut\(}"
+compare "literal '$literal'" search "$literal" -- -F "$literal"
+compare "regex '$regex'" search --regex "$regex" -- "$regex"
 
 timeit() { python3 - "$@" <<'PY'
 import subprocess, sys, time
@@ -72,8 +75,8 @@ for _ in range(5):
 print(f"{best:.4f}")
 PY
 }
-for pat in "unsafe fn" "fn [a-z_]+_mut\\("; do
-  if [[ "$pat" == "unsafe fn" ]]; then cargs=(search "$pat"); rargs=(-F "$pat"); else cargs=(search --regex "$pat"); rargs=("$pat"); fi
+for pat in "$literal" "$regex"; do
+  if [[ "$pat" == "$literal" ]]; then cargs=(search "$pat"); rargs=(-F "$pat"); else cargs=(search --regex "$pat"); rargs=("$pat"); fi
   r=$(timeit "${rg_base[@]}" "${rargs[@]}" .)
   c=$(timeit "$ctx" "${cargs[@]}")
   python3 -c 'import sys; p, r, c = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]); print(f"time {p!r}: rg {r:.3f}s, ctx {c:.3f}s, ratio {c / r:.2f}x")' "$pat" "$r" "$c"

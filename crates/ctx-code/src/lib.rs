@@ -23,6 +23,6 @@ pub use git2;
 pub use lang::Language;
 pub use summary::{
     CacheKey, FileStamp, FileSummary, Skipped, Summaries, SummarizeOptions, SummaryCache,
-    SummaryStats, summarize_file, summarize_files,
+    SummaryStats, summarize_file, summarize_files, summarize_files_each,
 };
 pub use symbols::{Call, Extracted, Symbol, SymbolKind};

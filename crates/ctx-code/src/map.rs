@@ -50,12 +50,38 @@ pub struct CodeMap {
     pub entries: Vec<MapEntry>,
 }
 
-/// A file for the map: its summary if it is source, else its line count.
+/// A file for the map: what the map shows of its summary if it is source, else its line count.
 #[derive(Debug, Clone)]
 pub struct MapFile {
     pub rel: String,
     pub lines: usize,
-    pub summary: Option<FileSummary>,
+    pub summary: Option<MapSummary>,
+}
+
+/// The part of a file's summary a map shows: language, lines and top-level symbols. A map of a
+/// large tree keeps one per file, so it holds no signatures, docs or nested symbols.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapSummary {
+    pub language: crate::lang::Language,
+    pub lines: usize,
+    /// Top-level symbols as shown: `fn main`, `struct Args`.
+    pub top: Vec<String>,
+}
+
+impl MapSummary {
+    /// What the map shows of `summary`.
+    pub fn of(summary: &FileSummary) -> Self {
+        Self {
+            language: summary.language,
+            lines: summary.lines,
+            top: summary
+                .symbols
+                .iter()
+                .filter(|s| s.parent.is_none())
+                .map(|s| format!("{} {}", s.kind.tag(), s.name))
+                .collect(),
+        }
+    }
 }
 
 /// Builds the map of `files` (sorted by path). `depth` limits how deep entries are listed
@@ -140,13 +166,7 @@ fn assemble(root: &str, files: &[MapFile], max_depth: usize, symbol_cap: usize) 
         if depth > max_depth {
             continue;
         }
-        let top: Vec<String> = file
-            .summary
-            .iter()
-            .flat_map(|s| s.symbols.iter())
-            .filter(|s| s.parent.is_none())
-            .map(|s| format!("{} {}", s.kind.tag(), s.name))
-            .collect();
+        let top: &[String] = file.summary.as_ref().map_or(&[], |s| &s.top);
         let shown = top.len().min(symbol_cap);
         truncated |= shown < top.len();
         entries.push(MapEntry {
@@ -231,7 +251,7 @@ mod tests {
         MapFile {
             rel: rel.to_owned(),
             lines,
-            summary: Some(FileSummary {
+            summary: Some(MapSummary::of(&FileSummary {
                 path: rel.to_owned(),
                 language: Language::Rust,
                 lines,
@@ -252,7 +272,7 @@ mod tests {
                 imports: Vec::new(),
                 has_errors: false,
                 skeleton: None,
-            }),
+            })),
         }
     }
 

@@ -155,6 +155,45 @@ pub fn summarize_files(
     opts: SummarizeOptions<'_>,
     cache: Option<&dyn SummaryCache>,
 ) -> Result<Summaries, CodeError> {
+    let mut files = Vec::new();
+    let (skipped, stats) = summarize_files_each(entries, opts, cache, &mut |file| {
+        files.push(file);
+        Ok(())
+    })?;
+    Ok(Summaries {
+        files,
+        skipped,
+        stats,
+    })
+}
+
+/// Files are read, parsed and handed on in chunks of about this many bytes (or
+/// [`CHUNK_FILES`] files), so a run holds one chunk's contents and summaries, not the tree's.
+const CHUNK_BYTES: u64 = 16 << 20;
+/// Most files in one chunk.
+const CHUNK_FILES: usize = 1024;
+
+/// [`summarize_files`], handing each summary to `on_file` in the order of `entries` as soon as
+/// its chunk is done instead of collecting them: memory is bounded by a chunk of files, not by
+/// the tree. Returns the skipped files (sorted by path) and the counts. An error from
+/// `on_file` stops the run and is returned.
+pub fn summarize_files_each(
+    entries: &[WalkEntry],
+    opts: SummarizeOptions<'_>,
+    cache: Option<&dyn SummaryCache>,
+    on_file: &mut dyn FnMut(FileSummary) -> Result<(), CodeError>,
+) -> Result<(Vec<Skipped>, SummaryStats), CodeError> {
+    summarize_in_chunks(entries, opts, cache, (CHUNK_BYTES, CHUNK_FILES), on_file)
+}
+
+/// [`summarize_files_each`] with chunks of at most `limits` (bytes, files).
+fn summarize_in_chunks(
+    entries: &[WalkEntry],
+    opts: SummarizeOptions<'_>,
+    cache: Option<&dyn SummaryCache>,
+    (chunk_bytes, chunk_files): (u64, usize),
+    on_file: &mut dyn FnMut(FileSummary) -> Result<(), CodeError>,
+) -> Result<(Vec<Skipped>, SummaryStats), CodeError> {
     let mut skipped = Vec::new();
     let mut candidates: Vec<(&WalkEntry, Language)> = Vec::new();
     for entry in entries.iter().filter(|e| !e.is_dir) {
@@ -171,6 +210,71 @@ pub fn summarize_files(
         }
     }
 
+    // This thread stores fresh summaries in batches while the workers parse, so the cache
+    // write is not left for the end.
+    let mut fresh: Vec<(CacheKey, Vec<u8>)> = Vec::new();
+    let mut fresh_bytes = 0usize;
+    let mut stats = SummaryStats::default();
+    let mut rest = candidates.as_slice();
+    while !rest.is_empty() {
+        let mut bytes = 0u64;
+        let mut len = 0;
+        while len < rest.len() && len < chunk_files && (len == 0 || bytes < chunk_bytes) {
+            bytes += rest[len].0.size;
+            len += 1;
+        }
+        let (chunk, later) = rest.split_at(len);
+        rest = later;
+        summarize_chunk(
+            chunk,
+            opts,
+            cache,
+            &mut Chunked {
+                fresh: &mut fresh,
+                fresh_bytes: &mut fresh_bytes,
+                stats: &mut stats,
+                skipped: &mut skipped,
+            },
+            on_file,
+        )?;
+    }
+    store_fresh(cache, &mut fresh)?;
+    skipped.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
+    Ok((skipped, stats))
+}
+
+/// What a run carries from one chunk to the next.
+struct Chunked<'a> {
+    /// Fresh payloads not stored yet.
+    fresh: &'a mut Vec<(CacheKey, Vec<u8>)>,
+    fresh_bytes: &'a mut usize,
+    stats: &'a mut SummaryStats,
+    skipped: &'a mut Vec<Skipped>,
+}
+
+/// Stores fresh payloads (one row for files with the same bytes) and empties the batch.
+fn store_fresh(
+    cache: Option<&dyn SummaryCache>,
+    batch: &mut Vec<(CacheKey, Vec<u8>)>,
+) -> Result<(), CodeError> {
+    batch.sort_by(|a, b| a.0.cmp(&b.0));
+    batch.dedup_by(|a, b| a.0 == b.0);
+    let result = match cache {
+        Some(cache) if !batch.is_empty() => cache.put_many(batch).map_err(CodeError::Cache),
+        _ => Ok(()),
+    };
+    batch.clear();
+    result
+}
+
+/// Summarizes one chunk of candidates and hands its summaries on, in order.
+fn summarize_chunk(
+    candidates: &[(&WalkEntry, Language)],
+    opts: SummarizeOptions<'_>,
+    cache: Option<&dyn SummaryCache>,
+    carried: &mut Chunked<'_>,
+    on_file: &mut dyn FnMut(FileSummary) -> Result<(), CodeError>,
+) -> Result<(), CodeError> {
     // Files whose stamp is unchanged since their hash was remembered are not read (unless a
     // skeleton needs their text).
     let stamps: Vec<Option<FileStamp<'_>>> =
@@ -217,11 +321,12 @@ pub fn summarize_files(
             }),
             None => load(entry, *lang, opts.reader),
         });
+    drop(work);
     let mut files: Vec<Loaded> = Vec::with_capacity(loaded.len());
     for item in loaded {
         match item {
             Ok(file) => files.push(file),
-            Err(skip) => skipped.push(skip),
+            Err(skip) => carried.skipped.push(skip),
         }
     }
 
@@ -231,6 +336,7 @@ pub fn summarize_files(
         Some(cache) if !keys.is_empty() => cache.get_many(&keys).map_err(CodeError::Cache)?,
         _ => vec![None; files.len()],
     };
+    drop(keys);
 
     // Decode hits and parse what the cache did not have (or everything, for skeletons), in
     // parallel.
@@ -249,24 +355,7 @@ pub fn summarize_files(
         }
     };
     work.sort_by_key(|item| std::cmp::Reverse(cost(item)));
-    // This thread stores fresh summaries in batches while the workers parse, so the cache
-    // write is not left for the end.
-    let mut fresh: Vec<(CacheKey, Vec<u8>)> = Vec::new();
-    let mut fresh_bytes = 0usize;
-    let mut write_error: Option<String> = None;
-    let mut store = |batch: &mut Vec<(CacheKey, Vec<u8>)>| {
-        // Files with the same bytes share one row.
-        batch.sort_by(|a, b| a.0.cmp(&b.0));
-        batch.dedup_by(|a, b| a.0 == b.0);
-        if let Some(cache) = cache
-            && write_error.is_none()
-            && !batch.is_empty()
-            && let Err(err) = cache.put_many(batch)
-        {
-            write_error = Some(err);
-        }
-        batch.clear();
-    };
+    let mut write_error: Option<CodeError> = None;
     let mut done: Vec<(usize, Finished)> = par_map_streaming(
         &work,
         opts.threads,
@@ -275,27 +364,28 @@ pub fn summarize_files(
             if let Finished::Summary { payload, key, .. } = finished
                 && let Some(payload) = payload.take()
             {
-                fresh_bytes += payload.len();
-                fresh.push((key.clone(), payload));
-                if fresh_bytes >= WRITE_BATCH_BYTES {
-                    store(&mut fresh);
-                    fresh_bytes = 0;
+                *carried.fresh_bytes += payload.len();
+                carried.fresh.push((key.clone(), payload));
+                if *carried.fresh_bytes >= WRITE_BATCH_BYTES {
+                    if let Err(err) = store_fresh(cache, carried.fresh)
+                        && write_error.is_none()
+                    {
+                        write_error = Some(err);
+                    }
+                    *carried.fresh_bytes = 0;
                 }
             }
         },
     );
-    store(&mut fresh);
+    drop(work);
     if let Some(err) = write_error {
-        return Err(CodeError::Cache(err));
+        return Err(err);
     }
     // Back in input order.
     done.sort_unstable_by_key(|(i, _)| *i);
-    let results = done.into_iter().map(|(_, finished)| finished);
 
-    let mut stats = SummaryStats::default();
     let mut read: Vec<(FileStamp<'_>, CacheKey)> = Vec::new();
-    let mut summaries = Vec::with_capacity(results.len());
-    for (done, file) in results.zip(&files) {
+    for ((_, done), file) in done.into_iter().zip(&files) {
         match done {
             Finished::Summary {
                 summary,
@@ -305,29 +395,27 @@ pub fn summarize_files(
                 ..
             } => {
                 if parsed {
-                    stats.parsed += 1;
+                    carried.stats.parsed += 1;
                 } else {
-                    stats.cached += 1;
+                    carried.stats.cached += 1;
                 }
                 if was_read && let Some(stamp) = FileStamp::of(file.entry) {
-                    read.push((stamp, key.clone()));
+                    read.push((stamp, key));
                 }
-                summaries.push(summary);
+                on_file(summary)?;
             }
-            Finished::Skipped(skip) => skipped.push(skip),
+            Finished::Skipped(skip) => carried.skipped.push(skip),
         }
     }
     if let Some(cache) = cache
         && !read.is_empty()
     {
+        // Stamps point at summaries: those of this chunk are stored first.
+        store_fresh(Some(cache), carried.fresh)?;
+        *carried.fresh_bytes = 0;
         cache.remember_stamps(&read).map_err(CodeError::Cache)?;
     }
-    skipped.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
-    Ok(Summaries {
-        files: summaries,
-        skipped,
-        stats,
-    })
+    Ok(())
 }
 
 struct Loaded<'a> {
@@ -763,6 +851,55 @@ mod tests {
         let third =
             summarize_files(&entries, SummarizeOptions::default(), Some(&cache)).expect("run");
         assert_eq!(third.stats.cached, 1);
+    }
+
+    #[test]
+    fn chunks_give_the_same_summaries_in_the_same_order() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for i in 0..9 {
+            let body = format!("fn f{i}() {{}}\n{}", "// pad\n".repeat(i * 50));
+            std::fs::write(dir.path().join(format!("m{i}.rs")), body).expect("write");
+        }
+        std::fs::write(dir.path().join("notes.txt"), "text").expect("write");
+        std::fs::write(dir.path().join("z.rs"), b"\0binary").expect("write");
+        let entries = ctx_fs::walk(dir.path(), &ctx_fs::WalkOptions::default()).expect("walk");
+        let whole =
+            summarize_files(&entries, SummarizeOptions::default(), None).expect("one chunk");
+        for limits in [(1, 100), (u64::MAX, 2), (600, 3)] {
+            let cache = StampingCache::default();
+            for round in 0..2 {
+                let mut files = Vec::new();
+                let (skipped, stats) = summarize_in_chunks(
+                    &entries,
+                    SummarizeOptions::default(),
+                    Some(&cache),
+                    limits,
+                    &mut |file| {
+                        files.push(file);
+                        Ok(())
+                    },
+                )
+                .expect("chunks");
+                assert_eq!(files, whole.files, "{limits:?} round {round}");
+                assert_eq!(skipped, whole.skipped);
+                assert_eq!(stats.parsed + stats.cached, 9);
+                assert_eq!(stats.cached, if round == 0 { 0 } else { 9 });
+            }
+        }
+        // An error from the receiver stops the run.
+        let mut seen = 0;
+        let stopped = summarize_in_chunks(
+            &entries,
+            SummarizeOptions::default(),
+            None,
+            (u64::MAX, 2),
+            &mut |_| {
+                seen += 1;
+                Err(CodeError::Cache("stop".into()))
+            },
+        );
+        assert!(stopped.is_err());
+        assert_eq!(seen, 1);
     }
 
     #[test]

@@ -8,15 +8,18 @@
 //! - hidden files and directories are skipped unless [`WalkOptions::hidden`] is set;
 //! - [default ignores](DEFAULT_IGNORED_DIRS) skip dependency, build and cache directories and
 //!   minified bundles even without a `.gitignore` (turn off with
-//!   [`WalkOptions::default_ignores`]);
+//!   [`WalkOptions::default_ignores`]); they apply only to what git does not track: when the
+//!   root is inside a git work tree, a tracked file under such a directory (`build/gen.rs`)
+//!   is walked, and the untracked rest of that directory is still skipped;
 //! - [`WalkOptions::globs`] restricts the files returned to those matching a glob relative to
 //!   the root.
 //!
 //! The walk runs on several threads; the result is sorted by the byte order of the
 //! `/`-separated relative path, so the same tree always gives the same list.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{DirEntry, WalkBuilder, WalkState};
@@ -224,14 +227,34 @@ pub fn walk_each<T: Send>(
     let root_owned = root.to_owned();
     let default_ignores = opts.default_ignores;
     let dir_excludes = excludes.clone();
+    // Read from git's index when the walk first meets a default-ignored directory, so a walk
+    // that meets none (a server's listing of `src/`) never opens the repository.
+    let tracked: OnceLock<TrackedIgnored> = OnceLock::new();
     builder.filter_entry(move |entry| {
         if entry.depth() == 0 {
             return true;
         }
         let name = entry.file_name().to_string_lossy();
         let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-        if default_ignores && is_default_ignored(&name, is_dir, entry.path()) {
-            return false;
+        if default_ignores {
+            if is_default_ignored(&name, is_dir, entry.path()) {
+                if !is_dir {
+                    return false;
+                }
+                // A directory is walked when git tracks something in it.
+                let tracked = tracked.get_or_init(|| TrackedIgnored::read(&root_owned));
+                if tracked.is_empty()
+                    || !relative(&root_owned, entry.path()).is_some_and(|rel| tracked.has_dir(&rel))
+                {
+                    return false;
+                }
+            } else if let Some(tracked) = tracked.get()
+                && !tracked.is_empty()
+                && let Some(rel) = relative(&root_owned, entry.path())
+                && !tracked.keeps(&rel, is_dir)
+            {
+                return false;
+            }
         }
         if !dir_excludes.is_empty()
             && let Some(rel) = relative(&root_owned, entry.path())
@@ -370,6 +393,109 @@ fn relative(root: &Path, path: &Path) -> Option<String> {
         out.push_str(&part.as_os_str().to_string_lossy());
     }
     if out.is_empty() { None } else { Some(out) }
+}
+
+/// The tracked files (and their directories) that the default ignores would hide: git's index
+/// entries under the walk root with a default-ignored directory on their path. Empty when the
+/// root is not in a git work tree or git tracks nothing there, which leaves the walk as cheap
+/// as without a repository.
+#[derive(Debug, Default)]
+struct TrackedIgnored {
+    /// Tracked files, relative to the walk root.
+    files: HashSet<String>,
+    /// Every directory on the way to one of them.
+    dirs: HashSet<String>,
+    /// The default-ignored directories among `dirs`: below them, only tracked paths are seen.
+    ignored: HashSet<String>,
+}
+
+impl TrackedIgnored {
+    /// Reads git's index for the repository holding `root`; a missing or unreadable repository
+    /// or index tracks nothing (the default ignores then apply as they always did).
+    fn read(root: &Path) -> Self {
+        let mut tracked = Self::default();
+        let Ok(repo) = git2::Repository::discover(root) else {
+            return tracked;
+        };
+        let (Some(workdir), Ok(root)) = (repo.workdir(), std::fs::canonicalize(root)) else {
+            return tracked;
+        };
+        let Ok(workdir) = std::fs::canonicalize(workdir) else {
+            return tracked;
+        };
+        let Some(prefix) = relative(&workdir, &root)
+            .map(|p| format!("{p}/"))
+            .or_else(|| (workdir == root).then(String::new))
+        else {
+            return tracked;
+        };
+        let Ok(index) = repo.index() else {
+            return tracked;
+        };
+        for entry in index.iter() {
+            let Ok(path) = std::str::from_utf8(&entry.path) else {
+                continue;
+            };
+            let Some(rel) = path.strip_prefix(prefix.as_str()) else {
+                continue;
+            };
+            let Some((dir, _)) = rel.rsplit_once('/') else {
+                continue;
+            };
+            if !dir
+                .split('/')
+                .any(|part| DEFAULT_IGNORED_DIRS.contains(&part) || part == "vendor")
+            {
+                continue;
+            }
+            let mut end = 0;
+            while let Some(slash) = rel[end..].find('/') {
+                end += slash;
+                let ancestor = &rel[..end];
+                if !tracked.dirs.contains(ancestor) {
+                    let name = ancestor.rsplit('/').next().unwrap_or(ancestor);
+                    if is_default_ignored(name, true, &root.join(ancestor)) {
+                        tracked.ignored.insert(ancestor.to_owned());
+                    }
+                    tracked.dirs.insert(ancestor.to_owned());
+                }
+                end += 1;
+            }
+            tracked.files.insert(rel.to_owned());
+        }
+        if tracked.ignored.is_empty() {
+            // Only `vendor` directories of the project's own code: nothing to make an
+            // exception for.
+            return Self::default();
+        }
+        tracked
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ignored.is_empty()
+    }
+
+    /// Whether git tracks a file below the directory at `rel`.
+    fn has_dir(&self, rel: &str) -> bool {
+        self.dirs.contains(rel)
+    }
+
+    /// Whether an entry the default ignores do not name themselves is seen: yes unless it
+    /// lies inside a default-ignored directory (kept for its tracked files) untracked.
+    fn keeps(&self, rel: &str, is_dir: bool) -> bool {
+        if (is_dir && self.dirs.contains(rel)) || (!is_dir && self.files.contains(rel)) {
+            return true;
+        }
+        let mut end = 0;
+        while let Some(slash) = rel[end..].find('/') {
+            end += slash;
+            if self.ignored.contains(&rel[..end]) {
+                return false;
+            }
+            end += 1;
+        }
+        true
+    }
 }
 
 /// Whether a directory or file of this name is skipped by the default ignores.
@@ -566,6 +692,52 @@ mod tests {
             ..WalkOptions::default()
         };
         assert_eq!(rels(dir.path(), &all).len(), 12, "all but the hidden .venv");
+    }
+
+    #[test]
+    fn default_ignores_spare_what_git_tracks() {
+        let dir = tree(&[
+            ("src/lib.rs", ""),
+            ("pkg/build/run_bindgen.rs", ""),
+            ("pkg/build/generated.rs", ""),
+            ("pkg/build/out/x.rs", ""),
+            ("pkg/build/app.min.js", ""),
+            ("build/artifact.o", ""),
+            ("target/debug/a", ""),
+        ]);
+        let untracked_only = rels(dir.path(), &WalkOptions::default());
+        assert_eq!(untracked_only, ["src/lib.rs"], "no repository: all skipped");
+        let repo = git2::Repository::init(dir.path()).expect("git init");
+        let mut index = repo.index().expect("index");
+        for rel in [
+            "src/lib.rs",
+            "pkg/build/run_bindgen.rs",
+            "pkg/build/app.min.js",
+        ] {
+            index.add_path(Path::new(rel)).expect("git add");
+        }
+        index.write().expect("write index");
+        // The tracked file is seen; its untracked neighbours, the minified bundle (a file
+        // rule, not a directory one) and the untracked build dirs are not.
+        assert_eq!(
+            rels(dir.path(), &WalkOptions::default()),
+            ["pkg/build/run_bindgen.rs", "src/lib.rs"]
+        );
+        for threads in [1, 2] {
+            let opts = WalkOptions {
+                threads,
+                ..WalkOptions::default()
+            };
+            assert_eq!(
+                rels(&dir.path().join("pkg"), &opts),
+                ["build/run_bindgen.rs"]
+            );
+        }
+        let all = WalkOptions {
+            default_ignores: false,
+            ..WalkOptions::default()
+        };
+        assert_eq!(rels(dir.path(), &all).len(), 7);
     }
 
     #[test]

@@ -10,8 +10,8 @@ use std::path::{Component, Path, PathBuf};
 
 pub use ctx_code::diff_context::{DiffContext, FileDiff, Hunk, HunkScope};
 pub use ctx_code::git::{CommitInfo, HotDirectory};
-use ctx_code::map::MapFile;
 pub use ctx_code::map::{CodeMap, MapEntry, render as render_map};
+use ctx_code::map::{MapFile, MapSummary};
 use ctx_code::related::ProjectLayout;
 pub use ctx_code::related::{Related, RelatedFile};
 pub use ctx_code::search::{ContextLine, SearchMatch, TextQuery};
@@ -350,18 +350,83 @@ pub fn summarize(
     depth: Option<usize>,
     skeleton: bool,
 ) -> Result<SummarizeReport, CodeError> {
+    match plan_summary(cx, path, depth, skeleton)? {
+        SummaryPlan::File(summary) => Ok(SummarizeReport::File(summary)),
+        SummaryPlan::Directory(directory) => {
+            let mut files = Vec::new();
+            let (skipped, stats) = directory.run(&mut |file| {
+                files.push(file);
+                Ok(())
+            })?;
+            Ok(SummarizeReport::Directory {
+                path: directory.path,
+                files,
+                skipped,
+                stats,
+            })
+        }
+    }
+}
+
+/// What [`plan_summary`] found: a file's summary, or a walked directory whose files are
+/// summarized as [`DirectorySummary::run`] hands them on.
+pub enum SummaryPlan<'a> {
+    File(FileSummary),
+    Directory(DirectorySummary<'a>),
+}
+
+/// A walked directory, ready to be summarized file by file (in path order), so a caller can
+/// write each summary out as it comes instead of holding the tree's.
+pub struct DirectorySummary<'a> {
+    /// The directory as shown (`.` for the working directory itself).
+    pub path: String,
+    confined: Confined<'a>,
+    entries: Vec<WalkEntry>,
+    store: Option<&'a Store>,
+    skeleton: bool,
+}
+
+impl DirectorySummary<'_> {
+    /// Summarizes the directory's files, handing each (redacted) to `on_file` in path order;
+    /// returns the skipped files and the counts. An error from `on_file` stops the run.
+    pub fn run(
+        &self,
+        on_file: &mut dyn FnMut(FileSummary) -> Result<(), CodeError>,
+    ) -> Result<(Vec<Skipped>, SummaryStats), CodeError> {
+        let reader = self.confined.reader()?;
+        let cache = self.store.map(StoreSummaryCache::new);
+        let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);
+        let opts = SummarizeOptions {
+            skeleton: self.skeleton,
+            threads: 0,
+            reader: Some(&reader),
+        };
+        ctx_code::summarize_files_each(&self.entries, opts, cache_ref, &mut |mut file| {
+            redact_summary(&mut file);
+            on_file(file)
+        })
+    }
+}
+
+/// Summarizes a file at once, or walks a directory for [`DirectorySummary::run`].
+pub fn plan_summary<'a>(
+    cx: &CodeContext<'a>,
+    path: &Path,
+    depth: Option<usize>,
+    skeleton: bool,
+) -> Result<SummaryPlan<'a>, CodeError> {
     let (full, prefix) = cx.resolve(path)?;
     let confined = cx.confine(&full, path)?;
-    let reader = confined.reader()?;
     let full = confined.walk_root.clone();
-    let cache = cx.cache();
-    let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);
-    let opts = SummarizeOptions {
-        skeleton,
-        threads: 0,
-        reader: Some(&reader),
-    };
     if !full.is_dir() {
+        let reader = confined.reader()?;
+        let cache = cx.cache();
+        let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);
+        let opts = SummarizeOptions {
+            skeleton,
+            threads: 0,
+            reader: Some(&reader),
+        };
         let rel = if prefix.is_empty() {
             path.display().to_string()
         } else {
@@ -369,21 +434,20 @@ pub fn summarize(
         };
         let mut summary = ctx_code::summarize_file(&full, &rel, opts, cache_ref)?;
         redact_summary(&mut summary);
-        return Ok(SummarizeReport::File(summary));
+        return Ok(SummaryPlan::File(summary));
     }
     let entries = walk_under(&full, &prefix, depth)?;
-    let mut run = ctx_code::summarize_files(&entries, opts, cache_ref)?;
-    run.files.iter_mut().for_each(redact_summary);
-    Ok(SummarizeReport::Directory {
+    Ok(SummaryPlan::Directory(DirectorySummary {
         path: if prefix.is_empty() {
             ".".to_owned()
         } else {
             prefix
         },
-        files: run.files,
-        skipped: run.skipped,
-        stats: run.stats,
-    })
+        confined,
+        entries,
+        store: cx.store,
+        skeleton,
+    }))
 }
 
 /// Builds the annotated map of a directory.
@@ -418,10 +482,15 @@ pub fn map(
         .filter(|e| depth.is_none_or(|d| e.rel.split('/').count() <= d))
         .cloned()
         .collect();
-    let mut run = ctx_code::summarize_files(&shown, opts, cache_ref)?;
-    run.files.iter_mut().for_each(redact_summary);
-    let mut by_path: std::collections::BTreeMap<String, FileSummary> =
-        run.files.into_iter().map(|f| (f.path.clone(), f)).collect();
+    // Summaries stream in; the map keeps only what it shows of each (top-level symbols'
+    // kinds and names), so memory grows with the map, not with the tree's summaries.
+    let mut by_path: std::collections::BTreeMap<String, MapSummary> =
+        std::collections::BTreeMap::new();
+    let (_, stats) = ctx_code::summarize_files_each(&shown, opts, cache_ref, &mut |mut file| {
+        redact_summary(&mut file);
+        by_path.insert(file.path.clone(), MapSummary::of(&file));
+        Ok(())
+    })?;
     let line_counts = ctx_code::summary::par_map(&entries, 0, |entry| {
         if by_path.contains_key(&entry.rel) || entry.is_dir {
             return Some(0);
@@ -461,7 +530,7 @@ pub fn map(
     };
     Ok((
         ctx_code::map::build_map(&root, &files, depth, budget),
-        run.stats,
+        stats,
     ))
 }
 

@@ -1,12 +1,17 @@
 //! `ctx summarize`.
 
+use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use ctx::code::{FileSummary, SummarizeReport};
+use ctx::code::{
+    DirectorySummary, FileSummary, Skipped, SummarizeReport, SummaryPlan, SummaryStats,
+};
 use ctx::store::Store;
+use serde::ser::{Error as _, SerializeSeq as _, SerializeStruct as _};
+use serde::{Serialize, Serializer};
 
 use crate::context::Context;
 use crate::output::{Output, Status, Style};
@@ -70,46 +75,127 @@ pub fn run(args: &SummarizeArgs, ctx: &Context, out: &Output) -> Result<Status> 
         store: store.as_ref(),
         sandbox: None,
     };
-    let report = ctx::code::summarize(&cx, &args.path, args.depth.map(usize::from), args.skeleton)?;
+    let directory =
+        match ctx::code::plan_summary(&cx, &args.path, args.depth.map(usize::from), args.skeleton)?
+        {
+            SummaryPlan::File(file) => {
+                if out.is_json() {
+                    out.json(&SummarizeReport::File(file))?;
+                } else {
+                    let mut text = String::new();
+                    render_file(&mut text, &file, args.skeleton, false, out);
+                    out.raw(text.as_bytes())?;
+                }
+                return Ok(Status::Success);
+            }
+            SummaryPlan::Directory(directory) => directory,
+        };
+    // A whole tree's summaries are hundreds of megabytes: each is written as it comes.
     if out.is_json() {
-        out.json(&report)?;
+        let streamed = Streamed {
+            directory: &directory,
+            outcome: RefCell::new(None),
+        };
+        let written = out.json(&streamed);
+        match streamed.outcome.into_inner() {
+            Some(Err(err)) => return Err(err.into()),
+            Some(Ok(_)) | None => written?,
+        }
         return Ok(Status::Success);
     }
-    let mut text = String::new();
-    match &report {
-        SummarizeReport::File(file) => render_file(&mut text, file, args.skeleton, false, out),
-        SummarizeReport::Directory {
-            files,
-            skipped,
-            stats,
-            ..
-        } => {
-            for file in files {
-                render_file(&mut text, file, args.skeleton, true, out);
+    let (skipped, stats, files) = {
+        let mut text = String::new();
+        let mut files = 0usize;
+        let mut written: Result<()> = Ok(());
+        let run = directory.run(&mut |file| {
+            files += 1;
+            render_file(&mut text, &file, args.skeleton, true, out);
+            if text.len() >= 1 << 16 {
+                written = out.raw(text.as_bytes());
+                text.clear();
+                if written.is_err() {
+                    // Stops the run; the write error itself is returned below.
+                    return Err(ctx::code::CodeError::Cache("stdout closed".to_owned()));
+                }
             }
-            let unsupported = skipped
-                .iter()
-                .filter(|s| s.reason == "unsupported language")
-                .count();
-            for skip in skipped
-                .iter()
-                .filter(|s| s.reason != "unsupported language")
-            {
-                out.note(&format!("skipped {}: {}", skip.path, skip.reason));
-            }
-            if files.is_empty() {
-                out.note("no source files found (languages: rust, python, javascript, typescript, tsx, go, java, c, cpp)");
-            }
-            if unsupported > 0 {
-                out.note(&format!(
-                    "{unsupported} file(s) in unsupported languages skipped (see --json `skipped`)"
-                ));
-            }
-            tracing::info!(cached = stats.cached, parsed = stats.parsed, "summaries");
-        }
+            Ok(())
+        });
+        written?;
+        let (skipped, stats) = run?;
+        out.raw(text.as_bytes())?;
+        (skipped, stats, files)
+    };
+    let unsupported = skipped
+        .iter()
+        .filter(|s| s.reason == "unsupported language")
+        .count();
+    for skip in skipped
+        .iter()
+        .filter(|s| s.reason != "unsupported language")
+    {
+        out.note(&format!("skipped {}: {}", skip.path, skip.reason));
     }
-    out.raw(text.as_bytes())?;
+    if files == 0 {
+        out.note("no source files found (languages: rust, python, javascript, typescript, tsx, go, java, c, cpp)");
+    }
+    if unsupported > 0 {
+        out.note(&format!(
+            "{unsupported} file(s) in unsupported languages skipped (see --json `skipped`)"
+        ));
+    }
+    tracing::info!(cached = stats.cached, parsed = stats.parsed, "summaries");
     Ok(Status::Success)
+}
+
+/// A directory's JSON report written while its files are summarized: the same bytes as
+/// `SummarizeReport::Directory` (path, files, skipped), without holding every summary.
+struct Streamed<'d, 'a> {
+    directory: &'d DirectorySummary<'a>,
+    /// How the run ended, once `files` was written.
+    outcome: RefCell<Option<RunOutcome>>,
+}
+
+/// What [`DirectorySummary::run`] returns.
+type RunOutcome = Result<(Vec<Skipped>, SummaryStats), ctx::code::CodeError>;
+
+impl Serialize for Streamed<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut report = serializer.serialize_struct("SummarizeReport", 3)?;
+        report.serialize_field("path", &self.directory.path)?;
+        report.serialize_field("files", &StreamedFiles(self))?;
+        let outcome = self.outcome.borrow();
+        let Some(Ok((skipped, _))) = outcome.as_ref() else {
+            return Err(S::Error::custom("summarizing failed"));
+        };
+        report.serialize_field("skipped", skipped)?;
+        report.end()
+    }
+}
+
+/// The `files` array of a [`Streamed`] report: runs the summary, one element per file.
+struct StreamedFiles<'s, 'd, 'a>(&'s Streamed<'d, 'a>);
+
+impl Serialize for StreamedFiles<'_, '_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut files = serializer.serialize_seq(None)?;
+        let mut failed: Option<S::Error> = None;
+        let run = self.0.directory.run(&mut |file| {
+            files.serialize_element(&file).map_err(|err| {
+                let message = err.to_string();
+                failed = Some(err);
+                ctx::code::CodeError::Cache(message)
+            })
+        });
+        if let Some(err) = failed {
+            return Err(err);
+        }
+        let ok = run.is_ok();
+        *self.0.outcome.borrow_mut() = Some(run);
+        if !ok {
+            return Err(S::Error::custom("summarizing failed"));
+        }
+        files.end()
+    }
 }
 
 fn render_file(text: &mut String, file: &FileSummary, skeleton: bool, many: bool, out: &Output) {
@@ -163,5 +249,75 @@ fn render_file(text: &mut String, file: &FileSummary, skeleton: bool, many: bool
                 symbol.signature
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    #[test]
+    fn the_streamed_report_is_the_collected_report_byte_for_byte() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        std::fs::create_dir_all(root.join("src/deep")).expect("mkdir");
+        std::fs::write(
+            root.join("src/a.rs"),
+            "/// Doc.\npub fn a() {}\nstruct S;\n",
+        )
+        .expect("write");
+        std::fs::write(
+            root.join("src/deep/b.py"),
+            "import os\ndef b():\n    pass\n",
+        )
+        .expect("write");
+        std::fs::write(root.join("src/c.txt"), "text\n").expect("write");
+        std::fs::write(root.join("src/d.rs"), b"\0binary").expect("write");
+        std::fs::write(root.join("src/e.js"), "function e( {\n").expect("write");
+        let cx = ctx::code::CodeContext {
+            cwd: root.clone(),
+            store: None,
+            sandbox: None,
+        };
+        for path in [".", "src"] {
+            let collected = ctx::code::summarize(&cx, Path::new(path), None, false).expect("run");
+            let SummaryPlan::Directory(directory) =
+                ctx::code::plan_summary(&cx, Path::new(path), None, false).expect("plan")
+            else {
+                panic!("a directory");
+            };
+            let streamed = || Streamed {
+                directory: &directory,
+                outcome: RefCell::new(None),
+            };
+            assert_eq!(
+                serde_json::to_vec_pretty(&streamed()).expect("pretty"),
+                serde_json::to_vec_pretty(&collected).expect("pretty"),
+                "{path}"
+            );
+            assert_eq!(
+                serde_json::to_vec(&streamed()).expect("compact"),
+                serde_json::to_vec(&collected).expect("compact"),
+                "{path}"
+            );
+        }
+        // An empty directory: `files` is an empty array either way.
+        std::fs::create_dir_all(root.join("empty")).expect("mkdir");
+        let collected = ctx::code::summarize(&cx, Path::new("empty"), None, false).expect("run");
+        let SummaryPlan::Directory(directory) =
+            ctx::code::plan_summary(&cx, Path::new("empty"), None, false).expect("plan")
+        else {
+            panic!("a directory");
+        };
+        let streamed = Streamed {
+            directory: &directory,
+            outcome: RefCell::new(None),
+        };
+        assert_eq!(
+            serde_json::to_vec_pretty(&streamed).expect("pretty"),
+            serde_json::to_vec_pretty(&collected).expect("pretty")
+        );
     }
 }
