@@ -257,8 +257,12 @@ fn a_read_only_store_is_readable() {
     env.run(&["pack", "render", "docs"]).ok();
     env.run(&["select", "parse words"]).ok();
     let before = store_state(&env);
-    let list = run_read_only(&env, &["pack", "list", "--json"])
-        .expect("running as root, this test needs `unshare -m` to mount the store read-only");
+    // Root without a private mount namespace (a locked-down container) has no way to make
+    // the store read-only; everywhere else (this machine, CI) the checks below run.
+    let Some(list) = run_read_only(&env, &["pack", "list", "--json"]) else {
+        assert!(is_root(), "chmod always works for a non-root user");
+        return;
+    };
     list.ok();
     assert!(list.stdout.contains("\"docs\""), "{}", list.stdout);
     for args in [
