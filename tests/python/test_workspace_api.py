@@ -163,7 +163,11 @@ def test_runs_import_list_show_and_diff(project: Path, tmp_path: Path) -> None:
     shown = ws.run_show(first["run"][:15])
     assert shown["id"] == first["run"] and shown["steps"], shown
     diff = ws.run_diff(first["run"], "latest")
-    assert json.dumps(diff) != "{}" and diff
+    assert diff["a"] == first["run"] and diff["b"] == second["run"], diff
+    assert diff["drift"], "the changed prompt is a drift"
+    assert "count them twice" in json.dumps(diff["drift"]) or sum(diff["counts"].values()) > 0, diff
+    same = ws.run_diff(first["run"], first["run"])
+    assert same["drift"] == [], same
     with pytest.raises(ctx.InvalidInputError, match="format"):
         ws.run_import(session, format="nonsense")
 

@@ -120,10 +120,7 @@ impl Workspace {
         budget: Option<u64>,
         tokenizer: Option<String>,
     ) -> PyResult<Py<PyAny>> {
-        let tokenizer = tokenizer
-            .map(|t| t.parse::<ctx_facade::core::TokenizerKind>())
-            .transpose()
-            .map_err(|e| InvalidInputError::new_err(format!("tokenizer: {e}")))?;
+        let tokenizer = parse_tokenizer(tokenizer)?;
         self.call(py, move |ws| ws.pack_create(&name, budget, tokenizer))
     }
 
@@ -245,10 +242,7 @@ impl Workspace {
         text: &Bound<'_, PyAny>,
         tokenizer: Option<String>,
     ) -> PyResult<Py<PyAny>> {
-        let tokenizer = tokenizer
-            .map(|t| t.parse::<ctx_facade::core::TokenizerKind>())
-            .transpose()
-            .map_err(|e| InvalidInputError::new_err(format!("tokenizer: {e}")))?;
+        let tokenizer = parse_tokenizer(tokenizer)?;
         let (texts, one): (Vec<String>, bool) = if let Ok(s) = text.extract::<String>() {
             (vec![s], true)
         } else {
@@ -486,6 +480,13 @@ impl Workspace {
             self.inner.root().display().to_string()
         )
     }
+}
+
+/// A `tokenizer=` argument ("o200k_base", "cl100k_base", "approx"), when given.
+fn parse_tokenizer(name: Option<String>) -> PyResult<Option<ctx_facade::core::TokenizerKind>> {
+    name.map(|t| t.parse::<ctx_facade::core::TokenizerKind>())
+        .transpose()
+        .map_err(|e| InvalidInputError::new_err(format!("tokenizer: {e}")))
 }
 
 /// Pack names: one name or a list of names.

@@ -283,39 +283,29 @@ mod tests {
             std::fs::write(sub.join(format!("f{i}.txt")), "text\n").expect("write");
         }
         let workspace = Arc::new(Workspace::open(dir.path()).expect("workspace"));
+        // The first operation's outcome, as JSON.
+        let first =
+            |out: FsReadOutput| serde_json::to_value(&out).expect("json")["results"][0].clone();
+        let listing = || FsReadInput::new([Operation::directory(".", 3)]);
         let slow = Arc::new(
             ToolEngine::new(ReadOptions::default(), 0).with_budget(std::time::Duration::ZERO),
         );
-        let out = slow
-            .fs_read(
-                "w",
-                &workspace,
-                FsReadInput::new([Operation::directory(".", 3)]),
-            )
-            .await;
-        let json = serde_json::to_value(&out).expect("json");
-        assert_eq!(json["results"][0]["ok"], false, "{json}");
-        assert_eq!(json["results"][0]["error"]["kind"], "timeout", "{json}");
+        let timed_out = first(slow.fs_read("w", &workspace, listing()).await);
+        assert_eq!(timed_out["ok"], false, "{timed_out}");
+        assert_eq!(timed_out["error"]["kind"], "timeout", "{timed_out}");
         // A small file read is answered inline, within any budget.
-        let out = slow
-            .fs_read(
+        let line = first(
+            slow.fs_read(
                 "w",
                 &workspace,
                 FsReadInput::new([Operation::line("d0/f0.txt")]),
             )
-            .await;
-        let json = serde_json::to_value(&out).expect("json");
-        assert_eq!(json["results"][0]["ok"], true, "{json}");
+            .await,
+        );
+        assert_eq!(line["ok"], true, "{line}");
         // With the default budget the listing completes.
         let engine = Arc::new(ToolEngine::new(ReadOptions::default(), 0));
-        let out = engine
-            .fs_read(
-                "w",
-                &workspace,
-                FsReadInput::new([Operation::directory(".", 3)]),
-            )
-            .await;
-        let json = serde_json::to_value(&out).expect("json");
-        assert_eq!(json["results"][0]["ok"], true, "{json}");
+        let listed = first(engine.fs_read("w", &workspace, listing()).await);
+        assert_eq!(listed["ok"], true, "{listed}");
     }
 }
