@@ -317,3 +317,148 @@ fn commands_run_only_when_allowed_and_foreign_tools_are_skipped() {
         changed.stdout
     );
 }
+
+/// One HTTP/1.1 request on a fresh connection: the status line, the `mcp-session-id` header
+/// (if any) and the first JSON message of the body (plain JSON or a server-sent event).
+fn mcp_post(
+    addr: &str,
+    path: &str,
+    session: Option<&str>,
+    body: &Value,
+) -> (String, Option<String>, Value) {
+    use std::io::Read as _;
+    let body = body.to_string();
+    let session_header = session.map_or_else(String::new, |id| format!("mcp-session-id: {id}\r\n"));
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-06-18\r\n{session_header}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("read");
+    let (head, rest) = response.split_once("\r\n\r\n").expect("headers");
+    let status = head.lines().next().unwrap_or_default().to_owned();
+    let session = head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("mcp-session-id")
+            .then(|| value.trim().to_owned())
+    });
+    // Chunked or SSE framing: the message is the first line that parses as a JSON object.
+    let message = rest
+        .lines()
+        .map(|line| line.strip_prefix("data:").unwrap_or(line).trim())
+        .find_map(|line| {
+            serde_json::from_str::<Value>(line)
+                .ok()
+                .filter(Value::is_object)
+        })
+        .unwrap_or(Value::Null);
+    (status, session, message)
+}
+
+#[test]
+fn serve_records_mcp_calls_per_workspace_and_replay_is_exact() {
+    let env = Env::new();
+    write_files(
+        &env.work(),
+        &[
+            (
+                "ws/alpha/src/lib.rs",
+                "//! Alpha.\n\npub fn parse_config(text: &str) -> usize {\n    text.len()\n}\n",
+            ),
+            ("ws/alpha/README.md", "# Alpha\n\nCalls parse_config.\n"),
+        ],
+    );
+    let alpha = env.work().join("ws/alpha");
+    git(&alpha, &["init", "-q", "-b", "main"]);
+    git(&alpha, &["add", "."]);
+    git(&alpha, &["commit", "-q", "-m", "fixture"]);
+    env.run(&["-C", "ws/alpha", "init"]).ok();
+
+    let mut cmd = env.cmd(&[
+        "serve",
+        "--workspaces",
+        "ws",
+        "--addr",
+        "127.0.0.1:0",
+        "--tools",
+        "all",
+        "--record",
+        "served",
+    ]);
+    cmd.stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn serve");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut addr = String::new();
+    for _ in 0..5 {
+        let mut line = String::new();
+        stderr.read_line(&mut line).expect("stderr line");
+        if let Some(rest) = line.split("at http://").nth(1) {
+            addr = rest.split_whitespace().next().expect("addr").to_owned();
+            break;
+        }
+    }
+    assert!(!addr.is_empty(), "no address announced");
+
+    let (status, session, init) = mcp_post(
+        &addr,
+        "/mcp/alpha",
+        None,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    );
+    assert!(status.contains("200"), "{status} {init}");
+    let session = session.expect("a session id");
+    mcp_post(
+        &addr,
+        "/mcp/alpha",
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    let calls = [
+        (
+            "fs_read",
+            json!({"operations": [{"mode": "Line", "path": "src/lib.rs"}]}),
+        ),
+        ("ctx_search", json!({"pattern": "parse_config"})),
+        ("ctx_status", json!({})),
+    ];
+    for (id, (tool, arguments)) in calls.iter().enumerate() {
+        let (status, _, answer) = mcp_post(
+            &addr,
+            "/mcp/alpha",
+            Some(&session),
+            &json!({"jsonrpc": "2.0", "id": id + 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}),
+        );
+        assert!(status.contains("200"), "{status}");
+        assert_eq!(
+            answer["result"]["isError"],
+            json!(false),
+            "{tool}: {answer}"
+        );
+    }
+    let term = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(term.success());
+    assert_eq!(child.wait().expect("wait").code(), Some(0));
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).expect("stderr");
+    assert!(
+        rest.contains("workspace `alpha`: recorded run") && rest.contains("(3 steps) as `served`"),
+        "{rest}"
+    );
+
+    // The run is in the workspace's own store, with the file it read as an input.
+    let show = env.run(&["-C", "ws/alpha", "--json", "run", "show", "served"]);
+    show.ok();
+    let shown = show.json();
+    assert!(show.stdout.contains("src/lib.rs"), "{}", show.stdout);
+    assert!(show.stdout.contains("ctx-serve"), "{shown}");
+    let replay = env.run(&["-C", "ws/alpha", "--json", "run", "replay", "served"]);
+    replay.ok();
+    let report = replay.json();
+    assert_eq!(report["fidelity"], "exact", "{report}");
+    assert_eq!(report["exact"], 3, "{report}");
+}

@@ -26,7 +26,7 @@ pub struct McpConfig {
     /// Sees every tool call and its result (for run records).
     pub recorder: Option<Arc<dyn CallRecorder>>,
     /// The clock for records that carry a time (snapshots, packs): Unix seconds.
-    pub clock: fn() -> i64,
+    pub clock: ctx::Clock,
     /// How long one tool call may run before it is answered with a timeout error.
     pub call_budget: Duration,
 }
@@ -58,7 +58,7 @@ impl McpConfig {
             allow_write: false,
             tools: None,
             recorder: None,
-            clock: system_clock,
+            clock: Arc::new(system_clock),
             call_budget: CALL_BUDGET,
         }
     }

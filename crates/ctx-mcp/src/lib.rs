@@ -9,6 +9,7 @@
 //!   observe; unknown tools are JSON-RPC errors, every other failure an `isError` result.
 //! - Every answer is capped at `max_tokens` tokens ([`paging`]) with a cursor for the rest.
 //! - Every path argument is resolved inside the workspace root ([`workspace`]).
+//! - [`record`] records sessions as runs and replays them.
 //! - [`run_stdio`] and [`run_http`] serve it; [`streamable_http_service`] lets another axum
 //!   app mount it at `/mcp`.
 //!
@@ -20,6 +21,7 @@ mod error;
 pub mod jsonrpc;
 mod notify;
 pub mod paging;
+pub mod record;
 mod resources;
 mod schema;
 mod server;

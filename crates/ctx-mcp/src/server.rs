@@ -28,7 +28,7 @@ struct Inner {
     /// Tools left out, and why (to explain unknown-tool errors).
     withheld: Vec<Withheld>,
     recorder: Option<Arc<dyn CallRecorder>>,
-    clock: fn() -> i64,
+    clock: ctx::Clock,
     call_budget: std::time::Duration,
     instructions: String,
     /// The walk and file contents `ctx_search` reuses between calls (stat-validated).
@@ -144,7 +144,7 @@ impl CtxServer {
                 tools,
                 withheld,
                 recorder: config.recorder.clone(),
-                clock: config.clock,
+                clock: Arc::clone(&config.clock),
                 call_budget: config.call_budget,
                 instructions,
                 tree_cache: ctx::code::TreeCache::new(),

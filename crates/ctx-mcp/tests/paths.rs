@@ -71,7 +71,7 @@ async fn every_answer_path_is_accepted_by_fs_read() {
     )
     .with_allow_write(true)
     .with_tools(ToolSet::All);
-    config.clock = || 1_767_225_600;
+    config.clock = std::sync::Arc::new(|| 1_767_225_600);
     let server = CtxServer::new(&config).expect("server");
     ok(&server, "ctx_packs_create", json!({ "name": "code" })).await;
     ok(

@@ -273,7 +273,7 @@ async fn a_store_outside_the_workspace_gets_a_workspace_index() {
         fx.root.clone(),
         ctx::config::ConfigLayers::default(),
     );
-    config.clock = || 1_767_225_600;
+    config.clock = std::sync::Arc::new(|| 1_767_225_600);
     let server = ctx_mcp::CtxServer::new(&config).expect("server");
     let answer = ok(&server, "ctx_select", json!({ "query": "greet" })).await;
     let name = answer["index"]["name"].as_str().expect("name");

@@ -38,6 +38,11 @@ pub enum CtxError {
         root: String,
         default: String,
     },
+    #[error("cannot write `{}`: {source}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
     #[error("{0}")]
     InvalidInput(String),
     #[error("{0}")]
@@ -86,6 +91,7 @@ impl CtxError {
             Self::Run(err) => run_kind(err),
             Self::UnknownIndex { .. } => ErrorKind::NotFound,
             Self::Corrupt(_) => ErrorKind::Damaged,
+            Self::Io { source, .. } => io_kind(source),
             Self::Source(_)
             | Self::Config(_)
             | Self::Redaction(_)

@@ -10,6 +10,7 @@ pub mod code;
 pub mod config;
 mod error;
 pub mod packs;
+pub mod recording;
 pub mod select;
 pub mod tokens;
 pub mod workspace;

@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context as _, Result};
 use clap::Args;
@@ -22,8 +22,14 @@ use crate::output::{Output, Status};
 /// server answers 503 with Retry-After instead of queueing. SIGTERM or Ctrl-C stops it after
 /// the requests in flight. Request logs go to stderr with -v.
 ///
+/// With --record NAME every MCP tool call is recorded as a step of a run per workspace, in
+/// the workspace's store, named NAME (NAME.ID when workspaces share the fallback store); the
+/// runs are finished when the server stops, and `ctx -C WORKSPACE run replay NAME` replays
+/// one. While recording, tools see the server's start as the current time.
+///
 /// Examples:
 ///   ctx serve --workspaces /srv/repos
+///   ctx serve --workspaces /srv/repos --record nightly   # then: ctx -C /srv/repos/a run replay nightly
 ///   ctx -v serve --workspaces ~/src --addr 127.0.0.1:9000 --max-concurrent 500
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
@@ -50,6 +56,10 @@ pub struct ServeArgs {
     /// all, or tool names separated by commas (default: the `mcp.tools` setting, core).
     #[arg(long, value_name = "SET", value_parser = parse_tool_set)]
     pub tools: Option<ctx_mcp::ToolSet>,
+    /// Record every MCP tool call as a run named NAME in each workspace's store (see
+    /// `ctx run show NAME`, `ctx run replay NAME`).
+    #[arg(long, value_name = "NAME", conflicts_with = "no_mcp")]
+    pub record: Option<String>,
 }
 
 /// Parses `--tools`.
@@ -70,10 +80,19 @@ pub fn run(args: &ServeArgs, ctx: &Context, out: &Output) -> Result<Status> {
     config.cache_entries = args.cache_entries;
     // Fail before binding when the directory is wrong.
     let workspaces = config.state()?.registry().ids().len();
+    if let Some(name) = &args.record {
+        ctx::recording::check_record_name(name).map_err(|err| anyhow::anyhow!("--record {err}"))?;
+    }
+    let recordings = Recordings::default();
     let mcp = if args.no_mcp {
         None
     } else {
-        Some(mcp_mount(ctx, out, args.tools.clone())?)
+        Some(mcp_mount(
+            ctx,
+            out,
+            args.tools.clone(),
+            args.record.clone().map(|name| (name, recordings.clone())),
+        )?)
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -95,7 +114,32 @@ pub fn run(args: &ServeArgs, ctx: &Context, out: &Output) -> Result<Status> {
         out.note("stopped");
         anyhow::Ok(())
     })?;
-    Ok(Status::Success)
+    finish_recordings(&recordings, out)
+}
+
+/// The recordings `ctx serve --record` started, one per workspace served over MCP.
+type Recordings = Arc<Mutex<Vec<(String, Arc<ctx::recording::Recording>)>>>;
+
+/// Finishes every recording; the first failure is returned after all were tried.
+fn finish_recordings(recordings: &Recordings, out: &Output) -> Result<Status> {
+    let recordings = std::mem::take(&mut *recordings.lock().expect("recordings lock"));
+    let mut failed = None;
+    for (id, recording) in recordings {
+        match recording.finish() {
+            Ok(Some((run, steps))) => out.note(&format!(
+                "workspace `{id}`: recorded run {run} ({steps} steps) as `{}`",
+                recording.name()
+            )),
+            Ok(None) => {}
+            Err(err) => {
+                failed.get_or_insert(err);
+            }
+        }
+    }
+    match failed {
+        Some(err) => Err(err.into()),
+        None => Ok(Status::Success),
+    }
 }
 
 /// Builds the MCP mount once the bound address is known: each workspace uses its own
@@ -104,6 +148,7 @@ fn mcp_mount(
     ctx: &Context,
     out: &Output,
     tools: Option<ctx_mcp::ToolSet>,
+    record: Option<(String, Recordings)>,
 ) -> Result<impl FnOnce(SocketAddr) -> Mcp> {
     let (store, location) = ctx.open_store(out)?;
     drop(store);
@@ -116,11 +161,13 @@ fn mcp_mount(
     tools.check(false)?;
     let tools = Some(tools);
     let fallback_sources = ctx.workspace_root(&location);
+    let started = super::select::now();
     Ok(move |bound: SocketAddr| {
         let http = HttpOptions::for_address(bound);
-        Mcp::new(Arc::new(move |_id: &str, root: &Path| {
+        Mcp::new(Arc::new(move |id: &str, root: &Path| {
             let project = root.join(ctx::store::STORE_DIR_NAME);
-            let (store_dir, sources_root) = if project.join(ctx::store::DATABASE_FILE).is_file() {
+            let own_store = project.join(ctx::store::DATABASE_FILE).is_file();
+            let (store_dir, sources_root) = if own_store {
                 (project, root.to_owned())
             } else {
                 (location.dir.clone(), fallback_sources.clone())
@@ -128,10 +175,60 @@ fn mcp_mount(
             let mut config =
                 McpConfig::new(root.to_owned(), store_dir, sources_root, layers.clone());
             config.tools.clone_from(&tools);
+            if let Some((name, recordings)) = &record {
+                let name = if own_store {
+                    name.clone()
+                } else {
+                    format!("{name}.{id}")
+                };
+                let mut recordings = recordings.lock().expect("recordings lock");
+                // The workspace directory was replaced: finish its first recording before a
+                // new one takes over the journal's name.
+                if let Some(at) = recordings.iter().position(|(known, _)| known == id) {
+                    let (_, earlier) = recordings.remove(at);
+                    earlier.finish().map_err(|err| err.to_string())?;
+                }
+                let recording = start_recording(&mut config, name, started)?;
+                recordings.push((id.to_owned(), recording));
+            }
             let server = CtxServer::new(&config).map_err(|err| err.to_string())?;
             Ok(ctx_mcp::streamable_http_service(server, &http))
         }))
     })
+}
+
+/// Starts recording the calls of the MCP service `config` describes, after finishing any
+/// recording in its store that a dead process left.
+fn start_recording(
+    config: &mut McpConfig,
+    name: String,
+    started: i64,
+) -> Result<Arc<ctx::recording::Recording>, String> {
+    let store = ctx::store::Store::open(&config.store_dir).map_err(|err| err.to_string())?;
+    let pid = std::process::id();
+    let alive = |p: u32| p == pid || ctx::recording::process_alive(p);
+    for recovered in
+        ctx::recording::recover_recordings(&store, &alive).map_err(|err| err.to_string())?
+    {
+        tracing::info!(
+            "finished the interrupted recording `{}` ({} steps) as run {}",
+            recovered.name,
+            recovered.steps,
+            recovered.run
+        );
+    }
+    ctx_mcp::record::start_recording(
+        config,
+        store,
+        ctx_mcp::record::RecordRequest {
+            name,
+            started,
+            step_clock: Arc::new(super::select::now),
+            runtime: "ctx-serve".to_owned(),
+            pid,
+        },
+    )
+    .map_err(|err| err.to_string())
 }
 
 /// Completes on SIGTERM or Ctrl-C.

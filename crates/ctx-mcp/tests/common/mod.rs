@@ -106,7 +106,7 @@ impl Fixture {
     /// A server with the fixture's clock and the configuration `adjust` makes.
     pub fn server_with(&self, adjust: impl FnOnce(McpConfig) -> McpConfig) -> CtxServer {
         let mut config = adjust(self.config());
-        config.clock = || 1_767_225_600;
+        config.clock = std::sync::Arc::new(|| 1_767_225_600);
         CtxServer::new(&config).expect("server")
     }
 
