@@ -6,6 +6,8 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use ctx::ErrorKind;
+
 /// Why a server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
@@ -52,12 +54,45 @@ pub enum ToolError {
     /// A `cursor` that this call did not hand out.
     #[error("{0}")]
     BadCursor(String),
-    /// The operation itself failed (unknown pack, bad regex, not a git repository, …).
-    #[error("{0}")]
-    Failed(String),
+    /// The operation itself failed (unknown pack, bad regex, not a git repository, …), with
+    /// the facade's kind of failure.
+    #[error("{message}")]
+    Failed { kind: ErrorKind, message: String },
 }
 
 impl ToolError {
+    /// A failed operation of `kind`.
+    pub fn failed(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self::Failed {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// What kind of failure this is: argument, path, size and cursor errors are the
+    /// request's; a failed operation keeps the kind the facade gave it.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::InvalidArguments { .. }
+            | Self::OutsideWorkspace { .. }
+            | Self::TooLarge(_)
+            | Self::BadCursor(_) => ErrorKind::UserInput,
+            Self::Failed { kind, .. } => *kind,
+        }
+    }
+
+    /// The same failure with its message rewritten (the kind kept).
+    #[must_use]
+    pub fn reworded(self, reword: impl FnOnce(&str) -> String) -> Self {
+        match self {
+            Self::Failed { kind, message } => Self::Failed {
+                kind,
+                message: reword(&message),
+            },
+            other => other,
+        }
+    }
+
     /// An invalid-arguments error for `tool`.
     pub fn invalid(tool: &str, message: impl Into<String>) -> Self {
         Self::InvalidArguments {
@@ -67,20 +102,59 @@ impl ToolError {
     }
 }
 
+/// The kind ctx gives `err` (internal when it knows none).
+fn kind(err: &(dyn std::error::Error + 'static)) -> ErrorKind {
+    ctx::kind_of(err).unwrap_or(ErrorKind::Internal)
+}
+
 impl From<ctx::CtxError> for ToolError {
     fn from(err: ctx::CtxError) -> Self {
-        Self::Failed(err.to_string())
+        Self::failed(err.kind(), err.to_string())
     }
 }
 
 impl From<ctx::store::StoreError> for ToolError {
     fn from(err: ctx::store::StoreError) -> Self {
-        Self::Failed(err.to_string())
+        Self::failed(kind(&err), err.to_string())
     }
 }
 
 impl From<ctx::code::CodeError> for ToolError {
     fn from(err: ctx::code::CodeError) -> Self {
-        Self::Failed(err.to_string())
+        Self::failed(kind(&err), err.to_string())
+    }
+}
+
+impl From<ctx::runs::RunError> for ToolError {
+    fn from(err: ctx::runs::RunError) -> Self {
+        Self::failed(kind(&err), err.to_string())
+    }
+}
+
+impl From<McpError> for ToolError {
+    fn from(err: McpError) -> Self {
+        Self::failed(kind(&err), err.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_error_has_the_kind_front_ends_map() {
+        let store = ctx::store::StoreError::PackExists {
+            name: "docs".to_owned(),
+        };
+        assert_eq!(ToolError::from(store).kind(), ErrorKind::Conflict);
+        assert_eq!(
+            ToolError::invalid("fs_read", "no path").kind(),
+            ErrorKind::UserInput
+        );
+        let bug = ToolError::failed(ErrorKind::Internal, "panicked");
+        assert_eq!(bug.kind(), ErrorKind::Internal);
+        let reworded = bug.reworded(|m| format!("{m}!"));
+        assert_eq!(reworded.kind(), ErrorKind::Internal);
+        assert_eq!(reworded.to_string(), "panicked!");
     }
 }

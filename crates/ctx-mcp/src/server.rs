@@ -261,10 +261,13 @@ impl CtxServer {
             // and its result is dropped.
             let outcome = match tokio::time::timeout(budget, task).await {
                 Ok(joined) => joined,
-                Err(_) => Ok(Err(ToolError::Failed(format!(
-                    "`{name}` took longer than {} s and was stopped waiting for; narrow the request (a `path`, a smaller `max_tokens` or `budget`, a more specific `pattern`)",
-                    budget.as_secs_f64()
-                )))),
+                Err(_) => Ok(Err(ToolError::failed(
+                    ctx::ErrorKind::UserInput,
+                    format!(
+                        "`{name}` took longer than {} s and was stopped waiting for; narrow the request (a `path`, a smaller `max_tokens` or `budget`, a more specific `pattern`)",
+                        budget.as_secs_f64()
+                    ),
+                ))),
             };
             match outcome {
                 Ok(Ok(page)) => {
@@ -275,9 +278,12 @@ impl CtxServer {
                 Ok(Err(err)) => error_result(&err),
                 Err(join) => {
                     tracing::error!(tool = name, "tool call failed: {join}");
-                    error_result(&ToolError::Failed(format!(
-                        "`{name}` failed unexpectedly ({join}); this is a bug in ctx, please report it"
-                    )))
+                    error_result(&ToolError::failed(
+                        ctx::ErrorKind::Internal,
+                        format!(
+                            "`{name}` failed unexpectedly ({join}); this is a bug in ctx, please report it"
+                        ),
+                    ))
                 }
             }
         };
@@ -320,8 +326,15 @@ impl CtxServer {
 /// Calls at least this long are logged (to a client that set a log level).
 const LONG_CALL: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// A failed call: the message for the agent, and in `structuredContent` the same message with
+/// its kind (`user_input`, `not_found`, `conflict`, `damaged`, `io`, `internal`) for programs.
 fn error_result(err: &ToolError) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(err.to_string())])
+    let message = err.to_string();
+    let mut result = CallToolResult::error(vec![ContentBlock::text(message.clone())]);
+    result.structured_content = Some(serde_json::json!({
+        "error": {"kind": err.kind().as_str(), "message": message},
+    }));
+    result
 }
 
 /// What the server tells the agent at the start of a session: one line per kind of tool it

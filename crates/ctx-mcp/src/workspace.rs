@@ -126,7 +126,7 @@ impl Workspace {
     pub fn sandbox(&self) -> Result<&ctx::fs::Workspace, ToolError> {
         self.sandbox
             .as_ref()
-            .map_err(|e| ToolError::Failed(e.clone()))
+            .map_err(|e| ToolError::failed(ctx::ErrorKind::Io, e.clone()))
     }
 
     fn new_worker(&self) -> Result<Worker, McpError> {
@@ -144,9 +144,7 @@ impl Workspace {
             .pop();
         match pooled {
             Some(worker) => Ok(worker),
-            None => self
-                .new_worker()
-                .map_err(|e| ToolError::Failed(e.to_string())),
+            None => self.new_worker().map_err(ToolError::from),
         }
     }
 

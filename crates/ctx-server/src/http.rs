@@ -244,19 +244,45 @@ async fn tool(State(state): State<AppState>, body: Bytes) -> Response {
         Err(err) => return fail(StatusCode::BAD_REQUEST, err.0, None),
     };
     let output = state.inner.engine.fs_read(&id, &workspace, input).await;
-    // A single operation that failed fails the call; in a batch, errors are per operation.
-    let error = if single && output.failed == 1 {
-        output.results[0].error.as_ref().map(|e| e.message.clone())
+    // A single operation that failed fails the call, with the status of its kind (4xx: the
+    // request's fault, 5xx: the server's); in a batch, errors are per operation and the call
+    // answers 200.
+    let failure = if single && output.failed == 1 {
+        output.results[0]
+            .error
+            .as_ref()
+            .map(|e| (e.message.clone(), e.kind))
     } else {
         None
     };
+    let Some((error, kind)) = failure else {
+        let body = json!({
+            "success": true,
+            "result": output,
+            "error": null,
+            "latency_ms": latency_ms(started),
+        });
+        return json_response(StatusCode::OK, &body);
+    };
     let body = json!({
-        "success": error.is_none(),
+        "success": false,
         "result": output,
         "error": error,
+        "kind": ctx::ErrorKind::of_fs(kind).as_str(),
         "latency_ms": latency_ms(started),
     });
-    json_response(StatusCode::OK, &body)
+    json_response(status_of(kind), &body)
+}
+
+/// The HTTP status of a failed operation's kind.
+pub fn status_of(kind: &str) -> StatusCode {
+    match kind {
+        "not_found" => StatusCode::NOT_FOUND,
+        "permission_denied" => StatusCode::FORBIDDEN,
+        "invalid_input" => StatusCode::BAD_REQUEST,
+        "timeout" => StatusCode::GATEWAY_TIMEOUT,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
 }
 
 fn latency_ms(started: Instant) -> f64 {

@@ -31,7 +31,7 @@ use std::time::Duration;
 
 pub use error::ServerError;
 pub use http::{
-    AppState, RETRY_AFTER_SECS, TOOLS, ToolBodyError, ToolCall, decode_tool_body, router,
+    AppState, RETRY_AFTER_SECS, TOOLS, ToolBodyError, ToolCall, decode_tool_body, router, status_of,
 };
 pub use mcp::{Mcp, McpFactory};
 pub use registry::{Registry, is_valid_id};

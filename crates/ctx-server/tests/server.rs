@@ -153,7 +153,9 @@ async fn bad_input_gets_clear_errors_and_status_codes() {
     ];
     for (params, needle) in cases {
         let (status, body) = server.tool("alpha", params).await;
-        assert_eq!(status, 200);
+        // A failed single operation is the request's fault: 400, with the kind in the body.
+        assert_eq!(status, 400, "{body}");
+        assert_eq!(body["kind"], "user_input", "{body}");
         assert_eq!(body["success"], false);
         assert!(
             body["error"].as_str().expect("e").contains(needle),
@@ -323,11 +325,21 @@ async fn the_attack_suite_gets_no_byte_out_over_http() {
             json!({"mode": "Search", "path": case.path, "pattern": "secret"}),
         ] {
             let (status, body) = server.tool("ws", op).await;
-            assert_eq!(status, 200, "{}: {body}", case.name);
             assert_eq!(body["success"], false, "{}: {body}", case.name);
             let kind = body["result"]["results"][0]["error"]["kind"]
                 .as_str()
                 .expect("kind");
+            assert_eq!(
+                status,
+                ctx_server::status_of(kind).as_u16(),
+                "{}: {body}",
+                case.name
+            );
+            assert!(
+                status / 100 == 4,
+                "{}: refused as the request's fault",
+                case.name
+            );
             assert!(
                 case.expect.iter().any(|k| k == kind),
                 "{}: {kind}",

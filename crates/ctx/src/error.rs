@@ -82,6 +82,21 @@ impl ErrorKind {
     }
 }
 
+impl ErrorKind {
+    /// The kind of a file-engine error (`ctx::fs` reports kinds as words: `not_found`,
+    /// `permission_denied`, `invalid_input`, `timeout`, `io`, `internal`). A path the sandbox
+    /// refuses is the request's fault, so `permission_denied` is user input; so is an
+    /// operation past its time budget (narrow it).
+    pub fn of_fs(kind: &str) -> Self {
+        match kind {
+            "not_found" => Self::NotFound,
+            "permission_denied" | "invalid_input" | "timeout" => Self::UserInput,
+            "io" => Self::Io,
+            _ => Self::Internal,
+        }
+    }
+}
+
 impl CtxError {
     /// What kind of failure this is.
     pub fn kind(&self) -> ErrorKind {

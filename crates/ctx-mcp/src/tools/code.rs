@@ -714,7 +714,7 @@ fn search(call: &Call<'_>) -> Result<Page, ToolError> {
     let use_cache = matches!(args.mode, SearchMode::Symbol);
     let mut results = with_code(call, use_cache, |cx| {
         code::search_cached(cx, call.tree_cache, Path::new(&target.rel), &kind)
-            .map_err(|err| ToolError::Failed(in_tool_words(&err.to_string())))
+            .map_err(|err| ToolError::from(err).reworded(in_tool_words))
     })?;
     let total = results.len();
     let truncated = args.max_results.is_some_and(|max| total as u64 > max);

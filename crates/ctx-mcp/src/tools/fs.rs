@@ -159,16 +159,23 @@ fn fs_read(call: &Call<'_>) -> Result<Page, ToolError> {
         };
         if tokens <= max {
             if out.failed > 0 && out.failed == out.results.len() {
-                let messages: Vec<String> = out
+                let errors: Vec<_> = out
                     .results
                     .iter()
-                    .filter_map(|r| {
-                        r.error
-                            .as_ref()
-                            .map(|e| format!("{}: {}", r.path, e.message))
-                    })
+                    .filter_map(|r| r.error.as_ref().map(|e| (r.path.as_str(), e)))
                     .collect();
-                return Err(ToolError::Failed(messages.join("\n")));
+                let messages: Vec<String> = errors
+                    .iter()
+                    .map(|(path, e)| format!("{path}: {}", e.message))
+                    .collect();
+                // Every operation failed: the call's kind is theirs when they agree.
+                let kind = match errors.first() {
+                    Some((_, first)) if errors.iter().all(|(_, e)| e.kind == first.kind) => {
+                        ctx::ErrorKind::of_fs(first.kind)
+                    }
+                    _ => ctx::ErrorKind::UserInput,
+                };
+                return Err(ToolError::failed(kind, messages.join("\n")));
             }
             return Ok(Page {
                 structured: value,

@@ -650,10 +650,13 @@ fn packs_render(call: &Call<'_>) -> Result<Page, ToolError> {
         }
     })?;
     let payload = String::from_utf8(bytes).map_err(|_| {
-        ToolError::Failed(format!(
-            "snapshot {} holds a payload that is not UTF-8; run `ctx store verify`",
-            snapshot.snapshot_id
-        ))
+        ToolError::failed(
+            ctx::ErrorKind::Damaged,
+            format!(
+                "snapshot {} holds a payload that is not UTF-8; run `ctx store verify`",
+                snapshot.snapshot_id
+            ),
+        )
     })?;
     let hex = snapshot.snapshot_id.to_string();
     let hex = hex.strip_prefix("sha256:").unwrap_or(&hex);
@@ -857,10 +860,7 @@ fn packs_add(call: &Call<'_>) -> Result<Page, ToolError> {
                 call.now,
             )?)
         })
-        .map_err(|err| match err {
-            ToolError::Failed(message) => ToolError::Failed(sensitive_in_tool_words(&message)),
-            other => other,
-        })?;
+        .map_err(|err| err.reworded(sensitive_in_tool_words))?;
     Ok(Call::whole(
         &AddAnswer {
             pack: report.pack,

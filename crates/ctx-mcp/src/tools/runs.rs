@@ -46,7 +46,10 @@ pub fn definitions() -> Vec<ToolDef> {
 }
 
 fn failed(err: &RunError) -> ToolError {
-    ToolError::Failed(err.to_string())
+    ToolError::failed(
+        ctx::kind_of(err).unwrap_or(ctx::ErrorKind::Internal),
+        err.to_string(),
+    )
 }
 
 // ---- ctx_runs_list -------------------------------------------------------------------------

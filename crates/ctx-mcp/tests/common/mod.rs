@@ -180,6 +180,12 @@ pub async fn ok(server: &CtxServer, tool: &str, args: Value) -> Value {
 
 /// A failed call's message (an isError result).
 pub async fn fails(server: &CtxServer, tool: &str, args: Value) -> String {
+    fails_with_kind(server, tool, args).await.1
+}
+
+/// A failed call's kind and message. The kind is in `structuredContent.error`, with the same
+/// message as the text the agent reads.
+pub async fn fails_with_kind(server: &CtxServer, tool: &str, args: Value) -> (String, String) {
     let result = call(server, tool, args.clone()).await;
     assert_eq!(
         result.is_error,
@@ -187,8 +193,26 @@ pub async fn fails(server: &CtxServer, tool: &str, args: Value) -> String {
         "{tool} {args} should fail: {}",
         text_of(&result)
     );
-    assert!(result.structured_content.is_none());
-    text_of(&result)
+    let text = text_of(&result);
+    let structured = result.structured_content.clone().expect("the error's kind");
+    assert_eq!(structured["error"]["message"], Value::from(text.clone()));
+    let kind = structured["error"]["kind"]
+        .as_str()
+        .expect("kind")
+        .to_owned();
+    assert!(
+        [
+            "user_input",
+            "not_found",
+            "conflict",
+            "damaged",
+            "io",
+            "internal"
+        ]
+        .contains(&kind.as_str()),
+        "{kind}"
+    );
+    (kind, text)
 }
 
 pub fn text_of(result: &CallToolResult) -> String {
