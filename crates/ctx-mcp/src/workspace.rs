@@ -5,7 +5,7 @@
 //! small pool of open stores (each with its compiled pack settings) and lends one to each tool
 //! call; concurrent calls get their own.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
 use ctx::config::ConfigLayers;
@@ -22,7 +22,7 @@ const POOL_SIZE: usize = 16;
 /// A path argument resolved inside the workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolved {
-    /// The absolute path (lexically normalized; inside the root).
+    /// The absolute path (the root joined with `rel`).
     pub abs: PathBuf,
     /// The path relative to the root, `/`-separated; `.` for the root itself.
     pub rel: String,
@@ -183,52 +183,52 @@ impl Workspace {
         result
     }
 
-    /// Resolves a path argument inside the root: relative paths against the root, absolute
-    /// ones as given. `..`, absolute paths elsewhere, symbolic links that lead out and NUL
-    /// bytes are refused.
+    /// Resolves a path argument inside the root through the file engine's sandbox (the one
+    /// lexical normaliser, then the kernel resolving beneath the root's descriptor): relative
+    /// paths against the root, absolute ones as given. `..` that climbs out, absolute paths
+    /// elsewhere, symbolic links that lead out, NUL bytes, hard links and special files are
+    /// refused. A path that does not exist passes (the tool reports it as not found).
+    ///
+    /// Tools then read through the same sandbox (`ctx::code` with `sandbox: Some(..)`), so a
+    /// link swapped in after this check is refused when the file is opened.
     pub fn resolve(&self, path: &str) -> Result<Resolved, ToolError> {
         let outside = || ToolError::OutsideWorkspace {
             path: path.to_owned(),
             root: self.root.clone(),
         };
-        if path.contains('\0') {
-            return Err(outside());
-        }
-        let given = Path::new(path);
-        let joined = if given.is_absolute() {
-            given.to_owned()
-        } else {
-            self.root.join(given)
-        };
-        let mut normal = PathBuf::new();
-        for component in joined.components() {
-            match component {
-                Component::Prefix(p) => normal.push(p.as_os_str()),
-                Component::RootDir => normal.push(Component::RootDir.as_os_str()),
-                Component::CurDir => {}
-                Component::ParentDir => {
-                    if !normal.pop() {
-                        return Err(outside());
-                    }
-                }
-                Component::Normal(part) => normal.push(part),
+        let sandbox = self.sandbox()?;
+        let rel = sandbox.relative_path(path).map_err(|err| match err.kind() {
+            ctx::fs::ErrorKind::InvalidInput => {
+                ToolError::failed(ctx::ErrorKind::UserInput, err.to_string())
             }
+            _ => outside(),
+        })?;
+        match sandbox.resolve(&rel) {
+            Ok(_) => {}
+            Err(err) => match err.kind() {
+                ctx::fs::ErrorKind::NotFound => {}
+                ctx::fs::ErrorKind::InvalidInput | ctx::fs::ErrorKind::Io => {
+                    return Err(ToolError::failed(
+                        ctx::ErrorKind::of_fs(err.kind().as_str()),
+                        err.to_string(),
+                    ));
+                }
+                ctx::fs::ErrorKind::PermissionDenied => {
+                    return Err(match err {
+                        ctx::fs::SandboxError::SpecialFile { .. }
+                        | ctx::fs::SandboxError::HardLink { .. } => {
+                            ToolError::failed(ctx::ErrorKind::UserInput, err.to_string())
+                        }
+                        _ => outside(),
+                    });
+                }
+            },
         }
-        let rel = normal.strip_prefix(&self.root).map_err(|_| outside())?;
-        // A symbolic link inside the root may point out of it.
-        if let Ok(real) = normal.canonicalize()
-            && !real.starts_with(&self.root)
-        {
-            return Err(outside());
-        }
-        let rel = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join("/");
-        Ok(Resolved {
-            abs: normal,
-            rel: if rel.is_empty() { ".".to_owned() } else { rel },
-        })
+        let abs = if rel == "." {
+            self.root.clone()
+        } else {
+            self.root.join(&rel)
+        };
+        Ok(Resolved { abs, rel })
     }
 }
