@@ -3,8 +3,11 @@ a deterministic `git`, and the fixture library source both suites commit."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import subprocess
+import time
 from pathlib import Path
 
 CTX_BIN = os.environ.get("CTX_BIN", "")
@@ -43,3 +46,22 @@ def git(repo: Path, *args: str) -> None:
         "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
     }
     subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(proc: subprocess.Popen, port: int, why=lambda: "", seconds: float = 20) -> None:
+    """Waits until `proc` listens on loopback `port`; fails with `why()` if it exits first."""
+    deadline = time.monotonic() + seconds
+    while True:
+        with contextlib.suppress(OSError):
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        assert proc.poll() is None, why()
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)

@@ -16,14 +16,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import subprocess
-import time
 from pathlib import Path
 
 import httpx
 import pytest
-from fixture_repo import CTX_BIN, clean_env, git
+from fixture_repo import CTX_BIN, clean_env, free_port, git, wait_for_port
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -201,12 +199,6 @@ def test_python_module_refuses_the_bomb_links_and_secrets(ws: Workspace) -> None
 # ----------------------------------------------------------------------- MCP front ends
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def process(ws: Workspace, args: list[str], port: int, log: Path):
     with open(log, "wb") as errlog:
@@ -219,14 +211,7 @@ def process(ws: Workspace, args: list[str], port: int, log: Path):
             stderr=errlog,
         )
         try:
-            deadline = time.monotonic() + 20
-            while True:
-                with contextlib.suppress(OSError):
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                assert proc.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.05)
+            wait_for_port(proc, port, log.read_text)
             yield proc
         finally:
             proc.terminate()

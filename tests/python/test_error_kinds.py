@@ -23,15 +23,13 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
-from fixture_repo import CTX_BIN, clean_env, git
+from fixture_repo import CTX_BIN, clean_env, free_port, git, wait_for_port
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -128,26 +126,13 @@ def test_cli_io_failure_exits_74(repo: Repo) -> None:
 # ---------------------------------------------------------------------------------------- MCP
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def serving(repo: Repo, port: int, log: Path):
     args = [CTX_BIN, "serve", "--workspaces", str(repo.workspaces), "--addr", f"127.0.0.1:{port}", "--tools", "all"]
     with open(log, "wb") as errlog:
         proc = subprocess.Popen(args, cwd=repo.root, env=repo.env, stdin=subprocess.DEVNULL, stderr=errlog)
         try:
-            deadline = time.monotonic() + 20
-            while True:
-                with contextlib.suppress(OSError):
-                    socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                    break
-                assert proc.poll() is None, log.read_text()
-                assert time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.05)
+            wait_for_port(proc, port, log.read_text)
             yield f"http://127.0.0.1:{port}"
         finally:
             proc.terminate()

@@ -6,7 +6,7 @@ mod attacks;
 mod common;
 
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -326,20 +326,8 @@ fn serve_answers_tool_health_and_mcp_and_stops_on_sigterm() {
         &env.work(),
         &[("ws/alpha/a.txt", "alpha\n"), ("ws/beta/b.txt", "beta\n")],
     );
-    let mut cmd = env.cmd(&["serve", "--workspaces", "ws", "--addr", "127.0.0.1:0"]);
-    cmd.stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn serve");
-    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
-    let mut addr = String::new();
-    for _ in 0..5 {
-        let mut line = String::new();
-        stderr.read_line(&mut line).expect("stderr line");
-        if let Some(rest) = line.split("at http://").nth(1) {
-            addr = rest.split_whitespace().next().expect("addr").to_owned();
-            break;
-        }
-    }
-    assert!(!addr.is_empty(), "no address announced");
+    let (mut child, mut stderr, addr) =
+        env.spawn_server(&["serve", "--workspaces", "ws", "--addr", "127.0.0.1:0"]);
     let health = http(&addr, "GET", "/health", "");
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
     assert!(

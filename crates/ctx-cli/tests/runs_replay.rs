@@ -376,7 +376,7 @@ fn serve_records_mcp_calls_per_workspace_and_replay_is_exact() {
     git(&alpha, &["commit", "-q", "-m", "fixture"]);
     env.run(&["-C", "ws/alpha", "init"]).ok();
 
-    let mut cmd = env.cmd(&[
+    let (mut child, mut stderr, addr) = env.spawn_server(&[
         "serve",
         "--workspaces",
         "ws",
@@ -387,19 +387,6 @@ fn serve_records_mcp_calls_per_workspace_and_replay_is_exact() {
         "--record",
         "served",
     ]);
-    cmd.stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn serve");
-    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
-    let mut addr = String::new();
-    for _ in 0..5 {
-        let mut line = String::new();
-        stderr.read_line(&mut line).expect("stderr line");
-        if let Some(rest) = line.split("at http://").nth(1) {
-            addr = rest.split_whitespace().next().expect("addr").to_owned();
-            break;
-        }
-    }
-    assert!(!addr.is_empty(), "no address announced");
 
     let (status, session, init) = mcp_post(
         &addr,

@@ -197,12 +197,14 @@ impl Workspace {
             root: self.root.clone(),
         };
         let sandbox = self.sandbox()?;
-        let rel = sandbox.relative_path(path).map_err(|err| match err.kind() {
-            ctx::fs::ErrorKind::InvalidInput => {
-                ToolError::failed(ctx::ErrorKind::UserInput, err.to_string())
-            }
-            _ => outside(),
-        })?;
+        let rel = sandbox
+            .relative_path(path)
+            .map_err(|err| match err.kind() {
+                ctx::fs::ErrorKind::InvalidInput => {
+                    ToolError::failed(ctx::ErrorKind::UserInput, err.to_string())
+                }
+                _ => outside(),
+            })?;
         match sandbox.resolve(&rel) {
             Ok(_) => {}
             Err(err) => match err.kind() {

@@ -46,6 +46,32 @@ impl Env {
         cmd
     }
 
+    /// Starts a server (`ctx serve …` or `ctx mcp --http …` listening on port 0) and returns
+    /// it with its stderr and the address it announced.
+    pub fn spawn_server(
+        &self,
+        args: &[&str],
+    ) -> (
+        std::process::Child,
+        std::io::BufReader<std::process::ChildStderr>,
+        String,
+    ) {
+        use std::io::BufRead as _;
+        let mut cmd = self.cmd(args);
+        cmd.stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn the server");
+        let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+        for _ in 0..5 {
+            let mut line = String::new();
+            stderr.read_line(&mut line).expect("stderr line");
+            if let Some(rest) = line.split("at http://").nth(1) {
+                let addr = rest.split_whitespace().next().expect("addr").to_owned();
+                return (child, stderr, addr);
+            }
+        }
+        panic!("no address announced");
+    }
+
     pub fn run(&self, args: &[&str]) -> Run {
         self.run_with(self.cmd(args))
     }
