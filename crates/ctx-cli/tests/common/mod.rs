@@ -69,6 +69,8 @@ impl Env {
                 return (child, stderr, addr);
             }
         }
+        let _ = child.kill();
+        let _ = child.wait();
         panic!("no address announced");
     }
 
