@@ -9,6 +9,7 @@
 //! it, compatible with the Amazon Q Developer CLI tool of that name.
 
 pub mod error;
+pub mod input;
 pub mod read;
 pub mod reader;
 pub mod sandbox;

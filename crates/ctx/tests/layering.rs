@@ -161,3 +161,58 @@ fn front_ends_depend_on_the_facade_not_the_library_crates() {
         );
     }
 }
+
+/// Front ends open no file themselves: every path they are given is read through `ctx-fs`
+/// (the sandbox for workspace paths, `ctx::fs::input::read_named_file` for an input file the
+/// user names on a command line), so no front end can check a path and then open another.
+/// Writing the user's own output files (`-o FILE`) is the front end's job and is not matched.
+#[test]
+fn front_ends_open_no_path_themselves() {
+    let opens = [
+        "File::open(",
+        "fs::read(",
+        "fs::read_to_string(",
+        "OpenOptions::new()",
+        "fs::read_link(",
+        "fs::metadata(",
+        "fs::symlink_metadata(",
+        "fs::read_dir(",
+    ];
+    // The HTTP server's registry lists the directory of workspaces the operator named (which
+    // subdirectories exist, and their identity); the workspaces' contents are read through
+    // the sandbox.
+    let allowed = ["ctx-server/src/registry.rs"];
+    let mut dirs: Vec<PathBuf> = packages()
+        .into_iter()
+        .filter(|(name, _, _)| FRONT_ENDS.contains(&name.as_str()))
+        .map(|(_, dir, _)| dir.join("src"))
+        .collect();
+    dirs.push(workspace_root().join("crates/ctx-py/src"));
+    assert_eq!(dirs.len(), FRONT_ENDS.len() + 1);
+    let mut offenders = Vec::new();
+    for dir in dirs {
+        let mut files = Vec::new();
+        rust_files(&dir, &mut files);
+        for file in files {
+            if allowed.iter().any(|a| file.ends_with(a)) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).expect("read");
+            // Unit tests build fixtures with std::fs; only the code above them counts.
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for (n, line) in code.lines().enumerate() {
+                if line.trim_start().starts_with("//") {
+                    continue;
+                }
+                if opens.iter().any(|o| line.contains(o)) {
+                    offenders.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "front ends open paths themselves (read them through ctx-fs):\n{}",
+        offenders.join("\n")
+    );
+}

@@ -234,10 +234,11 @@ fn read_batch(file: &Path, cwd: &Path) -> Result<Value> {
             .context("cannot read the batch from stdin")?;
         text
     } else {
-        let path = cwd.join(file);
-        std::fs::read_to_string(&path).with_context(|| {
-            format!(
-                "--batch `{}`: cannot read it; name a JSON file",
+        let bytes = ctx::fs::input::read_named_file(cwd, file)
+            .map_err(|err| anyhow::anyhow!("--batch {err}; name a JSON file"))?;
+        String::from_utf8(bytes).map_err(|_| {
+            anyhow::anyhow!(
+                "--batch `{}` is not UTF-8 text; name a JSON file",
                 file.display()
             )
         })?

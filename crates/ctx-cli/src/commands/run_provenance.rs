@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::Args;
 use ctx::core::ContentHash;
 use ctx::runs::RunError;
@@ -202,8 +202,9 @@ pub fn verify(args: &VerifyArgs, ctx: &Context, out: &Output) -> Result<Status> 
         .map(|text| {
             let path = ctx.cwd.join(text);
             let key_text = if path.is_file() {
-                std::fs::read_to_string(&path)
-                    .with_context(|| format!("cannot read --trusted-key `{text}`"))?
+                let bytes = ctx::fs::input::read_named_file(&ctx.cwd, std::path::Path::new(text))
+                    .map_err(|err| anyhow::anyhow!("--trusted-key {err}"))?;
+                String::from_utf8_lossy(&bytes).into_owned()
             } else {
                 text.clone()
             };

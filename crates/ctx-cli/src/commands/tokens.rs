@@ -70,20 +70,15 @@ pub fn run(args: &TokensArgs, ctx: &Context, out: &Output) -> Result<Status> {
                 .context("reading stdin")?;
             ("-".to_owned(), bytes)
         } else {
-            let path = ctx.cwd.join(input);
-            if path.is_dir() {
+            if ctx.cwd.join(input).is_dir() {
                 bail!(
                     "`{}` is a directory; name files (e.g. `ctx tokens {}/*`)",
                     input.display(),
                     input.display()
                 );
             }
-            let bytes = std::fs::read(&path).map_err(|err| {
-                anyhow::anyhow!(
-                    "cannot read `{}`: {err}; name a readable file",
-                    input.display()
-                )
-            })?;
+            let bytes = ctx::fs::input::read_named_file(&ctx.cwd, input)
+                .map_err(|err| anyhow::anyhow!("cannot read {err}; name a readable file"))?;
             (input.display().to_string(), bytes)
         };
         let text = String::from_utf8(bytes).map_err(|err| {
