@@ -13,7 +13,8 @@
 //!   BM25 (content, path segments, symbol names) plus seed 001's signals and a personalized
 //!   PageRank over the import/reference [`graph`], and fills the budget with exact counts,
 //!   degrading files to skeletons when that fits more.
-//! - [`inject`] and [`hook`]: the `ctx inject` text and Claude Code's hook protocol.
+//! - [`inject`]: the `ctx inject` text (Claude Code's hook protocol is the facade's,
+//!   `ctx::hooks`).
 //!
 //! Like every library here it never prints, never reads the environment or the clock: the
 //! build time comes in as a parameter.
@@ -23,7 +24,7 @@ pub mod canonicalize;
 pub mod error;
 pub mod git;
 pub mod graph;
-pub mod hook;
+
 pub mod index;
 pub mod inject;
 pub mod lexical;

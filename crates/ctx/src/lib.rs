@@ -9,6 +9,7 @@
 pub mod code;
 pub mod config;
 mod error;
+pub mod hooks;
 pub mod packs;
 pub mod recording;
 pub mod select;

@@ -9,14 +9,14 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::hooks::{HookEvent, HookInput};
 use ctx_core::{ContentHash, TokenizerKind};
 use ctx_select::git::{ACTIVITY_WINDOW, RepoAt};
-use ctx_select::hook::{HookEvent, HookInput};
 use ctx_select::inject::ProjectFacts;
 use ctx_store::{Database, Store, StoreKind, StoreLocation};
 use serde::Serialize;
 
-pub use ctx_select::hook::{HOOK_COMMAND, MAX_CONTEXT_CHARS, parse_hook_input};
+pub use crate::hooks::{MAX_CONTEXT_CHARS, parse_hook_input};
 pub use ctx_select::{
     BuildReport, DEFAULT_INDEX_NAME, IndexCheck, IndexError, IndexInspection, Query, ScorerKind,
     SelectOptions, SelectedDocument, SelectionError, SelectionMetadata, SelectionResult,
@@ -582,7 +582,7 @@ pub fn hook_answer(
         HookEvent::UserPromptSubmit { prompt } => prompt_context(cx, None, prompt, budget)?.0,
         HookEvent::SessionStart { .. } => session_context(cx),
     };
-    Ok(ctx_select::hook::hook_output(&input.event, &context))
+    Ok(crate::hooks::hook_output(&input.event, &context))
 }
 
 fn session_context(cx: &SelectContext<'_>) -> String {
@@ -630,20 +630,30 @@ fn read_optional(path: &Path) -> Result<Option<String>, CtxError> {
     }
 }
 
+/// The command lines Claude Code is told to run, as the front end spells them.
+#[derive(Debug, Clone)]
+pub struct HookCommands {
+    /// What each hook runs (the CLI: `ctx hook claude-code`).
+    pub hook: String,
+    /// The MCP server's program (the CLI: `ctx`) ...
+    pub mcp_program: String,
+    /// ... and its arguments (the CLI: `mcp`).
+    pub mcp_args: Vec<String>,
+}
+
 /// Merges ctx's hooks into `<root>/.claude/settings.json` (with `local`,
 /// `settings.local.json`) and, unless `local`, its MCP server into `<root>/.mcp.json`,
 /// keeping every existing entry; running it twice changes nothing.
 pub fn install_claude_code(
     root: &Path,
-    command: &str,
+    commands: &HookCommands,
     local: bool,
 ) -> Result<HookInstall, CtxError> {
     let settings_path = claude_settings_path(root, local);
     let mcp_path = root.join(".mcp.json");
-    let hook_command = format!("{command} hook claude-code");
-    let (settings, settings_changed) = ctx_select::hook::merge_claude_settings(
+    let (settings, settings_changed) = crate::hooks::merge_claude_settings(
         read_optional(&settings_path)?.as_deref(),
-        &hook_command,
+        &commands.hook,
     )
     .map_err(|e| CtxError::InvalidInput(e.to_string()))?;
     if settings_changed {
@@ -651,10 +661,11 @@ pub fn install_claude_code(
     }
     let mut mcp_changed = false;
     if !local {
-        let (mcp, changed) = ctx_select::hook::merge_mcp_config(
+        let args: Vec<&str> = commands.mcp_args.iter().map(String::as_str).collect();
+        let (mcp, changed) = crate::hooks::merge_mcp_config(
             read_optional(&mcp_path)?.as_deref(),
-            command,
-            &["mcp"],
+            &commands.mcp_program,
+            &args,
         )
         .map_err(|e| CtxError::InvalidInput(e.to_string()))?;
         if changed {
@@ -670,18 +681,22 @@ pub fn install_claude_code(
     })
 }
 
-/// Undoes [`install_claude_code`]: removes the hooks that run `command` from both settings
-/// files and the `ctx` MCP server from `.mcp.json` (if it runs `command`), keeping every
-/// other entry. Files that did not hold them are not written.
-pub fn uninstall_claude_code(root: &Path, command: &str) -> Result<Vec<(PathBuf, bool)>, CtxError> {
-    let hook_command = format!("{command} hook claude-code");
+/// Undoes [`install_claude_code`]: removes the hooks that run `commands.hook` from both
+/// settings files and the `ctx` MCP server from `.mcp.json` (if it runs
+/// `commands.mcp_program`), keeping every other entry. Files that did not hold them are not
+/// written.
+pub fn uninstall_claude_code(
+    root: &Path,
+    commands: &HookCommands,
+) -> Result<Vec<(PathBuf, bool)>, CtxError> {
+    let hook_command = &commands.hook;
     let mut report = Vec::new();
     for local in [false, true] {
         let path = claude_settings_path(root, local);
         let Some(text) = read_optional(&path)? else {
             continue;
         };
-        let (settings, changed) = ctx_select::hook::remove_claude_settings(&text, &hook_command)
+        let (settings, changed) = crate::hooks::remove_claude_settings(&text, hook_command)
             .map_err(|e| CtxError::InvalidInput(e.to_string()))?;
         if changed {
             write_atomic(&path, settings.as_bytes())?;
@@ -690,7 +705,7 @@ pub fn uninstall_claude_code(root: &Path, command: &str) -> Result<Vec<(PathBuf,
     }
     let mcp_path = root.join(".mcp.json");
     if let Some(text) = read_optional(&mcp_path)? {
-        let (mcp, changed) = ctx_select::hook::remove_mcp_config(&text, command)
+        let (mcp, changed) = crate::hooks::remove_mcp_config(&text, &commands.mcp_program)
             .map_err(|e| CtxError::InvalidInput(e.to_string()))?;
         if changed {
             write_atomic(&mcp_path, mcp.as_bytes())?;

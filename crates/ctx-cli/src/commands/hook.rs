@@ -84,7 +84,8 @@ pub fn run(cmd: &HookCommand, ctx: &Context, out: &Output) -> Result<Status> {
             Ok(Status::Success)
         }
         HookCommand::Uninstall(args) => {
-            let report = ctx::select::uninstall_claude_code(&hook_root(ctx)?, &args.command)?;
+            let report =
+                ctx::select::uninstall_claude_code(&hook_root(ctx)?, &commands(&args.command))?;
             if out.is_json() {
                 let files: Vec<_> = report
                     .iter()
@@ -107,7 +108,8 @@ pub fn run(cmd: &HookCommand, ctx: &Context, out: &Output) -> Result<Status> {
         }
         HookCommand::Install(args) => {
             let root = hook_root(ctx)?;
-            let report = ctx::select::install_claude_code(&root, &args.command, args.local)?;
+            let report =
+                ctx::select::install_claude_code(&root, &commands(&args.command), args.local)?;
             if out.is_json() {
                 out.json(&report)?;
                 return Ok(Status::Success);
@@ -148,4 +150,14 @@ fn answer(args: &ClaudeCodeArgs, ctx: &Context, out: &Output) -> Result<String> 
     let cx = super::select::select_context(ctx, &store, &location, out)?;
     let value = ctx::select::hook_answer(&cx, &input, args.budget)?;
     Ok(serde_json::to_string(&value)?)
+}
+
+/// The command lines Claude Code runs for ctx installed as `program`: the hooks run
+/// `PROGRAM hook claude-code`, the MCP server `PROGRAM mcp`.
+fn commands(program: &str) -> ctx::select::HookCommands {
+    ctx::select::HookCommands {
+        hook: format!("{program} hook claude-code"),
+        mcp_program: program.to_owned(),
+        mcp_args: vec!["mcp".to_owned()],
+    }
 }

@@ -1,13 +1,12 @@
 //! Agent hooks: Claude Code's hook protocol (`UserPromptSubmit`, `SessionStart`) and the
-//! settings merge behind `ctx hook install claude-code`. Pure JSON in, JSON out; the facade
-//! does the file work.
+//! settings merge behind `ctx hook install claude-code`. Pure JSON in, JSON out;
+//! [`crate::select`] does the file work. The command lines the hooks and the MCP server run
+//! come from the front end (the CLI knows its own executable and arguments).
 
 use serde_json::{Map, Value, json};
 
 /// The most characters of context a hook returns (Claude Code's limit for injected context).
 pub const MAX_CONTEXT_CHARS: usize = 10_000;
-/// The command the installed hooks run.
-pub const HOOK_COMMAND: &str = "ctx hook claude-code";
 
 /// Why hook input or a settings file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -328,10 +327,11 @@ mod tests {
     #[test]
     fn settings_merge_is_idempotent_and_keeps_other_entries() {
         let existing = r#"{"model":"opus","hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"other"}]}]}}"#;
-        let (once, changed) = merge_claude_settings(Some(existing), HOOK_COMMAND).expect("merge");
+        let (once, changed) =
+            merge_claude_settings(Some(existing), "ctx hook claude-code").expect("merge");
         assert!(changed);
         let (twice, changed_again) =
-            merge_claude_settings(Some(&once), HOOK_COMMAND).expect("merge");
+            merge_claude_settings(Some(&once), "ctx hook claude-code").expect("merge");
         assert!(!changed_again);
         assert_eq!(once, twice);
         let v: Value = serde_json::from_str(&twice).expect("json");
@@ -341,7 +341,7 @@ mod tests {
             Some(2)
         );
         assert_eq!(v["hooks"]["SessionStart"].as_array().map(Vec::len), Some(1));
-        assert!(merge_claude_settings(Some("[1]"), HOOK_COMMAND).is_err());
+        assert!(merge_claude_settings(Some("[1]"), "ctx hook claude-code").is_err());
 
         let mcp = r#"{"mcpServers":{"ctx":{"command":"mine"},"x":{"command":"y"}}}"#;
         let (text, changed) = merge_mcp_config(Some(mcp), "ctx", &["mcp"]).expect("mcp");
