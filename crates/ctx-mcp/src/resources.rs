@@ -36,7 +36,7 @@ fn style_of(policy_json: &str) -> String {
 pub fn list(ws: &Workspace) -> Result<Vec<Resource>, ErrorData> {
     ws.with_store(|store| {
         let mut out = Vec::new();
-        for pack in store.db().list_packs()? {
+        for pack in packs::list_packs(store)? {
             out.push(
                 Resource::new(format!("{PACK_PREFIX}{}", pack.name), pack.name.clone())
                     .with_title(format!("Pack {}", pack.name))
@@ -47,7 +47,7 @@ pub fn list(ws: &Workspace) -> Result<Vec<Resource>, ErrorData> {
                     .with_mime_type("application/json"),
             );
         }
-        for snapshot in store.db().list_snapshots()? {
+        for snapshot in packs::list_snapshots(store)? {
             let id = snapshot.snapshot_id.to_string();
             let name = snapshot
                 .label

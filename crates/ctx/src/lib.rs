@@ -12,15 +12,15 @@ mod error;
 pub mod hooks;
 pub mod packs;
 pub mod recording;
+pub mod runs;
 pub mod select;
 pub mod tokens;
 pub mod workspace;
 
 pub use error::{CtxError, ErrorKind, kind_of};
-pub use workspace::{Clock, Environment, OpenOptions, Workspace};
+pub use workspace::{Clock, Environment, OpenOptions, Workspace, init_store};
 
 pub use ctx_core as core;
 pub use ctx_fs as fs;
-pub use ctx_runs as runs;
 pub use ctx_sources as sources;
 pub use ctx_store as store;

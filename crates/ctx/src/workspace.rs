@@ -56,6 +56,24 @@ pub struct OpenOptions {
     pub env: Environment,
 }
 
+/// What `ctx init` did: the store directory, whether it was created, its schema version.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct InitReport {
+    pub store: String,
+    pub created: bool,
+    pub schema_version: i64,
+}
+
+/// Creates the store layout in `dir` (which may exist already) and says what it found.
+pub fn init_store(dir: &Path) -> Result<InitReport, CtxError> {
+    let (store, created) = Store::init(dir)?;
+    Ok(InitReport {
+        store: dir.display().to_string(),
+        created,
+        schema_version: store.db().schema_version()?,
+    })
+}
+
 /// An open workspace: its store, settings and clock.
 pub struct Workspace {
     cwd: PathBuf,
@@ -207,7 +225,7 @@ impl Workspace {
 
     /// Every pack, by name.
     pub fn pack_list(&self) -> Result<Vec<PackRecord>, CtxError> {
-        Ok(self.store.db().list_packs()?)
+        packs::list_packs(&self.store)
     }
 
     /// A pack's settings and artifacts in render order.
@@ -217,12 +235,12 @@ impl Workspace {
 
     /// Deletes a pack and its artifacts (snapshots are kept).
     pub fn pack_delete(&self, name: &str) -> Result<(), CtxError> {
-        Ok(self.store.db().delete_pack(name)?)
+        packs::delete_pack(&self.store, name)
     }
 
     /// Removes an artifact (a unique prefix of its id is enough).
     pub fn pack_remove(&self, name: &str, artifact: &str) -> Result<ArtifactRecord, CtxError> {
-        Ok(self.store.db().remove_artifact(name, artifact)?)
+        packs::remove_artifact(&self.store, name, artifact)
     }
 
     /// Renders packs without recording anything: the payload and the report (what is
@@ -250,7 +268,7 @@ impl Workspace {
 
     /// Every snapshot, newest first.
     pub fn pack_snapshots(&self) -> Result<Vec<SnapshotRecord>, CtxError> {
-        Ok(self.store.db().list_snapshots()?)
+        packs::list_snapshots(&self.store)
     }
 
     /// Re-renders a snapshot and reports what changed, artifact by artifact.

@@ -162,13 +162,17 @@ fn front_ends_depend_on_the_facade_not_the_library_crates() {
     }
 }
 
-/// Front ends open no file themselves: every path they are given is read through `ctx-fs`
+/// Front ends open no file and no database themselves: every path they are given is read
+/// through `ctx-fs`
 /// (the sandbox for workspace paths, `ctx::fs::input::read_named_file` for an input file the
 /// user names on a command line), so no front end can check a path and then open another.
 /// Writing the user's own output files (`-o FILE`) is the front end's job and is not matched.
 #[test]
 fn front_ends_open_no_path_themselves() {
+    // The store's metadata is the facade's business: front ends call `ctx::packs`,
+    // `ctx::runs`, `ctx::Workspace`, never the database handle.
     let opens = [
+        ".db()",
         "File::open(",
         "fs::read(",
         "fs::read_to_string(",
@@ -212,7 +216,7 @@ fn front_ends_open_no_path_themselves() {
     }
     assert!(
         offenders.is_empty(),
-        "front ends open paths themselves (read them through ctx-fs):\n{}",
+        "front ends open paths or the store's database themselves (read through ctx-fs, call the facade):\n{}",
         offenders.join("\n")
     );
 }

@@ -2,8 +2,6 @@
 
 use anyhow::Result;
 use clap::Args;
-use ctx::store::Store;
-use serde::Serialize;
 
 use crate::context::Context;
 use crate::output::{Output, Status};
@@ -19,24 +17,12 @@ use crate::output::{Output, Status};
 #[command(verbatim_doc_comment)]
 pub struct InitArgs {}
 
-#[derive(Serialize)]
-struct InitReport {
-    store: String,
-    created: bool,
-    schema_version: i64,
-}
-
 pub fn run(_args: &InitArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let dir = ctx.init_dir();
-    let (store, created) = Store::init(&dir)?;
-    let report = InitReport {
-        store: dir.display().to_string(),
-        created,
-        schema_version: store.db().schema_version()?,
-    };
+    let report = ctx::init_store(&dir)?;
     if out.is_json() {
         out.json(&report)?;
-    } else if created {
+    } else if report.created {
         out.line(&format!("Initialized empty ctx store in {}", report.store))?;
     } else {
         out.line(&format!(

@@ -324,7 +324,7 @@ fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status
             }
         }
         PackCommand::List => {
-            let list = store.db().list_packs()?;
+            let list = packs::list_packs(&store)?;
             if out.is_json() {
                 out.json(&list)?;
             } else if list.is_empty() {
@@ -373,7 +373,7 @@ fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status
             }
         }
         PackCommand::Delete(NameArg { name }) => {
-            store.db().delete_pack(&name)?;
+            packs::delete_pack(&store, &name)?;
             if out.is_json() {
                 out.json(&json!({ "deleted": name }))?;
             } else {
@@ -415,7 +415,7 @@ fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status
             }
         }
         PackCommand::Remove(args) => {
-            let removed = store.db().remove_artifact(&args.name, &args.artifact_id)?;
+            let removed = packs::remove_artifact(&store, &args.name, &args.artifact_id)?;
             if out.is_json() {
                 out.json(&removed)?;
             } else {
@@ -536,7 +536,7 @@ fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status
             }
         }
         PackCommand::Snapshots => {
-            let list = store.db().list_snapshots()?;
+            let list = packs::list_snapshots(&store)?;
             if out.is_json() {
                 out.json(&list)?;
             } else if list.is_empty() {

@@ -352,10 +352,7 @@ pub fn run_json(run: &Run, refs: &[String]) -> Value {
 }
 
 fn show(args: &ShowArgs, store: &Store, out: &Output) -> Result<Status> {
-    let run = ctx::runs::load_run(store, &args.id)?;
-    let refs = ctx::runs::refs_by_run(store)?
-        .remove(&run.id)
-        .unwrap_or_default();
+    let (run, refs) = ctx::runs::load_with_refs(store, &args.id)?;
     if out.is_json_by_default() {
         out.json(&run_json(&run, &refs))?;
         return Ok(Status::Success);

@@ -217,7 +217,7 @@ fn packs_list(call: &Call<'_>) -> Result<Page, ToolError> {
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
     let list = call
         .workspace
-        .with_store(|store| Ok(store.db().list_packs()?))?;
+        .with_store(|store| Ok(packs::list_packs(store)?))?;
     let answer = ListAnswer {
         packs: list.into_iter().map(PackSummary::from).collect(),
         next_cursor: None,
@@ -262,10 +262,7 @@ fn packs_get(call: &Call<'_>) -> Result<Page, ToolError> {
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
     let answer = call.workspace.with_packs(|pcx| {
         let view = packs::show_pack(pcx, &args.pack)?;
-        let snapshots = pcx
-            .store
-            .db()
-            .list_snapshots()?
+        let snapshots = packs::list_snapshots(pcx.store)?
             .iter()
             .filter(|s| s.packs.contains(&args.pack))
             .map(SnapshotSummary::from)
@@ -598,7 +595,7 @@ fn packs_render(call: &Call<'_>) -> Result<Page, ToolError> {
                     )
                 })?;
             if let Some(reference) = &args.snapshot_id {
-                let named = pcx.store.db().find_snapshot(reference)?;
+                let named = packs::find_snapshot(pcx.store, reference)?;
                 if named.snapshot_id != snapshot.snapshot_id {
                     return Err(ToolError::BadCursor(
                         "this cursor belongs to another snapshot; repeat the call that returned it with only `cursor` changed".into(),
@@ -913,9 +910,13 @@ pub struct RemoveAnswer {
 
 fn packs_remove(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: RemoveArgs = call.parse()?;
-    let removed = call
-        .workspace
-        .with_store(|store| Ok(store.db().remove_artifact(&args.pack, &args.artifact_id)?))?;
+    let removed = call.workspace.with_store(|store| {
+        Ok(packs::remove_artifact(
+            store,
+            &args.pack,
+            &args.artifact_id,
+        )?)
+    })?;
     Ok(Call::whole(
         &RemoveAnswer {
             pack: args.pack,

@@ -359,11 +359,7 @@ fn runs_show(call: &Call<'_>) -> Result<Page, ToolError> {
         .include_content
         .then(|| args.max_output_bytes.unwrap_or(DEFAULT_OUTPUT_BYTES));
     let (answer, request) = call.workspace.with_store(|store| {
-        let run = ctx::runs::load_run(store, &args.run).map_err(|e| failed(&e))?;
-        let refs = ctx::runs::refs_by_run(store)
-            .map_err(|e| failed(&e))?
-            .remove(&run.id)
-            .unwrap_or_default();
+        let (run, refs) = ctx::runs::load_with_refs(store, &args.run).map_err(|e| failed(&e))?;
         // The run id pins cursors: a ref like `latest` that moves invalidates them.
         let request =
             call.page_request(args.max_tokens, args.cursor.as_deref(), &run.id.to_string())?;

@@ -185,6 +185,38 @@ fn kind_name(source: &Source) -> &'static str {
     }
 }
 
+/// Every pack, by name.
+pub fn list_packs(store: &Store) -> Result<Vec<PackRecord>, CtxError> {
+    Ok(store.db().list_packs()?)
+}
+
+/// Deletes a pack and its artifacts (its snapshots are kept).
+pub fn delete_pack(store: &Store, name: &str) -> Result<(), CtxError> {
+    Ok(store.db().delete_pack(name)?)
+}
+
+/// Removes an artifact from a pack (a unique prefix of its id is enough); returns it.
+pub fn remove_artifact(
+    store: &Store,
+    pack: &str,
+    artifact: &str,
+) -> Result<ArtifactRecord, CtxError> {
+    Ok(store.db().remove_artifact(pack, artifact)?)
+}
+
+/// Every snapshot, newest first.
+pub fn list_snapshots(store: &Store) -> Result<Vec<ctx_store::SnapshotRecord>, CtxError> {
+    Ok(store.db().list_snapshots()?)
+}
+
+/// The snapshot a reference names: its id, a unique prefix, or its label.
+pub fn find_snapshot(
+    store: &Store,
+    reference: &str,
+) -> Result<ctx_store::SnapshotRecord, CtxError> {
+    Ok(store.db().find_snapshot(reference)?)
+}
+
 /// A pack and its artifacts in render order.
 pub fn show_pack(ctx: &PackContext<'_>, name: &str) -> Result<PackView, CtxError> {
     let pack = ctx.store.db().require_pack(name)?;
