@@ -316,3 +316,24 @@ class Workspace:
     def run_list(self) -> List[RunSummary]: ...
     def run_show(self, run: str) -> Dict[str, Any]: ...
     def run_diff(self, a: str, b: str) -> Dict[str, Any]: ...
+    def start_recording(self, name: str, *, deterministic: Optional[Sequence[str]] = None) -> Recording: ...
+
+class RecordingFinished(TypedDict):
+    run: str
+    steps: int
+
+class Recording:
+    """A run being recorded: one step per tool call (saved as it is recorded, inputs the
+    calls read redacted), written and tagged with its name (and ``latest``) by ``finish``.
+    A recording whose process died is finished by the next ``start_recording``."""
+
+    def record(
+        self,
+        tool: str,
+        arguments: Dict[str, Any],
+        output: Union[str, bytes],
+        *,
+        is_error: bool = False,
+        elapsed_ms: int = 0,
+    ) -> None: ...
+    def finish(self) -> Optional[RecordingFinished]: ...

@@ -212,3 +212,45 @@ def test_the_readme_workspace_example_runs_as_written(project: Path) -> None:
     exec(compile(code, "README.md", "exec"), names)  # noqa: S102 - the README's own example
     assert "Tokens are counted" in names["payload"]
     assert "src/tokens.py" in names["files"][:2], names["files"]
+
+
+def test_python_records_a_run_that_the_cli_replays(project: Path) -> None:
+    ws = ctx.Workspace(project, init=True)
+    with pytest.raises(ctx.InvalidInputError, match="not a usable run name"):
+        ws.start_recording("a/b")
+    recording = ws.start_recording("agent-1", deterministic=["fs_read"])
+    assert repr(recording) == 'ctx.Recording("agent-1")'
+    journal = project / ".ctx" / "recordings"
+    assert len(list(journal.glob("agent-1.*.jsonl"))) == 1, "the journal exists while recording"
+    # The agent reads files through ctx, and the recording keeps what it answered.
+    for path in ("src/tokens.py", "docs/secrets.md"):
+        answer = ws.fs_read(path)
+        recording.record("fs_read", {"operations": [{"mode": "Line", "path": path}]}, answer, elapsed_ms=2)
+    recording.record("edit_file", {"path": "src/tokens.py"}, b"edited\n", is_error=True)
+    with pytest.raises(ctx.InvalidInputError, match="dict"):
+        recording.record("fs_read", ["not", "a", "dict"], "x")
+    done = recording.finish()
+    assert done is not None and done["steps"] == 3 and done["run"].startswith("sha256:")
+    assert recording.finish() is None, "a recording finishes once"
+    assert list(journal.glob("*.jsonl")) == []
+
+    run = ws.run_show("agent-1")
+    assert [s["tool"] for s in run["steps"]] == ["fs_read", "fs_read", "edit_file"]
+    assert [s["deterministic"] for s in run["steps"]] == [True, True, False]
+    assert run["manifest"]["environment"]["runtime"] == "ctx-python"
+    # The files the calls read are the run's inputs, stored redacted.
+    names = sorted(i["name"] for i in run["manifest"]["inputs"])
+    assert names == ["docs/secrets.md", "src/tokens.py"]
+    show = subprocess.run(
+        [CTX_BIN, "run", "show", "agent-1", "--json"], cwd=project, capture_output=True, text=True, check=True
+    )
+    assert "ghp_R7sZ0vK3mQ9xW2yT5uB8nL4cE6fH1jA0pD3g" not in show.stdout
+    # Replay re-runs the fs_read steps with ctx's own tools: fs_read answers as it did, but the
+    # MCP tool's answer is JSON, not the Python string, so the steps diverge — replay still
+    # runs them, and the edit is skipped as a tool ctx does not have.
+    replay = subprocess.run(
+        [CTX_BIN, "run", "replay", "agent-1", "--json", "--steps"], cwd=project, capture_output=True, text=True
+    )
+    report = json.loads(replay.stdout)
+    outcomes = [r["outcome"] for r in report["results"]]
+    assert outcomes[2] == "skipped" and len(outcomes) == 3, report

@@ -378,6 +378,39 @@ impl Workspace {
         self.call(py, move |ws| ws.run_diff(&a, &b))
     }
 
+    /// Starts recording tool calls as a run named `name` in this workspace's store: call
+    /// `Recording.record` for each call your agent makes, then `Recording.finish()`.
+    /// `deterministic`: the tools whose calls `ctx run replay` may re-run (read-only ones).
+    #[pyo3(signature = (name, *, deterministic=None))]
+    fn start_recording(
+        &self,
+        py: Python<'_>,
+        name: String,
+        deterministic: Option<Vec<String>>,
+    ) -> PyResult<Recording> {
+        let recording = py.detach(|| -> Result<_, ctx_facade::CtxError> {
+            let mut guard = self
+                .facade
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if guard.is_none() {
+                *guard = Some(ctx_facade::Workspace::open(&self.open, clock())?);
+            }
+            guard.as_ref().expect("opened above").start_recording(
+                &name,
+                deterministic.unwrap_or_default(),
+                "ctx-python",
+                std::process::id(),
+            )
+        });
+        match recording {
+            Ok(recording) => Ok(Recording {
+                inner: Arc::new(recording),
+            }),
+            Err(err) => Err(facade_error(&err)),
+        }
+    }
+
     /// The workspace root (absolute, symlinks resolved).
     #[getter]
     fn root(&self) -> PathBuf {
@@ -516,6 +549,69 @@ fn render_request(
             .parse()
             .map_err(|e| InvalidInputError::new_err(format!("style: {e}")))?,
     })
+}
+
+/// A run being recorded (from `Workspace.start_recording`): one step per tool call, saved
+/// as it is recorded, the run written and tagged by `finish()`.
+#[pyclass(module = "ctx", frozen)]
+struct Recording {
+    inner: Arc<ctx_facade::recording::Recording>,
+}
+
+#[pymethods]
+impl Recording {
+    /// Records one tool call: its name, its arguments (a dict), what it answered (str or
+    /// bytes), whether that was an error, and how long it took.
+    #[pyo3(signature = (tool, arguments, output, *, is_error=false, elapsed_ms=0))]
+    fn record(
+        &self,
+        py: Python<'_>,
+        tool: String,
+        arguments: &Bound<'_, PyAny>,
+        output: &Bound<'_, PyAny>,
+        is_error: bool,
+        elapsed_ms: u64,
+    ) -> PyResult<()> {
+        let Value::Object(arguments) = to_json(arguments)? else {
+            return Err(InvalidInputError::new_err(
+                "arguments: pass a dict of the call's arguments",
+            ));
+        };
+        let output: Vec<u8> = if let Ok(text) = output.extract::<String>() {
+            text.into_bytes()
+        } else if let Ok(bytes) = output.extract::<Vec<u8>>() {
+            bytes
+        } else {
+            return Err(InvalidInputError::new_err("output: pass str or bytes"));
+        };
+        py.detach(|| {
+            self.inner.record(ctx_facade::recording::RecordedStep {
+                tool: &tool,
+                arguments: &arguments,
+                output,
+                is_error,
+                elapsed: std::time::Duration::from_millis(elapsed_ms),
+            });
+        });
+        Ok(())
+    }
+
+    /// Writes the run, tags it with the recording's name (and `latest`); returns
+    /// `{"run": id, "steps": n}`, or None when nothing was recorded.
+    fn finish(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match py.detach(|| self.inner.finish()) {
+            Ok(Some((run, steps))) => to_python(
+                py,
+                &serde_json::json!({"run": run.to_string(), "steps": steps}),
+            ),
+            Ok(None) => Ok(py.None()),
+            Err(err) => Err(facade_error(&err)),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("ctx.Recording({:?})", self.inner.name())
+    }
 }
 
 /// What the environment says, read here (the front end), never in the library.
@@ -785,6 +881,7 @@ fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
 #[pymodule]
 fn ctx(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Workspace>()?;
+    m.add_class::<Recording>()?;
     let py = m.py();
     m.add("CtxError", py.get_type::<CtxError>())?;
     m.add("InvalidInputError", py.get_type::<InvalidInputError>())?;

@@ -388,6 +388,37 @@ impl Workspace {
         Ok(ctx_runs::diff_runs(&a, &b))
     }
 
+    /// Starts recording tool calls as a run named `name` in this workspace's store (see
+    /// [`crate::recording`]): the caller records each call it answers and finishes the run.
+    /// `deterministic` names the tools whose calls replay can reproduce; `runtime` names the
+    /// caller in the run's environment; `pid` is the recording process (its journal is not
+    /// recovered while it runs). Recordings a dead process left are finished first.
+    pub fn start_recording(
+        &self,
+        name: &str,
+        deterministic: Vec<String>,
+        runtime: &str,
+        pid: u32,
+    ) -> Result<crate::recording::Recording, CtxError> {
+        crate::recording::check_record_name(name)?;
+        let alive = |p: u32| p == pid || crate::recording::process_alive(p);
+        crate::recording::recover_recordings(&self.store, &alive)?;
+        let redactor = Redactor::with_custom(&self.layers.redaction_rules()?)?;
+        crate::recording::Recording::start(
+            Store::open(&self.location.dir)?,
+            crate::recording::RecordingOptions {
+                name: name.to_owned(),
+                workspace_root: self.cwd.clone(),
+                started: self.now(),
+                deterministic,
+                redactor,
+                clock: Arc::clone(&self.clock),
+                runtime: runtime.to_owned(),
+                pid,
+            },
+        )
+    }
+
     // ----------------------------------------------------------------------------- read
 
     /// `fs_read` inside the workspace root, through the sandbox.
