@@ -224,7 +224,7 @@ def test_python_records_a_run_that_the_cli_replays(project: Path) -> None:
     assert len(list(journal.glob("agent-1.*.jsonl"))) == 1, "the journal exists while recording"
     # The agent reads files through ctx, and the recording keeps what it answered.
     for path in ("src/tokens.py", "docs/secrets.md"):
-        answer = ws.fs_read(path)
+        answer = ws.fs_read(path, "Line")
         recording.record("fs_read", {"operations": [{"mode": "Line", "path": path}]}, answer, elapsed_ms=2)
     recording.record("edit_file", {"path": "src/tokens.py"}, b"edited\n", is_error=True)
     with pytest.raises(ctx.InvalidInputError, match="dict"):
@@ -235,7 +235,7 @@ def test_python_records_a_run_that_the_cli_replays(project: Path) -> None:
     assert list(journal.glob("*.jsonl")) == []
 
     run = ws.run_show("agent-1")
-    assert [s["tool"] for s in run["steps"]] == ["fs_read", "fs_read", "edit_file"]
+    assert [s["gen_ai.tool.name"] for s in run["steps"]] == ["fs_read", "fs_read", "edit_file"]
     assert [s["deterministic"] for s in run["steps"]] == [True, True, False]
     assert run["manifest"]["environment"]["runtime"] == "ctx-python"
     # The files the calls read are the run's inputs, stored redacted.
