@@ -20,6 +20,10 @@ pub enum CtxError {
     Code(#[from] ctx_code::CodeError),
     #[error(transparent)]
     Run(#[from] ctx_runs::RunError),
+    #[error(transparent)]
+    Index(#[from] ctx_select::IndexError),
+    #[error(transparent)]
+    Selection(ctx_select::SelectionError),
     #[error(
         "no index `{name}` in this store (indexes: {}); leave the index name out to use the workspace index `{default}`, built on demand, or build this one with `ctx index build --name {name}`",
         if known.is_empty() { "none yet".to_owned() } else { known.join(", ") }
@@ -104,6 +108,8 @@ impl CtxError {
             Self::Store(err) => store_kind(err),
             Self::Code(err) => code_kind(err),
             Self::Run(err) => run_kind(err),
+            Self::Index(err) => index_kind(err),
+            Self::Selection(err) => selection_kind(err),
             Self::UnknownIndex { .. } => ErrorKind::NotFound,
             Self::Corrupt(_) => ErrorKind::Damaged,
             Self::Io { source, .. } => io_kind(source),
@@ -134,8 +140,13 @@ pub fn kind_of(err: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
         if let Some(e) = cause.downcast_ref::<ctx_runs::RunError>() {
             return Some(run_kind(e));
         }
-        if cause.downcast_ref::<ctx_select::IndexError>().is_some()
-            || cause.downcast_ref::<crate::config::ConfigError>().is_some()
+        if let Some(e) = cause.downcast_ref::<ctx_select::IndexError>() {
+            return Some(index_kind(e));
+        }
+        if let Some(e) = cause.downcast_ref::<ctx_select::SelectionError>() {
+            return Some(selection_kind(e));
+        }
+        if cause.downcast_ref::<crate::config::ConfigError>().is_some()
             || cause.downcast_ref::<ctx_sources::SourceError>().is_some()
         {
             return Some(ErrorKind::UserInput);
@@ -165,6 +176,30 @@ fn code_kind(err: &ctx_code::CodeError) -> ErrorKind {
         C::Io { source, .. } => io_kind(source),
         C::Walk(_) => ErrorKind::Io,
         C::Git(_) | C::Cache(_) => ErrorKind::Internal,
+        _ => ErrorKind::UserInput,
+    }
+}
+
+fn index_kind(err: &ctx_select::IndexError) -> ErrorKind {
+    use ctx_select::IndexError as I;
+    match err {
+        I::NotFound { .. } => ErrorKind::NotFound,
+        I::OutputExists(_) | I::FilenameCollision { .. } | I::DuplicateDocumentId(_) => {
+            ErrorKind::Conflict
+        }
+        // A search database SQLite cannot read is a damaged index: rebuild it.
+        I::Corrupt { .. } | I::NewerFormat { .. } | I::Database { .. } => ErrorKind::Damaged,
+        I::Io { source, .. } => io_kind(source),
+        I::Serialization { .. } => ErrorKind::Internal,
+        I::InvalidName(_) | I::Connector(_) | I::Document(_) => ErrorKind::UserInput,
+    }
+}
+
+fn selection_kind(err: &ctx_select::SelectionError) -> ErrorKind {
+    use ctx_select::SelectionError as S;
+    match err {
+        S::Index(index) => index_kind(index),
+        S::TokenCount(_) => ErrorKind::Internal,
         _ => ErrorKind::UserInput,
     }
 }
@@ -203,5 +238,39 @@ fn store_kind(err: &ctx_store::StoreError) -> ErrorKind {
         S::Database { .. } if err.is_corruption() => ErrorKind::Damaged,
         S::Database { .. } if err.is_io_failure() => ErrorKind::Io,
         S::Database { .. } => ErrorKind::Internal,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_and_selection_errors_keep_their_kind() {
+        let not_found = CtxError::from(ctx_select::IndexError::NotFound {
+            name: "x".to_owned(),
+            path: "/i/x".into(),
+        });
+        assert_eq!(not_found.kind(), ErrorKind::NotFound);
+        let damaged = ctx_select::IndexError::Corrupt {
+            name: "x".to_owned(),
+            name_flag: String::new(),
+            problem: "truncated".to_owned(),
+        };
+        assert_eq!(CtxError::from(damaged).kind(), ErrorKind::Damaged);
+        let exists = ctx_select::IndexError::OutputExists("/i/x".into());
+        assert_eq!(CtxError::from(exists).kind(), ErrorKind::Conflict);
+        // Wrapped in a selection error, the index's kind still shows.
+        let wrapped = CtxError::from(ctx_select::SelectionError::Index(
+            ctx_select::IndexError::InvalidName("../x".to_owned()),
+        ));
+        assert!(matches!(wrapped, CtxError::Index(_)));
+        assert_eq!(wrapped.kind(), ErrorKind::UserInput);
+        let empty = CtxError::from(ctx_select::SelectionError::EmptyQuery);
+        assert_eq!(empty.kind(), ErrorKind::UserInput);
+        assert_eq!(
+            kind_of(&ctx_select::SelectionError::TokenCount("x".to_owned())),
+            Some(ErrorKind::Internal)
+        );
     }
 }

@@ -25,15 +25,12 @@ pub use ctx_select::{
 
 use crate::error::CtxError;
 
-impl From<IndexError> for CtxError {
-    fn from(err: IndexError) -> Self {
-        Self::InvalidInput(err.to_string())
-    }
-}
-
 impl From<SelectionError> for CtxError {
     fn from(err: SelectionError) -> Self {
-        Self::InvalidInput(err.to_string())
+        match err {
+            SelectionError::Index(index) => Self::Index(index),
+            other => Self::Selection(other),
+        }
     }
 }
 
