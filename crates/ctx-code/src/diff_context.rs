@@ -62,12 +62,22 @@ pub struct DiffContext {
     pub deletions: usize,
 }
 
+/// Reads a working-tree file by its repository-relative path; `None` when it cannot be read
+/// (refused by a sandbox, gone).
+pub type WorkdirReader<'a> = &'a (dyn Fn(&str) -> Option<Vec<u8>> + Sync);
+
 /// The diff of `head` (or the working tree with the index when `None`) against `base`
 /// (default `HEAD`), widened.
+///
+/// With `reader`, every working-tree file is read through it (a server's sandbox), and a
+/// file whose patch shows a line the reader's content does not hold (a symlink swapped in
+/// while libgit2 read the tree by path, a file it refuses) is left out: nothing libgit2 read
+/// by path reaches the answer unless the sandbox read the same bytes.
 pub fn diff_context(
     repo: &Repository,
     base: Option<&str>,
     head: Option<&str>,
+    reader: Option<WorkdirReader<'_>>,
 ) -> Result<DiffContext, CodeError> {
     let base_rev = base.unwrap_or("HEAD");
     let base_tree = if base.is_none() && repo.head().is_err() {
@@ -114,6 +124,22 @@ pub fn diff_context(
         };
         let patch = Patch::from_diff(&diff, index)?;
         let binary = delta.flags().is_binary() || patch.is_none();
+        let from_workdir = head_tree.is_none() && status != "deleted";
+        // The working-tree text: through the reader when there is one.
+        let workdir_text = match (from_workdir, reader) {
+            (false, _) => None,
+            (true, Some(read)) => read(&new_path),
+            (true, None) => std::fs::read(workdir.join(&new_path)).ok(),
+        };
+        if from_workdir
+            && reader.is_some()
+            && let Some(patch) = &patch
+            && !workdir_text
+                .as_deref()
+                .is_some_and(|text| new_side_matches(patch, text))
+        {
+            continue;
+        }
         let mut file = FileDiff {
             path: if status == "deleted" {
                 old_path.clone()
@@ -143,7 +169,7 @@ pub fn diff_context(
                             .ok()
                             .and_then(|e| repo.find_blob(e.id()).ok())
                             .map(|b| b.content().to_vec()),
-                        None => std::fs::read(workdir.join(&new_path)).ok(),
+                        None => workdir_text,
                     }
                 };
                 file.hunks = widen_patch(&patch, &new_path, new_text.as_deref())?;
@@ -159,6 +185,35 @@ pub fn diff_context(
         insertions,
         deletions,
     })
+}
+
+/// Whether every new-side line of `patch` (context and additions) is, at its line number,
+/// the same bytes in `text`.
+fn new_side_matches(patch: &Patch<'_>, text: &[u8]) -> bool {
+    let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
+    for h in 0..patch.num_hunks() {
+        let Ok(count) = patch.num_lines_in_hunk(h) else {
+            return false;
+        };
+        for l in 0..count {
+            let Ok(line) = patch.line_in_hunk(h, l) else {
+                return false;
+            };
+            if !matches!(line.origin(), ' ' | '+') {
+                continue;
+            }
+            let Some(number) = line.new_lineno() else {
+                return false;
+            };
+            let content = line.content();
+            let content = content.strip_suffix(b"\n").unwrap_or(content);
+            let at = usize::try_from(number).unwrap_or(usize::MAX);
+            if at == 0 || lines.get(at - 1) != Some(&content) {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// A hunk with the new-file range it is widened to.
@@ -367,6 +422,35 @@ mod tests {
     use crate::git::tests::repo_with;
 
     #[test]
+    fn a_reader_whose_bytes_differ_from_what_git_read_leaves_the_file_out() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = repo_with(
+            dir.path(),
+            &[("one", &[("a.txt", "one\ntwo\n"), ("b.txt", "x\n")])],
+        );
+        std::fs::write(dir.path().join("a.txt"), "one\nthree\n").expect("edit");
+        std::fs::write(dir.path().join("b.txt"), "y\n").expect("edit");
+        // The reader sees a.txt as git does, and b.txt as something else (a file swapped
+        // between git's read and the sandbox's).
+        let read = |path: &str| -> Option<Vec<u8>> {
+            match path {
+                "a.txt" => Some(b"one\nthree\n".to_vec()),
+                "b.txt" => Some(b"outside\n".to_vec()),
+                _ => None,
+            }
+        };
+        let got = diff_context(&repo, None, None, Some(&read)).expect("diff");
+        let paths: Vec<&str> = got.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["a.txt"]);
+        assert_eq!((got.insertions, got.deletions), (1, 1));
+        let refused = |_: &str| -> Option<Vec<u8>> { None };
+        let none = diff_context(&repo, None, None, Some(&refused)).expect("diff");
+        assert!(none.files.is_empty(), "nothing the reader refused is shown");
+        let all = diff_context(&repo, None, None, None).expect("diff");
+        assert_eq!(all.files.len(), 2);
+    }
+
+    #[test]
     fn hunks_widen_to_the_enclosing_function() {
         let dir = tempfile::tempdir().expect("tempdir");
         let body = "fn a() {\n    let x = 1;\n    let y = 2;\n    let z = 3;\n    let w = 4;\n    println!(\"{x}\");\n}\n\nfn b() {}\n";
@@ -376,7 +460,7 @@ mod tests {
             body.replace("let w = 4", "let w = 5"),
         )
         .expect("edit");
-        let got = diff_context(&repo, None, None).expect("diff");
+        let got = diff_context(&repo, None, None, None).expect("diff");
         assert_eq!(got.files.len(), 1);
         let hunk = &got.files[0].hunks[0];
         assert_eq!(hunk.scope.as_ref().map(|s| s.name.as_str()), Some("a"));
@@ -397,7 +481,7 @@ mod tests {
         );
         assert_eq!((got.insertions, got.deletions), (1, 1));
         assert!(matches!(
-            diff_context(&repo, Some("nope"), None),
+            diff_context(&repo, Some("nope"), None, None),
             Err(CodeError::UnknownRevision { .. })
         ));
     }

@@ -175,7 +175,20 @@ async fn a_symlink_swapped_in_during_requests_never_leads_out() {
     let fx = Fixture::new();
     let outside = outside_dir(&fx);
     std::fs::copy(outside.join("secret.rs"), outside.join("lib.rs")).expect("copy");
-    let server = fx.server(false);
+    // Write tools on, to give the race a pack whose sources lie under the swapped directory.
+    let server = fx.server(true);
+    ok(
+        &server,
+        "ctx_packs_create",
+        json!({ "name": "raced", "budget": 100_000 }),
+    )
+    .await;
+    ok(
+        &server,
+        "ctx_packs_add",
+        json!({ "pack": "raced", "source": "glob:src/**/*.rs" }),
+    )
+    .await;
     let stop = Arc::new(AtomicBool::new(false));
     let swapper = {
         let root = fx.root.clone();
@@ -187,7 +200,7 @@ async fn a_symlink_swapped_in_during_requests_never_leads_out() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000);
-    let tools: [(&str, Value); 6] = [
+    let tools: [(&str, Value); 9] = [
         ("ctx_summarize", json!({ "path": "src/lib.rs" })),
         ("ctx_summarize", json!({ "path": "src" })),
         ("ctx_search", json!({ "pattern": "leaked", "path": "src" })),
@@ -199,6 +212,12 @@ async fn a_symlink_swapped_in_during_requests_never_leads_out() {
         (
             "ctx_search",
             json!({ "pattern": "leaked", "mode": "symbol" }),
+        ),
+        ("ctx_related", json!({ "file": "src/lib.rs" })),
+        ("ctx_diff_context", json!({ "path": "src" })),
+        (
+            "ctx_packs_preview",
+            json!({ "packs": ["raced"], "show_payload": true }),
         ),
     ];
     let mut escapes = 0;
@@ -223,7 +242,7 @@ async fn a_symlink_swapped_in_during_requests_never_leads_out() {
     swapper.join().expect("swapper");
     assert_eq!(
         escapes, 0,
-        "{escapes} of {calls} calls read outside the workspace"
+        "{escapes} of {calls} calls read outside the workspace; the first: {first}"
     );
     // The race really happened: some calls met the link (and were refused).
     assert!(refused > 0, "no call of {calls} met the swapped-in link");

@@ -826,13 +826,35 @@ fn project_name(root: &Path) -> String {
 
 /// The widened diff of `head` (default: the working tree with the index) against `base`
 /// (default `HEAD`).
+///
+/// With `sandbox` (a server's workspace), working-tree files are read through it and a file
+/// whose diff libgit2 read from elsewhere (a symlink swapped in during the read) is left out.
 pub fn diff_context(
     cwd: &Path,
     base: Option<&str>,
     head: Option<&str>,
+    sandbox: Option<&ctx_fs::Workspace>,
 ) -> Result<DiffContext, CodeError> {
     let repo = ctx_code::git::open_repository(cwd)?;
-    let mut diff = ctx_code::diff_context::diff_context(&repo, base, head)?;
+    let workdir = ctx_code::git::workdir(&repo);
+    // Repository paths as sandbox paths: the sandbox root may lie below the repository top.
+    let read = |path: &str| -> Option<Vec<u8>> {
+        let sandbox = sandbox?;
+        let rel = workdir.join(path);
+        let rel = rel.strip_prefix(sandbox.root()).ok()?;
+        let mut resolved = sandbox.resolve(rel.to_str()?).ok()?;
+        if resolved.kind != ctx_fs::sandbox::EntryKind::File {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut resolved.file, &mut bytes).ok()?;
+        Some(bytes)
+    };
+    let reader: Option<ctx_code::diff_context::WorkdirReader<'_>> = match sandbox {
+        Some(_) => Some(&read),
+        None => None,
+    };
+    let mut diff = ctx_code::diff_context::diff_context(&repo, base, head, reader)?;
     for file in &mut diff.files {
         for hunk in &mut file.hunks {
             // Redacted as a whole (a PEM block spans lines), line count kept.

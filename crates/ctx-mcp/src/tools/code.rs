@@ -971,6 +971,7 @@ fn diff_context(call: &Call<'_>) -> Result<Page, ToolError> {
         call.workspace.root(),
         args.base.as_deref(),
         args.head.as_deref(),
+        Some(call.workspace.sandbox()?),
     )?;
     let prefix = repository_prefix(call.workspace.root()).unwrap_or_default();
     let files: Vec<FileDiffItem> = diff
