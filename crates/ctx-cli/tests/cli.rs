@@ -295,7 +295,8 @@ fn a_store_from_a_newer_ctx_is_refused() {
     {
         let store = Store::open(&env.work().join(".ctx")).expect("open");
         store
-            .db()
+            .sqlite()
+            .expect("a local store")
             .connection()
             .pragma_update(None, "user_version", 999)
             .expect("bump");

@@ -10,14 +10,18 @@
 //! ```
 //!
 //! [`discover`] finds the store for a working directory (like git finds `.git`), [`Store`]
-//! opens it, [`ObjectStore`] reads and writes blobs, [`Database`] holds the metadata and the
-//! token-count cache, and [`Store::verify`] / [`Store::gc`] check and clean it. The crate never
-//! reads the environment: callers pass `CTX_HOME` and `HOME` in.
+//! opens it. Storage sits behind two traits: [`Objects`] reads and writes blobs (embedded
+//! default: [`LocalObjects`], the `objects/` directory) and [`Metadata`] holds every typed
+//! repository: packs, snapshots, refs, runs, the token and summary caches, file stamps
+//! (embedded default: [`SqliteMetadata`], `state.db`). This crate owns the whole schema: no
+//! other crate runs SQL. [`Store::verify`] / [`Store::gc`] check and clean any backend. The
+//! crate never reads the environment: callers pass `CTX_HOME` and `HOME` in.
 
 mod db;
 mod discover;
 mod error;
 mod maintenance;
+mod metadata;
 mod objects;
 mod packs;
 mod runs;
@@ -25,12 +29,14 @@ mod summary_cache;
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-pub use db::{Database, Migration, OBJECT_REFERENCES, RefEntry};
+pub use db::{MIGRATIONS, Migration, OBJECT_REFERENCES, RefEntry, SqliteMetadata};
 pub use discover::{DiscoverRequest, StoreKind, StoreLocation, discover};
 pub use error::StoreError;
 pub use maintenance::{GcOptions, GcReport, Problem, VerifyReport};
-pub use objects::{ObjectStore, StagedObject};
+pub use metadata::{Metadata, ObjectReference};
+pub use objects::{LocalObjects, ObjectEntry, Objects, StagedObject};
 pub use packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
 pub use runs::RunRow;
 pub use summary_cache::{FileStampRow, StampedKey, SummaryKey};
@@ -42,11 +48,17 @@ pub const DATABASE_FILE: &str = "state.db";
 /// Name of the project config file inside a store.
 pub const CONFIG_FILE: &str = "config.toml";
 
-/// An open store: its objects and its database.
+/// An open store: its objects and its metadata, each behind its trait.
+///
+/// `dir` is always a local `.ctx` directory (config, `tmp/` staging, index caches), even when
+/// the objects and the metadata are shared elsewhere. Cloning is cheap and shares the backends.
+#[derive(Clone)]
 pub struct Store {
     dir: PathBuf,
-    objects: ObjectStore,
-    db: Database,
+    objects: Arc<dyn Objects>,
+    db: Arc<dyn Metadata>,
+    /// The same database as `db` when it is the embedded SQLite one.
+    sqlite: Option<Arc<SqliteMetadata>>,
 }
 
 impl Store {
@@ -91,12 +103,31 @@ impl Store {
     }
 
     fn open_unchecked(dir: &Path) -> Result<Self, StoreError> {
-        let objects = ObjectStore::new(dir.join("objects/sha256"), dir.join("tmp"));
-        let db = Database::open(&dir.join(DATABASE_FILE))?;
+        let objects = LocalObjects::new(dir.join("objects/sha256"), dir.join("tmp"));
+        let sqlite = Arc::new(SqliteMetadata::open(&dir.join(DATABASE_FILE))?);
+        Ok(Self {
+            dir: dir.to_owned(),
+            objects: Arc::new(objects),
+            db: sqlite.clone(),
+            sqlite: Some(sqlite),
+        })
+    }
+
+    /// A store over backends opened elsewhere; `dir` is the local `.ctx` directory that keeps
+    /// the config, `tmp/` and the index caches (created if missing).
+    pub fn from_parts(
+        dir: &Path,
+        metadata: Arc<dyn Metadata>,
+        objects: Arc<dyn Objects>,
+    ) -> Result<Self, StoreError> {
+        for sub in ["tmp", "indexes"] {
+            create_dir_all(&dir.join(sub))?;
+        }
         Ok(Self {
             dir: dir.to_owned(),
             objects,
-            db,
+            db: metadata,
+            sqlite: None,
         })
     }
 
@@ -106,13 +137,29 @@ impl Store {
     }
 
     /// The blob store.
-    pub fn objects(&self) -> &ObjectStore {
-        &self.objects
+    pub fn objects(&self) -> &dyn Objects {
+        &*self.objects
     }
 
-    /// The metadata database.
-    pub fn db(&self) -> &Database {
-        &self.db
+    /// The blob store, shared (to hand to another store or thread).
+    pub fn objects_arc(&self) -> Arc<dyn Objects> {
+        self.objects.clone()
+    }
+
+    /// The metadata: every repository the store keeps.
+    pub fn db(&self) -> &dyn Metadata {
+        &*self.db
+    }
+
+    /// The metadata, shared (to hand to another store or thread).
+    pub fn db_arc(&self) -> Arc<dyn Metadata> {
+        self.db.clone()
+    }
+
+    /// The embedded SQLite database, when the metadata is kept there (tests and local-only
+    /// tooling; everything else goes through [`Store::db`]).
+    pub fn sqlite(&self) -> Option<&SqliteMetadata> {
+        self.sqlite.as_deref()
     }
 }
 

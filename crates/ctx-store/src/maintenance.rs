@@ -9,7 +9,7 @@ use ctx_core::ContentHash;
 use serde::Serialize;
 
 use crate::objects::read_dir_sorted;
-use crate::{Store, StoreError};
+use crate::{ObjectReference, Objects, Store, StoreError};
 
 /// One thing wrong with a store.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -126,27 +126,34 @@ struct ObjectCheck {
 }
 
 impl Store {
-    /// Re-hashes every object and checks every database reference resolves.
+    /// Re-hashes every object and checks every metadata reference resolves.
     pub fn verify(&self) -> Result<VerifyReport, StoreError> {
         let mut report = VerifyReport::default();
         let listing = self.objects().list()?;
         let mut present = BTreeSet::new();
         let mut to_hash = Vec::new();
-        for (hash, path) in listing {
-            match hash {
+        for entry in listing {
+            match entry.hash {
                 Some(hash) => {
                     present.insert(hash);
-                    to_hash.push((hash, path));
+                    to_hash.push((hash, entry.location));
                 }
-                None => report.problems.push(Problem::StrayFile { path }),
+                None => report.problems.push(Problem::StrayFile {
+                    path: entry.location,
+                }),
             }
         }
-        for check in hash_in_parallel(&to_hash) {
+        for check in hash_in_parallel(self.objects(), &to_hash) {
             report.objects_checked += 1;
             report.bytes_checked += check.bytes;
             report.problems.extend(check.problem);
         }
-        for (table, column, value) in self.db().object_references()? {
+        for reference in self.db().object_references()? {
+            let ObjectReference {
+                table,
+                column,
+                value,
+            } = reference;
             report.references_checked += 1;
             match value.parse::<ContentHash>() {
                 Ok(object) if present.contains(&object) => {}
@@ -174,8 +181,8 @@ impl Store {
     /// Removes objects nothing references, and stale temporary files.
     pub fn gc(&self, options: GcOptions) -> Result<GcReport, StoreError> {
         let mut live = BTreeSet::new();
-        for (_, _, value) in self.db().object_references()? {
-            if let Ok(hash) = value.parse::<ContentHash>() {
+        for reference in self.db().object_references()? {
+            if let Ok(hash) = reference.value.parse::<ContentHash>() {
                 live.insert(hash);
             }
         }
@@ -183,34 +190,26 @@ impl Store {
             dry_run: options.dry_run,
             ..GcReport::default()
         };
-        let is_old = |meta: &fs::Metadata| {
-            meta.modified()
-                .ok()
+        let is_old = |modified: Option<SystemTime>| {
+            modified
                 .and_then(|mtime| options.now.duration_since(mtime).ok())
                 .is_some_and(|age| age >= options.grace)
         };
-        for (hash, path) in self.objects().list()? {
-            let Some(hash) = hash else { continue };
+        for entry in self.objects().list()? {
+            let Some(hash) = entry.hash else { continue };
             if live.contains(&hash) {
                 report.objects_kept += 1;
                 continue;
             }
-            let meta = fs::metadata(&path).map_err(|source| StoreError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            if !is_old(&meta) {
+            if !is_old(entry.modified) {
                 report.objects_in_grace += 1;
                 continue;
             }
             if !options.dry_run {
-                fs::remove_file(&path).map_err(|source| StoreError::Io {
-                    path: path.clone(),
-                    source,
-                })?;
+                self.objects().remove(&hash)?;
             }
             report.objects_removed += 1;
-            report.bytes_freed += meta.len();
+            report.bytes_freed += entry.len;
         }
         // Leftovers of interrupted writes: anything in `tmp/`, and the staging (`.NAME.tmp-…`)
         // and retired (`.NAME.old-…`) directories of index builds, once past the grace period
@@ -229,7 +228,7 @@ impl Store {
             let Ok(meta) = fs::symlink_metadata(&path) else {
                 continue;
             };
-            if !is_old(&meta) {
+            if !is_old(meta.modified().ok()) {
                 continue;
             }
             if !options.dry_run {
@@ -249,14 +248,21 @@ impl Store {
     }
 }
 
-/// Hashes objects on every core; results come back in input order.
-fn hash_in_parallel(objects: &[(ContentHash, PathBuf)]) -> Vec<ObjectCheck> {
+/// Hashes objects on every core (through [`Objects::get`], which checks the hash); results
+/// come back in input order.
+fn hash_in_parallel(objects: &dyn Objects, entries: &[(ContentHash, PathBuf)]) -> Vec<ObjectCheck> {
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    let chunk = objects.len().div_ceil(threads).max(1);
+    let chunk = entries.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {
-        let handles: Vec<_> = objects
+        let handles: Vec<_> = entries
             .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(check_object).collect::<Vec<_>>()))
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|entry| check_object(objects, entry))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
         handles
             .into_iter()
@@ -265,20 +271,20 @@ fn hash_in_parallel(objects: &[(ContentHash, PathBuf)]) -> Vec<ObjectCheck> {
     })
 }
 
-fn check_object((object, path): &(ContentHash, PathBuf)) -> ObjectCheck {
-    match fs::read(path) {
-        Ok(bytes) => {
-            let actual = ContentHash::of(&bytes);
-            let problem = (actual != *object).then(|| Problem::CorruptObject {
+fn check_object(objects: &dyn Objects, (object, path): &(ContentHash, PathBuf)) -> ObjectCheck {
+    match objects.get(object) {
+        Ok(bytes) => ObjectCheck {
+            bytes: bytes.len() as u64,
+            problem: None,
+        },
+        Err(StoreError::CorruptObject { actual, .. }) => ObjectCheck {
+            bytes: 0,
+            problem: Some(Problem::CorruptObject {
                 object: *object,
                 actual,
                 path: path.clone(),
-            });
-            ObjectCheck {
-                bytes: bytes.len() as u64,
-                problem,
-            }
-        }
+            }),
+        },
         Err(err) => ObjectCheck {
             bytes: 0,
             problem: Some(Problem::UnreadableObject {
