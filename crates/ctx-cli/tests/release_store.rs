@@ -33,7 +33,10 @@ fn read_commands_print_what_the_release_printed() {
     let work = env.work().to_str().expect("utf8").to_owned();
     for (args, file) in [
         (&["--json", "pack", "list"][..], "pack-list.json"),
-        (&["--json", "pack", "show", "docs"][..], "pack-show-docs.json"),
+        (
+            &["--json", "pack", "show", "docs"][..],
+            "pack-show-docs.json",
+        ),
         (&["--json", "pack", "snapshots"][..], "snapshots.json"),
         (
             &["pack", "render", "docs", "--snapshot", "v1"][..],

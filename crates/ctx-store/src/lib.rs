@@ -17,6 +17,7 @@
 //! other crate runs SQL. [`Store::verify`] / [`Store::gc`] check and clean any backend. The
 //! crate never reads the environment: callers pass `CTX_HOME` and `HOME` in.
 
+mod backends;
 mod db;
 mod discover;
 mod error;
@@ -24,13 +25,18 @@ mod maintenance;
 mod metadata;
 mod objects;
 mod packs;
+#[cfg(feature = "shared")]
+mod postgres;
 mod runs;
+#[cfg(feature = "shared")]
+mod s3;
 mod summary_cache;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use backends::{Backends, S3Settings};
 pub use db::{MIGRATIONS, Migration, OBJECT_REFERENCES, RefEntry, SqliteMetadata};
 pub use discover::{DiscoverRequest, StoreKind, StoreLocation, discover};
 pub use error::StoreError;
@@ -38,7 +44,11 @@ pub use maintenance::{GcOptions, GcReport, Problem, VerifyReport};
 pub use metadata::{Metadata, ObjectReference};
 pub use objects::{LocalObjects, ObjectEntry, Objects, StagedObject};
 pub use packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
+#[cfg(feature = "shared")]
+pub use postgres::{PG_MIGRATIONS, PostgresMetadata};
 pub use runs::RunRow;
+#[cfg(feature = "shared")]
+pub use s3::{MULTIPART_THRESHOLD, S3Objects};
 pub use summary_cache::{FileStampRow, StampedKey, SummaryKey};
 
 /// Name of the store directory inside a project.
@@ -123,6 +133,14 @@ impl Store {
         for sub in ["tmp", "indexes"] {
             create_dir_all(&dir.join(sub))?;
         }
+        let objects: Arc<dyn Objects> = if metadata.gc_marks_in_database() {
+            Arc::new(backends::UnmarkingObjects {
+                inner: objects,
+                metadata: metadata.clone(),
+            })
+        } else {
+            objects
+        };
         Ok(Self {
             dir: dir.to_owned(),
             objects,
@@ -163,7 +181,7 @@ impl Store {
     }
 }
 
-fn create_dir_all(dir: &Path) -> Result<(), StoreError> {
+pub(crate) fn create_dir_all(dir: &Path) -> Result<(), StoreError> {
     fs::create_dir_all(dir).map_err(|source| StoreError::Io {
         path: dir.to_owned(),
         source,

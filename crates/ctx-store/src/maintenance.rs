@@ -195,6 +195,64 @@ impl Store {
                 .and_then(|mtime| options.now.duration_since(mtime).ok())
                 .is_some_and(|age| age >= options.grace)
         };
+        if self.db().gc_marks_in_database() {
+            self.sweep_marked(&live, options, &mut report)?;
+        } else {
+            self.sweep_by_mtime(&live, &is_old, options, &mut report)?;
+        }
+        self.remove_leftovers(&is_old, options, &mut report)?;
+        Ok(report)
+    }
+
+    /// gc of a store whose grace period is kept in the database (see [`crate::Metadata`]'s
+    /// gc marks): mark what is unreferenced, sweep what was marked long enough ago, each
+    /// under its mark's lock; `options.now` is not used, the database's clock is.
+    fn sweep_marked(
+        &self,
+        live: &BTreeSet<ContentHash>,
+        options: GcOptions,
+        report: &mut GcReport,
+    ) -> Result<(), StoreError> {
+        let mut unreferenced = Vec::new();
+        let mut sizes = std::collections::BTreeMap::new();
+        for entry in self.objects().list()? {
+            let Some(hash) = entry.hash else { continue };
+            if live.contains(&hash) {
+                report.objects_kept += 1;
+            } else {
+                unreferenced.push(hash);
+                sizes.insert(hash, entry.len);
+            }
+        }
+        let due = self.db().gc_mark(&unreferenced, options.grace)?;
+        report.objects_in_grace += (unreferenced.len() - due.len()) as u64;
+        for hash in due {
+            let removed = if options.dry_run {
+                true
+            } else {
+                let objects = self.objects();
+                self.db()
+                    .gc_sweep_one(&hash, options.grace, &mut || objects.remove(&hash))?
+            };
+            if removed {
+                report.objects_removed += 1;
+                report.bytes_freed += sizes.get(&hash).copied().unwrap_or(0);
+            } else {
+                report.objects_kept += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// gc of a local store: an unreferenced object is old when its file is (a writer storing
+    /// it again refreshes the file's modification time).
+    fn sweep_by_mtime(
+        &self,
+        live: &BTreeSet<ContentHash>,
+        is_old: &dyn Fn(Option<SystemTime>) -> bool,
+        options: GcOptions,
+        report: &mut GcReport,
+    ) -> Result<(), StoreError> {
         for entry in self.objects().list()? {
             let Some(hash) = entry.hash else { continue };
             if live.contains(&hash) {
@@ -211,6 +269,16 @@ impl Store {
             report.objects_removed += 1;
             report.bytes_freed += entry.len;
         }
+        Ok(())
+    }
+
+    /// Leftovers of interrupted writes in the local directory.
+    fn remove_leftovers(
+        &self,
+        is_old: &dyn Fn(Option<SystemTime>) -> bool,
+        options: GcOptions,
+        report: &mut GcReport,
+    ) -> Result<(), StoreError> {
         // Leftovers of interrupted writes: anything in `tmp/`, and the staging (`.NAME.tmp-…`)
         // and retired (`.NAME.old-…`) directories of index builds, once past the grace period
         // (a younger one may belong to a write still running).
@@ -244,7 +312,7 @@ impl Store {
             }
             report.temp_files_removed += 1;
         }
-        Ok(report)
+        Ok(())
     }
 }
 

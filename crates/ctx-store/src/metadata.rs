@@ -5,6 +5,7 @@
 //! test suite (`tests/metadata_contract.rs`) checks for every backend.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use ctx_core::{ContentHash, TokenizerKind};
 
@@ -189,4 +190,50 @@ pub trait Metadata: Send + Sync {
 
     /// The database's own consistency findings (empty when healthy).
     fn integrity_problems(&self) -> Result<Vec<String>, StoreError>;
+
+    // --- gc marks (shared backends) ---------------------------------------------------------
+    //
+    // A store shared by many hosts cannot judge an object's age by a file's modification
+    // time: the objects may have no such time a writer refreshes, and hosts' clocks differ.
+    // Such a backend keeps gc's grace period in the database instead: gc marks unreferenced
+    // objects (stamped by the database's clock) and deletes only objects marked at least the
+    // grace period ago and still unreferenced, each under its mark's row lock; a writer about
+    // to store an object first unmarks it (waiting for a gc deciding on it), so an object it
+    // stores is either kept or, if just deleted, written anew. The embedded SQLite store
+    // answers `false` and gc uses modification times, as a local directory has them.
+
+    /// Whether gc's grace period is kept in the database (the methods below), rather than in
+    /// object modification times.
+    fn gc_marks_in_database(&self) -> bool {
+        false
+    }
+
+    /// Drops the gc marks of objects a writer is about to store.
+    fn gc_unmark(&self, objects: &[ContentHash]) -> Result<(), StoreError> {
+        let _ = objects;
+        Ok(())
+    }
+
+    /// Marks `unreferenced` (keeping earlier marks), drops every other mark, and returns
+    /// those of `unreferenced` marked at least `grace` ago by the database's clock.
+    fn gc_mark(
+        &self,
+        unreferenced: &[ContentHash],
+        grace: Duration,
+    ) -> Result<Vec<ContentHash>, StoreError> {
+        let _ = (unreferenced, grace);
+        Ok(Vec::new())
+    }
+
+    /// Deletes `object` through `remove` if it is marked at least `grace` ago and still
+    /// unreferenced, holding its mark while `remove` runs; returns whether it was removed.
+    fn gc_sweep_one(
+        &self,
+        object: &ContentHash,
+        grace: Duration,
+        remove: &mut dyn FnMut() -> Result<(), StoreError>,
+    ) -> Result<bool, StoreError> {
+        let _ = (object, grace, remove);
+        Ok(false)
+    }
 }

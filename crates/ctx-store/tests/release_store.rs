@@ -92,7 +92,10 @@ fn packs_snapshots_and_runs_read_as_the_release_wrote_them() {
     for (now, then) in packs.iter().zip(then) {
         assert_eq!(now.name, then["name"].as_str().expect("name"));
         assert_eq!(Some(now.budget_tokens), then["budget_tokens"].as_u64());
-        assert_eq!(now.tokenizer.name(), then["tokenizer"].as_str().expect("tok"));
+        assert_eq!(
+            now.tokenizer.name(),
+            then["tokenizer"].as_str().expect("tok")
+        );
         assert_eq!(Some(now.created_at), then["created_at"].as_i64());
         assert_eq!(Some(now.artifact_count), then["artifact_count"].as_u64());
     }
@@ -173,7 +176,10 @@ fn packs_snapshots_and_runs_read_as_the_release_wrote_them() {
 fn the_release_store_takes_new_writes() {
     let (_tmp, dir) = release_store();
     let store = Store::open(&dir).expect("open");
-    let hash = store.objects().put(b"written by today's code").expect("put");
+    let hash = store
+        .objects()
+        .put(b"written by today's code")
+        .expect("put");
     store.db().set_ref("test", "new", &hash).expect("ref");
     store
         .db()

@@ -182,5 +182,7 @@ fn store_kind(err: &ctx_store::StoreError) -> ErrorKind {
         S::Database { .. } if err.is_corruption() => ErrorKind::Damaged,
         S::Database { .. } if err.is_io_failure() => ErrorKind::Io,
         S::Database { .. } => ErrorKind::Internal,
+        S::Backend { .. } => ErrorKind::Io,
+        S::BadStoreUrl { .. } | S::BackendNotCompiled { .. } => ErrorKind::UserInput,
     }
 }

@@ -1,0 +1,219 @@
+//! Choosing backends: the embedded default, or shared ones named by URL.
+//!
+//! `[store] metadata = "postgres://…"` and `objects = "s3://bucket/prefix"` (or `--store-url`)
+//! name shared backends; the local `.ctx` directory still keeps the config, `tmp/` staging,
+//! the index caches and the read cache. Without them a store is `state.db` and `objects/`.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ctx_core::ContentHash;
+
+use crate::objects::{ObjectEntry, Objects, StagedObject};
+use crate::{LocalObjects, Metadata, SqliteMetadata, Store, StoreError};
+
+/// Where a store's metadata and objects live.
+#[derive(Debug, Clone, Default)]
+pub struct Backends {
+    /// `postgres://user:password@host:port/db[?schema=NAME]`; `None`: `state.db`.
+    pub metadata: Option<String>,
+    /// `s3://bucket/prefix[?endpoint=URL]` or a local directory (`file:///path` or a path);
+    /// `None`: the store's own `objects/`.
+    pub objects: Option<String>,
+    /// How to reach S3 (credentials, region, endpoint), filled by the caller.
+    pub s3: S3Settings,
+}
+
+impl Backends {
+    /// Whether both are the embedded default.
+    pub fn is_embedded(&self) -> bool {
+        self.metadata.is_none() && self.objects.is_none()
+    }
+
+    /// Takes a `--store-url`: a `postgres://` URL names the metadata, any other the objects.
+    pub fn set_url(&mut self, url: &str) {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            self.metadata = Some(url.to_owned());
+        } else {
+            self.objects = Some(url.to_owned());
+        }
+    }
+}
+
+impl Store {
+    /// Opens the store whose local directory is `dir` with the given backends (for embedded
+    /// ones exactly [`Store::open`]); creates the local directory's layout when `create`.
+    pub fn open_with(dir: &Path, backends: &Backends, create: bool) -> Result<Self, StoreError> {
+        if backends.is_embedded() {
+            return if create {
+                Self::init(dir).map(|(store, _)| store)
+            } else {
+                Self::open(dir)
+            };
+        }
+        if create {
+            crate::create_dir_all(dir)?;
+        }
+        if !dir.is_dir() {
+            return Err(StoreError::NotAStore {
+                dir: dir.to_owned(),
+            });
+        }
+        for sub in ["tmp", "indexes"] {
+            crate::create_dir_all(&dir.join(sub))?;
+        }
+        let metadata: Arc<dyn Metadata> = match backends.metadata.as_deref() {
+            None => Arc::new(SqliteMetadata::open(&dir.join(crate::DATABASE_FILE))?),
+            Some(url) => open_metadata_url(url)?,
+        };
+        let objects: Arc<dyn Objects> = match backends.objects.as_deref() {
+            None => {
+                crate::create_dir_all(&dir.join("objects/sha256"))?;
+                Arc::new(LocalObjects::new(
+                    dir.join("objects/sha256"),
+                    dir.join("tmp"),
+                ))
+            }
+            Some(url) => open_objects_url(url, &backends.s3, dir)?,
+        };
+        Self::from_parts(dir, metadata, objects)
+    }
+}
+
+#[cfg(feature = "shared")]
+fn open_metadata_url(url: &str) -> Result<Arc<dyn Metadata>, StoreError> {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return Ok(Arc::new(crate::PostgresMetadata::open(url)?));
+    }
+    Err(StoreError::BadStoreUrl {
+        url: crate::postgres::redact_url(url),
+        detail: "metadata URLs start with postgres://".to_owned(),
+    })
+}
+
+#[cfg(not(feature = "shared"))]
+fn open_metadata_url(url: &str) -> Result<Arc<dyn Metadata>, StoreError> {
+    Err(StoreError::BackendNotCompiled {
+        url: url.split('@').next_back().unwrap_or(url).to_owned(),
+    })
+}
+
+fn open_objects_url(
+    url: &str,
+    settings: &S3Settings,
+    dir: &Path,
+) -> Result<Arc<dyn Objects>, StoreError> {
+    if url.starts_with("s3://") {
+        return open_s3(url, settings, dir);
+    }
+    let path = PathBuf::from(url.strip_prefix("file://").unwrap_or(url));
+    if url.contains("://") && !url.starts_with("file://") || !path.is_absolute() {
+        return Err(StoreError::BadStoreUrl {
+            url: url.to_owned(),
+            detail: "objects go to s3://BUCKET/PREFIX or an absolute directory (file:///DIR)"
+                .to_owned(),
+        });
+    }
+    let root = path.join("sha256");
+    crate::create_dir_all(&root)?;
+    Ok(Arc::new(LocalObjects::new(root, dir.join("tmp"))))
+}
+
+#[cfg(feature = "shared")]
+fn open_s3(url: &str, settings: &S3Settings, dir: &Path) -> Result<Arc<dyn Objects>, StoreError> {
+    let cache = dir.join("cache/objects");
+    crate::create_dir_all(&cache)?;
+    Ok(Arc::new(crate::S3Objects::open(
+        url,
+        settings,
+        dir.join("tmp"),
+        Some(cache),
+    )?))
+}
+
+#[cfg(not(feature = "shared"))]
+fn open_s3(url: &str, _: &S3Settings, _: &Path) -> Result<Arc<dyn Objects>, StoreError> {
+    Err(StoreError::BackendNotCompiled {
+        url: url.to_owned(),
+    })
+}
+
+/// How to reach an S3-compatible service; the caller fills it (from `AWS_*` variables, say):
+/// this crate reads no environment.
+#[derive(Debug, Clone, Default)]
+pub struct S3Settings {
+    /// `http(s)://host:port` of a service other than AWS (MinIO, moto, s3s, R2, …).
+    pub endpoint: Option<String>,
+    pub region: Option<String>,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
+    pub session_token: Option<String>,
+}
+
+impl S3Settings {
+    /// Settings from the usual variables, looked up with `get`: `AWS_ENDPOINT_URL` (or
+    /// `AWS_ENDPOINT`), `AWS_REGION` (or `AWS_DEFAULT_REGION`), `AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
+        let first = |names: &[&str]| names.iter().find_map(|n| get(n).filter(|v| !v.is_empty()));
+        Self {
+            endpoint: first(&["AWS_ENDPOINT_URL", "AWS_ENDPOINT"]),
+            region: first(&["AWS_REGION", "AWS_DEFAULT_REGION"]),
+            access_key_id: first(&["AWS_ACCESS_KEY_ID"]),
+            secret_access_key: first(&["AWS_SECRET_ACCESS_KEY"]),
+            session_token: first(&["AWS_SESSION_TOKEN"]),
+        }
+    }
+}
+
+/// Objects whose writers first drop the object's gc mark (see [`Metadata::gc_unmark`]), for
+/// metadata that keeps gc's grace period in the database.
+pub(crate) struct UnmarkingObjects {
+    pub(crate) inner: Arc<dyn Objects>,
+    pub(crate) metadata: Arc<dyn Metadata>,
+}
+
+impl Objects for UnmarkingObjects {
+    fn location(&self) -> String {
+        self.inner.location()
+    }
+
+    fn contains(&self, hash: &ContentHash) -> Result<bool, StoreError> {
+        self.inner.contains(hash)
+    }
+
+    fn put(&self, bytes: &[u8]) -> Result<ContentHash, StoreError> {
+        self.metadata.gc_unmark(&[ContentHash::of(bytes)])?;
+        self.inner.put(bytes)
+    }
+
+    fn stage(&self, reader: &mut dyn Read) -> Result<StagedObject, StoreError> {
+        self.inner.stage(reader)
+    }
+
+    fn commit(&self, staged: StagedObject) -> Result<ContentHash, StoreError> {
+        self.metadata.gc_unmark(&[staged.hash()])?;
+        self.inner.commit(staged)
+    }
+
+    fn get(&self, hash: &ContentHash) -> Result<Vec<u8>, StoreError> {
+        self.inner.get(hash)
+    }
+
+    fn list(&self) -> Result<Vec<ObjectEntry>, StoreError> {
+        self.inner.list()
+    }
+
+    fn remove(&self, hash: &ContentHash) -> Result<(), StoreError> {
+        self.inner.remove(hash)
+    }
+
+    fn remove_stray(&self, location: &Path) -> Result<(), StoreError> {
+        self.inner.remove_stray(location)
+    }
+
+    fn local_root(&self) -> Option<&Path> {
+        self.inner.local_root()
+    }
+}
