@@ -4,9 +4,10 @@
 //! name shared backends; the local `.ctx` directory still keeps the config, `tmp/` staging,
 //! the index caches and the read cache. Without them a store is `state.db` and `objects/`.
 
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use ctx_core::ContentHash;
 
@@ -41,15 +42,99 @@ impl Backends {
     }
 }
 
+/// Backends every store this process opens uses, over what the store's own `config.toml`
+/// says (a front end's `--store-url`, and the S3 settings it read from its environment).
+static PROCESS_BACKENDS: RwLock<Option<Backends>> = RwLock::new(None);
+
+/// Backends already opened by this process, by URL: one connection pool per database, one
+/// S3 client per bucket and local directory, however often stores are opened.
+type OpenedMetadata = Mutex<HashMap<String, Arc<dyn Metadata>>>;
+type OpenedObjects = Mutex<HashMap<(String, PathBuf), Arc<dyn Objects>>>;
+static OPENED_METADATA: std::sync::LazyLock<OpenedMetadata> =
+    std::sync::LazyLock::new(|| Mutex::new(HashMap::new()));
+static OPENED_OBJECTS: std::sync::LazyLock<OpenedObjects> =
+    std::sync::LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// Sets the backends (and S3 settings) every store opened from now on uses, whatever its
+/// `config.toml` says: `metadata`/`objects` that are `Some` win; `s3` always applies. A front
+/// end calls this once at start-up with its flags and environment (this crate reads none).
+pub fn set_process_backends(backends: Backends) {
+    *PROCESS_BACKENDS
+        .write()
+        .unwrap_or_else(PoisonError::into_inner) = Some(backends);
+}
+
+/// The backends of the store in `dir`: its `config.toml`'s `[store]` table (`metadata`,
+/// `objects`), overridden by [`set_process_backends`].
+pub fn configured_backends(dir: &Path) -> Result<Backends, StoreError> {
+    let mut backends = read_store_table(&dir.join(crate::CONFIG_FILE))?;
+    if let Some(process) = PROCESS_BACKENDS
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+    {
+        if process.metadata.is_some() {
+            backends.metadata.clone_from(&process.metadata);
+        }
+        if process.objects.is_some() {
+            backends.objects.clone_from(&process.objects);
+        }
+        backends.s3 = process.s3.clone();
+    }
+    Ok(backends)
+}
+
+/// `[store] metadata = "…"` and `objects = "…"` from a config file (empty strings: default).
+fn read_store_table(path: &Path) -> Result<Backends, StoreError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Backends::default()),
+        Err(source) => {
+            return Err(StoreError::Io {
+                path: path.to_owned(),
+                source,
+            });
+        }
+    };
+    let doc: toml_edit::DocumentMut = text.parse().map_err(|e| StoreError::BadStoreUrl {
+        url: path.display().to_string(),
+        detail: format!("invalid TOML: {e}"),
+    })?;
+    let get = |key: &str| {
+        doc.get("store")
+            .and_then(|t| t.get(key))
+            .and_then(toml_edit::Item::as_str)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+    };
+    Ok(Backends {
+        metadata: get("metadata"),
+        objects: get("objects"),
+        s3: S3Settings::default(),
+    })
+}
+
 impl Store {
     /// Opens the store whose local directory is `dir` with the given backends (for embedded
     /// ones exactly [`Store::open`]); creates the local directory's layout when `create`.
+    /// Every call connects anew (a new pool, a new S3 client), as another host would.
     pub fn open_with(dir: &Path, backends: &Backends, create: bool) -> Result<Self, StoreError> {
+        Self::open_backends(dir, backends, create, false)
+    }
+
+    /// [`Store::open_with`], reusing this process's pool and client for a backend opened
+    /// before when `reuse`.
+    pub(crate) fn open_backends(
+        dir: &Path,
+        backends: &Backends,
+        create: bool,
+        reuse: bool,
+    ) -> Result<Self, StoreError> {
         if backends.is_embedded() {
             return if create {
-                Self::init(dir).map(|(store, _)| store)
+                Self::init_embedded(dir).map(|(store, _)| store)
             } else {
-                Self::open(dir)
+                Self::open_embedded(dir)
             };
         }
         if create {
@@ -65,7 +150,20 @@ impl Store {
         }
         let metadata: Arc<dyn Metadata> = match backends.metadata.as_deref() {
             None => Arc::new(SqliteMetadata::open(&dir.join(crate::DATABASE_FILE))?),
-            Some(url) => open_metadata_url(url)?,
+            Some(url) => {
+                let mut opened = OPENED_METADATA
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                if let Some(metadata) = opened.get(url).filter(|_| reuse) {
+                    metadata.clone()
+                } else {
+                    let metadata = open_metadata_url(url)?;
+                    if reuse {
+                        opened.insert(url.to_owned(), metadata.clone());
+                    }
+                    metadata
+                }
+            }
         };
         let objects: Arc<dyn Objects> = match backends.objects.as_deref() {
             None => {
@@ -75,7 +173,21 @@ impl Store {
                     dir.join("tmp"),
                 ))
             }
-            Some(url) => open_objects_url(url, &backends.s3, dir)?,
+            Some(url) => {
+                let key = (url.to_owned(), dir.to_owned());
+                let mut opened = OPENED_OBJECTS
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                if let Some(objects) = opened.get(&key).filter(|_| reuse) {
+                    objects.clone()
+                } else {
+                    let objects = open_objects_url(url, &backends.s3, dir)?;
+                    if reuse {
+                        opened.insert(key, objects.clone());
+                    }
+                    objects
+                }
+            }
         };
         Self::from_parts(dir, metadata, objects)
     }

@@ -547,6 +547,56 @@ impl SqliteMetadata {
             .collect()
     }
 
+    /// Inserts an artifact keeping its `seq` (see [`Metadata::restore_artifact`]).
+    pub fn restore_artifact(&self, record: &ArtifactRecord) -> Result<(), StoreError> {
+        self.require_pack(&record.pack)?;
+        let run = || -> rusqlite::Result<()> {
+            let conn = self.connection();
+            let tx = conn.unchecked_transaction()?;
+            let seq = i64::try_from(record.seq).unwrap_or(i64::MAX);
+            tx.execute(
+                "INSERT INTO artifacts (pack, artifact_id, seq, priority, uri, source_json, added_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    record.pack,
+                    record.artifact_id,
+                    seq,
+                    record.priority,
+                    record.uri,
+                    record.source_json,
+                    record.added_at
+                ],
+            )?;
+            tx.execute(
+                "UPDATE packs SET next_seq = MAX(next_seq, ?2 + 1) WHERE name = ?1",
+                params![record.pack, seq],
+            )?;
+            tx.commit()
+        };
+        run().map_err(|e| self.err(e))
+    }
+
+    /// Every ref namespace in use, in byte order.
+    pub fn ref_namespaces(&self) -> Result<Vec<String>, StoreError> {
+        self.connection()
+            .prepare("SELECT DISTINCT namespace FROM refs ORDER BY namespace")
+            .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect())
+            .map_err(|e| self.err(e))
+    }
+
+    /// The objects a run keeps alive.
+    pub fn run_objects(&self, run_id: &str) -> Result<BTreeSet<ContentHash>, StoreError> {
+        let values: Vec<String> = self
+            .connection()
+            .prepare("SELECT object FROM run_objects WHERE run_id = ?1 ORDER BY object")
+            .and_then(|mut stmt| stmt.query_map([run_id], |row| row.get(0))?.collect())
+            .map_err(|e| self.err(e))?;
+        values
+            .into_iter()
+            .map(|v| parse_hash("run_objects", "object", v))
+            .collect()
+    }
+
     /// Every raw value in the object-reference columns, with where it came from.
     pub fn object_references(&self) -> Result<Vec<ObjectReference>, StoreError> {
         let mut out = Vec::new();
@@ -641,6 +691,9 @@ impl Metadata for SqliteMetadata {
         cache_summaries(entries: &[(SummaryKey<'_>, &[u8])]) -> Result<(), StoreError>;
         clear_summaries() -> Result<usize, StoreError>;
         object_references() -> Result<Vec<ObjectReference>, StoreError>;
+        restore_artifact(record: &ArtifactRecord) -> Result<(), StoreError>;
+        ref_namespaces() -> Result<Vec<String>, StoreError>;
+        run_objects(run_id: &str) -> Result<BTreeSet<ContentHash>, StoreError>;
         integrity_problems() -> Result<Vec<String>, StoreError>;
     }
 }

@@ -18,6 +18,7 @@
 //! crate never reads the environment: callers pass `CTX_HOME` and `HOME` in.
 
 mod backends;
+mod copy;
 mod db;
 mod discover;
 mod error;
@@ -36,7 +37,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use backends::{Backends, S3Settings};
+pub use backends::{Backends, S3Settings, configured_backends, set_process_backends};
+pub use copy::CopyReport;
 pub use db::{MIGRATIONS, Migration, OBJECT_REFERENCES, RefEntry, SqliteMetadata};
 pub use discover::{DiscoverRequest, StoreKind, StoreLocation, discover};
 pub use error::StoreError;
@@ -72,31 +74,45 @@ pub struct Store {
 }
 
 impl Store {
-    /// Creates the store layout in `dir` (which may already exist) and opens it.
+    /// Creates the store layout in `dir` (which may already exist) and opens it, with the
+    /// backends its `config.toml` names (see [`configured_backends`]).
     ///
     /// Returns the store and whether anything had to be created.
     pub fn init(dir: &Path) -> Result<(Self, bool), StoreError> {
+        let backends = configured_backends(dir)?;
+        if backends.is_embedded() {
+            return Self::init_embedded(dir);
+        }
+        let existed = dir.join(CONFIG_FILE).is_file() || dir.join("tmp").is_dir();
+        create_dir_all(dir)?;
+        write_gitignore(dir)?;
+        Ok((Self::open_backends(dir, &backends, true, true)?, !existed))
+    }
+
+    fn init_embedded(dir: &Path) -> Result<(Self, bool), StoreError> {
         let existed = dir.join(DATABASE_FILE).is_file();
         create_dir_all(dir)?;
         for sub in ["objects/sha256", "tmp", "indexes"] {
             create_dir_all(&dir.join(sub))?;
         }
-        let ignore = dir.join(".gitignore");
-        if !ignore.exists() {
-            // Keep the store out of version control, except the shareable project settings.
-            write_file(
-                &ignore,
-                b"# Written by ctx init: the store is local state.\n*\n!config.toml\n!.gitignore\n",
-            )?;
-        }
+        write_gitignore(dir)?;
         Ok((Self::open_unchecked(dir)?, !existed))
     }
 
-    /// Opens an existing store, applying any pending migrations.
+    /// Opens an existing store, with the backends its `config.toml` names (see
+    /// [`configured_backends`]), applying any pending migrations.
     ///
     /// An empty `state.db` is refused: SQLite would take it for a new database, and the
     /// store would then look empty (every object unreferenced, so `gc` would remove them).
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        let backends = configured_backends(dir)?;
+        if !backends.is_embedded() {
+            return Self::open_backends(dir, &backends, false, true);
+        }
+        Self::open_embedded(dir)
+    }
+
+    fn open_embedded(dir: &Path) -> Result<Self, StoreError> {
         let db_path = dir.join(DATABASE_FILE);
         match fs::metadata(&db_path) {
             Ok(meta) if meta.is_file() && meta.len() == 0 => {
@@ -186,6 +202,18 @@ pub(crate) fn create_dir_all(dir: &Path) -> Result<(), StoreError> {
         path: dir.to_owned(),
         source,
     })
+}
+
+fn write_gitignore(dir: &Path) -> Result<(), StoreError> {
+    let ignore = dir.join(".gitignore");
+    if !ignore.exists() {
+        // Keep the store out of version control, except the shareable project settings.
+        write_file(
+            &ignore,
+            b"# Written by ctx init: the store is local state.\n*\n!config.toml\n!.gitignore\n",
+        )?;
+    }
+    Ok(())
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {

@@ -183,6 +183,18 @@ pub trait Metadata: Send + Sync {
     /// Deletes every cached summary (they are derived data); returns how many were removed.
     fn clear_summaries(&self) -> Result<usize, StoreError>;
 
+    // --- copying a store --------------------------------------------------------------------
+
+    /// Inserts an artifact as recorded elsewhere (its `seq` kept; the pack's next `seq` moved
+    /// past it), for `store copy`. The pack must exist; an existing artifact is an error.
+    fn restore_artifact(&self, record: &ArtifactRecord) -> Result<(), StoreError>;
+
+    /// Every ref namespace in use, in byte order.
+    fn ref_namespaces(&self) -> Result<Vec<String>, StoreError>;
+
+    /// The objects run `run_id` keeps alive (as given to [`Metadata::record_run`]).
+    fn run_objects(&self, run_id: &str) -> Result<BTreeSet<ContentHash>, StoreError>;
+
     // --- maintenance ------------------------------------------------------------------------
 
     /// Every distinct value in the object-reference columns, with where it came from.

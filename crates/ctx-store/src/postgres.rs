@@ -998,6 +998,52 @@ impl Metadata for PostgresMetadata {
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
+    fn restore_artifact(&self, record: &ArtifactRecord) -> Result<(), StoreError> {
+        self.require_pack(&record.pack)?;
+        let seq = to_i64(record.seq);
+        self.in_transaction(|tx| {
+            tx.execute(
+                "INSERT INTO artifacts (pack, artifact_id, seq, priority, uri, source_json, added_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                &[
+                    &record.pack,
+                    &record.artifact_id,
+                    &seq,
+                    &record.priority,
+                    &record.uri,
+                    &record.source_json,
+                    &record.added_at,
+                ],
+            )?;
+            tx.execute(
+                "UPDATE packs SET next_seq = GREATEST(next_seq, $2::bigint + 1) WHERE name = $1",
+                &[&record.pack, &seq],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn ref_namespaces(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .query(
+                "SELECT DISTINCT namespace FROM refs ORDER BY namespace",
+                &[],
+            )?
+            .iter()
+            .map(|r| r.get(0))
+            .collect())
+    }
+
+    fn run_objects(&self, run_id: &str) -> Result<BTreeSet<ContentHash>, StoreError> {
+        self.query(
+            "SELECT object FROM run_objects WHERE run_id = $1 ORDER BY object",
+            &[&run_id],
+        )?
+        .into_iter()
+        .map(|r| parse_hash("run_objects", "object", r.get(0)))
+        .collect()
+    }
+
     fn object_references(&self) -> Result<Vec<ObjectReference>, StoreError> {
         let mut out = Vec::new();
         for &(table, column) in OBJECT_REFERENCES {

@@ -192,6 +192,7 @@ contract!(
     gc_on_another_host_removes_nothing_referenced,
     a_killed_writer_loses_nothing_acknowledged,
     reopening_applies_no_migration,
+    copy_moves_a_store_out_and_back,
 );
 
 fn artifact(id: &str, priority: i64) -> NewArtifact<'_> {
@@ -971,5 +972,92 @@ fn reopening_applies_no_migration(cx: &Cx) {
             .integrity_problems()
             .expect("integrity")
             .is_empty()
+    );
+}
+
+/// Everything a reader sees of a store's metadata, for comparing two stores.
+fn listing(store: &Store) -> String {
+    let db = store.db();
+    let mut out = String::new();
+    for pack in db.list_packs().expect("packs") {
+        out += &format!("{pack:?}\n");
+        for artifact in db.artifacts(&pack.name).expect("artifacts") {
+            out += &format!("  {artifact:?}\n");
+        }
+    }
+    for snapshot in db.list_snapshots().expect("snapshots") {
+        out += &format!("{snapshot:?}\n");
+        for item in db.snapshot_items(&snapshot.snapshot_id).expect("items") {
+            out += &format!("  {item:?}\n");
+        }
+    }
+    for run in db.list_run_rows().expect("runs") {
+        out += &format!(
+            "{run:?} {:?}\n",
+            db.run_objects(&run.run_id).expect("objects")
+        );
+    }
+    for namespace in db.ref_namespaces().expect("namespaces") {
+        out += &format!("{:?}\n", db.list_refs(&namespace).expect("refs"));
+    }
+    out
+}
+
+fn copy_moves_a_store_out_and_back(cx: &Cx) {
+    let source = cx.host();
+    let db = source.db();
+    db.create_pack("p", 100, TokenizerKind::O200kBase, 1)
+        .expect("pack");
+    db.set_pack_root("p", "/src").expect("root");
+    for id in ["a1", "b2", "c3"] {
+        db.add_artifact("p", &artifact(id, 0)).expect("add");
+    }
+    db.remove_artifact("p", "b2").expect("a gap in seq");
+    let payload = source.objects().put(b"payload").expect("put");
+    let mut record = snapshot(b"payload", Some("v1"));
+    record.payload_object = payload;
+    db.insert_snapshot(&record, &[]).expect("snapshot");
+    for name in ["run one", "run two"] {
+        let id = source.objects().put(name.as_bytes()).expect("put");
+        let blob = source
+            .objects()
+            .put(format!("{name} blob").as_bytes())
+            .expect("put");
+        db.record_run(
+            &run_row(&id, "mcp"),
+            &BTreeSet::from([blob]),
+            ("runs", "latest"),
+        )
+        .expect("run");
+    }
+    db.set_ref("tags", "t", &payload).expect("ref");
+    let before = listing(&source);
+
+    let local_dir = cx.tmp.path().join("copied/.ctx");
+    let (local, _) = Store::init(&local_dir).expect("local store");
+    let report = source.copy_into(&local).expect("copy out");
+    assert_eq!(
+        (
+            report.packs,
+            report.artifacts,
+            report.snapshots,
+            report.runs
+        ),
+        (1, 2, 1, 2)
+    );
+    assert_eq!(report.objects_copied, 5);
+    assert_eq!(listing(&local), before, "the local copy reads the same");
+    assert!(local.verify().expect("verify").is_clean());
+
+    let Some(again) = Cx::new(cx.config, "copyback") else {
+        return;
+    };
+    let back = again.host();
+    local.copy_into(&back).expect("copy back");
+    assert_eq!(listing(&back), before, "and so does the copy back");
+    assert!(back.verify().expect("verify").is_clean());
+    assert!(
+        matches!(local.copy_into(&back), Err(StoreError::PackExists { .. })),
+        "copying onto a store that has the packs already is refused"
     );
 }
