@@ -978,29 +978,27 @@ fn reopening_applies_no_migration(cx: &Cx) {
 /// Everything a reader sees of a store's metadata, for comparing two stores.
 fn listing(store: &Store) -> String {
     let db = store.db();
-    let mut out = String::new();
+    let mut out = Vec::new();
     for pack in db.list_packs().expect("packs") {
-        out += &format!("{pack:?}\n");
+        out.push(format!("{pack:?}"));
         for artifact in db.artifacts(&pack.name).expect("artifacts") {
-            out += &format!("  {artifact:?}\n");
+            out.push(format!("  {artifact:?}"));
         }
     }
     for snapshot in db.list_snapshots().expect("snapshots") {
-        out += &format!("{snapshot:?}\n");
+        out.push(format!("{snapshot:?}"));
         for item in db.snapshot_items(&snapshot.snapshot_id).expect("items") {
-            out += &format!("  {item:?}\n");
+            out.push(format!("  {item:?}"));
         }
     }
     for run in db.list_run_rows().expect("runs") {
-        out += &format!(
-            "{run:?} {:?}\n",
-            db.run_objects(&run.run_id).expect("objects")
-        );
+        let objects = db.run_objects(&run.run_id).expect("objects");
+        out.push(format!("{run:?} {objects:?}"));
     }
     for namespace in db.ref_namespaces().expect("namespaces") {
-        out += &format!("{:?}\n", db.list_refs(&namespace).expect("refs"));
+        out.push(format!("{:?}", db.list_refs(&namespace).expect("refs")));
     }
-    out
+    out.join("\n")
 }
 
 fn copy_moves_a_store_out_and_back(cx: &Cx) {
