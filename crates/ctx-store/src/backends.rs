@@ -84,6 +84,12 @@ pub fn configured_backends(dir: &Path) -> Result<Backends, StoreError> {
     Ok(backends)
 }
 
+/// Whether `dir` holds a store: its `state.db`, or a `config.toml` naming shared backends.
+pub fn is_store_dir(dir: &Path) -> bool {
+    dir.join(crate::DATABASE_FILE).is_file()
+        || read_store_table(&dir.join(crate::CONFIG_FILE)).is_ok_and(|b| !b.is_embedded())
+}
+
 /// `[store] metadata = "…"` and `objects = "…"` from a config file (empty strings: default).
 fn read_store_table(path: &Path) -> Result<Backends, StoreError> {
     let text = match std::fs::read_to_string(path) {

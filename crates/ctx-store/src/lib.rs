@@ -37,7 +37,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use backends::{Backends, S3Settings, configured_backends, set_process_backends};
+pub use backends::{Backends, S3Settings, configured_backends, is_store_dir, set_process_backends};
 pub use copy::CopyReport;
 pub use db::{MIGRATIONS, Migration, OBJECT_REFERENCES, RefEntry, SqliteMetadata};
 pub use discover::{DiscoverRequest, StoreKind, StoreLocation, discover};

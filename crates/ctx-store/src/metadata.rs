@@ -243,7 +243,7 @@ pub trait Metadata: Send + Sync {
         &self,
         object: &ContentHash,
         grace: Duration,
-        remove: &mut dyn FnMut() -> Result<(), StoreError>,
+        remove: &mut (dyn FnMut() -> Result<(), StoreError> + Send),
     ) -> Result<bool, StoreError> {
         let _ = (object, grace, remove);
         Ok(false)

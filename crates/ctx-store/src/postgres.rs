@@ -137,6 +137,10 @@ impl PostgresMetadata {
     /// Connects to `url` (`postgres://user:password@host:port/db`; `?schema=NAME` keeps the
     /// tables in that schema, created if missing) and applies any pending migrations.
     pub fn open(url: &str) -> Result<Self, StoreError> {
+        off_runtime(|| Self::open_here(url))
+    }
+
+    fn open_here(url: &str) -> Result<Self, StoreError> {
         let (conn_url, schema) = split_schema(url);
         let location = redact_url(url);
         let bad = |detail: String| StoreError::BadStoreUrl {
@@ -228,15 +232,17 @@ impl PostgresMetadata {
     }
 
     /// Runs `body` in one transaction, committing when it returns `Ok`.
-    fn in_transaction<T>(
+    fn in_transaction<T: Send>(
         &self,
-        body: impl FnOnce(&mut Transaction<'_>) -> Result<T, postgres::Error>,
+        body: impl FnOnce(&mut Transaction<'_>) -> Result<T, postgres::Error> + Send,
     ) -> Result<T, StoreError> {
-        let mut client = self.client()?;
-        let mut tx = client.transaction().map_err(|e| self.err(&e))?;
-        let value = body(&mut tx).map_err(|e| self.err(&e))?;
-        tx.commit().map_err(|e| self.err(&e))?;
-        Ok(value)
+        off_runtime(|| {
+            let mut client = self.client()?;
+            let mut tx = client.transaction().map_err(|e| self.err(&e))?;
+            let value = body(&mut tx).map_err(|e| self.err(&e))?;
+            tx.commit().map_err(|e| self.err(&e))?;
+            Ok(value)
+        })
     }
 
     fn query(
@@ -252,9 +258,11 @@ impl PostgresMetadata {
         sql: &str,
         params: &[&(dyn postgres::types::ToSql + Sync)],
     ) -> Result<u64, StoreError> {
-        self.client()?
-            .execute(sql, params)
-            .map_err(|e| self.err(&e))
+        off_runtime(|| {
+            self.client()?
+                .execute(sql, params)
+                .map_err(|e| self.err(&e))
+        })
     }
 
     fn snapshot_where(
@@ -272,6 +280,21 @@ impl PostgresMetadata {
         .map(snapshot_from_row)
         .collect()
     }
+}
+
+/// Runs `work` where the synchronous `postgres` client may block: on this thread, or on a
+/// helper thread when this one is inside a tokio runtime (a server's request handler), where
+/// the client's own `block_on` would panic.
+fn off_runtime<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return work();
+    }
+    std::thread::scope(|scope| {
+        scope
+            .spawn(work)
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
 
 const PACK_COLUMNS: &str = "p.name, p.budget_tokens, p.tokenizer, p.created_at,
@@ -1122,7 +1145,18 @@ impl Metadata for PostgresMetadata {
         &self,
         object: &ContentHash,
         grace: Duration,
-        remove: &mut dyn FnMut() -> Result<(), StoreError>,
+        remove: &mut (dyn FnMut() -> Result<(), StoreError> + Send),
+    ) -> Result<bool, StoreError> {
+        off_runtime(|| self.sweep_one_here(object, grace, remove))
+    }
+}
+
+impl PostgresMetadata {
+    fn sweep_one_here(
+        &self,
+        object: &ContentHash,
+        grace: Duration,
+        remove: &mut (dyn FnMut() -> Result<(), StoreError> + Send),
     ) -> Result<bool, StoreError> {
         let object = object.to_string();
         let seconds = grace.as_secs_f64();

@@ -120,7 +120,7 @@ fn mcp_mount(
         let http = HttpOptions::for_address(bound);
         Mcp::new(Arc::new(move |_id: &str, root: &Path| {
             let project = root.join(ctx::store::STORE_DIR_NAME);
-            let (store_dir, sources_root) = if project.join(ctx::store::DATABASE_FILE).is_file() {
+            let (store_dir, sources_root) = if ctx::store::is_store_dir(&project) {
                 (project, root.to_owned())
             } else {
                 (location.dir.clone(), fallback_sources.clone())
