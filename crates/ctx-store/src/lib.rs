@@ -2,11 +2,13 @@
 //!
 //! ```text
 //! .ctx/
-//!   config.toml               project settings (read by the `ctx` facade, not here)
+//!   config.toml               project settings (read by the `ctx` facade; this crate reads
+//!                             only its `[store]` table: which backends the store uses)
 //!   state.db                  SQLite: WAL, foreign keys, STRICT tables, versioned migrations
 //!   objects/sha256/ab/cdef…   content-addressed blobs: tmp + fsync + rename; hash checked on read
 //!   indexes/<name>/           document caches (seed 003)
 //!   tmp/                      staging for atomic writes; stale files removed by gc
+//!   cache/objects/            read cache of a shared (S3) object store, checked by hash
 //! ```
 //!
 //! [`discover`] finds the store for a working directory (like git finds `.git`), [`Store`]
@@ -14,8 +16,11 @@
 //! default: [`LocalObjects`], the `objects/` directory) and [`Metadata`] holds every typed
 //! repository: packs, snapshots, refs, runs, the token and summary caches, file stamps
 //! (embedded default: [`SqliteMetadata`], `state.db`). This crate owns the whole schema: no
-//! other crate runs SQL. [`Store::verify`] / [`Store::gc`] check and clean any backend. The
-//! crate never reads the environment: callers pass `CTX_HOME` and `HOME` in.
+//! other crate runs SQL. With the `shared` feature, `PostgresMetadata` and `S3Objects` let
+//! many hosts share one store ([`Backends`] names them by URL). [`Store::verify`] /
+//! [`Store::gc`] check and clean any backend, [`Store::copy_into`] moves a store between
+//! backends. The crate never reads the environment: callers pass `CTX_HOME`, `HOME` and the
+//! S3 settings in.
 
 mod backends;
 mod copy;

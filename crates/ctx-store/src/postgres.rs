@@ -162,6 +162,19 @@ impl PostgresMetadata {
             }
             config.options(&format!("-c search_path={schema}"));
         }
+        // One connection up front: a wrong host, port or password fails now with the
+        // server's own words, not after the pool's wait for a connection.
+        config
+            .connect(NoTls)
+            .map_err(|e| StoreError::Backend {
+                location: location.clone(),
+                detail: format!("cannot connect: {e}"),
+            })?
+            .close()
+            .map_err(|e| StoreError::Backend {
+                location: location.clone(),
+                detail: e.to_string(),
+            })?;
         let manager = PostgresConnectionManager::new(config, NoTls);
         let pool = r2d2::Pool::builder()
             .max_size(16)
