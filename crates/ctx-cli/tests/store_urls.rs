@@ -28,7 +28,11 @@ fn an_unreachable_database_names_itself_without_its_password() {
         "verify",
     ]);
     assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(run.stderr.contains("postgres://ctx:***@127.0.0.1:1/ctx"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("postgres://ctx:***@127.0.0.1:1/ctx"),
+        "{}",
+        run.stderr
+    );
     assert!(!run.stderr.contains("hunter2"), "{}", run.stderr);
     assert!(run.stderr.contains("cannot connect"), "{}", run.stderr);
 }
