@@ -27,7 +27,12 @@ fn an_unreachable_database_names_itself_without_its_password() {
         "store",
         "verify",
     ]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(
+        run.code, 74,
+        "an I/O failure, as for a failing disk: {}",
+        run.stderr
+    );
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
     assert!(
         run.stderr.contains("postgres://ctx:***@127.0.0.1:1/ctx"),
         "{}",
