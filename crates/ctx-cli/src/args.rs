@@ -31,6 +31,11 @@ pub struct GlobalArgs {
     /// Use the store in DIR instead of discovering one.
     #[arg(long, global = true, value_name = "DIR", env = "CTX_STORE")]
     pub store: Option<PathBuf>,
+    /// Keep the store's metadata or objects in a shared backend: postgres://… for the
+    /// metadata, s3://BUCKET/PREFIX for the objects (repeat for both; overrides `[store]` in
+    /// config.toml and CTX_STORE_METADATA / CTX_STORE_OBJECTS; AWS_* give S3 credentials).
+    #[arg(long, global = true, value_name = "URL")]
+    pub store_url: Vec<String>,
     /// Output format [default: human; JSON for `run show` and `run diff`].
     #[arg(long, global = true, value_enum)]
     pub format: Option<Format>,

@@ -19,6 +19,7 @@ fn main() -> ExitCode {
         Err(err) => return output::command_line_error(&err),
     };
     init_tracing(cli.global.verbose, cli.global.quiet);
+    set_store_backends(&cli.global.store_url);
     let out = Output::new(&cli.global);
     let status = match context::Context::new(&cli.global) {
         Ok(ctx) => commands::run(cli.command, &ctx, &out),
@@ -28,6 +29,21 @@ fn main() -> ExitCode {
         Ok(code) => code.into(),
         Err(err) => out.fail(&err),
     }
+}
+
+/// Tells the store which shared backends to use, from `--store-url`, `CTX_STORE_METADATA`,
+/// `CTX_STORE_OBJECTS` and the `AWS_*` variables (the library reads no environment).
+fn set_store_backends(urls: &[String]) {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let mut backends = ctx::store::Backends {
+        metadata: var("CTX_STORE_METADATA"),
+        objects: var("CTX_STORE_OBJECTS"),
+        s3: ctx::store::S3Settings::from_lookup(|name| std::env::var(name).ok()),
+    };
+    for url in urls {
+        backends.set_url(url);
+    }
+    ctx::store::set_process_backends(backends);
 }
 
 fn init_tracing(verbose: u8, quiet: bool) {

@@ -260,8 +260,10 @@ fn config_set_get_list_and_bad_input() {
     env.run(&["config", "set", "tokenizer", "gpt2"])
         .bad_input("unknown tokenizer");
     env.run(&["config", "set", "nope", "1"]).bad_input(
-        "known keys: budget, cmd_timeout_secs, max_file_bytes, mcp.max_tokens, mcp.tools, tokenizer",
+        "known keys: budget, cmd_timeout_secs, max_file_bytes, mcp.max_tokens, mcp.tools, store.metadata, store.objects, tokenizer",
     );
+    env.run(&["config", "set", "store.objects", "gs://bucket"])
+        .bad_input("expected postgres://…, s3://BUCKET/PREFIX");
     env.run(&["config", "set", "mcp.tools", "ctx_search, Bad Name"])
         .bad_input("expected core, all, or tool names");
     env.run(&["mcp", "--tools", "ctx_search,nope"])
@@ -295,7 +297,8 @@ fn a_store_from_a_newer_ctx_is_refused() {
     {
         let store = Store::open(&env.work().join(".ctx")).expect("open");
         store
-            .db()
+            .sqlite()
+            .expect("a local store")
             .connection()
             .pragma_update(None, "user_version", 999)
             .expect("bump");

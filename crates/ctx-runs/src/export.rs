@@ -158,10 +158,14 @@ pub(crate) fn import_ctx(
         referenced.extend(step.output_ref);
         referenced.extend(step.reasoning_ref);
     }
-    if let Some(missing) = referenced
-        .iter()
-        .find(|h| !export.blobs.contains_key(h) && !store.objects().contains(h))
-    {
+    let mut missing = None;
+    for hash in referenced.iter().filter(|h| !export.blobs.contains_key(h)) {
+        if !store.objects().contains(hash)? {
+            missing = Some(hash);
+            break;
+        }
+    }
+    if let Some(missing) = missing {
         return Err(bad(format!(
             "blob {missing} is referenced but not included"
         )));

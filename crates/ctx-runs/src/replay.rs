@@ -18,7 +18,7 @@
 use std::fmt::Write as _;
 
 use ctx_core::ContentHash;
-use ctx_store::ObjectStore;
+use ctx_store::Objects;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -175,7 +175,7 @@ pub fn replay(
     run: ContentHash,
     steps: &[ReplayStep],
     executor: &dyn StepExecutor,
-    objects: &ObjectStore,
+    objects: &dyn Objects,
 ) -> ReplayReport {
     let mut results = Vec::with_capacity(steps.len());
     let mut first_divergence = None;
@@ -371,7 +371,7 @@ mod tests {
         }
     }
 
-    fn step(index: u64, tool: &str, output: &[u8], objects: &ObjectStore) -> ReplayStep {
+    fn step(index: u64, tool: &str, output: &[u8], objects: &dyn Objects) -> ReplayStep {
         ReplayStep {
             index,
             tool: Some(tool.to_owned()),
@@ -382,9 +382,10 @@ mod tests {
         }
     }
 
-    fn objects() -> (tempfile::TempDir, ObjectStore) {
+    fn objects() -> (tempfile::TempDir, ctx_store::LocalObjects) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let objects = ObjectStore::new(dir.path().join("objects"), dir.path().join("tmp"));
+        let objects =
+            ctx_store::LocalObjects::new(dir.path().join("objects"), dir.path().join("tmp"));
         std::fs::create_dir_all(dir.path().join("objects")).expect("mkdir");
         std::fs::create_dir_all(dir.path().join("tmp")).expect("mkdir");
         (dir, objects)

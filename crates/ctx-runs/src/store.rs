@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use ctx_core::ContentHash;
-use ctx_store::{ObjectStore, Store};
+use ctx_store::{Objects, Store};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -596,7 +596,7 @@ pub(crate) fn save_manifest(
 const WRITERS: usize = 16;
 
 /// Writes `objects` with [`WRITERS`] threads (each object still tmp + fsync + rename).
-pub(crate) fn put_parallel(objects: &ObjectStore, blobs: &[&[u8]]) -> Result<(), RunError> {
+pub(crate) fn put_parallel(objects: &dyn Objects, blobs: &[&[u8]]) -> Result<(), RunError> {
     let chunk = blobs.len().div_ceil(WRITERS).max(1);
     std::thread::scope(|scope| {
         let handles: Vec<_> = blobs

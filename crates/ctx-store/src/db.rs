@@ -1,12 +1,19 @@
 //! SQLite metadata: connection settings, versioned migrations, refs and the token cache.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use ctx_core::{ContentHash, TokenizerKind};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
+use std::collections::BTreeSet;
+
 use crate::StoreError;
+use crate::metadata::{Metadata, ObjectReference};
+use crate::packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
+use crate::runs::RunRow;
+use crate::summary_cache::{FileStampRow, StampedKey, SummaryKey};
 
 /// One schema step: applied once, in order, inside a transaction; recorded in `user_version`.
 #[derive(Debug, Clone, Copy)]
@@ -201,8 +208,9 @@ pub struct RefEntry {
 }
 
 /// The store's SQLite database.
-pub struct Database {
-    conn: Connection,
+pub struct SqliteMetadata {
+    /// One connection, used by one thread at a time (a `Connection` is `Send`, not `Sync`).
+    conn: Mutex<Connection>,
     path: PathBuf,
     read_only: bool,
 }
@@ -215,7 +223,7 @@ const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
 /// 5 ms: about 5 s in all, on top of the 10 s busy timeout for ordinary locks.
 const OPEN_ATTEMPTS: u32 = 11;
 
-impl Database {
+impl SqliteMetadata {
     /// Opens (creating if needed) and migrates the database at `path`.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         Self::open_with(path, MIGRATIONS)
@@ -267,12 +275,12 @@ impl Database {
         // writers failed with "database is locked".
         conn.set_transaction_behavior(rusqlite::TransactionBehavior::Immediate);
         let mut db = Self {
-            conn,
+            conn: Mutex::new(conn),
             path: path.to_owned(),
             read_only: false,
         };
         db.check_not_foreign()?;
-        db.conn
+        db.connection()
             .execute_batch(
                 // Reads through a memory map (up to 1 GiB): a warm `summarize` reads every
                 // cached summary, and page-by-page `pread` calls were most of its time.
@@ -313,7 +321,7 @@ impl Database {
             Err(e) => return Err(err(e)),
         };
         let db = Self {
-            conn,
+            conn: Mutex::new(conn),
             path: path.to_owned(),
             read_only: true,
         };
@@ -334,7 +342,7 @@ impl Database {
                 known,
             });
         }
-        db.conn
+        db.connection()
             .execute_batch("PRAGMA foreign_keys = ON; PRAGMA mmap_size = 1073741824;")
             .map_err(err)?;
         tracing::debug!(path = %path.display(), "state.db is read-only; opened for reading");
@@ -347,7 +355,7 @@ impl Database {
             return Ok(());
         }
         let tables: i64 = self
-            .conn
+            .connection()
             .query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))
             .map_err(|e| self.err(e))?;
         if tables > 0 {
@@ -366,7 +374,7 @@ impl Database {
 
     /// The schema version recorded in the database.
     pub fn schema_version(&self) -> Result<i64, StoreError> {
-        self.conn
+        self.connection()
             .pragma_query_value(None, "user_version", |row| row.get(0))
             .map_err(|e| self.err(e))
     }
@@ -389,8 +397,8 @@ impl Database {
                 path: path.clone(),
                 source,
             };
-            let tx = self
-                .conn
+            let mut conn = self.connection();
+            let tx = conn
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
                 .map_err(err.clone())?;
             let now: i64 = tx
@@ -408,9 +416,9 @@ impl Database {
         Ok(())
     }
 
-    /// The underlying connection, for crates that own their own tables.
-    pub fn connection(&self) -> &Connection {
-        &self.conn
+    /// The underlying connection (tests and migrations; nothing outside this crate runs SQL).
+    pub fn connection(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The database file.
@@ -436,7 +444,7 @@ impl Database {
         hash: &ContentHash,
         tokenizer: TokenizerKind,
     ) -> Result<Option<u64>, StoreError> {
-        self.conn
+        self.connection()
             .prepare_cached(
                 "SELECT tokens FROM token_counts WHERE content_hash = ?1 AND tokenizer = ?2",
             )
@@ -460,7 +468,8 @@ impl Database {
             return Ok(());
         }
         let run = || -> rusqlite::Result<()> {
-            let tx = self.conn.unchecked_transaction()?;
+            let conn = self.connection();
+            let tx = conn.unchecked_transaction()?;
             {
                 let mut stmt = tx.prepare_cached(
                     "INSERT OR REPLACE INTO token_counts (content_hash, tokenizer, tokens) VALUES (?1, ?2, ?3)",
@@ -482,7 +491,7 @@ impl Database {
         name: &str,
         object: &ContentHash,
     ) -> Result<(), StoreError> {
-        self.conn
+        self.connection()
             .execute(
                 "INSERT INTO refs (namespace, name, object) VALUES (?1, ?2, ?3)
                  ON CONFLICT (namespace, name) DO UPDATE SET object = excluded.object",
@@ -495,7 +504,7 @@ impl Database {
     /// The object `namespace/name` points at.
     pub fn get_ref(&self, namespace: &str, name: &str) -> Result<Option<ContentHash>, StoreError> {
         let value: Option<String> = self
-            .conn
+            .connection()
             .query_row(
                 "SELECT object FROM refs WHERE namespace = ?1 AND name = ?2",
                 params![namespace, name],
@@ -508,7 +517,7 @@ impl Database {
 
     /// Removes a ref; returns whether it existed.
     pub fn delete_ref(&self, namespace: &str, name: &str) -> Result<bool, StoreError> {
-        self.conn
+        self.connection()
             .execute(
                 "DELETE FROM refs WHERE namespace = ?1 AND name = ?2",
                 params![namespace, name],
@@ -520,7 +529,7 @@ impl Database {
     /// Refs in a namespace, by name in byte order.
     pub fn list_refs(&self, namespace: &str) -> Result<Vec<RefEntry>, StoreError> {
         let rows: Vec<(String, String)> = self
-            .conn
+            .connection()
             .prepare("SELECT name, object FROM refs WHERE namespace = ?1 ORDER BY name")
             .and_then(|mut stmt| {
                 stmt.query_map(params![namespace], |row| Ok((row.get(0)?, row.get(1)?)))?
@@ -538,35 +547,87 @@ impl Database {
             .collect()
     }
 
+    /// Inserts an artifact keeping its `seq` (see [`Metadata::restore_artifact`]).
+    pub fn restore_artifact(&self, record: &ArtifactRecord) -> Result<(), StoreError> {
+        self.require_pack(&record.pack)?;
+        let run = || -> rusqlite::Result<()> {
+            let conn = self.connection();
+            let tx = conn.unchecked_transaction()?;
+            let seq = i64::try_from(record.seq).unwrap_or(i64::MAX);
+            tx.execute(
+                "INSERT INTO artifacts (pack, artifact_id, seq, priority, uri, source_json, added_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    record.pack,
+                    record.artifact_id,
+                    seq,
+                    record.priority,
+                    record.uri,
+                    record.source_json,
+                    record.added_at
+                ],
+            )?;
+            tx.execute(
+                "UPDATE packs SET next_seq = MAX(next_seq, ?2 + 1) WHERE name = ?1",
+                params![record.pack, seq],
+            )?;
+            tx.commit()
+        };
+        run().map_err(|e| self.err(e))
+    }
+
+    /// Every ref namespace in use, in byte order.
+    pub fn ref_namespaces(&self) -> Result<Vec<String>, StoreError> {
+        self.connection()
+            .prepare("SELECT DISTINCT namespace FROM refs ORDER BY namespace")
+            .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect())
+            .map_err(|e| self.err(e))
+    }
+
+    /// The objects a run keeps alive.
+    pub fn run_objects(&self, run_id: &str) -> Result<BTreeSet<ContentHash>, StoreError> {
+        let values: Vec<String> = self
+            .connection()
+            .prepare("SELECT object FROM run_objects WHERE run_id = ?1 ORDER BY object")
+            .and_then(|mut stmt| stmt.query_map([run_id], |row| row.get(0))?.collect())
+            .map_err(|e| self.err(e))?;
+        values
+            .into_iter()
+            .map(|v| parse_hash("run_objects", "object", v))
+            .collect()
+    }
+
     /// Every raw value in the object-reference columns, with where it came from.
-    pub(crate) fn object_references(
-        &self,
-    ) -> Result<Vec<(&'static str, &'static str, String)>, StoreError> {
+    pub fn object_references(&self) -> Result<Vec<ObjectReference>, StoreError> {
         let mut out = Vec::new();
         for &(table, column) in OBJECT_REFERENCES {
             let sql = format!(
                 "SELECT DISTINCT {column} FROM {table} WHERE {column} IS NOT NULL ORDER BY 1"
             );
             let values: Vec<String> = self
-                .conn
+                .connection()
                 .prepare(&sql)
                 .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect())
                 .map_err(|e| self.err(e))?;
-            out.extend(values.into_iter().map(|v| (table, column, v)));
+            out.extend(values.into_iter().map(|value| ObjectReference {
+                table,
+                column,
+                value,
+            }));
         }
         Ok(out)
     }
 
     /// `PRAGMA integrity_check` and `foreign_key_check` findings (empty when healthy).
-    pub(crate) fn integrity_problems(&self) -> Result<Vec<String>, StoreError> {
+    pub fn integrity_problems(&self) -> Result<Vec<String>, StoreError> {
         let mut problems: Vec<String> = self
-            .conn
+            .connection()
             .prepare("PRAGMA integrity_check")
             .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect())
             .map_err(|e| self.err(e))?;
         problems.retain(|p: &String| p != "ok");
         let fk: Vec<String> = self
-            .conn
+            .connection()
             .prepare("PRAGMA foreign_key_check")
             .and_then(|mut stmt| {
                 stmt.query_map([], |row| {
@@ -581,6 +642,59 @@ impl Database {
             .map_err(|e| self.err(e))?;
         problems.extend(fk);
         Ok(problems)
+    }
+}
+
+/// Forwards each listed [`Metadata`] method to the inherent method of the same name.
+macro_rules! forward_to_inherent {
+    ($($name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {
+        $(fn $name(&self, $($arg: $ty),*) -> $ret {
+            SqliteMetadata::$name(self, $($arg),*)
+        })*
+    };
+}
+
+impl Metadata for SqliteMetadata {
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    forward_to_inherent! {
+        is_read_only() -> bool;
+        schema_version() -> Result<i64, StoreError>;
+        cached_token_count(hash: &ContentHash, tokenizer: TokenizerKind) -> Result<Option<u64>, StoreError>;
+        cache_token_counts(tokenizer: TokenizerKind, counts: &[(ContentHash, u64)]) -> Result<(), StoreError>;
+        set_ref(namespace: &str, name: &str, object: &ContentHash) -> Result<(), StoreError>;
+        get_ref(namespace: &str, name: &str) -> Result<Option<ContentHash>, StoreError>;
+        delete_ref(namespace: &str, name: &str) -> Result<bool, StoreError>;
+        list_refs(namespace: &str) -> Result<Vec<RefEntry>, StoreError>;
+        create_pack(name: &str, budget_tokens: u64, tokenizer: TokenizerKind, created_at: i64) -> Result<PackRecord, StoreError>;
+        set_pack_root(name: &str, root: &str) -> Result<(), StoreError>;
+        get_pack(name: &str) -> Result<Option<PackRecord>, StoreError>;
+        require_pack(name: &str) -> Result<PackRecord, StoreError>;
+        list_packs() -> Result<Vec<PackRecord>, StoreError>;
+        update_pack_policy(name: &str, budget_tokens: u64, tokenizer: TokenizerKind) -> Result<(), StoreError>;
+        delete_pack(name: &str) -> Result<(), StoreError>;
+        add_artifact(pack: &str, new: &NewArtifact<'_>) -> Result<ArtifactRecord, StoreError>;
+        artifacts(pack: &str) -> Result<Vec<ArtifactRecord>, StoreError>;
+        remove_artifact(pack: &str, id_or_prefix: &str) -> Result<ArtifactRecord, StoreError>;
+        insert_snapshot(snapshot: &SnapshotRecord, items: &[SnapshotItemRecord]) -> Result<SnapshotRecord, StoreError>;
+        find_snapshot(reference: &str) -> Result<SnapshotRecord, StoreError>;
+        list_snapshots() -> Result<Vec<SnapshotRecord>, StoreError>;
+        snapshot_items(id: &ContentHash) -> Result<Vec<SnapshotItemRecord>, StoreError>;
+        run_ids_with_prefix(hex_prefix: &str) -> Result<Vec<String>, StoreError>;
+        list_run_rows() -> Result<Vec<RunRow>, StoreError>;
+        record_run(row: &RunRow, objects: &BTreeSet<ContentHash>, latest_ref: (&str, &str)) -> Result<(), StoreError>;
+        stamped_summary_keys(stamps: &[FileStampRow<'_>]) -> Result<Vec<Option<StampedKey>>, StoreError>;
+        remember_file_stamps(entries: &[(FileStampRow<'_>, SummaryKey<'_>)]) -> Result<(), StoreError>;
+        cached_summaries(keys: &[SummaryKey<'_>]) -> Result<Vec<Option<Vec<u8>>>, StoreError>;
+        cache_summaries(entries: &[(SummaryKey<'_>, &[u8])]) -> Result<(), StoreError>;
+        clear_summaries() -> Result<usize, StoreError>;
+        object_references() -> Result<Vec<ObjectReference>, StoreError>;
+        restore_artifact(record: &ArtifactRecord) -> Result<(), StoreError>;
+        ref_namespaces() -> Result<Vec<String>, StoreError>;
+        run_objects(run_id: &str) -> Result<BTreeSet<ContentHash>, StoreError>;
+        integrity_problems() -> Result<Vec<String>, StoreError>;
     }
 }
 
@@ -688,7 +802,7 @@ mod tests {
         let path = dir.path().join("state.db");
         let bytes = b"{\"this\": \"is json, not SQLite\"}\n".repeat(200);
         std::fs::write(&path, &bytes).expect("write");
-        let err = Database::open(&path).err().expect("refused");
+        let err = SqliteMetadata::open(&path).err().expect("refused");
         assert!(matches!(err, StoreError::ForeignDatabase { .. }), "{err}");
         let message = err.to_string();
         assert!(message.contains("not a SQLite database") && message.contains("ctx init"));
@@ -706,7 +820,7 @@ mod tests {
                 .expect("create");
         }
         let before = std::fs::read(&path).expect("read");
-        let err = Database::open(&path).err().expect("refused");
+        let err = SqliteMetadata::open(&path).err().expect("refused");
         assert!(matches!(err, StoreError::ForeignDatabase { .. }), "{err}");
         assert_eq!(std::fs::read(&path).expect("read"), before);
         let conn = Connection::open(&path).expect("open");
@@ -753,7 +867,7 @@ mod tests {
     #[test]
     fn migrations_apply_to_an_empty_database() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = Database::open(&dir.path().join("state.db")).expect("open");
+        let db = SqliteMetadata::open(&dir.path().join("state.db")).expect("open");
         assert_eq!(
             db.schema_version().expect("version"),
             MIGRATIONS.last().expect("some").version
@@ -775,12 +889,12 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("state.db");
         {
-            let db = Database::open_with(&path, &[V1]).expect("v1");
+            let db = SqliteMetadata::open_with(&path, &[V1]).expect("v1");
             db.connection()
                 .execute("INSERT INTO a (x) VALUES (42)", [])
                 .expect("insert");
         }
-        let db = Database::open_with(&path, &[V1, V2]).expect("v2");
+        let db = SqliteMetadata::open_with(&path, &[V1, V2]).expect("v2");
         assert_eq!(db.schema_version().expect("version"), 2);
         let (x, y): (i64, Option<String>) = db
             .connection()
@@ -789,7 +903,7 @@ mod tests {
         assert_eq!((x, y), (42, None));
         drop(db);
         // Opening again applies nothing and keeps the version.
-        let again = Database::open_with(&path, &[V1, V2]).expect("reopen");
+        let again = SqliteMetadata::open_with(&path, &[V1, V2]).expect("reopen");
         assert_eq!(again.schema_version().expect("version"), 2);
     }
 
@@ -797,8 +911,10 @@ mod tests {
     fn a_database_from_a_newer_ctx_is_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("state.db");
-        drop(Database::open_with(&path, &[V1, V2]).expect("v2"));
-        let err = Database::open_with(&path, &[V1]).err().expect("too new");
+        drop(SqliteMetadata::open_with(&path, &[V1, V2]).expect("v2"));
+        let err = SqliteMetadata::open_with(&path, &[V1])
+            .err()
+            .expect("too new");
         assert!(
             matches!(
                 err,
@@ -816,7 +932,7 @@ mod tests {
     #[test]
     fn token_counts_are_cached_per_tokenizer() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = Database::open(&dir.path().join("state.db")).expect("open");
+        let db = SqliteMetadata::open(&dir.path().join("state.db")).expect("open");
         let h = ContentHash::of(b"text");
         assert_eq!(
             db.cached_token_count(&h, TokenizerKind::O200kBase)
@@ -840,7 +956,7 @@ mod tests {
     #[test]
     fn refs_round_trip() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = Database::open(&dir.path().join("state.db")).expect("open");
+        let db = SqliteMetadata::open(&dir.path().join("state.db")).expect("open");
         let (a, b) = (ContentHash::of(b"a"), ContentHash::of(b"b"));
         db.set_ref("runs", "latest", &a).expect("set");
         db.set_ref("runs", "latest", &b).expect("move");

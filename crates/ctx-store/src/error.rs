@@ -96,6 +96,18 @@ pub enum StoreError {
         label: String,
         snapshot: ContentHash,
     },
+    #[error("{location}: {detail}")]
+    Backend {
+        /// The backend, without credentials (`postgres://host:port/db`, `s3://bucket/prefix`).
+        location: String,
+        detail: String,
+    },
+    #[error("store URL `{url}`: {detail}")]
+    BadStoreUrl { url: String, detail: String },
+    #[error(
+        "store URL `{url}` needs the shared backends, which this build of ctx was compiled without (cargo feature `shared` of ctx-store)"
+    )]
+    BackendNotCompiled { url: String },
 }
 
 impl StoreError {

@@ -2,37 +2,60 @@
 //!
 //! ```text
 //! .ctx/
-//!   config.toml               project settings (read by the `ctx` facade, not here)
+//!   config.toml               project settings (read by the `ctx` facade; this crate reads
+//!                             only its `[store]` table: which backends the store uses)
 //!   state.db                  SQLite: WAL, foreign keys, STRICT tables, versioned migrations
 //!   objects/sha256/ab/cdef…   content-addressed blobs: tmp + fsync + rename; hash checked on read
 //!   indexes/<name>/           document caches (seed 003)
 //!   tmp/                      staging for atomic writes; stale files removed by gc
+//!   cache/objects/            read cache of a shared (S3) object store, checked by hash
 //! ```
 //!
 //! [`discover`] finds the store for a working directory (like git finds `.git`), [`Store`]
-//! opens it, [`ObjectStore`] reads and writes blobs, [`Database`] holds the metadata and the
-//! token-count cache, and [`Store::verify`] / [`Store::gc`] check and clean it. The crate never
-//! reads the environment: callers pass `CTX_HOME` and `HOME` in.
+//! opens it. Storage sits behind two traits: [`Objects`] reads and writes blobs (embedded
+//! default: [`LocalObjects`], the `objects/` directory) and [`Metadata`] holds every typed
+//! repository: packs, snapshots, refs, runs, the token and summary caches, file stamps
+//! (embedded default: [`SqliteMetadata`], `state.db`). This crate owns the whole schema: no
+//! other crate runs SQL. With the `shared` feature, `PostgresMetadata` and `S3Objects` let
+//! many hosts share one store ([`Backends`] names them by URL). [`Store::verify`] /
+//! [`Store::gc`] check and clean any backend, [`Store::copy_into`] moves a store between
+//! backends. The crate never reads the environment: callers pass `CTX_HOME`, `HOME` and the
+//! S3 settings in.
 
+mod backends;
+mod copy;
 mod db;
 mod discover;
 mod error;
 mod maintenance;
+mod metadata;
 mod objects;
 mod packs;
+#[cfg(feature = "shared")]
+mod postgres;
 mod runs;
+#[cfg(feature = "shared")]
+mod s3;
 mod summary_cache;
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-pub use db::{Database, Migration, OBJECT_REFERENCES, RefEntry};
+pub use backends::{Backends, S3Settings, configured_backends, is_store_dir, set_process_backends};
+pub use copy::CopyReport;
+pub use db::{MIGRATIONS, Migration, OBJECT_REFERENCES, RefEntry, SqliteMetadata};
 pub use discover::{DiscoverRequest, StoreKind, StoreLocation, discover};
 pub use error::StoreError;
 pub use maintenance::{GcOptions, GcReport, Problem, VerifyReport};
-pub use objects::{ObjectStore, StagedObject};
+pub use metadata::{Metadata, ObjectReference};
+pub use objects::{LocalObjects, ObjectEntry, Objects, StagedObject};
 pub use packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
+#[cfg(feature = "shared")]
+pub use postgres::{PG_MIGRATIONS, PostgresMetadata};
 pub use runs::RunRow;
+#[cfg(feature = "shared")]
+pub use s3::{MULTIPART_THRESHOLD, S3Objects};
 pub use summary_cache::{FileStampRow, StampedKey, SummaryKey};
 
 /// Name of the store directory inside a project.
@@ -42,39 +65,59 @@ pub const DATABASE_FILE: &str = "state.db";
 /// Name of the project config file inside a store.
 pub const CONFIG_FILE: &str = "config.toml";
 
-/// An open store: its objects and its database.
+/// An open store: its objects and its metadata, each behind its trait.
+///
+/// `dir` is always a local `.ctx` directory (config, `tmp/` staging, index caches), even when
+/// the objects and the metadata are shared elsewhere. Cloning is cheap and shares the backends.
+#[derive(Clone)]
 pub struct Store {
     dir: PathBuf,
-    objects: ObjectStore,
-    db: Database,
+    objects: Arc<dyn Objects>,
+    db: Arc<dyn Metadata>,
+    /// The same database as `db` when it is the embedded SQLite one.
+    sqlite: Option<Arc<SqliteMetadata>>,
 }
 
 impl Store {
-    /// Creates the store layout in `dir` (which may already exist) and opens it.
+    /// Creates the store layout in `dir` (which may already exist) and opens it, with the
+    /// backends its `config.toml` names (see [`configured_backends`]).
     ///
     /// Returns the store and whether anything had to be created.
     pub fn init(dir: &Path) -> Result<(Self, bool), StoreError> {
+        let backends = configured_backends(dir)?;
+        if backends.is_embedded() {
+            return Self::init_embedded(dir);
+        }
+        let existed = dir.join(CONFIG_FILE).is_file() || dir.join("tmp").is_dir();
+        create_dir_all(dir)?;
+        write_gitignore(dir)?;
+        Ok((Self::open_backends(dir, &backends, true, true)?, !existed))
+    }
+
+    fn init_embedded(dir: &Path) -> Result<(Self, bool), StoreError> {
         let existed = dir.join(DATABASE_FILE).is_file();
         create_dir_all(dir)?;
         for sub in ["objects/sha256", "tmp", "indexes"] {
             create_dir_all(&dir.join(sub))?;
         }
-        let ignore = dir.join(".gitignore");
-        if !ignore.exists() {
-            // Keep the store out of version control, except the shareable project settings.
-            write_file(
-                &ignore,
-                b"# Written by ctx init: the store is local state.\n*\n!config.toml\n!.gitignore\n",
-            )?;
-        }
+        write_gitignore(dir)?;
         Ok((Self::open_unchecked(dir)?, !existed))
     }
 
-    /// Opens an existing store, applying any pending migrations.
+    /// Opens an existing store, with the backends its `config.toml` names (see
+    /// [`configured_backends`]), applying any pending migrations.
     ///
     /// An empty `state.db` is refused: SQLite would take it for a new database, and the
     /// store would then look empty (every object unreferenced, so `gc` would remove them).
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        let backends = configured_backends(dir)?;
+        if !backends.is_embedded() {
+            return Self::open_backends(dir, &backends, false, true);
+        }
+        Self::open_embedded(dir)
+    }
+
+    fn open_embedded(dir: &Path) -> Result<Self, StoreError> {
         let db_path = dir.join(DATABASE_FILE);
         match fs::metadata(&db_path) {
             Ok(meta) if meta.is_file() && meta.len() == 0 => {
@@ -91,12 +134,39 @@ impl Store {
     }
 
     fn open_unchecked(dir: &Path) -> Result<Self, StoreError> {
-        let objects = ObjectStore::new(dir.join("objects/sha256"), dir.join("tmp"));
-        let db = Database::open(&dir.join(DATABASE_FILE))?;
+        let objects = LocalObjects::new(dir.join("objects/sha256"), dir.join("tmp"));
+        let sqlite = Arc::new(SqliteMetadata::open(&dir.join(DATABASE_FILE))?);
+        Ok(Self {
+            dir: dir.to_owned(),
+            objects: Arc::new(objects),
+            db: sqlite.clone(),
+            sqlite: Some(sqlite),
+        })
+    }
+
+    /// A store over backends opened elsewhere; `dir` is the local `.ctx` directory that keeps
+    /// the config, `tmp/` and the index caches (created if missing).
+    pub fn from_parts(
+        dir: &Path,
+        metadata: Arc<dyn Metadata>,
+        objects: Arc<dyn Objects>,
+    ) -> Result<Self, StoreError> {
+        for sub in ["tmp", "indexes"] {
+            create_dir_all(&dir.join(sub))?;
+        }
+        let objects: Arc<dyn Objects> = if metadata.gc_marks_in_database() {
+            Arc::new(backends::UnmarkingObjects {
+                inner: objects,
+                metadata: metadata.clone(),
+            })
+        } else {
+            objects
+        };
         Ok(Self {
             dir: dir.to_owned(),
             objects,
-            db,
+            db: metadata,
+            sqlite: None,
         })
     }
 
@@ -106,21 +176,49 @@ impl Store {
     }
 
     /// The blob store.
-    pub fn objects(&self) -> &ObjectStore {
-        &self.objects
+    pub fn objects(&self) -> &dyn Objects {
+        &*self.objects
     }
 
-    /// The metadata database.
-    pub fn db(&self) -> &Database {
-        &self.db
+    /// The blob store, shared (to hand to another store or thread).
+    pub fn objects_arc(&self) -> Arc<dyn Objects> {
+        self.objects.clone()
+    }
+
+    /// The metadata: every repository the store keeps.
+    pub fn db(&self) -> &dyn Metadata {
+        &*self.db
+    }
+
+    /// The metadata, shared (to hand to another store or thread).
+    pub fn db_arc(&self) -> Arc<dyn Metadata> {
+        self.db.clone()
+    }
+
+    /// The embedded SQLite database, when the metadata is kept there (tests and local-only
+    /// tooling; everything else goes through [`Store::db`]).
+    pub fn sqlite(&self) -> Option<&SqliteMetadata> {
+        self.sqlite.as_deref()
     }
 }
 
-fn create_dir_all(dir: &Path) -> Result<(), StoreError> {
+pub(crate) fn create_dir_all(dir: &Path) -> Result<(), StoreError> {
     fs::create_dir_all(dir).map_err(|source| StoreError::Io {
         path: dir.to_owned(),
         source,
     })
+}
+
+fn write_gitignore(dir: &Path) -> Result<(), StoreError> {
+    let ignore = dir.join(".gitignore");
+    if !ignore.exists() {
+        // Keep the store out of version control, except the shareable project settings.
+        write_file(
+            &ignore,
+            b"# Written by ctx init: the store is local state.\n*\n!config.toml\n!.gitignore\n",
+        )?;
+    }
+    Ok(())
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {

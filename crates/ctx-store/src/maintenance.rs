@@ -9,7 +9,7 @@ use ctx_core::ContentHash;
 use serde::Serialize;
 
 use crate::objects::read_dir_sorted;
-use crate::{Store, StoreError};
+use crate::{ObjectReference, Objects, Store, StoreError};
 
 /// One thing wrong with a store.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -126,27 +126,34 @@ struct ObjectCheck {
 }
 
 impl Store {
-    /// Re-hashes every object and checks every database reference resolves.
+    /// Re-hashes every object and checks every metadata reference resolves.
     pub fn verify(&self) -> Result<VerifyReport, StoreError> {
         let mut report = VerifyReport::default();
         let listing = self.objects().list()?;
         let mut present = BTreeSet::new();
         let mut to_hash = Vec::new();
-        for (hash, path) in listing {
-            match hash {
+        for entry in listing {
+            match entry.hash {
                 Some(hash) => {
                     present.insert(hash);
-                    to_hash.push((hash, path));
+                    to_hash.push((hash, entry.location));
                 }
-                None => report.problems.push(Problem::StrayFile { path }),
+                None => report.problems.push(Problem::StrayFile {
+                    path: entry.location,
+                }),
             }
         }
-        for check in hash_in_parallel(&to_hash) {
+        for check in hash_in_parallel(self.objects(), &to_hash) {
             report.objects_checked += 1;
             report.bytes_checked += check.bytes;
             report.problems.extend(check.problem);
         }
-        for (table, column, value) in self.db().object_references()? {
+        for reference in self.db().object_references()? {
+            let ObjectReference {
+                table,
+                column,
+                value,
+            } = reference;
             report.references_checked += 1;
             match value.parse::<ContentHash>() {
                 Ok(object) if present.contains(&object) => {}
@@ -174,8 +181,8 @@ impl Store {
     /// Removes objects nothing references, and stale temporary files.
     pub fn gc(&self, options: GcOptions) -> Result<GcReport, StoreError> {
         let mut live = BTreeSet::new();
-        for (_, _, value) in self.db().object_references()? {
-            if let Ok(hash) = value.parse::<ContentHash>() {
+        for reference in self.db().object_references()? {
+            if let Ok(hash) = reference.value.parse::<ContentHash>() {
                 live.insert(hash);
             }
         }
@@ -183,35 +190,95 @@ impl Store {
             dry_run: options.dry_run,
             ..GcReport::default()
         };
-        let is_old = |meta: &fs::Metadata| {
-            meta.modified()
-                .ok()
+        let is_old = |modified: Option<SystemTime>| {
+            modified
                 .and_then(|mtime| options.now.duration_since(mtime).ok())
                 .is_some_and(|age| age >= options.grace)
         };
-        for (hash, path) in self.objects().list()? {
-            let Some(hash) = hash else { continue };
+        if self.db().gc_marks_in_database() {
+            self.sweep_marked(&live, options, &mut report)?;
+        } else {
+            self.sweep_by_mtime(&live, &is_old, options, &mut report)?;
+        }
+        self.remove_leftovers(&is_old, options, &mut report)?;
+        Ok(report)
+    }
+
+    /// gc of a store whose grace period is kept in the database (see [`crate::Metadata`]'s
+    /// gc marks): mark what is unreferenced, sweep what was marked long enough ago, each
+    /// under its mark's lock; `options.now` is not used, the database's clock is.
+    fn sweep_marked(
+        &self,
+        live: &BTreeSet<ContentHash>,
+        options: GcOptions,
+        report: &mut GcReport,
+    ) -> Result<(), StoreError> {
+        let mut unreferenced = Vec::new();
+        let mut sizes = std::collections::BTreeMap::new();
+        for entry in self.objects().list()? {
+            let Some(hash) = entry.hash else { continue };
+            if live.contains(&hash) {
+                report.objects_kept += 1;
+            } else {
+                unreferenced.push(hash);
+                sizes.insert(hash, entry.len);
+            }
+        }
+        let due = self.db().gc_mark(&unreferenced, options.grace)?;
+        report.objects_in_grace += (unreferenced.len() - due.len()) as u64;
+        for hash in due {
+            let removed = if options.dry_run {
+                true
+            } else {
+                let objects = self.objects();
+                self.db()
+                    .gc_sweep_one(&hash, options.grace, &mut || objects.remove(&hash))?
+            };
+            if removed {
+                report.objects_removed += 1;
+                report.bytes_freed += sizes.get(&hash).copied().unwrap_or(0);
+            } else {
+                report.objects_kept += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// gc of a local store: an unreferenced object is old when its file is (a writer storing
+    /// it again refreshes the file's modification time).
+    fn sweep_by_mtime(
+        &self,
+        live: &BTreeSet<ContentHash>,
+        is_old: &dyn Fn(Option<SystemTime>) -> bool,
+        options: GcOptions,
+        report: &mut GcReport,
+    ) -> Result<(), StoreError> {
+        for entry in self.objects().list()? {
+            let Some(hash) = entry.hash else { continue };
             if live.contains(&hash) {
                 report.objects_kept += 1;
                 continue;
             }
-            let meta = fs::metadata(&path).map_err(|source| StoreError::Io {
-                path: path.clone(),
-                source,
-            })?;
-            if !is_old(&meta) {
+            if !is_old(entry.modified) {
                 report.objects_in_grace += 1;
                 continue;
             }
             if !options.dry_run {
-                fs::remove_file(&path).map_err(|source| StoreError::Io {
-                    path: path.clone(),
-                    source,
-                })?;
+                self.objects().remove(&hash)?;
             }
             report.objects_removed += 1;
-            report.bytes_freed += meta.len();
+            report.bytes_freed += entry.len;
         }
+        Ok(())
+    }
+
+    /// Leftovers of interrupted writes in the local directory.
+    fn remove_leftovers(
+        &self,
+        is_old: &dyn Fn(Option<SystemTime>) -> bool,
+        options: GcOptions,
+        report: &mut GcReport,
+    ) -> Result<(), StoreError> {
         // Leftovers of interrupted writes: anything in `tmp/`, and the staging (`.NAME.tmp-…`)
         // and retired (`.NAME.old-…`) directories of index builds, once past the grace period
         // (a younger one may belong to a write still running).
@@ -229,7 +296,7 @@ impl Store {
             let Ok(meta) = fs::symlink_metadata(&path) else {
                 continue;
             };
-            if !is_old(&meta) {
+            if !is_old(meta.modified().ok()) {
                 continue;
             }
             if !options.dry_run {
@@ -245,18 +312,25 @@ impl Store {
             }
             report.temp_files_removed += 1;
         }
-        Ok(report)
+        Ok(())
     }
 }
 
-/// Hashes objects on every core; results come back in input order.
-fn hash_in_parallel(objects: &[(ContentHash, PathBuf)]) -> Vec<ObjectCheck> {
+/// Hashes objects on every core (through [`Objects::get`], which checks the hash); results
+/// come back in input order.
+fn hash_in_parallel(objects: &dyn Objects, entries: &[(ContentHash, PathBuf)]) -> Vec<ObjectCheck> {
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    let chunk = objects.len().div_ceil(threads).max(1);
+    let chunk = entries.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {
-        let handles: Vec<_> = objects
+        let handles: Vec<_> = entries
             .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(check_object).collect::<Vec<_>>()))
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|entry| check_object(objects, entry))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
         handles
             .into_iter()
@@ -265,20 +339,20 @@ fn hash_in_parallel(objects: &[(ContentHash, PathBuf)]) -> Vec<ObjectCheck> {
     })
 }
 
-fn check_object((object, path): &(ContentHash, PathBuf)) -> ObjectCheck {
-    match fs::read(path) {
-        Ok(bytes) => {
-            let actual = ContentHash::of(&bytes);
-            let problem = (actual != *object).then(|| Problem::CorruptObject {
+fn check_object(objects: &dyn Objects, (object, path): &(ContentHash, PathBuf)) -> ObjectCheck {
+    match objects.get(object) {
+        Ok(bytes) => ObjectCheck {
+            bytes: bytes.len() as u64,
+            problem: None,
+        },
+        Err(StoreError::CorruptObject { actual, .. }) => ObjectCheck {
+            bytes: 0,
+            problem: Some(Problem::CorruptObject {
                 object: *object,
                 actual,
                 path: path.clone(),
-            });
-            ObjectCheck {
-                bytes: bytes.len() as u64,
-                problem,
-            }
-        }
+            }),
+        },
         Err(err) => ObjectCheck {
             bytes: 0,
             problem: Some(Problem::UnreadableObject {

@@ -4,7 +4,7 @@ use ctx_core::{ContentHash, TokenizerKind};
 use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 
-use crate::{Database, StoreError};
+use crate::{SqliteMetadata, StoreError};
 
 /// A pack row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -145,7 +145,7 @@ const ARTIFACT_COLUMNS: &str = "pack, artifact_id, seq, priority, uri, source_js
 const SNAPSHOT_COLUMNS: &str =
     "snapshot_id, label, packs_json, policy_json, render_hash, payload_object, tokens, created_at";
 
-impl Database {
+impl SqliteMetadata {
     /// Creates a pack; a pack of that name must not exist.
     pub fn create_pack(
         &self,
@@ -248,7 +248,8 @@ impl Database {
     ) -> Result<ArtifactRecord, StoreError> {
         self.require_pack(pack)?;
         let run = || -> rusqlite::Result<Option<ArtifactRecord>> {
-            let tx = self.connection().unchecked_transaction()?;
+            let conn = self.connection();
+            let tx = conn.unchecked_transaction()?;
             let exists: Option<i64> = tx
                 .query_row(
                     "SELECT 1 FROM artifacts WHERE pack = ?1 AND artifact_id = ?2",
@@ -360,7 +361,8 @@ impl Database {
             });
         }
         let run = || -> rusqlite::Result<()> {
-            let tx = self.connection().unchecked_transaction()?;
+            let conn = self.connection();
+            let tx = conn.unchecked_transaction()?;
             let id = snapshot.snapshot_id.to_string();
             let existing: Option<i64> = tx
                 .query_row(
@@ -511,9 +513,9 @@ impl Database {
 mod tests {
     use super::*;
 
-    fn db() -> (tempfile::TempDir, Database) {
+    fn db() -> (tempfile::TempDir, SqliteMetadata) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = Database::open(&dir.path().join("state.db")).expect("open");
+        let db = SqliteMetadata::open(&dir.path().join("state.db")).expect("open");
         (dir, db)
     }
 

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use ctx_core::ContentHash;
 use rusqlite::params;
 
-use crate::{Database, StoreError};
+use crate::{SqliteMetadata, StoreError};
 
 /// One row of the `runs` listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,7 +22,7 @@ pub struct RunRow {
     pub started: Option<String>,
 }
 
-impl Database {
+impl SqliteMetadata {
     /// Ids of the runs whose id starts with `sha256:` + `hex_prefix`, sorted.
     pub fn run_ids_with_prefix(&self, hex_prefix: &str) -> Result<Vec<String>, StoreError> {
         let escaped: String = hex_prefix.chars().filter(char::is_ascii_hexdigit).collect();
@@ -64,7 +64,8 @@ impl Database {
         latest_ref: (&str, &str),
     ) -> Result<(), StoreError> {
         let write = || -> rusqlite::Result<()> {
-            let tx = self.connection().unchecked_transaction()?;
+            let conn = self.connection();
+            let tx = conn.unchecked_transaction()?;
             tx.execute(
                 "INSERT OR IGNORE INTO runs (run_id, parent, source, step_count, model, started)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -121,7 +122,7 @@ mod tests {
     #[test]
     fn runs_are_listed_newest_first_found_by_prefix_and_keep_their_objects() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = Database::open(&dir.path().join("state.db")).expect("open");
+        let db = SqliteMetadata::open(&dir.path().join("state.db")).expect("open");
         let a = ContentHash::of(b"run a");
         let b = ContentHash::of(b"run b");
         let blob = ContentHash::of(b"blob");
@@ -161,7 +162,7 @@ mod tests {
             .object_references()
             .expect("refs")
             .into_iter()
-            .map(|(_, _, v)| v)
+            .map(|r| r.value)
             .collect();
         assert!(kept.contains(&blob.to_string()));
     }

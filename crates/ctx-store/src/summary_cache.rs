@@ -4,7 +4,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use crate::StoreError;
-use crate::db::Database;
+use crate::db::SqliteMetadata;
 
 /// The key of one cached summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,7 +36,7 @@ fn inode_column(inode: u64) -> i64 {
     i64::from_ne_bytes(inode.to_ne_bytes())
 }
 
-impl Database {
+impl SqliteMetadata {
     /// For each stamp, the summary key remembered for exactly that stamp (`None` when the
     /// path is unknown or its size, modification time or inode changed).
     pub fn stamped_summary_keys(
@@ -44,7 +44,8 @@ impl Database {
         stamps: &[FileStampRow<'_>],
     ) -> Result<Vec<Option<StampedKey>>, StoreError> {
         let run = || -> rusqlite::Result<Vec<Option<StampedKey>>> {
-            let mut stmt = self.connection().prepare_cached(
+            let conn = self.connection();
+            let mut stmt = conn.prepare_cached(
                 "SELECT size, mtime_ns, inode, content_hash, extractor FROM code_file_stamps WHERE path = ?1",
             )?;
             stamps
@@ -88,7 +89,8 @@ impl Database {
             return Ok(());
         }
         let run = || -> rusqlite::Result<()> {
-            let tx = self.connection().unchecked_transaction()?;
+            let conn = self.connection();
+            let tx = conn.unchecked_transaction()?;
             {
                 let mut stmt = tx.prepare_cached(
                     "INSERT OR REPLACE INTO code_file_stamps (path, size, mtime_ns, inode, content_hash, extractor) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -118,7 +120,8 @@ impl Database {
         keys: &[SummaryKey<'_>],
     ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         let run = || -> rusqlite::Result<Vec<Option<Vec<u8>>>> {
-            let mut stmt = self.connection().prepare_cached(
+            let conn = self.connection();
+            let mut stmt = conn.prepare_cached(
                 "SELECT summary FROM code_summaries WHERE content_hash = ?1 AND extractor = ?2",
             )?;
             keys.iter()
@@ -137,7 +140,8 @@ impl Database {
             return Ok(());
         }
         let run = || -> rusqlite::Result<()> {
-            let tx = self.connection().unchecked_transaction()?;
+            let conn = self.connection();
+            let tx = conn.unchecked_transaction()?;
             {
                 let mut stmt = tx.prepare_cached(
                     "INSERT OR REPLACE INTO code_summaries (content_hash, extractor, summary) VALUES (?1, ?2, ?3)",
@@ -166,7 +170,7 @@ mod tests {
     #[test]
     fn summaries_round_trip_by_hash_and_extractor() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let db = Database::open(&dir.path().join("state.db")).expect("open");
+        let db = SqliteMetadata::open(&dir.path().join("state.db")).expect("open");
         let a = SummaryKey {
             content_hash: "blake3:aa",
             extractor: "rust:abi15:x1",

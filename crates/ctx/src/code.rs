@@ -21,12 +21,12 @@ pub use ctx_code::{
     CodeError, FileSummary, Language, Skipped, SummarizeOptions, SummaryStats, Symbol, SymbolKind,
 };
 use ctx_fs::{WalkEntry, WalkOptions};
-use ctx_store::{Database, FileStampRow, Store, SummaryKey};
+use ctx_store::{FileStampRow, Metadata, Store, SummaryKey};
 use serde::Serialize;
 
 /// The store's `code_summaries` table as a [`SummaryCache`].
 pub struct StoreSummaryCache<'a> {
-    db: &'a Database,
+    db: &'a dyn Metadata,
 }
 
 impl<'a> StoreSummaryCache<'a> {

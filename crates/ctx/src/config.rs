@@ -24,6 +24,9 @@ pub enum ValueKind {
     Count,
     /// A set of MCP tools: `core`, `all`, or tool names separated by commas.
     ToolSet,
+    /// Where a store backend lives: `postgres://…`, `s3://…`, an absolute directory, or empty
+    /// for the embedded default.
+    StoreUrl,
 }
 
 /// A setting ctx understands.
@@ -66,6 +69,18 @@ pub const KEYS: &[ConfigKey] = &[
         kind: ValueKind::ToolSet,
         default: "core",
         help: "the MCP tools offered: core (select, search, summarize, map, read, render), all, or names separated by commas",
+    },
+    ConfigKey {
+        name: "store.metadata",
+        kind: ValueKind::StoreUrl,
+        default: "",
+        help: "where the store's metadata lives: postgres://USER:PASSWORD@HOST:PORT/DB[?schema=NAME] to share it; empty for state.db",
+    },
+    ConfigKey {
+        name: "store.objects",
+        kind: ValueKind::StoreUrl,
+        default: "",
+        help: "where the store's objects live: s3://BUCKET/PREFIX[?endpoint=URL] (AWS_* variables give credentials) or an absolute directory; empty for .ctx/objects",
     },
     ConfigKey {
         name: "tokenizer",
@@ -197,12 +212,25 @@ impl ConfigKey {
                     ))
                 }
             }
+            ValueKind::StoreUrl => {
+                let known = ["postgres://", "postgresql://", "s3://", "file:///", "/"];
+                if text.is_empty() || known.iter().any(|p| text.starts_with(p)) {
+                    Ok(ConfigValue::Text(text.to_owned()))
+                } else {
+                    Err(invalid(
+                        "expected postgres://…, s3://BUCKET/PREFIX, an absolute directory, or empty"
+                            .to_owned(),
+                    ))
+                }
+            }
         }
     }
 
     fn parse_toml(&self, item: &Item, origin: &str) -> Result<ConfigValue, ConfigError> {
         match (self.kind, item.as_value()) {
-            (ValueKind::Tokenizer | ValueKind::ToolSet, Some(v)) if v.is_str() => {
+            (ValueKind::Tokenizer | ValueKind::ToolSet | ValueKind::StoreUrl, Some(v))
+                if v.is_str() =>
+            {
                 self.parse(v.as_str().unwrap_or_default(), origin)
             }
             (ValueKind::Count, Some(v)) if v.is_integer() => {
@@ -213,7 +241,9 @@ impl ConfigKey {
                 value: item.to_string().trim().to_owned(),
                 origin: origin.to_owned(),
                 reason: match self.kind {
-                    ValueKind::Tokenizer | ValueKind::ToolSet => "expected a string".to_owned(),
+                    ValueKind::Tokenizer | ValueKind::ToolSet | ValueKind::StoreUrl => {
+                        "expected a string".to_owned()
+                    }
                     ValueKind::Count => "expected an integer".to_owned(),
                 },
             }),

@@ -227,14 +227,16 @@ fn store_kind(err: &ctx_store::StoreError) -> ErrorKind {
         S::PackExists { .. } | S::ArtifactExists { .. } | S::LabelTaken { .. } => {
             ErrorKind::Conflict
         }
-        S::AmbiguousId { .. } => ErrorKind::UserInput,
+        S::AmbiguousId { .. } | S::BadStoreUrl { .. } | S::BackendNotCompiled { .. } => {
+            ErrorKind::UserInput
+        }
         S::CorruptObject { .. }
         | S::EmptyDatabase { .. }
         | S::ForeignDatabase { .. }
         | S::SchemaTooNew { .. }
         | S::BadHashInDatabase { .. } => ErrorKind::Damaged,
         S::Io { source, .. } => io_kind(source),
-        S::ReadOnly { .. } | S::ReadOnlyNeedsMigration { .. } => ErrorKind::Io,
+        S::ReadOnly { .. } | S::ReadOnlyNeedsMigration { .. } | S::Backend { .. } => ErrorKind::Io,
         S::Database { .. } if err.is_corruption() => ErrorKind::Damaged,
         S::Database { .. } if err.is_io_failure() => ErrorKind::Io,
         S::Database { .. } => ErrorKind::Internal,

@@ -13,7 +13,7 @@ use crate::hooks::{HookEvent, HookInput};
 use ctx_core::{ContentHash, TokenizerKind};
 use ctx_select::git::{ACTIVITY_WINDOW, RepoAt};
 use ctx_select::inject::ProjectFacts;
-use ctx_store::{Database, Store, StoreKind, StoreLocation};
+use ctx_store::{Metadata, Store, StoreKind, StoreLocation};
 use serde::Serialize;
 
 pub use crate::hooks::{MAX_CONTEXT_CHARS, parse_hook_input};
@@ -125,7 +125,7 @@ pub fn indexes_dir(store: &Store) -> PathBuf {
 /// The store's token-count cache as a [`ctx_select::TokenCounter`]: exact counts, computed
 /// once per content hash.
 pub struct CachedTokenCounter<'a> {
-    pub db: Option<&'a Database>,
+    pub db: Option<&'a dyn Metadata>,
     pub tokenizer: TokenizerKind,
 }
 

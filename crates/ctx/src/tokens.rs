@@ -1,14 +1,14 @@
 //! Token counting with the store's cache.
 
 use ctx_core::{ContentHash, TokenizerKind};
-use ctx_store::{Database, StoreError};
+use ctx_store::{Metadata, StoreError};
 
 /// Counts the tokens of each text, using and filling the cache in `db` when given.
 ///
 /// Texts whose content hash is cached are not tokenized (so the tokenizer is not even built
 /// when everything hits); the rest are counted and cached in one transaction.
 pub fn count_cached(
-    db: Option<&Database>,
+    db: Option<&dyn Metadata>,
     tokenizer: TokenizerKind,
     texts: &[&str],
 ) -> Result<Vec<u64>, StoreError> {

@@ -166,7 +166,7 @@ fn mcp_mount(
         let http = HttpOptions::for_address(bound);
         Mcp::new(Arc::new(move |id: &str, root: &Path| {
             let project = root.join(ctx::store::STORE_DIR_NAME);
-            let own_store = project.join(ctx::store::DATABASE_FILE).is_file();
+            let own_store = ctx::store::is_store_dir(&project);
             let (store_dir, sources_root) = if own_store {
                 (project, root.to_owned())
             } else {

@@ -1,4 +1,4 @@
-//! `ctx store verify` and `ctx store gc`.
+//! `ctx store verify`, `gc`, `migrate` and `copy`.
 
 use std::time::{Duration, SystemTime};
 
@@ -27,6 +27,33 @@ pub enum StoreCommand {
     ///   ctx store gc --grace 0
     #[command(verbatim_doc_comment)]
     Gc(GcArgs),
+    /// Bring the store's schema up to date and say where its backends are.
+    ///
+    /// Every command migrates the store it opens; this one only does that, and reports.
+    ///
+    /// Example: ctx --store-url postgres://ctx@db/ctx store migrate
+    Migrate(MigrateArgs),
+    /// Copy every object and record of this store into another one.
+    ///
+    /// The target is a local store directory, or shared backends: a postgres:// URL for the
+    /// metadata and an s3:// URL for the objects (repeat --to for both). Caches (token counts,
+    /// summaries) are not copied; they refill.
+    ///
+    /// Examples:
+    ///   ctx store copy --to postgres://ctx@db/ctx --to s3://bucket/team
+    ///   ctx --store-url postgres://ctx@db/ctx --store-url s3://bucket/team store copy --to ./.ctx-local
+    #[command(verbatim_doc_comment)]
+    Copy(CopyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct MigrateArgs {}
+
+#[derive(Debug, Args)]
+pub struct CopyArgs {
+    /// Where to copy to: a directory (a local store), or postgres:// and s3:// URLs.
+    #[arg(long, required = true, value_name = "URL|DIR")]
+    pub to: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -45,6 +72,65 @@ pub struct GcArgs {
 pub fn run(command: &StoreCommand, ctx: &Context, out: &Output) -> Result<Status> {
     let (store, location) = ctx.open_store(out)?;
     match command {
+        StoreCommand::Migrate(MigrateArgs {}) => {
+            let version = store.db().schema_version()?;
+            if out.is_json() {
+                out.json(&serde_json::json!({
+                    "store": location.dir.display().to_string(),
+                    "metadata": store.db().location(),
+                    "objects": store.objects().location(),
+                    "schema_version": version,
+                }))?;
+            } else {
+                out.line(&format!(
+                    "schema version {version}: metadata {}, objects {}",
+                    store.db().location(),
+                    store.objects().location()
+                ))?;
+            }
+            Ok(Status::Success)
+        }
+        StoreCommand::Copy(args) => {
+            let is_url = |t: &String| t.contains("://");
+            let target = if args.to.iter().any(is_url) {
+                let mut backends = ctx::store::Backends {
+                    s3: ctx::store::S3Settings::from_lookup(|name| std::env::var(name).ok()),
+                    ..ctx::store::Backends::default()
+                };
+                for url in &args.to {
+                    backends.set_url(url);
+                }
+                ctx::store::Store::open_with(&location.dir, &backends, false)?
+            } else if let [dir] = args.to.as_slice() {
+                let embedded = ctx::store::Backends::default();
+                ctx::store::Store::open_with(std::path::Path::new(dir), &embedded, true)?
+            } else {
+                anyhow::bail!("--to takes one directory, or postgres:// and s3:// URLs");
+            };
+            let report = store.copy_into(&target)?;
+            if out.is_json() {
+                out.json(&serde_json::json!({
+                    "from": {"metadata": store.db().location(), "objects": store.objects().location()},
+                    "to": {"metadata": target.db().location(), "objects": target.objects().location()},
+                    "report": report,
+                }))?;
+            } else {
+                out.line(&format!(
+                    "copied {} objects ({} bytes; {} were there), {} packs, {} artifacts, {} snapshots, {} runs, {} refs to {} + {}",
+                    report.objects_copied,
+                    report.bytes_copied,
+                    report.objects_present,
+                    report.packs,
+                    report.artifacts,
+                    report.snapshots,
+                    report.runs,
+                    report.refs,
+                    target.db().location(),
+                    target.objects().location()
+                ))?;
+            }
+            Ok(Status::Success)
+        }
         StoreCommand::Verify(VerifyArgs {}) => {
             let report = store.verify()?;
             if out.is_json() {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use ctx_core::{DocumentId, Progress, TokenizerKind};
 use ctx_sources::{Source, SourceSpec, UnitKind};
-use ctx_store::Database;
+use ctx_store::Metadata;
 use serde::Serialize;
 
 use super::PackSettings;
@@ -91,7 +91,7 @@ pub fn pack_paths(
     root: &Path,
     cwd: &Path,
     settings: &PackSettings,
-    db: Option<&Database>,
+    db: Option<&dyn Metadata>,
     request: &OneShotRequest,
     progress: &dyn Progress,
 ) -> Result<Render, CtxError> {
@@ -105,7 +105,7 @@ fn oneshot_job<'a>(
     root: &'a Path,
     cwd: &Path,
     settings: &'a PackSettings,
-    db: Option<&'a Database>,
+    db: Option<&'a dyn Metadata>,
     request: &OneShotRequest,
 ) -> Result<RenderJob<'a>, CtxError> {
     for glob in request.include.iter().chain(&request.ignore) {

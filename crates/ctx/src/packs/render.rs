@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use ctx_core::redact::RedactionFinding;
 use ctx_core::{ContentHash, NoProgress, Progress, TokenizerKind, canonical};
 use ctx_sources::{ExpandOptions, Skip, SourceSpec, Unit, UnitKind, expand};
-use ctx_store::{Database, SnapshotItemRecord, SnapshotRecord};
+use ctx_store::{Metadata, SnapshotItemRecord, SnapshotRecord};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -148,7 +148,7 @@ pub(crate) fn expand_options<'a>(
 pub(crate) struct RenderJob<'a> {
     pub root: &'a Path,
     pub settings: &'a PackSettings,
-    pub db: Option<&'a Database>,
+    pub db: Option<&'a dyn Metadata>,
     /// Named packs (empty for a one-shot pack).
     pub packs: Vec<String>,
     /// Sources in render order.
@@ -244,7 +244,7 @@ fn block_identity(policy: &RenderPolicy, unit: &Unit, content_hash: &ContentHash
 /// Counts blocks through the store's token cache (when there is one), counting the misses in
 /// parallel.
 struct BlockCounter<'a> {
-    db: Option<&'a Database>,
+    db: Option<&'a dyn Metadata>,
     progress: &'a dyn Progress,
     tokenizer: TokenizerKind,
     cached: u64,

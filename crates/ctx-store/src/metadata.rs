@@ -1,0 +1,251 @@
+//! The [`Metadata`] trait: every repository the store keeps, typed, behind one interface.
+//!
+//! `ctx-store` owns the schema. The embedded default is [`crate::SqliteMetadata`] (`state.db`);
+//! other backends implement the same trait with the same behaviour, which the store's shared
+//! test suite (`tests/metadata_contract.rs`) checks for every backend.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use ctx_core::{ContentHash, TokenizerKind};
+
+use crate::packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
+use crate::runs::RunRow;
+use crate::summary_cache::{FileStampRow, StampedKey, SummaryKey};
+use crate::{RefEntry, StoreError};
+
+/// One value found in an object-reference column (see [`crate::OBJECT_REFERENCES`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectReference {
+    pub table: &'static str,
+    pub column: &'static str,
+    /// The raw value (a `sha256:…` hash unless the database is damaged).
+    pub value: String,
+}
+
+/// The store's metadata: packs, snapshots, refs, runs, the token and summary caches, and file
+/// stamps.
+///
+/// Implementations are shared between threads (`Send + Sync`) and keep each method atomic:
+/// where a method writes more than one row it does so in one transaction. Errors are the
+/// store's own ([`StoreError`]), with the same variants for the same mistakes whatever the
+/// backend (a missing pack is [`StoreError::NoSuchPack`] everywhere).
+pub trait Metadata: Send + Sync {
+    /// Where the metadata lives, for messages (a file path, or a URL without its password).
+    fn location(&self) -> String;
+
+    /// Whether the metadata was opened read-only (writes fail, caches are not updated).
+    fn is_read_only(&self) -> bool;
+
+    /// The schema version recorded in the database.
+    fn schema_version(&self) -> Result<i64, StoreError>;
+
+    // --- token-count cache -----------------------------------------------------------------
+
+    /// The cached token count of the content with `hash` under `tokenizer`.
+    fn cached_token_count(
+        &self,
+        hash: &ContentHash,
+        tokenizer: TokenizerKind,
+    ) -> Result<Option<u64>, StoreError>;
+
+    /// Records token counts, all in one transaction (nothing on a read-only store).
+    fn cache_token_counts(
+        &self,
+        tokenizer: TokenizerKind,
+        counts: &[(ContentHash, u64)],
+    ) -> Result<(), StoreError>;
+
+    // --- refs -------------------------------------------------------------------------------
+
+    /// Points `namespace/name` at `object`, replacing any previous target.
+    fn set_ref(&self, namespace: &str, name: &str, object: &ContentHash) -> Result<(), StoreError>;
+
+    /// The object `namespace/name` points at.
+    fn get_ref(&self, namespace: &str, name: &str) -> Result<Option<ContentHash>, StoreError>;
+
+    /// Removes a ref; returns whether it existed.
+    fn delete_ref(&self, namespace: &str, name: &str) -> Result<bool, StoreError>;
+
+    /// Refs in a namespace, by name in byte order.
+    fn list_refs(&self, namespace: &str) -> Result<Vec<RefEntry>, StoreError>;
+
+    // --- packs and snapshots ----------------------------------------------------------------
+
+    /// Creates a pack; a pack of that name must not exist.
+    fn create_pack(
+        &self,
+        name: &str,
+        budget_tokens: u64,
+        tokenizer: TokenizerKind,
+        created_at: i64,
+    ) -> Result<PackRecord, StoreError>;
+
+    /// Records the directory a pack's sources are relative to (see [`PackRecord::root`]).
+    fn set_pack_root(&self, name: &str, root: &str) -> Result<(), StoreError>;
+
+    /// The pack called `name`.
+    fn get_pack(&self, name: &str) -> Result<Option<PackRecord>, StoreError>;
+
+    /// The pack called `name`, or an error that lists the packs there are.
+    fn require_pack(&self, name: &str) -> Result<PackRecord, StoreError> {
+        if let Some(pack) = self.get_pack(name)? {
+            return Ok(pack);
+        }
+        let known: Vec<String> = self.list_packs()?.into_iter().map(|p| p.name).collect();
+        Err(StoreError::NoSuchPack {
+            name: name.to_owned(),
+            known,
+        })
+    }
+
+    /// Every pack, by name in byte order.
+    fn list_packs(&self) -> Result<Vec<PackRecord>, StoreError>;
+
+    /// Changes a pack's budget and tokenizer.
+    fn update_pack_policy(
+        &self,
+        name: &str,
+        budget_tokens: u64,
+        tokenizer: TokenizerKind,
+    ) -> Result<(), StoreError>;
+
+    /// Deletes a pack and its artifacts.
+    fn delete_pack(&self, name: &str) -> Result<(), StoreError>;
+
+    /// Appends an artifact to a pack (its `seq` is the pack's next).
+    fn add_artifact(&self, pack: &str, new: &NewArtifact<'_>)
+    -> Result<ArtifactRecord, StoreError>;
+
+    /// A pack's artifacts in render order: priority descending, then the order they were added.
+    fn artifacts(&self, pack: &str) -> Result<Vec<ArtifactRecord>, StoreError>;
+
+    /// Removes the artifact whose id is `id_or_prefix` (a unique prefix is enough).
+    fn remove_artifact(&self, pack: &str, id_or_prefix: &str)
+    -> Result<ArtifactRecord, StoreError>;
+
+    /// Records a snapshot and its items. An identical snapshot (same id) is kept, and gets the
+    /// new label if one is given.
+    fn insert_snapshot(
+        &self,
+        snapshot: &SnapshotRecord,
+        items: &[SnapshotItemRecord],
+    ) -> Result<SnapshotRecord, StoreError>;
+
+    /// Finds a snapshot by full id, unique id prefix (with or without `sha256:`), or label.
+    fn find_snapshot(&self, reference: &str) -> Result<SnapshotRecord, StoreError>;
+
+    /// Every snapshot, newest first (ties by id).
+    fn list_snapshots(&self) -> Result<Vec<SnapshotRecord>, StoreError>;
+
+    /// A snapshot's items in payload order.
+    fn snapshot_items(&self, id: &ContentHash) -> Result<Vec<SnapshotItemRecord>, StoreError>;
+
+    // --- runs -------------------------------------------------------------------------------
+
+    /// Ids of the runs whose id starts with `sha256:` + `hex_prefix`, sorted.
+    fn run_ids_with_prefix(&self, hex_prefix: &str) -> Result<Vec<String>, StoreError>;
+
+    /// Every listed run, most recently stored first.
+    fn list_run_rows(&self) -> Result<Vec<RunRow>, StoreError>;
+
+    /// Lists run `row` (made the newest when it was listed already), records the objects it
+    /// keeps alive, and points ref `latest_ref` (namespace, name) at it: one transaction.
+    fn record_run(
+        &self,
+        row: &RunRow,
+        objects: &BTreeSet<ContentHash>,
+        latest_ref: (&str, &str),
+    ) -> Result<(), StoreError>;
+
+    // --- code-summary cache and file stamps -------------------------------------------------
+
+    /// For each stamp, the summary key remembered for exactly that stamp (`None` when the
+    /// path is unknown or its size, modification time or inode changed).
+    fn stamped_summary_keys(
+        &self,
+        stamps: &[FileStampRow<'_>],
+    ) -> Result<Vec<Option<StampedKey>>, StoreError>;
+
+    /// Remembers the summary key of each file as seen at its stamp, in one transaction.
+    fn remember_file_stamps(
+        &self,
+        entries: &[(FileStampRow<'_>, SummaryKey<'_>)],
+    ) -> Result<(), StoreError>;
+
+    /// The cached summaries for `keys`, in order; `None` for a miss.
+    fn cached_summaries(&self, keys: &[SummaryKey<'_>])
+    -> Result<Vec<Option<Vec<u8>>>, StoreError>;
+
+    /// Stores summaries (replacing any with the same key), in one transaction.
+    fn cache_summaries(&self, entries: &[(SummaryKey<'_>, &[u8])]) -> Result<(), StoreError>;
+
+    /// Deletes every cached summary (they are derived data); returns how many were removed.
+    fn clear_summaries(&self) -> Result<usize, StoreError>;
+
+    // --- copying a store --------------------------------------------------------------------
+
+    /// Inserts an artifact as recorded elsewhere (its `seq` kept; the pack's next `seq` moved
+    /// past it), for `store copy`. The pack must exist; an existing artifact is an error.
+    fn restore_artifact(&self, record: &ArtifactRecord) -> Result<(), StoreError>;
+
+    /// Every ref namespace in use, in byte order.
+    fn ref_namespaces(&self) -> Result<Vec<String>, StoreError>;
+
+    /// The objects run `run_id` keeps alive (as given to [`Metadata::record_run`]).
+    fn run_objects(&self, run_id: &str) -> Result<BTreeSet<ContentHash>, StoreError>;
+
+    // --- maintenance ------------------------------------------------------------------------
+
+    /// Every distinct value in the object-reference columns, with where it came from.
+    fn object_references(&self) -> Result<Vec<ObjectReference>, StoreError>;
+
+    /// The database's own consistency findings (empty when healthy).
+    fn integrity_problems(&self) -> Result<Vec<String>, StoreError>;
+
+    // --- gc marks (shared backends) ---------------------------------------------------------
+    //
+    // A store shared by many hosts cannot judge an object's age by a file's modification
+    // time: the objects may have no such time a writer refreshes, and hosts' clocks differ.
+    // Such a backend keeps gc's grace period in the database instead: gc marks unreferenced
+    // objects (stamped by the database's clock) and deletes only objects marked at least the
+    // grace period ago and still unreferenced, each under its mark's row lock; a writer about
+    // to store an object first unmarks it (waiting for a gc deciding on it), so an object it
+    // stores is either kept or, if just deleted, written anew. The embedded SQLite store
+    // answers `false` and gc uses modification times, as a local directory has them.
+
+    /// Whether gc's grace period is kept in the database (the methods below), rather than in
+    /// object modification times.
+    fn gc_marks_in_database(&self) -> bool {
+        false
+    }
+
+    /// Drops the gc marks of objects a writer is about to store.
+    fn gc_unmark(&self, objects: &[ContentHash]) -> Result<(), StoreError> {
+        let _ = objects;
+        Ok(())
+    }
+
+    /// Marks `unreferenced` (keeping earlier marks), drops every other mark, and returns
+    /// those of `unreferenced` marked at least `grace` ago by the database's clock.
+    fn gc_mark(
+        &self,
+        unreferenced: &[ContentHash],
+        grace: Duration,
+    ) -> Result<Vec<ContentHash>, StoreError> {
+        let _ = (unreferenced, grace);
+        Ok(Vec::new())
+    }
+
+    /// Deletes `object` through `remove` if it is marked at least `grace` ago and still
+    /// unreferenced, holding its mark while `remove` runs; returns whether it was removed.
+    fn gc_sweep_one(
+        &self,
+        object: &ContentHash,
+        grace: Duration,
+        remove: &mut (dyn FnMut() -> Result<(), StoreError> + Send),
+    ) -> Result<bool, StoreError> {
+        let _ = (object, grace, remove);
+        Ok(false)
+    }
+}
