@@ -18,7 +18,9 @@ pub mod tokens;
 pub mod workspace;
 
 pub use error::{CtxError, ErrorKind, kind_of};
-pub use workspace::{Clock, Environment, OpenOptions, Workspace, init_store};
+pub use workspace::{
+    Clock, Environment, OpenOptions, StoreInfo, Workspace, init_store, store_info,
+};
 
 pub use ctx_core as core;
 pub use ctx_fs as fs;

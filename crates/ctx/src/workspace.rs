@@ -74,6 +74,24 @@ pub fn init_store(dir: &Path) -> Result<InitReport, CtxError> {
     })
 }
 
+/// Where a store keeps its metadata and objects, and its schema version.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StoreInfo {
+    pub metadata: String,
+    pub objects: String,
+    pub schema_version: i64,
+}
+
+/// Where `store` keeps its metadata and objects (a path or a URL without credentials), and
+/// its schema version (migrations are applied when a store is opened).
+pub fn store_info(store: &Store) -> Result<StoreInfo, CtxError> {
+    Ok(StoreInfo {
+        metadata: store.db().location(),
+        objects: store.objects().location(),
+        schema_version: store.db().schema_version()?,
+    })
+}
+
 /// An open workspace: its store, settings and clock.
 pub struct Workspace {
     cwd: PathBuf,

@@ -73,19 +73,18 @@ pub fn run(command: &StoreCommand, ctx: &Context, out: &Output) -> Result<Status
     let (store, location) = ctx.open_store(out)?;
     match command {
         StoreCommand::Migrate(MigrateArgs {}) => {
-            let version = store.db().schema_version()?;
+            let info = ctx::store_info(&store)?;
             if out.is_json() {
                 out.json(&serde_json::json!({
                     "store": location.dir.display().to_string(),
-                    "metadata": store.db().location(),
-                    "objects": store.objects().location(),
-                    "schema_version": version,
+                    "metadata": info.metadata,
+                    "objects": info.objects,
+                    "schema_version": info.schema_version,
                 }))?;
             } else {
                 out.line(&format!(
-                    "schema version {version}: metadata {}, objects {}",
-                    store.db().location(),
-                    store.objects().location()
+                    "schema version {}: metadata {}, objects {}",
+                    info.schema_version, info.metadata, info.objects
                 ))?;
             }
             Ok(Status::Success)
@@ -108,10 +107,11 @@ pub fn run(command: &StoreCommand, ctx: &Context, out: &Output) -> Result<Status
                 anyhow::bail!("--to takes one directory, or postgres:// and s3:// URLs");
             };
             let report = store.copy_into(&target)?;
+            let (from, to) = (ctx::store_info(&store)?, ctx::store_info(&target)?);
             if out.is_json() {
                 out.json(&serde_json::json!({
-                    "from": {"metadata": store.db().location(), "objects": store.objects().location()},
-                    "to": {"metadata": target.db().location(), "objects": target.objects().location()},
+                    "from": {"metadata": from.metadata, "objects": from.objects},
+                    "to": {"metadata": to.metadata, "objects": to.objects},
                     "report": report,
                 }))?;
             } else {
@@ -125,8 +125,8 @@ pub fn run(command: &StoreCommand, ctx: &Context, out: &Output) -> Result<Status
                     report.snapshots,
                     report.runs,
                     report.refs,
-                    target.db().location(),
-                    target.objects().location()
+                    to.metadata,
+                    to.objects
                 ))?;
             }
             Ok(Status::Success)
