@@ -15,7 +15,8 @@ use ctx_code::map::{MapFile, MapSummary};
 use ctx_code::related::ProjectLayout;
 pub use ctx_code::related::{Related, RelatedFile};
 pub use ctx_code::search::{ContextLine, SearchMatch, TextQuery};
-pub use ctx_code::tree_cache::{TreeCache, TreeCacheStats};
+pub use ctx_code::symbols::use_mimalloc_for_tree_sitter;
+pub use ctx_code::tree_cache::{TreeCacheSettings, TreeCacheStats};
 use ctx_code::{CacheKey, FileStamp, SummaryCache};
 pub use ctx_code::{
     CodeError, FileSummary, Language, Skipped, SummarizeOptions, SummaryStats, Symbol, SymbolKind,
@@ -580,6 +581,64 @@ pub fn search(
     }
 }
 
+/// A server's long-lived, stat-validated cache of a tree's walk and of its files' contents
+/// ([`ctx_code::tree_cache::TreeCache`]) with this process's clock and git's global
+/// excludes files found from the environment (`XDG_CONFIG_HOME`, `HOME`), read once here.
+pub struct TreeCache(ctx_code::tree_cache::TreeCache);
+
+impl TreeCache {
+    pub fn new() -> Self {
+        Self::with_settings(TreeCacheSettings {
+            global_ignore_files: global_git_ignore_files(
+                std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from),
+                std::env::var_os("HOME").map(PathBuf::from),
+            ),
+            clock: std::time::SystemTime::now,
+        })
+    }
+
+    /// A cache with the given clock and global ignore files.
+    pub fn with_settings(settings: TreeCacheSettings) -> Self {
+        Self(ctx_code::tree_cache::TreeCache::new(settings))
+    }
+}
+
+impl Default for TreeCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for TreeCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::ops::Deref for TreeCache {
+    type Target = ctx_code::tree_cache::TreeCache;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+/// Where git looks for its global excludes: `$XDG_CONFIG_HOME/git/ignore` (else
+/// `~/.config/git/ignore`) and `~/.gitconfig`, whose `core.excludesFile` can name another.
+pub fn global_git_ignore_files(
+    xdg_config_home: Option<PathBuf>,
+    home: Option<PathBuf>,
+) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if let Some(config) = xdg_config_home.or_else(|| home.as_ref().map(|h| h.join(".config"))) {
+        files.push(config.join("git").join("ignore"));
+    }
+    if let Some(home) = home {
+        files.push(home.join(".gitconfig"));
+    }
+    files
+}
+
 /// [`search`], with text searches under a directory answered through `cache` (a server's
 /// long-lived, stat-validated cache of the walk and of file contents): the same results.
 pub fn search_cached(
@@ -594,7 +653,7 @@ pub fn search_cached(
             let confined = cx.confine(&full, path)?;
             let reader = confined.reader()?;
             return ctx_code::tree_cache::search_cached(
-                cache,
+                &cache.0,
                 &confined.walk_root,
                 &prefix,
                 query,
