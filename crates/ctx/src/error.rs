@@ -42,6 +42,13 @@ pub enum CtxError {
     InvalidInput(String),
     #[error("{0}")]
     Corrupt(String),
+    #[error("cannot write the payload: {source}; check the output's directory and free space")]
+    WritePayload {
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{path}` changed while the pack was rendered; render again")]
+    ChangedDuringRender { path: String },
 }
 
 /// What kind of failure an error is, for front ends to map (exit code, HTTP status, MCP
@@ -86,6 +93,8 @@ impl CtxError {
             Self::Run(err) => run_kind(err),
             Self::UnknownIndex { .. } => ErrorKind::NotFound,
             Self::Corrupt(_) => ErrorKind::Damaged,
+            Self::WritePayload { source } => io_kind(source),
+            Self::ChangedDuringRender { .. } => ErrorKind::Conflict,
             Self::Source(_)
             | Self::Config(_)
             | Self::Redaction(_)
