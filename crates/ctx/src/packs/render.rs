@@ -182,7 +182,7 @@ const CHUNK_UNITS: usize = 256;
 /// Redacted file texts kept from the first pass for the second, in bytes. Past it a file is
 /// read (and redacted) again when its block is written: a small tree is read once, a large
 /// one holds at most this much besides the chunk at hand.
-const RETAIN_BYTES: usize = 64 << 20;
+const RETAIN_BYTES: usize = 32 << 20;
 
 struct Ready {
     content_hash: ContentHash,
@@ -194,8 +194,8 @@ struct Ready {
 }
 
 struct Prepared {
-    pack: String,
-    artifact_id: String,
+    /// The unit's source, by its place in the job's sources.
+    source: usize,
     /// The unit (its body taken out) and how to read its file again.
     planned: PlannedUnit,
     body: Result<Ready, (String, String)>,
@@ -571,11 +571,11 @@ fn stream_job_retaining(
     let policy = &job.policy;
     // Units in order; collections are listed (in byte order), not read.
     let mut planned = Vec::new();
-    for source in &job.sources {
+    for (index, source) in job.sources.iter().enumerate() {
         let root = source.root.as_deref().unwrap_or(job.root);
         let options = expand_options(root, job.settings, progress);
         for unit in plan(&source.spec, &options) {
-            planned.push((source.pack.clone(), source.artifact_id.clone(), unit));
+            planned.push((index, unit));
         }
     }
 
@@ -600,20 +600,20 @@ fn stream_job_retaining(
         let size = chunk.len() as u64;
         let loaded: Vec<_> = chunk
             .into_par_iter()
-            .map(|(pack, artifact_id, mut unit)| {
+            .map(|(source, mut unit)| {
                 unit.load();
-                (pack, artifact_id, unit)
+                (source, unit)
             })
             .collect();
         // The second unit with a key already included is a duplicate.
         let duplicate: Vec<bool> = loaded
             .iter()
-            .map(|(_, _, p)| p.unit.body.is_ok() && !seen.insert(p.unit.key.clone()))
+            .map(|(_, p)| p.unit.body.is_ok() && !seen.insert(p.unit.key.clone()))
             .collect();
         let mut chunk: Vec<Prepared> = loaded
             .into_par_iter()
             .zip(duplicate)
-            .map(|((pack, artifact_id, mut planned), dup)| {
+            .map(|((source, mut planned), dup)| {
                 let unit = &mut planned.unit;
                 let body = match std::mem::replace(&mut unit.body, Err(Skip::Missing)) {
                     Ok(_) if dup => Err((
@@ -633,8 +633,7 @@ fn stream_job_retaining(
                     Err(skip) => Err((skip.code().to_owned(), skip.to_string())),
                 };
                 Prepared {
-                    pack,
-                    artifact_id,
+                    source,
                     planned,
                     body,
                 }
@@ -753,7 +752,10 @@ fn stream_job_retaining(
     for (position, ((p, count), fits)) in prepared.into_iter().zip(&counts).zip(keep).enumerate() {
         let unit = p.planned.unit;
         let path = unit.label;
-        let item_key = format!("{}:{}", p.artifact_id, unit.key);
+        let JobSource {
+            pack, artifact_id, ..
+        } = &job.sources[p.source];
+        let item_key = format!("{artifact_id}:{}", unit.key);
         match (p.body, count) {
             (Ok(ready), Some(tokens)) => {
                 let tokens = *tokens;
@@ -761,7 +763,7 @@ fn stream_job_retaining(
                     for finding in &ready.findings {
                         *redactions
                             .entry((
-                                p.artifact_id.clone(),
+                                artifact_id.clone(),
                                 path.clone(),
                                 finding.line,
                                 finding.rule.clone(),
@@ -769,8 +771,8 @@ fn stream_job_retaining(
                             .or_default() += 1;
                     }
                     included.push(IncludedItem {
-                        pack: p.pack,
-                        artifact_id: p.artifact_id,
+                        pack: pack.clone(),
+                        artifact_id: artifact_id.clone(),
                         kind: unit.kind,
                         path,
                         lines: unit.lines.map(|r| [r.start, r.end]),
@@ -780,8 +782,8 @@ fn stream_job_retaining(
                     });
                 } else {
                     excluded.push(ExcludedItem {
-                        pack: p.pack,
-                        artifact_id: p.artifact_id,
+                        pack: pack.clone(),
+                        artifact_id: artifact_id.clone(),
                         path,
                         reason: "over_budget".into(),
                         detail: over_budget_detail(tokens, budget, reserve),
@@ -807,8 +809,8 @@ fn stream_job_retaining(
                     reason: Some(reason.clone()),
                 });
                 excluded.push(ExcludedItem {
-                    pack: p.pack,
-                    artifact_id: p.artifact_id,
+                    pack: pack.clone(),
+                    artifact_id: artifact_id.clone(),
                     path,
                     reason,
                     detail,
@@ -1282,8 +1284,7 @@ mod tests {
         let (_, content_hash, findings) = redact_text(&settings.redactor, text);
         let policy = job(&root, &settings, 1000).policy;
         let prepared = Prepared {
-            pack: "p".into(),
-            artifact_id: "a".into(),
+            source: 0,
             body: Ok(Ready {
                 content_hash,
                 content: None,
