@@ -277,7 +277,7 @@ impl Database {
                 // Reads through a memory map (up to 1 GiB): a warm `summarize` reads every
                 // cached summary, and page-by-page `pread` calls were most of its time.
                 "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;
-                 PRAGMA mmap_size = 1073741824;",
+                 PRAGMA mmap_size = 0;",
             )
             .map_err(err)?;
         db.migrate(migrations)?;
