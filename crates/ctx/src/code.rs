@@ -478,11 +478,14 @@ pub fn map(
     let cache = cx.cache();
     let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);
     // Only files shown individually need symbols; deeper files only count lines.
-    let shown: Vec<WalkEntry> = entries
-        .iter()
-        .filter(|e| depth.is_none_or(|d| e.rel.split('/').count() <= d))
-        .cloned()
-        .collect();
+    let shown: std::borrow::Cow<'_, [WalkEntry]> = match depth {
+        None => std::borrow::Cow::Borrowed(&entries),
+        Some(d) => entries
+            .iter()
+            .filter(|e| e.rel.split('/').count() <= d)
+            .cloned()
+            .collect(),
+    };
     // Summaries stream in; the map keeps only what it shows of each (top-level symbols'
     // kinds and names), so memory grows with the map, not with the tree's summaries.
     let mut by_path: std::collections::BTreeMap<String, MapSummary> =
@@ -529,10 +532,7 @@ pub fn map(
     } else {
         prefix
     };
-    Ok((
-        ctx_code::map::build_map(&root, &files, depth, budget),
-        stats,
-    ))
+    Ok((ctx_code::map::build_map(&root, files, depth, budget), stats))
 }
 
 /// What `search` looks for.
