@@ -117,6 +117,16 @@ for dir in "${corpora[@]}"; do
   dir="$(cd "$dir" && pwd)"
   : >"$results"
   rm -rf "$dir/.ctx"
+  # A store above the corpus (such as a default global store ~/.ctx above ~/.cargo) would be
+  # found as its project store, and "cold" runs would be warm.
+  up="$(dirname "$dir")"
+  while [[ "$up" != / ]]; do
+    if [[ -d "$up/.ctx" ]]; then
+      echo "bench-code: $up/.ctx lies above $dir and would serve as its store; copy the corpus elsewhere" >&2
+      exit 2
+    fi
+    up="$(dirname "$up")"
+  done
   files=$(cd "$dir" && "${rg_base[@]}" --files . | wc -l)
   echo "== $dir: $files files (ctx's walk), $(du -sh --exclude=.git --exclude=.ctx "$dir" | cut -f1); $(nproc) cores"
   echo "load before: $(uptime)"
