@@ -1094,10 +1094,7 @@ fn python_gaps(src: &[u8]) -> Vec<Gap> {
             hole: Hole::Body,
         };
         if gap.end - gap.start < MIN_BODY
-            || py_holds_word(
-                &src[gap.start..gap.end],
-                &[b"def", b"class", b"import"],
-            )
+            || py_holds_word(&src[gap.start..gap.end], &[b"def", b"class", b"import"])
         {
             continue;
         }
@@ -1590,7 +1587,10 @@ def ends_in_a_clause(cls):
         return False
 "#;
         same_symbols(Language::Python, src);
-        assert!(parse(Language::Python, src.as_bytes()).is_some(), "parsed shallow");
+        assert!(
+            parse(Language::Python, src.as_bytes()).is_some(),
+            "parsed shallow"
+        );
         let left_out = interiors(Language::Python, src);
         assert_eq!(
             left_out,
@@ -1604,8 +1604,20 @@ def ends_in_a_clause(cls):
             ]
         );
         // Unsure scans leave the file to a full parse: tabs, an unterminated string.
-        assert!(gaps(Language::Python, b"def f():\n\tx = 1\n\ty = 2 + 3 + 4 + 5 + 6\n").is_empty());
-        assert!(gaps(Language::Python, b"def f():\n    x = 1\n    y = 'abc + 4 + 5 + 6\n").is_empty());
+        assert!(
+            gaps(
+                Language::Python,
+                b"def f():\n\tx = 1\n\ty = 2 + 3 + 4 + 5 + 6\n"
+            )
+            .is_empty()
+        );
+        assert!(
+            gaps(
+                Language::Python,
+                b"def f():\n    x = 1\n    y = 'abc + 4 + 5 + 6\n"
+            )
+            .is_empty()
+        );
     }
 
     #[test]

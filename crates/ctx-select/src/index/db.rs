@@ -11,9 +11,7 @@ use ctx_core::ContentHash;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use super::{CacheBuildConfig, FORMAT_VERSION, SourceRow};
-use crate::analyze::{
-    Analysis, FIELDS, Field, decode_fields, get_varint, put_varint,
-};
+use crate::analyze::{Analysis, FIELDS, Field, decode_fields, get_varint, put_varint};
 use crate::error::IndexError;
 use crate::graph::Graph;
 
