@@ -42,7 +42,7 @@ fn python_source(functions: usize) -> String {
     for i in 0..functions {
         let _ = write!(
             src,
-            "class C{i}:\n    \"\"\"Doc.\"\"\"\n\n    def run_{i}(self, x):\n        return os.path.join(str(x), 'a')\n\n\ndef helper_{i}(x):\n    return x * 2\n\n"
+            "class C{i}:\n    \"\"\"Doc.\"\"\"\n\n    def run_{i}(self, x):\n        return os.path.join(str(x), 'a')\n\n\ndef helper_{i}(x):\n    \"\"\"Doubles, then adds.\"\"\"\n    y = x * 2\n    for k in range(3):\n        y += k\n    return y\n\n"
         );
     }
     src
