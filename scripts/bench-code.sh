@@ -21,12 +21,14 @@
 #   ctx-cli`: release code, thin LTO, symbols kept). C2P, REPOMIX, YEK: the other tools
 #   (`cargo install --locked code2prompt yek`, `npm install repomix`); a missing one is
 #   skipped with a note. SKIP: a space-separated list of sections to leave out
-#   (symbols search packs index).
+#   (symbols search packs index). PEER_RUNS: runs of code2prompt, repomix and yek (default
+#   RUNS; repomix takes minutes and gigabytes on the registry).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 bench="${BENCH:-${CARGO_TARGET_DIR:-$here/target}/bench}"
 ctx="${CTX:-${CARGO_TARGET_DIR:-$here/target}/profiling/ctx}"
 runs="${RUNS:-3}"
+peer_runs="${PEER_RUNS:-$runs}"
 skip=" ${SKIP:-} "
 for tool in ctags rg python3 git /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "bench-code: $tool is not installed (apt-get install universal-ctags ripgrep python3 git time)" >&2; exit 2; }
@@ -67,12 +69,14 @@ done
 rg_base=(rg --no-require-git -n --column --no-heading --with-filename --color never "${rg_globs[@]}")
 
 results="$work/results.tsv"
-# measure LABEL OUTFILE PREPARE -- COMMAND...: RUNS timed runs, each after PREPARE (a shell
+# measure LABEL OUTFILE PREPARE -- COMMAND...: RUNS (PEER_RUNS for the other packers) timed runs, each after PREPARE (a shell
 # snippet, untimed); appends "label seconds... peak_kb..." to the results.
 measure() {
   local label=$1 outfile=$2 prepare=$3; shift 4
   local times=() peaks=()
-  for _ in $(seq "$runs"); do
+  local n=$runs
+  case "$label" in code2prompt|repomix|yek) n=$peer_runs ;; esac
+  for _ in $(seq "$n"); do
     bash -c "$prepare"
     if ! /usr/bin/time -f "%e %M" -o "$work/time" "$@" </dev/null >"$outfile" 2>"$work/stderr"; then
       if [[ ! -s "$outfile" ]]; then echo "  $label failed: $(tail -n 3 "$work/stderr")" >&2; return 0; fi
@@ -113,6 +117,16 @@ for dir in "${corpora[@]}"; do
   dir="$(cd "$dir" && pwd)"
   : >"$results"
   rm -rf "$dir/.ctx"
+  # A store above the corpus (such as a default global store ~/.ctx above ~/.cargo) would be
+  # found as its project store, and "cold" runs would be warm.
+  up="$(dirname "$dir")"
+  while [[ "$up" != / ]]; do
+    if [[ -d "$up/.ctx" ]]; then
+      echo "bench-code: $up/.ctx lies above $dir and would serve as its store; copy the corpus elsewhere" >&2
+      exit 2
+    fi
+    up="$(dirname "$up")"
+  done
   files=$(cd "$dir" && "${rg_base[@]}" --files . | wc -l)
   echo "== $dir: $files files (ctx's walk), $(du -sh --exclude=.git --exclude=.ctx "$dir" | cut -f1); $(nproc) cores"
   echo "load before: $(uptime)"

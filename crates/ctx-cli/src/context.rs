@@ -150,6 +150,12 @@ impl Context {
     }
 
     /// Where `ctx init` puts the project store.
+    /// Git's global excludes files (for servers' tree caches), from `XDG_CONFIG_HOME` and
+    /// `HOME` as read at start-up.
+    pub fn global_git_ignore_files(&self) -> Vec<PathBuf> {
+        ctx::code::global_git_ignore_files(self.config_home.clone(), self.home.clone())
+    }
+
     pub fn init_dir(&self) -> PathBuf {
         self.cwd.join(STORE_DIR_NAME)
     }

@@ -147,6 +147,25 @@ fn seed_000_m2_render_preview_snapshot() {
     assert_eq!(out1.ok().stdout, out2.ok().stdout);
     let stored = env.run(&["pack", "render", "--snapshot", "v1.0"]);
     assert_eq!(stored.ok().stdout, out1.stdout);
+    // Streamed to a file (outside the tree, which the glob would list): the same bytes, and
+    // the summary names them by hash. An existing file is replaced whole.
+    let outside = tempfile::tempdir().expect("tempdir");
+    let target = outside.path().join("out.md");
+    fs::write(&target, "x".repeat(100_000)).expect("old file");
+    let target_arg = target.to_str().expect("utf-8 path");
+    let written = env.run(&["--json", "pack", "render", "test-pack", "-o", target_arg]);
+    let summary = written.ok().json();
+    let file = fs::read(&target).expect("payload file");
+    assert_eq!(String::from_utf8_lossy(&file), out1.stdout);
+    assert_eq!(
+        summary["payload_hash"],
+        format!("sha256:{}", ctx::core::ContentHash::of(&file).to_hex())
+    );
+    assert_eq!(summary["output"], target_arg);
+    // A render that fails (no such pack) leaves the file as it was.
+    env.run(&["pack", "render", "nosuch", "-o", target_arg])
+        .bad_input("nosuch");
+    assert_eq!(fs::read(&target).expect("payload file"), file);
     let by_prefix = env.run(&[
         "pack",
         "render",

@@ -10,7 +10,7 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ctx_code::Language;
 use ctx_code::search::{TextQuery, search_text, search_tree};
-use ctx_code::tree_cache::{TreeCache, search_cached};
+use ctx_code::tree_cache::{TreeCache, TreeCacheSettings, search_cached};
 
 /// Dates the files and the directory a minute back, so the tree cache trusts their stamps.
 fn settle(dir: &std::path::Path) {
@@ -42,13 +42,15 @@ fn python_source(functions: usize) -> String {
     for i in 0..functions {
         let _ = write!(
             src,
-            "class C{i}:\n    \"\"\"Doc.\"\"\"\n\n    def run_{i}(self, x):\n        return os.path.join(str(x), 'a')\n\n\ndef helper_{i}(x):\n    return x * 2\n\n"
+            "class C{i}:\n    \"\"\"Doc.\"\"\"\n\n    def run_{i}(self, x):\n        return os.path.join(str(x), 'a')\n\n\ndef helper_{i}(x):\n    \"\"\"Doubles, then adds.\"\"\"\n    y = x * 2\n    for k in range(3):\n        y += k\n    return y\n\n"
         );
     }
     src
 }
 
 fn extraction(c: &mut Criterion) {
+    // As the `ctx` binary parses.
+    ctx_code::symbols::use_mimalloc_for_tree_sitter();
     let mut group = c.benchmark_group("extract");
     for (name, lang, src) in [
         ("rust", Language::Rust, rust_source(400)),
@@ -109,7 +111,7 @@ fn text_search(c: &mut Criterion) {
         });
         // A server's long-lived cache: walk and contents reused while their stamps hold (the
         // files are made to look settled, as an unedited tree is).
-        let cache = TreeCache::new();
+        let cache = TreeCache::new(TreeCacheSettings::with_clock(std::time::SystemTime::now));
         group.bench_function(format!("{name}-tree-cache"), |b| {
             b.iter(|| search_cached(&cache, black_box(dir.path()), "", &query, None).unwrap());
         });

@@ -88,7 +88,7 @@ impl MapSummary {
 /// (deeper files count in their directory); `budget` trims symbols, then depth, then entries.
 pub fn build_map(
     root: &str,
-    files: &[MapFile],
+    files: Vec<MapFile>,
     depth: Option<usize>,
     budget: Option<usize>,
 ) -> CodeMap {
@@ -102,9 +102,14 @@ pub fn build_map(
     let caps = [usize::MAX, 8, 4, 2, 1, 0];
     let mut cap_index = 0;
     loop {
-        let mut map = assemble(root, files, max_depth, symbol_cap);
+        let Some(budget) = budget else {
+            // One assembly: the files move into the map, so it is not held twice.
+            let mut map = assemble(root, files, max_depth, symbol_cap);
+            map.truncated |= max_depth < full_depth;
+            return map;
+        };
+        let mut map = assemble(root, files.clone(), max_depth, symbol_cap);
         map.truncated |= max_depth < full_depth;
-        let Some(budget) = budget else { return map };
         map.budget = Some(budget);
         if estimate_tokens(&render(&map)) <= budget {
             return map;
@@ -132,10 +137,12 @@ pub fn estimate_tokens(text: &str) -> usize {
     text.len().div_ceil(4)
 }
 
-fn assemble(root: &str, files: &[MapFile], max_depth: usize, symbol_cap: usize) -> CodeMap {
+fn assemble(root: &str, files: Vec<MapFile>, max_depth: usize, symbol_cap: usize) -> CodeMap {
+    let total_files = files.len();
+    let total_lines = files.iter().map(|f| f.lines).sum();
     // Directory totals over every file below them.
     let mut dirs: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    for file in files {
+    for file in &files {
         let mut dir = file.rel.as_str();
         while let Some((parent, _)) = dir.rsplit_once('/') {
             let slot = dirs.entry(parent.to_owned()).or_default();
@@ -166,35 +173,38 @@ fn assemble(root: &str, files: &[MapFile], max_depth: usize, symbol_cap: usize) 
         if depth > max_depth {
             continue;
         }
-        let top: &[String] = file.summary.as_ref().map_or(&[], |s| &s.top);
+        let language = file.summary.as_ref().map(|s| s.language.name().to_owned());
+        let mut top = file.summary.map(|s| s.top).unwrap_or_default();
         let shown = top.len().min(symbol_cap);
         truncated |= shown < top.len();
+        let more_symbols = top.len() - shown;
+        top.truncate(shown);
         entries.push(MapEntry {
-            path: file.rel.clone(),
+            path: file.rel,
             kind: "file",
             depth,
             files: None,
             lines: file.lines,
-            language: file.summary.as_ref().map(|s| s.language.name().to_owned()),
-            symbols: top[..shown].to_vec(),
-            more_symbols: top.len() - shown,
+            language,
+            symbols: top,
+            more_symbols,
         });
     }
     // Tree order: a directory right before its contents.
-    entries.sort_by(|a, b| tree_key(&a.path).cmp(&tree_key(&b.path)));
+    entries.sort_by(|a, b| tree_key(&a.path).cmp(tree_key(&b.path)));
     CodeMap {
         root: root.to_owned(),
-        total_files: files.len(),
-        total_lines: files.iter().map(|f| f.lines).sum(),
+        total_files,
+        total_lines,
         budget: None,
         truncated,
         entries,
     }
 }
 
-/// Sorts `a/b` after `a` and before `a-b` by comparing path segments.
-fn tree_key(path: &str) -> Vec<&[u8]> {
-    path.split('/').map(str::as_bytes).collect()
+/// Sorts `a/b` after `a` and before `a-b` by comparing path segments (without allocating).
+fn tree_key(path: &str) -> impl Iterator<Item = &[u8]> {
+    path.split('/').map(str::as_bytes)
 }
 
 /// The text form of a map (what the budget is measured on).
@@ -283,17 +293,17 @@ mod tests {
             file("a/deep/z.rs", 10, &["z"]),
             file("a/m.rs", 5, &["one", "two", "three"]),
         ];
-        let map = build_map(".", &files, None, None);
+        let map = build_map(".", files.clone(), None, None);
         let paths: Vec<&str> = map.entries.iter().map(|e| e.path.as_str()).collect();
         assert_eq!(paths, ["a", "a/deep", "a/deep/z.rs", "a/m.rs", "a-b.rs"]);
         assert_eq!(map.entries[0].files, Some(2));
         assert_eq!(map.entries[0].lines, 15);
         assert!(!map.truncated);
-        let shallow = build_map(".", &files, Some(1), None);
+        let shallow = build_map(".", files.clone(), Some(1), None);
         assert_eq!(shallow.entries.len(), 2);
         assert!(shallow.truncated);
         let full = estimate_tokens(&render(&map));
-        let tight = build_map(".", &files, None, Some(full - 3));
+        let tight = build_map(".", files.clone(), None, Some(full - 3));
         assert!(tight.truncated);
         assert!(estimate_tokens(&render(&tight)) <= full - 3);
     }

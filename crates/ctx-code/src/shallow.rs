@@ -22,7 +22,12 @@
 //!   `static`. When the lexer's guess and the grammar disagree (macros, preprocessor tricks,
 //!   odd code), the file is parsed again in full.
 //!
-//! Rust and C are scanned; other languages are always parsed in full.
+//! Python is scanned by logical lines: in a function whose body defines and imports nothing
+//! (no `def`, `class`, `import` or decorator in it, not even as a word in a string), the
+//! statements between the first (which may be the docstring) and the last are left out, and
+//! the tree, without errors, must hold them as two statements of the function's block.
+//!
+//! Rust, C and Python are scanned; other languages are always parsed in full.
 
 use std::cell::RefCell;
 
@@ -136,7 +141,11 @@ fn attempt(lang: Language, src: &[u8]) -> Option<(Tree, Vec<Gap>)> {
     }
     let ranges = included_ranges(src, &gaps);
     let tree = parse_ranges(lang, src, &ranges)?;
-    let unmatched = unmatched(lang, &tree, &gaps);
+    let unmatched = if lang == Language::Python {
+        python_unmatched(&tree, src, &gaps)
+    } else {
+        unmatched(lang, &tree, &gaps)
+    };
     Some((tree, unmatched))
 }
 
@@ -150,6 +159,7 @@ pub fn gaps(lang: Language, src: &[u8]) -> Vec<Gap> {
     match lang {
         Language::Rust => rust_gaps(src),
         Language::C => c_gaps(src),
+        Language::Python => python_gaps(src),
         _ => Vec::new(),
     }
 }
@@ -888,6 +898,267 @@ fn rust_holds(lx: &Lexer<'_>, token: Token) -> bool {
     name.tok == Tok::Ident && colon.tok == Tok::Punct(b':') && lx.at(colon.end) != Some(b':')
 }
 
+/// What a Python logical line begins with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PyHead {
+    /// `def` or `async def`.
+    Def,
+    /// `class`, a decorator, or an `import` / `from` statement: a body holding one is read.
+    Defines,
+    Other,
+}
+
+/// A Python logical line: from its first byte to the newline that ends it (or the end).
+#[derive(Debug, Clone, Copy)]
+struct PyLine {
+    start: usize,
+    end: usize,
+    /// Leading spaces (a file indented with tabs, or with `\r` or form feeds, is not scanned).
+    indent: usize,
+    head: PyHead,
+    /// Whether its last token is `:` (a compound statement's header).
+    opens_block: bool,
+    /// Whether it goes on the statement before (`else`, `elif`, `except`, `finally`).
+    clause: bool,
+}
+
+/// The end of the string literal whose quote is at `at` (one past its closing quote), or
+/// `None` when it does not end.
+fn py_string_end(src: &[u8], at: usize) -> Option<usize> {
+    let quote = src[at];
+    let triple = src.get(at..at + 3) == Some(&[quote, quote, quote][..]);
+    let mut k = at + if triple { 3 } else { 1 };
+    while k < src.len() {
+        match src[k] {
+            b'\\' => k += 2,
+            b'\n' if !triple => return None,
+            c if c == quote => {
+                if !triple {
+                    return Some(k + 1);
+                }
+                if src.get(k..k + 3) == Some(&[quote, quote, quote][..]) {
+                    return Some(k + 3);
+                }
+                k += 1;
+            }
+            _ => k += 1,
+        }
+    }
+    None
+}
+
+/// The logical lines of `src`; `None` when the scanner cannot be sure of them (tabs, carriage
+/// returns or form feeds in indentation, an unterminated string).
+fn py_lines(src: &[u8]) -> Option<Vec<PyLine>> {
+    if memchr::memchr2(b'\r', 0x0c, src).is_some() {
+        return None;
+    }
+    let word = |at: usize, w: &[u8]| {
+        src.get(at..at + w.len()) == Some(w)
+            && src
+                .get(at + w.len())
+                .is_none_or(|&c| !(c.is_ascii_alphanumeric() || c == b'_'))
+    };
+    let mut lines = Vec::new();
+    let mut i = 0;
+    while i < src.len() {
+        let mut j = i;
+        while j < src.len() && src[j] == b' ' {
+            j += 1;
+        }
+        match src.get(j) {
+            None => break,
+            Some(b'\t') => return None,
+            Some(b'\n') => {
+                i = j + 1;
+                continue;
+            }
+            Some(b'#') => {
+                i = memchr::memchr(b'\n', &src[j..]).map_or(src.len(), |n| j + n + 1);
+                continue;
+            }
+            Some(_) => {}
+        }
+        let (start, indent) = (j, j - i);
+        let mut depth = 0usize;
+        let mut last = start;
+        let mut k = start;
+        while k < src.len() {
+            match src[k] {
+                b'#' => {
+                    k = memchr::memchr(b'\n', &src[k..]).map_or(src.len(), |n| k + n);
+                }
+                b'\n' if depth == 0 => break,
+                b'\\' if src.get(k + 1) == Some(&b'\n') => k += 2,
+                b'\'' | b'"' => {
+                    k = py_string_end(src, k)?;
+                    last = k - 1;
+                }
+                c => {
+                    match c {
+                        b'(' | b'[' | b'{' => depth += 1,
+                        b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+                        _ => {}
+                    }
+                    if !c.is_ascii_whitespace() {
+                        last = k;
+                    }
+                    k += 1;
+                }
+            }
+        }
+        let head = if word(start, b"def") {
+            PyHead::Def
+        } else if word(start, b"async") {
+            let mut d = start + 5;
+            while src.get(d) == Some(&b' ') {
+                d += 1;
+            }
+            if word(d, b"def") {
+                PyHead::Def
+            } else {
+                PyHead::Other
+            }
+        } else if word(start, b"class")
+            || word(start, b"import")
+            || word(start, b"from")
+            || src[start] == b'@'
+        {
+            PyHead::Defines
+        } else {
+            PyHead::Other
+        };
+        let clause = [&b"else"[..], b"elif", b"except", b"finally"]
+            .iter()
+            .any(|w| word(start, w));
+        lines.push(PyLine {
+            start,
+            end: k,
+            indent,
+            head,
+            opens_block: src[last] == b':',
+            clause,
+        });
+        i = k + 1;
+    }
+    Some(lines)
+}
+
+/// Whether `text` holds one of `words` as a word (in code, strings or comments alike).
+fn py_holds_word(text: &[u8], words: &[&[u8]]) -> bool {
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    words.iter().any(|w| {
+        memchr::memmem::find_iter(text, w).any(|at| {
+            (at == 0 || !ident(text[at - 1])) && text.get(at + w.len()).is_none_or(|&c| !ident(c))
+        })
+    })
+}
+
+/// Python's gaps: the statements after the first in a function body that defines nothing.
+fn python_gaps(src: &[u8]) -> Vec<Gap> {
+    let Some(lines) = py_lines(src) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Gap> = Vec::new();
+    for (at, def) in lines.iter().enumerate() {
+        if def.head != PyHead::Def || !def.opens_block {
+            continue;
+        }
+        let body = &lines[at + 1..];
+        let len = body.iter().take_while(|l| l.indent > def.indent).count();
+        let body = &body[..len];
+        let Some(first) = body.first() else {
+            continue;
+        };
+        if first.head != PyHead::Other
+            || first.opens_block
+            || out.last().is_some_and(|g| g.end > def.start)
+            || body.iter().any(|l| l.head != PyHead::Other)
+        {
+            continue;
+        }
+        // The body's last statement (with its own block) is kept too, so the function ends
+        // where a full parse ends it; what lies between the two is left out.
+        let Some(last) = body
+            .iter()
+            .rposition(|l| l.indent == first.indent && !l.clause)
+        else {
+            continue;
+        };
+        if last < 2 {
+            continue;
+        }
+        let gap = Gap {
+            start: first.end,
+            end: body[last - 1].end,
+            hole: Hole::Body,
+        };
+        if gap.end - gap.start < MIN_BODY
+            || py_holds_word(&src[gap.start..gap.end], &[b"def", b"class", b"import"])
+        {
+            continue;
+        }
+        out.push(gap);
+    }
+    out
+}
+
+/// Python's gaps that the tree does not confirm: in a tree without errors, each must lie
+/// between two statements of a function's block (past only blanks and comments after the
+/// first), the second beginning where the gap ends.
+fn python_unmatched(tree: &Tree, src: &[u8], gaps: &[Gap]) -> Vec<Gap> {
+    if tree.root_node().has_error() {
+        return gaps.to_vec();
+    }
+    // (end of a statement, start of the next) in functions' blocks.
+    let mut seams = Vec::new();
+    traverse(
+        tree.root_node(),
+        |node| {
+            if node.kind() == "function_definition"
+                && let Some(body) = node.child_by_field_name("body")
+            {
+                let mut cursor = body.walk();
+                let statements: Vec<_> = body
+                    .named_children(&mut cursor)
+                    .filter(|n| n.kind() != "comment")
+                    .collect();
+                for pair in statements.windows(2) {
+                    seams.push((pair[0].end_byte(), pair[1].start_byte()));
+                }
+            }
+            ((), true)
+        },
+        |()| {},
+    );
+    seams.sort_unstable();
+    gaps.iter()
+        .filter(|gap| {
+            let i = seams.partition_point(|&(end, _)| end <= gap.start);
+            let Some(&(end, next)) = i.checked_sub(1).and_then(|i| seams.get(i)) else {
+                return true;
+            };
+            next < gap.end || !blank_or_comments(&src[end..gap.start])
+        })
+        .copied()
+        .collect()
+}
+
+/// Whether Python source `text` holds only whitespace and comments.
+fn blank_or_comments(text: &[u8]) -> bool {
+    let mut rest = text;
+    loop {
+        let trimmed = rest.trim_ascii_start();
+        if trimmed.is_empty() {
+            return true;
+        }
+        if trimmed[0] != b'#' {
+            return false;
+        }
+        rest = memchr::memchr(b'\n', trimmed).map_or(&[][..], |n| &trimmed[n..]);
+    }
+}
+
 fn c_gaps(src: &[u8]) -> Vec<Gap> {
     let trivia = RefCell::new(Vec::new());
     let mut lx = Lexer::new(src, Language::C);
@@ -1241,11 +1512,120 @@ where
     }
 
     #[test]
-    fn other_languages_are_parsed_in_full() {
+    fn python_bodies_past_their_first_statement_are_left_out_with_the_same_symbols() {
+        let src = r#"
+import os
+from typing import List
+
+CONSTANT = 1
+
+def plain(a, b):
+    """Adds.
+
+    More text."""
+    total = a + b
+    for x in range(3):
+        total += x
+    return total
+
+async def fetch(url: str) -> bytes:
+    data = await get(url)
+    if data:
+        return data
+    return b""
+
+class Thing(Base):
+    kind = "thing"
+
+    @property
+    def name(self):
+        value = self._name
+        # a comment
+        value = value.strip()
+        return value
+
+    def nested(self):
+        x = 1
+        def inner():
+            y = 2
+            z = y * 3
+            return z
+        return inner
+
+def imports_inside():
+    x = 1
+    import json
+    return json.dumps({})
+
+def words_in_strings(s):
+    t = s.strip()
+    u = t.replace("class ", "")
+    return u
+
+def continued(a,
+              b):
+    result = (a +
+              b)
+    other = 'x' \
+        'y'
+    return result
+
+def one_statement():
+    return 1 + 2 + 3 + 4 + 5 + 6
+
+def compound_first(x):
+    if x:
+        return 1
+    return 2 + 3 + 4 + 5 + 6
+
+def ends_in_a_clause(cls):
+    """Doc."""
+    value = cls.value
+    try:
+        return issubclass(cls, value)
+    except TypeError:
+        return False
+"#;
+        same_symbols(Language::Python, src);
+        assert!(
+            parse(Language::Python, src.as_bytes()).is_some(),
+            "parsed shallow"
+        );
+        let left_out = interiors(Language::Python, src);
+        assert_eq!(
+            left_out,
+            [
+                "total = a + b\n    for x in range(3):\n        total += x",
+                "if data:\n        return data",
+                "# a comment\n        value = value.strip()",
+                "z = y * 3",
+                "other = 'x' \\\n        'y'",
+                "value = cls.value",
+            ]
+        );
+        // Unsure scans leave the file to a full parse: tabs, an unterminated string.
         assert!(
             gaps(
                 Language::Python,
-                b"def f():\n    return 1 + 2 + 3 + 4 + 5 + 6\n"
+                b"def f():\n\tx = 1\n\ty = 2 + 3 + 4 + 5 + 6\n"
+            )
+            .is_empty()
+        );
+        assert!(
+            gaps(
+                Language::Python,
+                b"def f():\n    x = 1\n    y = 'abc + 4 + 5 + 6\n"
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn other_languages_are_parsed_in_full() {
+        assert!(
+            gaps(
+                Language::JavaScript,
+                b"function f() {\n    return 1 + 2 + 3 + 4 + 5 + 6;\n}\n"
             )
             .is_empty()
         );

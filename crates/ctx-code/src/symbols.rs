@@ -150,17 +150,22 @@ thread_local! {
     static PARSER: RefCell<Parser> = RefCell::new(new_parser());
 }
 
-/// A tree-sitter parser, with tree-sitter allocating from mimalloc. Parsing a tree allocates
+/// Makes tree-sitter allocate from mimalloc, for the whole process. Parsing a tree allocates
 /// and frees a node per token; with the C library's malloc that was an eighth of the time of
-/// a cold whole-tree summary. Every parser in ctx comes from here, so the allocator is in
-/// place before tree-sitter allocates anything.
-pub fn new_parser() -> Parser {
+/// a cold whole-tree summary.
+///
+/// Process-wide state belongs to the program, not to a library: binaries call this first
+/// thing in `main` (or a Python module in its initializer), before any parser exists. Later
+/// calls do nothing. Parsers made before the first call keep working (tree-sitter's default
+/// allocator is the C library's), but memory they allocated must not be freed after it, so
+/// call it before parsing anything.
+pub fn use_mimalloc_for_tree_sitter() {
     static ALLOCATOR: std::sync::Once = std::sync::Once::new();
     ALLOCATOR.call_once(|| {
         #[allow(unsafe_code)]
         // SAFETY: the four functions are one allocator family (mimalloc), return null only
-        // when out of memory, and align like malloc. `Once` runs this before the first parser
-        // exists, and it is never called again.
+        // when out of memory, and align like malloc. `Once` runs this once; the caller's
+        // contract (before any parser exists) keeps memory from crossing allocators.
         unsafe {
             tree_sitter::set_allocator(Some(tree_sitter::Allocator {
                 malloc: libmimalloc_sys::mi_malloc,
@@ -170,6 +175,10 @@ pub fn new_parser() -> Parser {
             }));
         }
     });
+}
+
+/// A tree-sitter parser (every parser in ctx comes from here).
+pub fn new_parser() -> Parser {
     Parser::new()
 }
 

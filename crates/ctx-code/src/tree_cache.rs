@@ -12,6 +12,9 @@
 //! the file system's clock resolution could keep the same modification time), so a tree that
 //! is being edited is re-read until it settles. Results are always those of a fresh walk and
 //! fresh reads.
+//!
+//! The clock and the places of git's global excludes come from the caller
+//! ([`TreeCacheSettings`]): this crate reads neither the environment nor the time itself.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -68,9 +71,31 @@ pub struct TreeCacheStats {
     pub reads: u64,
 }
 
+/// What a tree cache takes from the process it runs in.
+#[derive(Debug, Clone)]
+pub struct TreeCacheSettings {
+    /// Files outside the tree whose stamps also decide whether a walk still holds: git's
+    /// global excludes file (`$XDG_CONFIG_HOME/git/ignore`, else `~/.config/git/ignore`) and
+    /// `~/.gitconfig` (its `core.excludesFile` can name another). Absent files are watched
+    /// too: one that appears invalidates the walk.
+    pub global_ignore_files: Vec<PathBuf>,
+    /// The clock: stamps newer than [`TRUST_AFTER`] at the time they are taken are not trusted.
+    pub clock: fn() -> SystemTime,
+}
+
+impl TreeCacheSettings {
+    /// Settings with the given clock and no global ignore files (tests, trees outside git).
+    pub fn with_clock(clock: fn() -> SystemTime) -> Self {
+        Self {
+            global_ignore_files: Vec::new(),
+            clock,
+        }
+    }
+}
+
 /// The cache (cheap to share: wrap it in an `Arc`; every method takes `&self`).
-#[derive(Default)]
 pub struct TreeCache {
+    settings: TreeCacheSettings,
     walks: Mutex<HashMap<PathBuf, Arc<CachedWalk>>>,
     files: RwLock<(HashMap<PathBuf, CachedFile>, u64)>,
     walk_hits: AtomicU64,
@@ -88,8 +113,16 @@ impl std::fmt::Debug for TreeCache {
 }
 
 impl TreeCache {
-    pub fn new() -> Self {
-        Self::default()
+    pub fn new(settings: TreeCacheSettings) -> Self {
+        Self {
+            settings,
+            walks: Mutex::default(),
+            files: RwLock::default(),
+            walk_hits: AtomicU64::default(),
+            walks_done: AtomicU64::default(),
+            content_hits: AtomicU64::default(),
+            reads: AtomicU64::default(),
+        }
     }
 
     /// How much of the work came from the cache so far.
@@ -120,9 +153,9 @@ impl TreeCache {
             return Ok(Arc::clone(&cached.entries));
         }
         self.walks_done.fetch_add(1, Ordering::Relaxed);
-        let started = SystemTime::now();
+        let started = (self.settings.clock)();
         // Stamps taken before the walk: a change during the walk makes them differ later.
-        let mut watched = ancestors_watch(root);
+        let mut watched = ancestors_watch(root, &self.settings.global_ignore_files);
         // No stat per file here (`contents` stats each file when it reads it); directories
         // are still stamped as the walk finds them.
         let opts = WalkOptions {
@@ -177,7 +210,7 @@ impl TreeCache {
             self.content_hits.fetch_add(1, Ordering::Relaxed);
             return Some(Arc::clone(&file.bytes));
         }
-        let started = SystemTime::now();
+        let started = (self.settings.clock)();
         let bytes: Arc<[u8]> = crate::summary::read_entry(reader, path).ok()?.into();
         self.reads.fetch_add(1, Ordering::Relaxed);
         // Kept only when the bytes read are the stamp's (same length) and the stamp is old
@@ -250,7 +283,7 @@ fn watch_dir(watched: &mut Vec<(PathBuf, Stamp)>, dir: &Path, stamp: Stamp) {
 
 /// The root, the ignore files of its ancestors (they apply too), the repository's
 /// `.git/info/exclude`, and the global excludes files.
-fn ancestors_watch(root: &Path) -> Vec<(PathBuf, Stamp)> {
+fn ancestors_watch(root: &Path, global_ignore_files: &[PathBuf]) -> Vec<(PathBuf, Stamp)> {
     let mut watched = Vec::new();
     watch_dir(&mut watched, root, stamp_of(root));
     for dir in root.ancestors() {
@@ -270,19 +303,8 @@ fn ancestors_watch(root: &Path) -> Vec<(PathBuf, Stamp)> {
             watched.push((exclude, stamp));
         }
     }
-    let config_home = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
-    if let Some(config) = config_home {
-        let path = config.join("git").join("ignore");
-        let stamp = stamp_of(&path);
-        watched.push((path, stamp));
-    }
-    if let Some(home) = std::env::var_os("HOME") {
-        // `core.excludesFile` is named in the git config.
-        let path = PathBuf::from(home).join(".gitconfig");
-        let stamp = stamp_of(&path);
-        watched.push((path, stamp));
+    for path in global_ignore_files {
+        watched.push((path.clone(), stamp_of(path)));
     }
     watched
 }
@@ -382,7 +404,7 @@ mod tests {
         write(&root, "a.rs", "needle one\n");
         write(&root, "src/b.rs", "no\nneedle two\n");
         settle(&root, 100);
-        let cache = TreeCache::new();
+        let cache = TreeCache::new(TreeCacheSettings::with_clock(SystemTime::now));
         let first = found(&cache, &root);
         assert_eq!(first, ["a.rs:needle one", "src/b.rs:needle two"]);
         let before = cache.stats();
@@ -404,7 +426,7 @@ mod tests {
         write(&root, "src/c.txt", "needle three\n");
         write(&root, "skip.log", "needle ignored\n");
         settle(&root, 100);
-        let cache = TreeCache::new();
+        let cache = TreeCache::new(TreeCacheSettings::with_clock(SystemTime::now));
         assert_eq!(
             found(&cache, &root),
             [
@@ -485,7 +507,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path().canonicalize().expect("canonical");
         write(&root, "a.rs", "needle\n");
-        let cache = TreeCache::new();
+        let cache = TreeCache::new(TreeCacheSettings::with_clock(SystemTime::now));
         found(&cache, &root);
         found(&cache, &root);
         let stats = cache.stats();
@@ -494,5 +516,50 @@ mod tests {
             "a tree modified just now is walked again"
         );
         assert_eq!(stats.content_hits, 0, "and its files read again");
+    }
+
+    /// A clock a day ahead: every stamp just taken is already old enough to trust.
+    fn tomorrow() -> SystemTime {
+        SystemTime::now() + Duration::from_secs(86_400)
+    }
+
+    #[test]
+    fn the_clock_comes_from_the_settings() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        write(&root, "a.rs", "needle\n");
+        let cache = TreeCache::new(TreeCacheSettings::with_clock(tomorrow));
+        found(&cache, &root);
+        found(&cache, &root);
+        let stats = cache.stats();
+        assert_eq!(
+            stats.walk_hits, 1,
+            "by the caller's clock the stamps are settled"
+        );
+        assert_eq!(stats.content_hits, 1);
+    }
+
+    #[test]
+    fn a_global_ignore_file_from_the_settings_is_watched() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("tree");
+        fs::create_dir(&root).expect("mkdir");
+        let root = root.canonicalize().expect("canonical");
+        let global = dir.path().join("config/git/ignore");
+        write(&root, "a.rs", "needle\n");
+        let cache = TreeCache::new(TreeCacheSettings {
+            global_ignore_files: vec![global.clone()],
+            clock: tomorrow,
+        });
+        found(&cache, &root);
+        found(&cache, &root);
+        assert_eq!(cache.stats().walk_hits, 1);
+        // The file appears (it was watched while absent): the walk is done again.
+        fs::create_dir_all(global.parent().expect("parent")).expect("mkdir");
+        fs::write(&global, "*.log\n").expect("write");
+        let cached = search_cached(&cache, &root, "", &query("needle"), None).expect("search");
+        assert_eq!(cached.len(), 1);
+        let stats = cache.stats();
+        assert_eq!((stats.walk_hits, stats.walks), (1, 2), "{stats:?}");
     }
 }

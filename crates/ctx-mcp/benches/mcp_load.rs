@@ -86,11 +86,15 @@ async fn breakdown(root: &std::path::Path, server: &CtxServer) {
         cwd: root.to_owned(),
         store: None,
         sandbox: None,
+        clock: &ctx_mcp::system_clock,
     };
     let search = time(&mut || {
         ctx::code::search(&cx, std::path::Path::new("."), &query).expect("search");
     });
-    let cache = ctx::code::TreeCache::new();
+    let cache = ctx::code::TreeCache::with_settings(ctx::code::TreeCacheSettings {
+        global_ignore_files: Vec::new(),
+        clock: std::time::SystemTime::now,
+    });
     let cached = time(&mut || {
         ctx::code::search_cached(&cx, &cache, std::path::Path::new("."), &query).expect("search");
     });

@@ -29,6 +29,9 @@ pub struct McpConfig {
     pub clock: ctx::Clock,
     /// How long one tool call may run before it is answered with a timeout error.
     pub call_budget: Duration,
+    /// The tree cache's clock and git's global excludes files (the front end finds them from
+    /// `XDG_CONFIG_HOME` and `HOME`: [`ctx::code::global_git_ignore_files`]).
+    pub tree_cache: ctx::code::TreeCacheSettings,
 }
 
 /// The default [`McpConfig::call_budget`]: long enough for a first index build of a large
@@ -60,6 +63,10 @@ impl McpConfig {
             recorder: None,
             clock: Arc::new(system_clock),
             call_budget: CALL_BUDGET,
+            tree_cache: ctx::code::TreeCacheSettings {
+                global_ignore_files: Vec::new(),
+                clock: std::time::SystemTime::now,
+            },
         }
     }
 

@@ -147,7 +147,7 @@ impl CtxServer {
                 clock: Arc::clone(&config.clock),
                 call_budget: config.call_budget,
                 instructions,
-                tree_cache: ctx::code::TreeCache::new(),
+                tree_cache: ctx::code::TreeCache::with_settings(config.tree_cache.clone()),
             }),
             session: Arc::new(Session::default()),
         })

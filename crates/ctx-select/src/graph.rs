@@ -9,6 +9,7 @@
 //!
 //! Rank flows both ways along an edge (a change to a callee often touches its callers).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use ctx_code::FileSummary;
@@ -31,6 +32,17 @@ impl Graph {
     /// Builds the graph of documents given in id order as (id, analysis, text of
     /// `Cargo.toml`/`go.mod` files).
     pub fn build(docs: &[(&str, &Analysis, Option<&str>)]) -> Self {
+        Self::build_with(docs, |i| {
+            Cow::Borrowed(docs[i].1.fields[Field::Content.index()].as_slice())
+        })
+    }
+
+    /// [`Self::build`], with document `i`'s content terms from `content_terms(i)` instead of
+    /// its analysis (an index build holds them packed, and unpacks one document at a time).
+    pub fn build_with<'d>(
+        docs: &'d [(&str, &Analysis, Option<&str>)],
+        content_terms: impl Fn(usize) -> Cow<'d, [(String, u32)]>,
+    ) -> Self {
         let num: HashMap<&str, u32> = docs
             .iter()
             .enumerate()
@@ -107,9 +119,9 @@ impl Graph {
             }
         }
         definers.retain(|_, files| files.len() <= MAX_DEFINERS);
-        for (i, (_, analysis, _)) in docs.iter().enumerate() {
+        for i in 0..docs.len() {
             let from = u32::try_from(i).unwrap_or(u32::MAX);
-            for (term, _) in &analysis.fields[Field::Content.index()] {
+            for (term, _) in content_terms(i).iter() {
                 if let Some(files) = definers.get(term) {
                     for &to in files {
                         add(from, to, REFERENCE_WEIGHT, &mut weights);

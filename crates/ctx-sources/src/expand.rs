@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ctx_core::Progress;
@@ -124,10 +125,61 @@ pub struct Unit {
 
 /// The workspace sandbox every file of a render is read through (opened once per source), or
 /// why the root cannot be opened.
-fn open_sandbox(options: &ExpandOptions<'_>) -> Result<Workspace, Skip> {
-    Workspace::open(options.root).map_err(|err| Skip::Unreadable {
-        error: err.to_string(),
-    })
+fn open_sandbox(options: &ExpandOptions<'_>) -> Result<Arc<Workspace>, Skip> {
+    Workspace::open(options.root)
+        .map(Arc::new)
+        .map_err(|err| Skip::Unreadable {
+            error: err.to_string(),
+        })
+}
+
+/// A unit whose file may not be read yet. [`plan`] lists a source's units without reading
+/// their files, so a caller can read, use and drop them a chunk at a time (a render of a
+/// large tree then holds one chunk, not the tree) and read a file again later.
+pub struct PlannedUnit {
+    /// The unit. For a file still to read its `body` is `Ok("")` until [`Self::load`].
+    pub unit: Unit,
+    file: Option<PlannedFile>,
+}
+
+/// A file to read through the sandbox: where, which lines, and the size limit.
+struct PlannedFile {
+    sandbox: Arc<Workspace>,
+    id: String,
+    lines: Option<LineRange>,
+    max_bytes: u64,
+}
+
+impl PlannedUnit {
+    fn ready(unit: Unit) -> Self {
+        Self { unit, file: None }
+    }
+
+    /// Whether the unit's text comes from a file that [`Self::read`] can read (again):
+    /// commands, git diffs and logs, texts and skipped units hold their text (or reason) from
+    /// planning on.
+    pub fn is_file(&self) -> bool {
+        self.file.is_some()
+    }
+
+    /// Reads the file's text (or why it is left out) now, as [`expand`] would; `None` for a
+    /// unit that is not a file to read.
+    pub fn read(&self) -> Option<Result<String, Skip>> {
+        let file = self.file.as_ref()?;
+        Some(
+            read_text(&file.sandbox, &file.id, file.max_bytes).and_then(|text| match file.lines {
+                Some(range) => slice_lines(&text, range),
+                None => Ok(text),
+            }),
+        )
+    }
+
+    /// Reads the file into `unit.body` (other units hold their text already).
+    pub fn load(&mut self) {
+        if let Some(body) = self.read() {
+            self.unit.body = body;
+        }
+    }
 }
 
 /// Expands a stored source into its units. Every file is read through the ctx-fs sandbox of
@@ -135,6 +187,26 @@ fn open_sandbox(options: &ExpandOptions<'_>) -> Result<Workspace, Skip> {
 /// symlink leading out of the workspace, a hard link, a FIFO or a device is skipped with the
 /// reason, never followed.
 pub fn expand(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Vec<Unit> {
+    let planned = plan(spec, options);
+    let collection = spec.source.is_collection();
+    if collection {
+        options.progress.phase("read", Some(planned.len() as u64));
+    }
+    planned
+        .into_par_iter()
+        .map(|mut planned| {
+            planned.load();
+            if collection {
+                options.progress.advance(1);
+            }
+            planned.unit
+        })
+        .collect()
+}
+
+/// A source's units as [`expand`] gives them, in the same order, but with files not read yet
+/// ([`PlannedUnit::load`] reads one). Commands run, and git diffs and logs are computed, here.
+pub fn plan(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Vec<PlannedUnit> {
     let file = |path: &str, lines: Option<LineRange>| {
         // `pack add` refuses sensitive files unless allowed; a path that became sensitive
         // since (new `sensitive.extra` patterns), or one named to a one-shot pack, is skipped.
@@ -144,13 +216,14 @@ pub fn expand(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Vec<Unit> {
             let skip = Skip::Sensitive {
                 pattern: pattern.to_owned(),
             };
-            return skipped(path, skip);
+            return PlannedUnit::ready(skipped(path, skip));
         }
         match open_sandbox(options) {
-            Ok(sandbox) => file_unit(&sandbox, path, lines, options),
-            Err(skip) => skipped(path, skip),
+            Ok(sandbox) => planned_file(&sandbox, path, lines, options),
+            Err(skip) => PlannedUnit::ready(skipped(path, skip)),
         }
     };
+    let ready = |units: Vec<Unit>| units.into_iter().map(PlannedUnit::ready).collect();
     match &spec.source {
         Source::File { path, lines } => vec![file(path, *lines)],
         Source::Markdown { path } => vec![file(path, None)],
@@ -178,13 +251,13 @@ pub fn expand(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Vec<Unit> {
             spec.allow_sensitive,
             options,
         ),
-        Source::GitDiff { dir, base, head } => crate::git::diff_units(
+        Source::GitDiff { dir, base, head } => ready(crate::git::diff_units(
             &join(options.root, dir),
             base.as_deref(),
             head.as_deref(),
             spec.allow_sensitive,
             options,
-        ),
+        )),
         Source::Tree {
             path,
             include,
@@ -196,13 +269,17 @@ pub fn expand(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Vec<Unit> {
             spec.allow_sensitive,
             options,
         ),
-        Source::GitLog { dir, count } => {
-            vec![crate::git::log_unit(&join(options.root, dir), dir, *count)]
-        }
-        Source::Command { dir, command } => {
-            vec![command_unit(command, &join(options.root, dir), options)]
-        }
-        Source::Text { text } => vec![Unit {
+        Source::GitLog { dir, count } => ready(vec![crate::git::log_unit(
+            &join(options.root, dir),
+            dir,
+            *count,
+        )]),
+        Source::Command { dir, command } => ready(vec![command_unit(
+            command,
+            &join(options.root, dir),
+            options,
+        )]),
+        Source::Text { text } => ready(vec![Unit {
             key: format!(
                 "text:{}",
                 ctx_core::ContentHash::of(text.as_bytes())
@@ -216,7 +293,7 @@ pub fn expand(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Vec<Unit> {
             lang: "",
             body: Ok(text.clone()),
             notes: Vec::new(),
-        }],
+        }]),
     }
 }
 
@@ -308,10 +385,10 @@ fn collection(
     max_files: Option<u64>,
     allow_sensitive: bool,
     options: &ExpandOptions<'_>,
-) -> Vec<Unit> {
+) -> Vec<PlannedUnit> {
     let sandbox = match open_sandbox(options) {
         Ok(sandbox) => sandbox,
-        Err(skip) => return vec![skipped(dir, skip)],
+        Err(skip) => return vec![PlannedUnit::ready(skipped(dir, skip))],
     };
     options.progress.phase("walk", None);
     let planned = plan_collection(
@@ -322,13 +399,11 @@ fn collection(
         options,
         &sandbox,
     );
-    options.progress.phase("read", Some(planned.len() as u64));
     planned
-        .into_par_iter()
-        .map(|(id, skip)| {
-            let unit = skip.unwrap_or_else(|| file_unit(&sandbox, &id, None, options));
-            options.progress.advance(1);
-            unit
+        .into_iter()
+        .map(|(id, skip)| match skip {
+            Some(unit) => PlannedUnit::ready(unit),
+            None => planned_file(&sandbox, &id, None, options),
         })
         .collect()
 }
@@ -442,28 +517,32 @@ fn skipped(key: &str, skip: Skip) -> Unit {
     }
 }
 
-fn file_unit(
-    sandbox: &Workspace,
+fn planned_file(
+    sandbox: &Arc<Workspace>,
     id: &str,
     lines: Option<LineRange>,
     options: &ExpandOptions<'_>,
-) -> Unit {
+) -> PlannedUnit {
     let key = match lines {
         Some(range) => format!("{id}#{range}"),
         None => id.to_owned(),
     };
-    let body = read_text(sandbox, id, options.max_file_bytes).and_then(|text| match lines {
-        Some(range) => slice_lines(&text, range),
-        None => Ok(text),
-    });
-    Unit {
-        key,
-        kind: UnitKind::File,
-        label: id.to_owned(),
-        lines,
-        lang: language_of(id),
-        body,
-        notes: Vec::new(),
+    PlannedUnit {
+        unit: Unit {
+            key,
+            kind: UnitKind::File,
+            label: id.to_owned(),
+            lines,
+            lang: language_of(id),
+            body: Ok(String::new()),
+            notes: Vec::new(),
+        },
+        file: Some(PlannedFile {
+            sandbox: Arc::clone(sandbox),
+            id: id.to_owned(),
+            lines,
+            max_bytes: options.max_file_bytes,
+        }),
     }
 }
 

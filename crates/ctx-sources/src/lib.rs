@@ -5,8 +5,10 @@
 //! relative to the workspace root, so a pack renders the same on any machine. At render time
 //! [`expand`] turns a spec into [`Unit`]s: collections are expanded in byte order through the
 //! gitignore-aware walker, and files that cannot be included (binary, too large, not UTF-8,
-//! sensitive, gone) become skipped units that carry the reason. [`sensitive`] is the denylist
-//! of paths (`.env`, keys, credentials) that are refused or skipped unless allowed.
+//! sensitive, gone) become skipped units that carry the reason; [`plan`] lists the same units
+//! without reading their files, for callers that read them a chunk at a time. [`sensitive`] is
+//! the denylist of paths (`.env`, keys, credentials) that are refused or skipped unless
+//! allowed.
 
 mod error;
 mod expand;
@@ -16,6 +18,7 @@ mod source;
 
 pub use error::SourceError;
 pub use expand::{
-    ExpandOptions, Skip, Unit, UnitKind, count_matches, expand, language_of, read_text,
+    ExpandOptions, PlannedUnit, Skip, Unit, UnitKind, count_matches, expand, language_of, plan,
+    read_text,
 };
 pub use source::{AddOptions, LineRange, SCHEMES, Source, SourceSpec, parse_source};

@@ -286,15 +286,15 @@ pub(crate) fn check_hash(
 
 pub(crate) fn temp_file(tmp: &Path) -> Result<NamedTempFile, StoreError> {
     let make = || tempfile::Builder::new().prefix("obj-").tempfile_in(tmp);
-    let made = match make() {
+    let file = match make() {
         // A store copied without its empty directories (an archive, a git checkout) has no
         // `tmp/`: make it on first write rather than failing every write.
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(tmp).and_then(|()| make())
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {
+            fs::create_dir_all(tmp).and_then(|()| make())
         }
         other => other,
     };
-    made.map_err(|source| StoreError::Io {
+    file.map_err(|source| StoreError::Io {
         path: tmp.to_owned(),
         source,
     })

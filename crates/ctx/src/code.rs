@@ -15,7 +15,8 @@ use ctx_code::map::{MapFile, MapSummary};
 use ctx_code::related::ProjectLayout;
 pub use ctx_code::related::{Related, RelatedFile};
 pub use ctx_code::search::{ContextLine, SearchMatch, TextQuery};
-pub use ctx_code::tree_cache::{TreeCache, TreeCacheStats};
+pub use ctx_code::symbols::use_mimalloc_for_tree_sitter;
+pub use ctx_code::tree_cache::{TreeCacheSettings, TreeCacheStats};
 use ctx_code::{CacheKey, FileStamp, SummaryCache};
 pub use ctx_code::{
     CodeError, FileSummary, Language, Skipped, SummarizeOptions, SummaryStats, Symbol, SymbolKind,
@@ -27,11 +28,17 @@ use serde::Serialize;
 /// The store's `code_summaries` table as a [`SummaryCache`].
 pub struct StoreSummaryCache<'a> {
     db: &'a dyn Metadata,
+    clock: &'a (dyn Fn() -> i64 + Send + Sync),
 }
 
 impl<'a> StoreSummaryCache<'a> {
-    pub fn new(store: &'a Store) -> Self {
-        Self { db: store.db() }
+    /// The cache of `store`; `clock` (Unix seconds) decides which file stamps are old enough
+    /// to trust.
+    pub fn new(store: &'a Store, clock: &'a (dyn Fn() -> i64 + Send + Sync)) -> Self {
+        Self {
+            db: store.db(),
+            clock,
+        }
     }
 }
 
@@ -86,11 +93,7 @@ impl SummaryCache for StoreSummaryCache<'_> {
     fn remember_stamps(&self, entries: &[(FileStamp<'_>, CacheKey)]) -> Result<(), String> {
         // A file modified within the last seconds may be rewritten again without its
         // modification time moving (coarse clocks), so only older stamps are trusted.
-        let now_ns = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()
-            .and_then(|d| i64::try_from(d.as_nanos()).ok())
-            .unwrap_or(0);
+        let now_ns = (self.clock)().saturating_mul(1_000_000_000);
         let rows: Vec<(FileStampRow<'_>, SummaryKey<'_>)> = entries
             .iter()
             .filter(|(stamp, _)| {
@@ -136,6 +139,9 @@ pub struct CodeContext<'a> {
     /// operation to the tree it names (the CLI: the user names the tree, and nothing read
     /// under it may lead out of it through a symlink or a hard link).
     pub sandbox: Option<&'a ctx_fs::Workspace>,
+    /// The time now in Unix seconds (the front end's clock): a file modified in the last
+    /// seconds may change again without its stamp moving, so its stamp is not yet trusted.
+    pub clock: &'a (dyn Fn() -> i64 + Send + Sync),
 }
 
 /// The sandbox of one operation: the caller's, or one opened at the target.
@@ -194,7 +200,8 @@ impl<'a> CodeContext<'a> {
 
 impl CodeContext<'_> {
     fn cache(&self) -> Option<StoreSummaryCache<'_>> {
-        self.store.map(StoreSummaryCache::new)
+        self.store
+            .map(|store| StoreSummaryCache::new(store, self.clock))
     }
 
     /// Resolves a user path; a missing path is an error naming it.
@@ -383,6 +390,7 @@ pub struct DirectorySummary<'a> {
     confined: Confined<'a>,
     entries: Vec<WalkEntry>,
     store: Option<&'a Store>,
+    clock: &'a (dyn Fn() -> i64 + Send + Sync),
     skeleton: bool,
 }
 
@@ -394,7 +402,9 @@ impl DirectorySummary<'_> {
         on_file: &mut dyn FnMut(FileSummary) -> Result<(), CodeError>,
     ) -> Result<(Vec<Skipped>, SummaryStats), CodeError> {
         let reader = self.confined.reader()?;
-        let cache = self.store.map(StoreSummaryCache::new);
+        let cache = self
+            .store
+            .map(|store| StoreSummaryCache::new(store, self.clock));
         let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);
         let opts = SummarizeOptions {
             skeleton: self.skeleton,
@@ -446,6 +456,7 @@ pub fn plan_summary<'a>(
         confined,
         entries,
         store: cx.store,
+        clock: cx.clock,
         skeleton,
     }))
 }
@@ -477,11 +488,14 @@ pub fn map(
     let cache = cx.cache();
     let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);
     // Only files shown individually need symbols; deeper files only count lines.
-    let shown: Vec<WalkEntry> = entries
-        .iter()
-        .filter(|e| depth.is_none_or(|d| e.rel.split('/').count() <= d))
-        .cloned()
-        .collect();
+    let shown: std::borrow::Cow<'_, [WalkEntry]> = match depth {
+        None => std::borrow::Cow::Borrowed(&entries),
+        Some(d) => entries
+            .iter()
+            .filter(|e| e.rel.split('/').count() <= d)
+            .cloned()
+            .collect(),
+    };
     // Summaries stream in; the map keeps only what it shows of each (top-level symbols'
     // kinds and names), so memory grows with the map, not with the tree's summaries.
     let mut by_path: std::collections::BTreeMap<String, MapSummary> =
@@ -528,10 +542,7 @@ pub fn map(
     } else {
         prefix
     };
-    Ok((
-        ctx_code::map::build_map(&root, &files, depth, budget),
-        stats,
-    ))
+    Ok((ctx_code::map::build_map(&root, files, depth, budget), stats))
 }
 
 /// What `search` looks for.
@@ -580,6 +591,48 @@ pub fn search(
     }
 }
 
+/// A server's long-lived, stat-validated cache of a tree's walk and of its files' contents
+/// ([`ctx_code::tree_cache::TreeCache`]), with the clock and git's global excludes files the
+/// front end passes in ([`TreeCacheSettings`]; see [`global_git_ignore_files`]).
+pub struct TreeCache(ctx_code::tree_cache::TreeCache);
+
+impl TreeCache {
+    /// A cache with the given clock and global ignore files.
+    pub fn with_settings(settings: TreeCacheSettings) -> Self {
+        Self(ctx_code::tree_cache::TreeCache::new(settings))
+    }
+}
+
+impl std::fmt::Debug for TreeCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::ops::Deref for TreeCache {
+    type Target = ctx_code::tree_cache::TreeCache;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+/// Where git looks for its global excludes: `$XDG_CONFIG_HOME/git/ignore` (else
+/// `~/.config/git/ignore`) and `~/.gitconfig`, whose `core.excludesFile` can name another.
+pub fn global_git_ignore_files(
+    xdg_config_home: Option<PathBuf>,
+    home: Option<PathBuf>,
+) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if let Some(config) = xdg_config_home.or_else(|| home.as_ref().map(|h| h.join(".config"))) {
+        files.push(config.join("git").join("ignore"));
+    }
+    if let Some(home) = home {
+        files.push(home.join(".gitconfig"));
+    }
+    files
+}
+
 /// [`search`], with text searches under a directory answered through `cache` (a server's
 /// long-lived, stat-validated cache of the walk and of file contents): the same results.
 pub fn search_cached(
@@ -594,7 +647,7 @@ pub fn search_cached(
             let confined = cx.confine(&full, path)?;
             let reader = confined.reader()?;
             return ctx_code::tree_cache::search_cached(
-                cache,
+                &cache.0,
                 &confined.walk_root,
                 &prefix,
                 query,

@@ -51,6 +51,13 @@ pub enum CtxError {
     InvalidInput(String),
     #[error("{0}")]
     Corrupt(String),
+    #[error("cannot write the payload: {source}; check the output's directory and free space")]
+    WritePayload {
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{path}` changed while the pack was rendered; render again")]
+    ChangedDuringRender { path: String },
 }
 
 /// What kind of failure an error is, for front ends to map (exit code, HTTP status, MCP
@@ -112,7 +119,8 @@ impl CtxError {
             Self::Selection(err) => selection_kind(err),
             Self::UnknownIndex { .. } => ErrorKind::NotFound,
             Self::Corrupt(_) => ErrorKind::Damaged,
-            Self::Io { source, .. } => io_kind(source),
+            Self::Io { source, .. } | Self::WritePayload { source } => io_kind(source),
+            Self::ChangedDuringRender { .. } => ErrorKind::Conflict,
             Self::Source(_)
             | Self::Config(_)
             | Self::Redaction(_)

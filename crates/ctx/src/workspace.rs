@@ -345,6 +345,7 @@ impl Workspace {
             cwd: self.cwd.clone(),
             store: Some(&self.store),
             sandbox: None,
+            clock: &*self.clock,
         }
     }
 

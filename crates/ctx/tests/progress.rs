@@ -69,22 +69,18 @@ fn a_reported_render_is_the_same_render() {
 
     let phases = recorder.phases.lock().expect("phases").clone();
     let labels: Vec<&str> = phases.iter().map(|(l, _)| l.as_str()).collect();
-    assert_eq!(
-        labels,
-        ["walk", "read", "redact", "tokenize", "save counts"]
-    );
-    // The collection is walked, its five files read and redacted, five blocks counted (the
-    // first render is cold) and their counts saved.
+    assert_eq!(labels, ["walk", "read", "write"]);
+    // The collection is walked, its five files read, redacted and counted a chunk at a
+    // time, and the five blocks written.
     assert_eq!(phases[0].1, None);
     assert_eq!(phases[1].1, Some(5));
     assert_eq!(phases[2].1, Some(5));
-    assert_eq!(phases[3].1, Some(5));
-    assert_eq!(recorder.steps.load(Ordering::Relaxed), 5 + 5 + 5);
+    assert_eq!(recorder.steps.load(Ordering::Relaxed), 5 + 5);
     assert_eq!(recorder.finished.load(Ordering::Relaxed), 1);
 }
 
 #[test]
-fn a_one_shot_pack_reports_walk_read_redact_and_tokenize() {
+fn a_one_shot_pack_reports_walk_read_and_write() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().canonicalize().expect("canonical");
     for i in 0..3 {
@@ -119,7 +115,6 @@ fn a_one_shot_pack_reports_walk_read_redact_and_tokenize() {
         .iter()
         .map(|(l, _)| l.clone())
         .collect();
-    // No store: nothing is saved.
-    assert_eq!(labels, ["walk", "read", "redact", "tokenize"]);
+    assert_eq!(labels, ["walk", "read", "write"]);
     assert_eq!(reported.report.included.len(), 3);
 }

@@ -54,6 +54,7 @@ fn a_tracked_build_file_is_searched_and_an_untracked_build_dir_is_not() {
         cwd: root.clone(),
         store: None,
         sandbox: None,
+        clock: &|| 1_767_225_600,
     };
     let query = SearchKind::Text(TextQuery {
         pattern: NEEDLE.to_owned(),

@@ -38,6 +38,7 @@ pub fn run(args: &MapArgs, ctx: &Context, out: &Output) -> Result<Status> {
         cwd: ctx.cwd.clone(),
         store: store.as_ref(),
         sandbox: None,
+        clock: &super::select::now,
     };
     let (map, stats) = ctx::code::map(&cx, &args.path, args.depth.map(usize::from), args.budget)?;
     tracing::info!(

@@ -69,6 +69,7 @@ pub fn run(args: &McpArgs, ctx: &Context, out: &Output) -> Result<Status> {
     )
     .with_allow_write(args.allow_write);
     config.tools.clone_from(&args.tools);
+    config.tree_cache.global_ignore_files = ctx.global_git_ignore_files();
     let Some(name) = &args.record else {
         drop(store);
         match addr {

@@ -450,6 +450,47 @@ fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status
                 out.line(&human_report(out, &rendered.report, args.tokens))?;
             }
         }
+        PackCommand::Render(args) if args.snapshot.is_none() && args.output.is_some() => {
+            // Streamed to the file as it is made: memory stays bounded however large the tree.
+            let path = args.output.as_ref().expect("guarded above");
+            let request = RenderRequest {
+                packs: args.names.clone(),
+                budget: args.budget,
+                tokenizer: None,
+                style: args.style.unwrap_or_default(),
+            };
+            let report = packs::render_to_file(
+                &pcx,
+                &request,
+                args.format.options(),
+                &out.progress(),
+                &ctx.cwd.join(path),
+            )
+            .map_err(|err| match err {
+                ctx::CtxError::WritePayload { .. } => {
+                    anyhow::Error::new(err).context(format!("cannot write `{}`", path.display()))
+                }
+                other => other.into(),
+            })?;
+            cache_note(&report);
+            if out.is_json() {
+                out.json(&json!({
+                    "render_hash": report.render_hash,
+                    "payload_hash": report.payload_hash,
+                    "tokens_used": report.tokens_used,
+                    "budget_tokens": report.budget_tokens,
+                    "included": report.included.len(),
+                    "excluded": report.excluded.len(),
+                    "output": path.display().to_string(),
+                }))?;
+            } else {
+                out.note(&format!(
+                    "wrote {} bytes to {}",
+                    report.payload_bytes,
+                    path.display()
+                ));
+            }
+        }
         PackCommand::Render(args) => {
             let (bytes, summary) = if let Some(reference) = &args.snapshot {
                 let (snapshot, bytes) = packs::render_snapshot(&pcx, reference)?;

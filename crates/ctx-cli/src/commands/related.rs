@@ -52,6 +52,7 @@ pub fn run(args: &RelatedArgs, ctx: &Context, out: &Output) -> Result<Status> {
         cwd: ctx.cwd.clone(),
         store: store.as_ref(),
         sandbox: None,
+        clock: &super::select::now,
     };
     let report = ctx::code::related(&cx, &args.file, args.history, args.limit)?;
     if let Some(note) = &report.note {

@@ -54,15 +54,14 @@ pub fn replay(args: &ReplayArgs, ctx: &Context, out: &Output) -> Result<Status> 
         .map_or_else(super::select::now, |nanos| {
             i64::try_from(nanos / 1_000_000_000).unwrap_or(i64::MAX)
         });
-    let config = ctx_mcp::record::replay_config(
-        McpConfig::new(
-            ctx.cwd.clone(),
-            location.dir.clone(),
-            ctx.workspace_root(&location),
-            ctx.config_layers()?,
-        ),
-        started,
+    let mut config = McpConfig::new(
+        ctx.cwd.clone(),
+        location.dir.clone(),
+        ctx.workspace_root(&location),
+        ctx.config_layers()?,
     );
+    config.tree_cache.global_ignore_files = ctx.global_git_ignore_files();
+    let config = ctx_mcp::record::replay_config(config, started);
     let executor = ReplayExecutor::new(&config, args.allow_commands)?;
     let steps: Vec<ReplayStep> = run.steps.iter().map(ReplayStep::from).collect();
     let report = replay::replay(run.id, &steps, &executor, store.objects());

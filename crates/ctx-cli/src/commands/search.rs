@@ -111,6 +111,7 @@ pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
         cwd: ctx.cwd.clone(),
         store: store.as_ref(),
         sandbox: None,
+        clock: &super::select::now,
     };
     let mut results = ctx::code::search(&cx, &args.path, &kind)?;
     let total = results.len();

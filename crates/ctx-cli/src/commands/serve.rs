@@ -162,6 +162,7 @@ fn mcp_mount(
     let tools = Some(tools);
     let fallback_sources = ctx.workspace_root(&location);
     let started = super::select::now();
+    let global_ignore_files = ctx.global_git_ignore_files();
     Ok(move |bound: SocketAddr| {
         let http = HttpOptions::for_address(bound);
         Mcp::new(Arc::new(move |id: &str, root: &Path| {
@@ -175,6 +176,10 @@ fn mcp_mount(
             let mut config =
                 McpConfig::new(root.to_owned(), store_dir, sources_root, layers.clone());
             config.tools.clone_from(&tools);
+            config
+                .tree_cache
+                .global_ignore_files
+                .clone_from(&global_ignore_files);
             if let Some((name, recordings)) = &record {
                 let name = if own_store {
                     name.clone()

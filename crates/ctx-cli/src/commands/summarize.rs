@@ -74,6 +74,7 @@ pub fn run(args: &SummarizeArgs, ctx: &Context, out: &Output) -> Result<Status> 
         cwd: ctx.cwd.clone(),
         store: store.as_ref(),
         sandbox: None,
+        clock: &super::select::now,
     };
     let directory =
         match ctx::code::plan_summary(&cx, &args.path, args.depth.map(usize::from), args.skeleton)?
@@ -280,6 +281,7 @@ mod tests {
             cwd: root.clone(),
             store: None,
             sandbox: None,
+            clock: &crate::commands::select::now,
         };
         for path in [".", "src"] {
             let collected = ctx::code::summarize(&cx, Path::new(path), None, false).expect("run");

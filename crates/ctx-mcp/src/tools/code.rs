@@ -335,6 +335,7 @@ fn with_code<T>(
                 cwd: cwd.clone(),
                 store: Some(store),
                 sandbox: Some(sandbox),
+                clock: &crate::config::system_clock,
             })
         })
     } else {
@@ -342,6 +343,7 @@ fn with_code<T>(
             cwd,
             store: None,
             sandbox: Some(sandbox),
+            clock: &crate::config::system_clock,
         })
     }
 }

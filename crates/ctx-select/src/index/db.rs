@@ -11,9 +11,7 @@ use ctx_core::ContentHash;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use super::{CacheBuildConfig, FORMAT_VERSION, SourceRow};
-use crate::analyze::{
-    Analysis, FIELDS, Field, decode_fields, encode_fields, get_varint, put_varint,
-};
+use crate::analyze::{Analysis, FIELDS, Field, decode_fields, get_varint, put_varint};
 use crate::error::IndexError;
 use crate::graph::Graph;
 
@@ -77,7 +75,12 @@ pub(crate) struct NewDoc<'a> {
     pub fingerprint: Option<&'a str>,
     pub bytes: u64,
     pub commits: u32,
+    /// Symbols, imports and language (its term lists are in `terms`).
     pub analysis: &'a Analysis,
+    /// The term lists, packed by [`crate::analyze::encode_fields`].
+    pub terms: &'a [u8],
+    /// Term occurrences per field ([`Field`] order).
+    pub lengths: [u32; FIELDS],
 }
 
 pub(crate) struct WriteInput<'a> {
@@ -131,7 +134,7 @@ pub(crate) fn write(path: &Path, input: &WriteInput<'_>) -> Result<(), IndexErro
             let total: u64 = input
                 .docs
                 .iter()
-                .map(|d| u64::from(d.analysis.length(field)))
+                .map(|d| u64::from(d.lengths[field.index()]))
                 .sum();
             meta.execute(params![
                 format!("avg_len_{}", field.index()),
@@ -152,10 +155,11 @@ pub(crate) fn write(path: &Path, input: &WriteInput<'_>) -> Result<(), IndexErro
         let mut sources = tx
             .prepare("INSERT INTO sources (id, fingerprint, skipped) VALUES (?1, ?2, ?3)")
             .map_err(&err)?;
-        let mut postings: [BTreeMap<&str, Vec<u8>>; FIELDS] = Default::default();
-        let mut counts: [BTreeMap<&str, u64>; FIELDS] = Default::default();
+        // Per field: term -> (posting list, the last document in it).
+        let mut postings: [BTreeMap<String, (Vec<u8>, u64)>; FIELDS] = Default::default();
         for (num, doc) in input.docs.iter().enumerate() {
             let a = doc.analysis;
+            let length = |field: Field| doc.lengths[field.index()];
             docs.execute(params![
                 i64::try_from(num).unwrap_or(i64::MAX),
                 doc.id,
@@ -164,13 +168,13 @@ pub(crate) fn write(path: &Path, input: &WriteInput<'_>) -> Result<(), IndexErro
                 a.language.map(ctx_code::Language::name),
                 i64::try_from(doc.bytes).unwrap_or(i64::MAX),
                 doc.commits,
-                a.length(Field::Content),
-                a.length(Field::Path),
-                a.length(Field::Symbols),
-                a.length(Field::Strings),
-                a.length(Field::Comments),
-                a.length(Field::Defs),
-                encode_fields(&a.fields),
+                length(Field::Content),
+                length(Field::Path),
+                length(Field::Symbols),
+                length(Field::Strings),
+                length(Field::Comments),
+                length(Field::Defs),
+                doc.terms,
                 a.symbols.join("\n"),
                 a.imports.join("\n"),
             ])
@@ -178,11 +182,16 @@ pub(crate) fn write(path: &Path, input: &WriteInput<'_>) -> Result<(), IndexErro
             sources
                 .execute(params![doc.id, doc.fingerprint, Option::<&str>::None])
                 .map_err(&err)?;
+            // Unpacked one document at a time.
+            let fields = decode_fields(doc.terms).expect("terms packed by this build");
             for field in Field::ALL {
-                for (term, tf) in &a.fields[field.index()] {
-                    let list = postings[field.index()].entry(term.as_str()).or_default();
+                for (term, tf) in &fields[field.index()] {
+                    let lists = &mut postings[field.index()];
+                    if !lists.contains_key(term.as_str()) {
+                        lists.insert(term.clone(), (Vec::new(), 0));
+                    }
+                    let (list, previous) = lists.get_mut(term.as_str()).expect("inserted above");
                     // Delta from the previous document in this list (documents come in order).
-                    let previous = counts[field.index()].entry(term.as_str()).or_insert(0);
                     put_varint(list, num as u64 - *previous);
                     put_varint(list, u64::from(*tf));
                     *previous = num as u64;
@@ -198,7 +207,7 @@ pub(crate) fn write(path: &Path, input: &WriteInput<'_>) -> Result<(), IndexErro
             .prepare("INSERT INTO postings (field, term, docs) VALUES (?1, ?2, ?3)")
             .map_err(&err)?;
         for field in Field::ALL {
-            for (term, list) in &postings[field.index()] {
+            for (term, (list, _)) in &postings[field.index()] {
                 insert
                     .execute(params![field as i64, term, list])
                     .map_err(&err)?;

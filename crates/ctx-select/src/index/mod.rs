@@ -16,6 +16,7 @@
 mod db;
 pub(crate) mod verify;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -27,7 +28,9 @@ use serde::{Deserialize, Serialize};
 pub use db::{DocRow, SearchDb};
 pub use verify::{IndexCheck, IndexInspection, VerifyReport, inspect_index, verify_index};
 
-use crate::analyze::{ANALYZER_VERSION, Analysis, analyze};
+use crate::analyze::{
+    ANALYZER_VERSION, Analysis, FIELDS, Field, analyze, decode_fields, encode_fields,
+};
 use crate::canonicalize::CanonicalizeOptions;
 use crate::error::IndexError;
 use crate::graph::Graph;
@@ -162,10 +165,41 @@ struct Built {
     entry: ManifestEntry,
     fingerprint: Option<String>,
     bytes: u64,
-    analysis: Analysis,
+    analysis: Packed,
     /// Kept only for files the project layout reads (`Cargo.toml`, `go.mod`).
     layout_text: Option<String>,
     reused: bool,
+}
+
+/// An analysis with its term lists packed as the search database stores them (a few bytes a
+/// term instead of a string each): a build holds one per document until it writes the
+/// database, so this is most of its memory.
+struct Packed {
+    /// Symbols, imports and language; no term lists.
+    rest: Analysis,
+    /// The term lists ([`encode_fields`]).
+    terms: Vec<u8>,
+    /// Term occurrences per field.
+    lengths: [u32; FIELDS],
+}
+
+impl Packed {
+    fn new(mut analysis: Analysis) -> Self {
+        let lengths = Field::ALL.map(|field| analysis.length(field));
+        let terms = encode_fields(&analysis.fields);
+        analysis.fields = Default::default();
+        Self {
+            rest: analysis,
+            terms,
+            lengths,
+        }
+    }
+
+    /// The content field's terms, unpacked.
+    fn content_terms(&self) -> Vec<(String, u32)> {
+        let mut fields = decode_fields(&self.terms).expect("terms packed by this build");
+        std::mem::take(&mut fields[Field::Content.index()])
+    }
 }
 
 /// What a build does with one listed entry.
@@ -379,7 +413,7 @@ fn write_build(
                     },
                     fingerprint,
                     bytes: row.bytes,
-                    analysis: row.analysis.unwrap_or_default(),
+                    analysis: Packed::new(row.analysis.unwrap_or_default()),
                     layout_text,
                     reused: true,
                 })))
@@ -463,12 +497,20 @@ fn write_build(
 
     let manifest_entries: Vec<ManifestEntry> = built.iter().map(|b| b.entry.clone()).collect();
     let version = cache_version(config, &manifest_entries);
-    let graph = Graph::build(
-        &built
-            .iter()
-            .map(|b| (b.entry.id.as_str(), &b.analysis, b.layout_text.as_deref()))
-            .collect::<Vec<_>>(),
-    );
+    let graph_docs: Vec<_> = built
+        .iter()
+        .map(|b| {
+            (
+                b.entry.id.as_str(),
+                &b.analysis.rest,
+                b.layout_text.as_deref(),
+            )
+        })
+        .collect();
+    let graph = Graph::build_with(&graph_docs, |i| {
+        Cow::Owned(built[i].analysis.content_terms())
+    });
+    drop(graph_docs);
     let manifest = CacheManifest {
         format_version: FORMAT_VERSION,
         cache_version: version,
@@ -495,7 +537,9 @@ fn write_build(
             fingerprint: b.fingerprint.as_deref(),
             bytes: b.bytes,
             commits: commits.get(b.entry.id.as_str()).copied().unwrap_or(0),
-            analysis: &b.analysis,
+            analysis: &b.analysis.rest,
+            terms: &b.analysis.terms,
+            lengths: b.analysis.lengths,
         })
         .collect();
     db::write(
@@ -541,7 +585,7 @@ fn built_from(doc: &Document, file: String, fingerprint: Option<String>) -> Buil
         },
         fingerprint,
         bytes: doc.content().len() as u64,
-        analysis: analyze(id, doc.content()),
+        analysis: Packed::new(analyze(id, doc.content())),
         layout_text: is_layout_file(id).then(|| doc.content().to_owned()),
         reused: false,
     }

@@ -21,8 +21,9 @@ pub use oneshot::{
 pub use payload::{PayloadOptions, PayloadStyle};
 pub use render::{
     ExcludedItem, IncludedItem, PayloadPiece, RedactionSummary, Render, RenderPolicy, RenderReport,
-    RenderRequest, SnapshotDrift, SnapshotVerify, render, render_snapshot, render_with,
-    render_with_progress, snapshot, snapshot_with, snapshot_with_progress, verify_snapshot,
+    RenderRequest, SnapshotDrift, SnapshotVerify, render, render_snapshot, render_to,
+    render_to_file, render_with, render_with_progress, snapshot, snapshot_with,
+    snapshot_with_progress, verify_snapshot,
 };
 
 use crate::config::ConfigLayers;

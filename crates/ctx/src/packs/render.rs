@@ -1,11 +1,21 @@
 //! The deterministic render: order, expand, redact, count, budget, frame, concatenate, hash.
+//!
+//! A render runs in two passes so that its memory is bounded by a chunk of files, not by the
+//! tree: the first reads, redacts and counts [`CHUNK_UNITS`] units at a time, keeping only
+//! their hashes and counts (and the texts of the first [`RETAIN_BYTES`]); once the budget and
+//! the frame are decided, the second writes the head, each kept block (reading again, a chunk
+//! at a time, a file whose text was not kept, and checking it is unchanged) and the tail to
+//! the output as it goes.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use ctx_core::redact::RedactionFinding;
-use ctx_core::{ContentHash, NoProgress, Progress, TokenizerKind, canonical};
-use ctx_sources::{ExpandOptions, Skip, SourceSpec, Unit, UnitKind, expand};
+use ctx_core::redact::Redactor;
+use ctx_core::{ContentHash, ContentHasher, NoProgress, Progress, TokenizerKind, canonical};
+use ctx_sources::{ExpandOptions, PlannedUnit, Skip, SourceSpec, Unit, UnitKind, plan};
 use ctx_store::{Metadata, SnapshotItemRecord, SnapshotRecord};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -166,20 +176,66 @@ pub(crate) struct JobSource {
     pub root: Option<PathBuf>,
 }
 
+/// Units read, redacted and counted at a time (and re-read at a time when written).
+const CHUNK_UNITS: usize = 256;
+
+/// Redacted file texts kept from the first pass for the second, in bytes. Past it a file is
+/// read (and redacted) again when its block is written: a small tree is read once, a large
+/// one holds at most this much besides the chunk at hand.
+const RETAIN_BYTES: usize = 32 << 20;
+
 struct Ready {
     content_hash: ContentHash,
-    /// The redacted text.
-    content: String,
+    /// The redacted text, while it is kept (`None`: read again when written; only for files).
+    content: Option<String>,
     findings: Vec<RedactionFinding>,
     /// The token-cache key of this unit's block.
     block_key: ContentHash,
 }
 
 struct Prepared {
-    pack: String,
-    artifact_id: String,
-    unit: Unit,
+    /// The unit's source, by its place in the job's sources.
+    source: usize,
+    /// The unit (its body taken out) and how to read its file again.
+    planned: PlannedUnit,
     body: Result<Ready, (String, String)>,
+}
+
+impl Prepared {
+    fn unit(&self) -> &Unit {
+        &self.planned.unit
+    }
+}
+
+/// Redacts a unit's text: the redacted text (the same string when nothing was redacted),
+/// its hash and the findings.
+fn redact_text(redactor: &Redactor, text: String) -> (String, ContentHash, Vec<RedactionFinding>) {
+    let redacted = redactor.redact(&text);
+    let findings = redacted.findings;
+    let content = match redacted.text {
+        Cow::Owned(changed) => changed,
+        Cow::Borrowed(_) => text,
+    };
+    let content_hash = ContentHash::of(content.as_bytes());
+    (content, content_hash, findings)
+}
+
+/// The payload's bytes as they are written: to the output, into the hash, and counted.
+struct PayloadSink<'a> {
+    out: &'a mut dyn Write,
+    hasher: ContentHasher,
+    bytes: usize,
+}
+
+impl PayloadSink<'_> {
+    fn write(&mut self, text: &str) -> Result<(), CtxError> {
+        self.out
+            .write_all(text.as_bytes())
+            .map_err(|source| CtxError::WritePayload { source })?;
+        self.hasher.update(text.as_bytes());
+        self.bytes += text.len();
+        Ok(())
+    }
 }
 
 fn append_block(
@@ -215,7 +271,7 @@ fn make_block(
 /// (style, options, header fields, and the content's hash), so the content is hashed once,
 /// not twice.
 fn block_identity(policy: &RenderPolicy, unit: &Unit, content_hash: &ContentHash) -> ContentHash {
-    let mut hasher = ctx_core::ContentHasher::new();
+    let mut hasher = ContentHasher::new();
     let lines = unit
         .lines
         .map(|r| format!("{}-{}", r.start, r.end))
@@ -245,7 +301,6 @@ fn block_identity(policy: &RenderPolicy, unit: &Unit, content_hash: &ContentHash
 /// parallel.
 struct BlockCounter<'a> {
     db: Option<&'a dyn Metadata>,
-    progress: &'a dyn Progress,
     tokenizer: TokenizerKind,
     cached: u64,
     counted: u64,
@@ -268,20 +323,9 @@ impl BlockCounter<'_> {
         }
         let misses: Vec<usize> = (0..keys.len()).filter(|&i| counts[i].is_none()).collect();
         let tokenizer = self.tokenizer;
-        // Single texts (head, tail) are counted without a phase of their own.
-        let progress = (misses.len() > 1).then_some(self.progress);
-        if let Some(progress) = progress {
-            progress.phase("tokenize", Some(misses.len() as u64));
-        }
         let fresh: Vec<(usize, u64)> = misses
             .par_iter()
-            .map(|&i| {
-                let count = tokenizer.count(&build(i)) as u64;
-                if let Some(progress) = progress {
-                    progress.advance(1);
-                }
-                (i, count)
-            })
+            .map(|&i| (i, tokenizer.count(&build(i)) as u64))
             .collect();
         self.cached += (keys.len() - fresh.len()) as u64;
         self.counted += fresh.len() as u64;
@@ -293,9 +337,6 @@ impl BlockCounter<'_> {
         if let Some(db) = cache
             && !to_cache.is_empty()
         {
-            if let Some(progress) = progress {
-                progress.phase("save counts", None);
-            }
             db.cache_token_counts(self.tokenizer, &to_cache)?;
         }
         Ok(counts.into_iter().map(|c| c.unwrap_or(0)).collect())
@@ -330,7 +371,8 @@ pub fn render(ctx: &PackContext<'_>, request: &RenderRequest) -> Result<Render, 
     render_with_progress(ctx, request, &NoProgress)
 }
 
-/// [`render`], reporting its phases (walk, read, redact, tokenize) to `progress`.
+/// [`render`], reporting its phases to `progress`: `walk` (collections), `read` (units read,
+/// redacted and counted) and `write` (blocks written).
 pub fn render_with_progress(
     ctx: &PackContext<'_>,
     request: &RenderRequest,
@@ -349,6 +391,52 @@ pub fn render_with(
     let rendered = pack_job(ctx, request, options).and_then(|job| run_job(&job, progress));
     progress.finish();
     rendered
+}
+
+/// [`render_with`], writing the payload to `out` as it is made instead of holding it: memory
+/// stays bounded by a chunk of files however large the tree. The report is the same as
+/// [`render_with`]'s, and the bytes written are its payload.
+pub fn render_to(
+    ctx: &PackContext<'_>,
+    request: &RenderRequest,
+    options: PayloadOptions,
+    progress: &dyn Progress,
+    out: &mut dyn Write,
+) -> Result<RenderReport, CtxError> {
+    let streamed = pack_job(ctx, request, options)
+        .and_then(|job| stream_job(&job, progress, out))
+        .map(|streamed| streamed.report);
+    progress.finish();
+    streamed
+}
+
+/// [`render_to`] a file: written to a temporary file beside `path` and renamed over it only
+/// when the whole payload is written, so a failed render leaves `path` as it was.
+pub fn render_to_file(
+    ctx: &PackContext<'_>,
+    request: &RenderRequest,
+    options: PayloadOptions,
+    progress: &dyn Progress,
+    path: &Path,
+) -> Result<RenderReport, CtxError> {
+    let write_error = |source| CtxError::WritePayload { source };
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".ctx-render-");
+    // Created as a plain file would be (0666 less the umask), not private as temp files are.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let file = builder.tempfile_in(dir).map_err(write_error)?;
+    let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
+    let report = render_to(ctx, request, options, progress, &mut writer)?;
+    let file = writer
+        .into_inner()
+        .map_err(|err| write_error(err.into_error()))?;
+    file.persist(path).map_err(|err| write_error(err.error))?;
+    Ok(report)
 }
 
 /// The policy for a render of `budget`, `tokenizer`, `style` and `options` under `settings`.
@@ -444,98 +532,150 @@ fn fill(counts: &[Option<u64>], budget: u64, reserve: u64) -> (Vec<bool>, u64) {
 }
 
 pub(crate) fn run_job(job: &RenderJob<'_>, progress: &dyn Progress) -> Result<Render, CtxError> {
+    let mut payload = Vec::new();
+    let streamed = stream_job(job, progress, &mut payload)?;
+    let payload = String::from_utf8(payload).expect("a payload is made of UTF-8 pieces");
+    Ok(Render {
+        report: streamed.report,
+        payload,
+        policy: streamed.policy,
+        items: streamed.items,
+        pieces: streamed.pieces,
+    })
+}
+
+/// A render whose payload went to an output.
+pub(crate) struct Streamed {
+    pub report: RenderReport,
+    pub policy: RenderPolicy,
+    pub items: Vec<SnapshotItemRecord>,
+    pub pieces: Vec<PayloadPiece>,
+}
+
+/// Renders `job`, writing the payload to `out` as it is made (see the module's overview).
+pub(crate) fn stream_job(
+    job: &RenderJob<'_>,
+    progress: &dyn Progress,
+    out: &mut dyn Write,
+) -> Result<Streamed, CtxError> {
+    stream_job_retaining(job, progress, out, RETAIN_BYTES)
+}
+
+/// [`stream_job`], keeping at most `retain_bytes` of file texts between the passes.
+fn stream_job_retaining(
+    job: &RenderJob<'_>,
+    progress: &dyn Progress,
+    out: &mut dyn Write,
+    retain_bytes: usize,
+) -> Result<Streamed, CtxError> {
     let policy = &job.policy;
-    // Collections expand in place, in byte order, reporting walk and read phases.
-    let singles = job
-        .sources
-        .iter()
-        .filter(|source| !source.spec.source.is_collection())
-        .count();
-    let mut units = Vec::new();
-    for source in &job.sources {
+    // Units in order; collections are listed (in byte order), not read.
+    let mut planned = Vec::new();
+    for (index, source) in job.sources.iter().enumerate() {
         let root = source.root.as_deref().unwrap_or(job.root);
         let options = expand_options(root, job.settings, progress);
-        let collection = source.spec.source.is_collection();
-        if !collection && singles > 1 && units.is_empty() {
-            progress.phase("read", Some(singles as u64));
-        }
-        for unit in expand(&source.spec, &options) {
-            units.push((source.pack.clone(), source.artifact_id.clone(), unit));
-        }
-        if !collection && singles > 1 {
-            progress.advance(1);
+        for unit in plan(&source.spec, &options) {
+            planned.push((index, unit));
         }
     }
-    let mut seen = HashSet::new();
-    let duplicate: Vec<bool> = units
-        .iter()
-        .map(|(_, _, unit)| unit.body.is_ok() && !seen.insert(unit.key.clone()))
-        .collect();
 
     let redactor = &job.settings.redactor;
-    progress.phase("redact", Some(units.len() as u64));
-    let prepared: Vec<Prepared> = units
-        .into_par_iter()
-        .zip(duplicate)
-        .map(|((pack, artifact_id, mut unit), dup)| {
-            let body = match std::mem::replace(&mut unit.body, Err(Skip::Missing)) {
-                Ok(_) if dup => Err((
-                    "duplicate".to_owned(),
-                    format!("{} is already included", unit.key),
-                )),
-                Ok(text) => {
-                    let redacted = redactor.redact(&text);
-                    let findings = redacted.findings;
-                    let content = redacted.text.into_owned();
-                    let content_hash = ContentHash::of(content.as_bytes());
-                    let block_key = block_identity(policy, &unit, &content_hash);
-                    Ok(Ready {
-                        content_hash,
-                        content,
-                        findings,
-                        block_key,
-                    })
-                }
-                Err(skip) => Err((skip.code().to_owned(), skip.to_string())),
-            };
-            progress.advance(1);
-            Prepared {
-                pack,
-                artifact_id,
-                unit,
-                body,
-            }
-        })
-        .collect();
-
     let mut counter = BlockCounter {
         db: job.db,
-        progress,
         tokenizer: policy.tokenizer,
         cached: 0,
         counted: 0,
     };
-    let ready: Vec<(&Unit, &Ready)> = prepared
-        .iter()
-        .filter_map(|p| p.body.as_ref().ok().map(|r| (&p.unit, r)))
-        .collect();
-    let keys: Vec<ContentHash> = ready.iter().map(|(_, r)| r.block_key).collect();
-    let mut ready_counts = counter
-        .count_all(&keys, |i| {
-            let (unit, r) = ready[i];
-            make_block(policy, unit, &r.content_hash, &r.content)
-        })?
-        .into_iter();
-    drop(ready);
-    let counts: Vec<Option<u64>> = prepared
-        .iter()
-        .map(|p| {
-            p.body
+    progress.phase("read", Some(planned.len() as u64));
+    let mut prepared: Vec<Prepared> = Vec::with_capacity(planned.len());
+    let mut counts: Vec<Option<u64>> = Vec::with_capacity(planned.len());
+    let mut seen = HashSet::new();
+    let mut retained = 0usize;
+    let mut planned = planned.into_iter();
+    loop {
+        let chunk: Vec<_> = planned.by_ref().take(CHUNK_UNITS).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        let size = chunk.len() as u64;
+        let loaded: Vec<_> = chunk
+            .into_par_iter()
+            .map(|(source, mut unit)| {
+                unit.load();
+                (source, unit)
+            })
+            .collect();
+        // The second unit with a key already included is a duplicate.
+        let duplicate: Vec<bool> = loaded
+            .iter()
+            .map(|(_, p)| p.unit.body.is_ok() && !seen.insert(p.unit.key.clone()))
+            .collect();
+        let mut chunk: Vec<Prepared> = loaded
+            .into_par_iter()
+            .zip(duplicate)
+            .map(|((source, mut planned), dup)| {
+                let unit = &mut planned.unit;
+                let body = match std::mem::replace(&mut unit.body, Err(Skip::Missing)) {
+                    Ok(_) if dup => Err((
+                        "duplicate".to_owned(),
+                        format!("{} is already included", unit.key),
+                    )),
+                    Ok(text) => {
+                        let (content, content_hash, findings) = redact_text(redactor, text);
+                        let block_key = block_identity(policy, unit, &content_hash);
+                        Ok(Ready {
+                            content_hash,
+                            content: Some(content),
+                            findings,
+                            block_key,
+                        })
+                    }
+                    Err(skip) => Err((skip.code().to_owned(), skip.to_string())),
+                };
+                Prepared {
+                    source,
+                    planned,
+                    body,
+                }
+            })
+            .collect();
+        let ready: Vec<&Prepared> = chunk.iter().filter(|p| p.body.is_ok()).collect();
+        let keys: Vec<ContentHash> = ready
+            .iter()
+            .filter_map(|p| p.body.as_ref().ok().map(|r| r.block_key))
+            .collect();
+        let mut chunk_counts = counter
+            .count_all(&keys, |i| {
+                let p = ready[i];
+                let r = p.body.as_ref().expect("only ready units are counted");
+                let content = r.content.as_deref().expect("texts are held until counted");
+                make_block(policy, p.unit(), &r.content_hash, content)
+            })?
+            .into_iter();
+        drop(ready);
+        for p in &mut chunk {
+            let count = p
+                .body
                 .as_ref()
                 .ok()
-                .map(|_| ready_counts.next().expect("one count per ready block"))
-        })
-        .collect();
+                .map(|_| chunk_counts.next().expect("one count per ready block"));
+            counts.push(count);
+            // Texts past the limit are dropped, and read again when written; a command's
+            // output or a diff cannot be, and is kept.
+            if let Ok(ready) = &mut p.body
+                && p.planned.is_file()
+            {
+                let len = ready.content.as_ref().map_or(0, String::len);
+                if retained + len <= retain_bytes {
+                    retained += len;
+                } else {
+                    ready.content = None;
+                }
+            }
+        }
+        prepared.append(&mut chunk);
+        progress.advance(size);
+    }
 
     // Budget: fill greedily with a reserve for the head and tail; if the frame of what was
     // kept needs more than the reserve, raise it and fill again (the reserve only grows, and
@@ -561,43 +701,69 @@ pub(crate) fn run_job(job: &RenderJob<'_>, progress: &dyn Progress) -> Result<Re
     let frame_tokens = head_tokens + tail_tokens;
     let used = blocks_used + frame_tokens;
 
-    let mut payload = String::with_capacity(head.len() + tail.len());
-    payload.push_str(&head);
+    // The payload, written as it goes: head, kept blocks in order, tail.
+    let mut sink = PayloadSink {
+        out,
+        hasher: ContentHasher::new(),
+        bytes: 0,
+    };
     let mut pieces = Vec::new();
+    sink.write(&head)?;
     if !head.is_empty() {
         pieces.push(PayloadPiece {
             bytes: head.len(),
             tokens: head_tokens,
         });
     }
+    let kept: Vec<usize> = (0..prepared.len())
+        .filter(|&i| keep[i] && prepared[i].body.is_ok())
+        .collect();
+    progress.phase("write", Some(kept.len() as u64));
+    for chunk in kept.chunks(CHUNK_UNITS) {
+        let blocks: Vec<String> = chunk
+            .par_iter()
+            .map(|&i| kept_block(policy, redactor, &prepared[i]))
+            .collect::<Result<_, _>>()?;
+        for (block, &i) in blocks.iter().zip(chunk) {
+            sink.write(block)?;
+            pieces.push(PayloadPiece {
+                bytes: block.len(),
+                tokens: counts[i].expect("kept blocks are counted"),
+            });
+        }
+        progress.advance(chunk.len() as u64);
+    }
+    sink.write(&tail)?;
+    if !tail.is_empty() {
+        pieces.push(PayloadPiece {
+            bytes: tail.len(),
+            tokens: tail_tokens,
+        });
+    }
+    sink.out
+        .flush()
+        .map_err(|source| CtxError::WritePayload { source })?;
+    debug_assert_eq!(pieces.iter().map(|p| p.bytes).sum::<usize>(), sink.bytes);
+
     let mut included = Vec::new();
     let mut excluded = Vec::new();
     let mut redactions: BTreeMap<(String, String, u32, String), u64> = BTreeMap::new();
     let mut items = Vec::new();
-    // Consumed as the payload grows, so each block's memory is freed once it is copied.
     for (position, ((p, count), fits)) in prepared.into_iter().zip(&counts).zip(keep).enumerate() {
-        let path = p.unit.label.clone();
-        let item_key = format!("{}:{}", p.artifact_id, p.unit.key);
-        match (&p.body, count) {
+        let unit = p.planned.unit;
+        let path = unit.label;
+        let JobSource {
+            pack, artifact_id, ..
+        } = &job.sources[p.source];
+        let item_key = format!("{artifact_id}:{}", unit.key);
+        match (p.body, count) {
             (Ok(ready), Some(tokens)) => {
                 let tokens = *tokens;
                 if fits {
-                    let before = payload.len();
-                    append_block(
-                        &mut payload,
-                        policy,
-                        &p.unit,
-                        &ready.content_hash,
-                        &ready.content,
-                    );
-                    pieces.push(PayloadPiece {
-                        bytes: payload.len() - before,
-                        tokens,
-                    });
                     for finding in &ready.findings {
                         *redactions
                             .entry((
-                                p.artifact_id.clone(),
+                                artifact_id.clone(),
                                 path.clone(),
                                 finding.line,
                                 finding.rule.clone(),
@@ -605,19 +771,19 @@ pub(crate) fn run_job(job: &RenderJob<'_>, progress: &dyn Progress) -> Result<Re
                             .or_default() += 1;
                     }
                     included.push(IncludedItem {
-                        pack: p.pack.clone(),
-                        artifact_id: p.artifact_id.clone(),
-                        kind: p.unit.kind,
+                        pack: pack.clone(),
+                        artifact_id: artifact_id.clone(),
+                        kind: unit.kind,
                         path,
-                        lines: p.unit.lines.map(|r| [r.start, r.end]),
+                        lines: unit.lines.map(|r| [r.start, r.end]),
                         content_hash: ready.content_hash,
                         tokens,
-                        notes: p.unit.notes.clone(),
+                        notes: unit.notes,
                     });
                 } else {
                     excluded.push(ExcludedItem {
-                        pack: p.pack.clone(),
-                        artifact_id: p.artifact_id.clone(),
+                        pack: pack.clone(),
+                        artifact_id: artifact_id.clone(),
                         path,
                         reason: "over_budget".into(),
                         detail: over_budget_detail(tokens, budget, reserve),
@@ -634,14 +800,6 @@ pub(crate) fn run_job(job: &RenderJob<'_>, progress: &dyn Progress) -> Result<Re
                 });
             }
             (Err((reason, detail)), _) => {
-                excluded.push(ExcludedItem {
-                    pack: p.pack.clone(),
-                    artifact_id: p.artifact_id.clone(),
-                    path,
-                    reason: reason.clone(),
-                    detail: detail.clone(),
-                    tokens: None,
-                });
                 items.push(SnapshotItemRecord {
                     position: position as u64,
                     item_key,
@@ -650,18 +808,18 @@ pub(crate) fn run_job(job: &RenderJob<'_>, progress: &dyn Progress) -> Result<Re
                     included: false,
                     reason: Some(reason.clone()),
                 });
+                excluded.push(ExcludedItem {
+                    pack: pack.clone(),
+                    artifact_id: artifact_id.clone(),
+                    path,
+                    reason,
+                    detail,
+                    tokens: None,
+                });
             }
             (Ok(_), None) => unreachable!("every ready unit is counted"),
         }
     }
-    if !tail.is_empty() {
-        pieces.push(PayloadPiece {
-            bytes: tail.len(),
-            tokens: tail_tokens,
-        });
-    }
-    payload.push_str(&tail);
-    debug_assert_eq!(pieces.iter().map(|p| p.bytes).sum::<usize>(), payload.len());
 
     let render_hash = canonical::hash(&RenderIdentity {
         packs: &job.packs,
@@ -692,18 +850,44 @@ pub(crate) fn run_job(job: &RenderJob<'_>, progress: &dyn Progress) -> Result<Re
             )
             .collect(),
         render_hash,
-        payload_hash: ContentHash::of(payload.as_bytes()),
-        payload_bytes: payload.len() as u64,
+        payload_hash: sink.hasher.finish(),
+        payload_bytes: sink.bytes as u64,
         tokens_cached: counter.cached,
         tokens_counted: counter.counted,
     };
-    Ok(Render {
+    Ok(Streamed {
         report,
-        payload,
         policy: policy.clone(),
         items,
         pieces,
     })
+}
+
+/// A kept unit's block: from its kept text, or from its file read and redacted again, which
+/// must give the text the first pass counted.
+fn kept_block(
+    policy: &RenderPolicy,
+    redactor: &Redactor,
+    p: &Prepared,
+) -> Result<String, CtxError> {
+    let ready = p.body.as_ref().expect("kept units are ready");
+    let unit = p.unit();
+    if let Some(content) = &ready.content {
+        return Ok(make_block(policy, unit, &ready.content_hash, content));
+    }
+    let changed = || CtxError::ChangedDuringRender {
+        path: unit.label.clone(),
+    };
+    let text = p
+        .planned
+        .read()
+        .ok_or_else(changed)?
+        .map_err(|_| changed())?;
+    let (content, content_hash, _) = redact_text(redactor, text);
+    if content_hash != ready.content_hash {
+        return Err(changed());
+    }
+    Ok(make_block(policy, unit, &content_hash, &content))
 }
 
 fn over_budget_detail(tokens: u64, budget: u64, reserve: u64) -> String {
@@ -731,22 +915,22 @@ fn frame_of(
     for ((p, count), &kept) in prepared.iter().zip(counts).zip(keep) {
         match (&p.body, count) {
             (Ok(ready), _) if kept => {
-                frame.included.push((p.unit.kind, p.unit.label.clone()));
+                frame.included.push((p.unit().kind, p.unit().label.clone()));
                 for finding in &ready.findings {
                     let entry = frame.redactions.entry(finding.rule.clone()).or_default();
                     entry.0 += 1;
-                    entry.1.insert(p.unit.label.clone());
+                    entry.1.insert(p.unit().label.clone());
                 }
             }
             (Ok(_), count) => frame.excluded.push((
-                p.unit.label.clone(),
+                p.unit().label.clone(),
                 "over_budget".to_owned(),
                 format!("needs {} tokens", count.unwrap_or(0)),
             )),
             (Err((reason, detail)), _) => {
                 frame
                     .excluded
-                    .push((p.unit.label.clone(), reason.clone(), detail.clone()));
+                    .push((p.unit().label.clone(), reason.clone(), detail.clone()));
             }
         }
     }
@@ -957,4 +1141,163 @@ pub fn verify_snapshot(ctx: &PackContext<'_>, reference: &str) -> Result<Snapsho
         payload_hash_now,
         drift,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use ctx_core::redact::Redactor;
+    use ctx_sources::sensitive::SensitivePaths;
+    use ctx_sources::{Source, SourceSpec};
+
+    use super::*;
+
+    fn settings() -> PackSettings {
+        PackSettings {
+            default_budget: 1_000_000,
+            default_tokenizer: TokenizerKind::Approx,
+            max_file_bytes: 1 << 20,
+            command_timeout: Duration::from_secs(5),
+            redactor: Redactor::with_custom(&[]).expect("rules"),
+            sensitive: SensitivePaths::with_extra(&[]).expect("patterns"),
+        }
+    }
+
+    fn source(spec: Source) -> JobSource {
+        JobSource {
+            pack: "p".into(),
+            artifact_id: format!("a{}", spec.uri().len()),
+            spec: SourceSpec {
+                source: spec,
+                allow_sensitive: false,
+            },
+            root: None,
+        }
+    }
+
+    fn job<'a>(root: &'a Path, settings: &'a PackSettings, budget: u64) -> RenderJob<'a> {
+        let glob = Source::Glob {
+            base: String::new(),
+            pattern: "**/*".into(),
+            max_files: None,
+            exclude: Vec::new(),
+        };
+        let text = Source::Text {
+            text: "a note\n".into(),
+        };
+        // The same file again (a duplicate), and a missing one.
+        let again = Source::File {
+            path: "d/f0007.txt".into(),
+            lines: None,
+        };
+        let missing = Source::File {
+            path: "gone.txt".into(),
+            lines: None,
+        };
+        RenderJob {
+            root,
+            settings,
+            db: None,
+            packs: vec!["p".into()],
+            sources: [text, glob, again, missing]
+                .into_iter()
+                .map(source)
+                .collect(),
+            policy: policy_for(
+                settings,
+                budget,
+                TokenizerKind::Approx,
+                PayloadStyle::Markdown,
+                PayloadOptions::default(),
+            ),
+        }
+    }
+
+    fn stream(job: &RenderJob<'_>, retain: usize) -> (Vec<u8>, String, Vec<PayloadPiece>) {
+        let mut out = Vec::new();
+        let streamed = stream_job_retaining(job, &NoProgress, &mut out, retain).expect("render");
+        let report = serde_json::to_string(&streamed.report).expect("report");
+        (out, report, streamed.pieces)
+    }
+
+    /// More files than a chunk holds, some with secrets: keeping no text between the passes
+    /// (every kept file read and redacted again) writes the same bytes and report as keeping
+    /// every text, over budget or not.
+    #[test]
+    fn a_render_that_reads_files_again_writes_the_same_bytes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        std::fs::create_dir(root.join("d")).expect("mkdir");
+        for i in 0..(CHUNK_UNITS * 2 + 17) {
+            let body = if i % 50 == 0 {
+                format!("file {i}\naws_key = \"AKIA4QWERTYUIOPASDFG\"\n")
+            } else {
+                format!("file {i}\n{}\n", "x".repeat(i % 300))
+            };
+            std::fs::write(root.join(format!("d/f{i:04}.txt")), body).expect("write");
+        }
+        let settings = settings();
+        for budget in [1_000_000, 20_000] {
+            let job = job(&root, &settings, budget);
+            let (all_kept, report, pieces) = stream(&job, usize::MAX);
+            let (none_kept, report_again, pieces_again) = stream(&job, 0);
+            assert!(all_kept == none_kept, "the same payload bytes");
+            assert_eq!(report, report_again);
+            assert_eq!(pieces, pieces_again);
+            assert_eq!(
+                pieces.iter().map(|p| p.bytes).sum::<usize>(),
+                all_kept.len()
+            );
+            let in_memory = run_job(&job, &NoProgress).expect("render");
+            assert_eq!(in_memory.payload.as_bytes(), &all_kept[..]);
+            assert_eq!(
+                in_memory.report.payload_hash,
+                ContentHash::of(&all_kept),
+                "the streamed hash is the payload's"
+            );
+            assert!(report.contains("\"duplicate\"") && report.contains("\"missing\""));
+            assert!(
+                report.contains("\"redactions\":[{"),
+                "secrets were redacted"
+            );
+        }
+    }
+
+    #[test]
+    fn a_file_changed_between_the_passes_is_an_error_not_a_wrong_payload() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        std::fs::write(root.join("a.txt"), "first\n").expect("write");
+        let settings = settings();
+        let options = expand_options(&root, &settings, &NoProgress);
+        let spec = SourceSpec {
+            source: Source::File {
+                path: "a.txt".into(),
+                lines: None,
+            },
+            allow_sensitive: false,
+        };
+        let mut planned = plan(&spec, &options).pop().expect("one unit");
+        planned.load();
+        let text = std::mem::replace(&mut planned.unit.body, Ok(String::new())).expect("text");
+        let (_, content_hash, findings) = redact_text(&settings.redactor, text);
+        let policy = job(&root, &settings, 1000).policy;
+        let prepared = Prepared {
+            source: 0,
+            body: Ok(Ready {
+                content_hash,
+                content: None,
+                findings,
+                block_key: block_identity(&policy, &planned.unit, &content_hash),
+            }),
+            planned,
+        };
+        let block = kept_block(&policy, &settings.redactor, &prepared).expect("unchanged");
+        assert!(block.contains("first"));
+        std::fs::write(root.join("a.txt"), "second\n").expect("edit");
+        let err = kept_block(&policy, &settings.redactor, &prepared).expect_err("changed");
+        assert!(matches!(err, CtxError::ChangedDuringRender { ref path } if path == "a.txt"));
+        assert_eq!(err.kind(), crate::ErrorKind::Conflict);
+    }
 }
