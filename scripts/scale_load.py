@@ -8,9 +8,17 @@ workspaces). Every read answer is kept by request and server: the same request m
 same bytes from every server. After the load, every acknowledged import is looked up on every
 server. Prints a JSON report; exits 1 on any error or mismatch.
 
+Writes through the servers: every WRITE_EVERY-th request renders the pack with a budget of its
+own (`ctx_packs_render` records a snapshot, a new one per budget). With --kill-pid, the server
+that process runs is killed with SIGKILL once KILL_AFTER requests were taken: the clients go on
+with the others, calls that were in flight to it are counted as unacknowledged (not errors),
+and after the load every acknowledged write (snapshots, from any server, the killed one
+included, and imports) must read the same on every surviving server.
+
 Usage: python scale_load.py --servers 127.0.0.1:P1,127.0.0.1:P2 --workspace repo
          --clients 200 --requests 20000 --ctx BIN --hosts DIR1,DIR2 --fixture FILE
-         --seed-run RUN_ID [--import-every 20] [--import-parallel 4]
+         --seed-run RUN_ID [--import-every 20] [--import-parallel 4] [--write-every 10]
+         [--kill-pid PID --kill-server ADDR [--kill-after N]]
 """
 
 import argparse
@@ -18,6 +26,7 @@ import asyncio
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -70,6 +79,18 @@ class Load:
         self.session_restarts = 0
         self.fixture = open(args.fixture, encoding="utf-8").read()
         self.tmp = tempfile.mkdtemp(prefix="ctx-scale-")
+        self.dead = set()  # servers killed on purpose
+        self.unacknowledged = 0  # calls in flight to a server when it was killed
+        self.writes = []  # (snapshot id, budget, server) of acknowledged renders
+        self.kill_after = args.kill_after if args.kill_after is not None else args.requests // 2
+
+    def live(self):
+        return [s for s in self.servers if s not in self.dead]
+
+    def maybe_kill(self, n):
+        if self.args.kill_pid and not self.dead and n >= self.kill_after:
+            os.kill(self.args.kill_pid, signal.SIGKILL)
+            self.dead.add(self.args.kill_server)
 
     def take(self):
         if self.next >= self.args.requests:
@@ -102,23 +123,41 @@ class Load:
     async def client(self, index, http):
         turn = index
         while (n := self.take()) is not None:
+            self.maybe_kill(n)
             if self.args.import_every and n % self.args.import_every == self.args.import_every - 1:
                 await self.run_import(n)
                 continue
-            server = self.servers[n % len(self.servers)]
-            which = turn % len(self.requests)
-            turn += 1
-            body = self.requests[which]
+            live = self.live()
+            server = live[n % len(live)]
+            write = self.args.write_every and n % self.args.write_every == 0
+            if write:
+                which = None
+                budget = 4000 + n
+                body = {"workspace": self.args.workspace, "tool": "ctx_packs_render",
+                        "params": {"packs": ["docs"], "budget": budget, "max_tokens": 200}}
+            else:
+                which = turn % len(self.requests)
+                turn += 1
+                body = self.requests[which]
             started = time.perf_counter()
             try:
                 ok, result, error = await self.call(http, index, server, body)
                 elapsed = time.perf_counter() - started
             except httpx.HTTPError as e:
-                self.errors.append(f"{server}: {type(e).__name__}: {e}")
+                if server in self.dead:
+                    self.unacknowledged += 1
+                else:
+                    self.errors.append(f"{server}: {type(e).__name__}: {e}")
+                continue
+            if not ok and server in self.dead:
+                self.unacknowledged += 1
                 continue
             self.latencies.append(elapsed)
             if not ok:
                 self.errors.append(f"{server}: {body['tool']}: {error}")
+                continue
+            if write:
+                self.writes.append((result["snapshot_id"], budget, server))
                 continue
             answer = {"result": result}
             digest = hashlib.sha256(
@@ -187,12 +226,31 @@ class Load:
                     return data
         return {"error": f"no answer in {text[:200]}"}
 
+    async def check_writes(self, http):
+        """Every acknowledged snapshot (from any server, the killed one included) reads the
+        same on every surviving server."""
+        lost = []
+        for snapshot, budget, acked_by in self.writes:
+            seen = {}
+            for server in self.live():
+                body = {"workspace": self.args.workspace, "tool": "ctx_packs_render",
+                        "params": {"snapshot_id": snapshot, "max_tokens": 200}}
+                ok, result, error = await self.call(http, -1, server, body)
+                if not ok:
+                    lost.append(f"{server}: snapshot {snapshot} (budget {budget}, acknowledged by {acked_by}) not readable: {error}")
+                    continue
+                digest = hashlib.sha256(json.dumps(result, sort_keys=True).encode()).hexdigest()
+                seen.setdefault(digest, []).append(server)
+            if len(seen) > 1:
+                lost.append(f"snapshot {snapshot}: servers disagree: {list(seen.values())}")
+        return lost
+
     async def check_imports(self, http):
-        """Every acknowledged import reads the same on every server."""
+        """Every acknowledged import reads the same on every surviving server."""
         mismatches = []
         for run, _ in self.imports:
             seen = {}
-            for server in self.servers:
+            for server in self.live():
                 body = {"workspace": self.args.workspace, "tool": "ctx_runs_show",
                         "params": {"run": run, "include_content": True}}
                 ok, result, error = await self.call(http, -1, server, body)
@@ -217,9 +275,11 @@ class Load:
                 if len(d) > 1
             ]
             mismatches += await self.check_imports(http)
+            lost_writes = await self.check_writes(http)
         lat = sorted(self.latencies)
         pct = lambda p: round(lat[min(len(lat) - 1, round((len(lat) - 1) * p))] * 1000, 2) if lat else 0  # noqa: E731
         compared = {i: sorted(s for v in d.values() for s in v) for i, d in self.answers.items()}
+        live = set(self.live())
         report = {
             "servers": len(self.servers),
             "clients": self.args.clients,
@@ -233,13 +293,19 @@ class Load:
             "mcp_session_restarts": self.session_restarts,
             "error_samples": (self.errors + self.import_errors)[:5],
             "distinct_requests_compared": len(compared),
-            "every_request_answered_by_every_server": all(len(set(v)) == len(self.servers) for v in compared.values()),
+            "every_request_answered_by_every_server": all(live <= set(v) for v in compared.values()),
             "mismatches": mismatches[:10],
             "mismatch_count": len(mismatches),
+            "writes_acknowledged": len(self.writes),
+            "writes_acknowledged_by_killed_server": sum(1 for _, _, s in self.writes if s in self.dead),
+            "writes_lost": len(lost_writes),
+            "lost_samples": lost_writes[:5],
+            "killed_server": sorted(self.dead),
+            "unacknowledged_in_flight_at_kill": self.unacknowledged,
         }
         json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
-        return 0 if report["errors"] == 0 and not mismatches else 1
+        return 0 if report["errors"] == 0 and not mismatches and not lost_writes else 1
 
 
 def main():
@@ -254,6 +320,10 @@ def main():
     parser.add_argument("--seed-run", required=True)
     parser.add_argument("--import-every", type=int, default=20)
     parser.add_argument("--import-parallel", type=int, default=4)
+    parser.add_argument("--write-every", type=int, default=10)
+    parser.add_argument("--kill-pid", type=int, default=0)
+    parser.add_argument("--kill-server", default="")
+    parser.add_argument("--kill-after", type=int, default=None)
     args = parser.parse_args()
     sys.exit(asyncio.run(Load(args).main()))
 
