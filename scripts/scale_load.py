@@ -134,7 +134,7 @@ class Load:
                 which = None
                 budget = 4000 + n
                 body = {"workspace": self.args.workspace, "tool": "ctx_packs_render",
-                        "params": {"packs": ["docs"], "budget": budget, "max_tokens": 200}}
+                        "params": {"packs": ["docs"], "budget": budget, "max_tokens": 1000}}
             else:
                 which = turn % len(self.requests)
                 turn += 1
@@ -234,7 +234,7 @@ class Load:
             seen = {}
             for server in self.live():
                 body = {"workspace": self.args.workspace, "tool": "ctx_packs_render",
-                        "params": {"snapshot_id": snapshot, "max_tokens": 200}}
+                        "params": {"snapshot_id": snapshot, "max_tokens": 1000}}
                 ok, result, error = await self.call(http, -1, server, body)
                 if not ok:
                     lost.append(f"{server}: snapshot {snapshot} (budget {budget}, acknowledged by {acked_by}) not readable: {error}")
@@ -297,6 +297,7 @@ class Load:
             "mismatches": mismatches[:10],
             "mismatch_count": len(mismatches),
             "writes_acknowledged": len(self.writes),
+            "distinct_snapshots_written": len({snapshot for snapshot, _, _ in self.writes}),
             "writes_acknowledged_by_killed_server": sum(1 for _, _, s in self.writes if s in self.dead),
             "writes_lost": len(lost_writes),
             "lost_samples": lost_writes[:5],
