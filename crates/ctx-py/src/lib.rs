@@ -388,15 +388,8 @@ impl Workspace {
         name: String,
         deterministic: Option<Vec<String>>,
     ) -> PyResult<Recording> {
-        let recording = py.detach(|| -> Result<_, ctx_facade::CtxError> {
-            let mut guard = self
-                .facade
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if guard.is_none() {
-                *guard = Some(ctx_facade::Workspace::open(&self.open, clock())?);
-            }
-            guard.as_ref().expect("opened above").start_recording(
+        let recording = self.with_facade(py, |ws| {
+            ws.start_recording(
                 &name,
                 deterministic.unwrap_or_default(),
                 "ctx-python",
@@ -656,14 +649,13 @@ fn facade_error(err: &ctx_facade::CtxError) -> PyErr {
 }
 
 impl Workspace {
-    /// Runs `f` on the facade (opened on first use) with the GIL released, and returns its
-    /// result as Python values.
-    fn call<T, F>(&self, py: Python<'_>, f: F) -> PyResult<Py<PyAny>>
+    /// Runs `f` on the facade (opened on first use) with the GIL released.
+    fn with_facade<T, F>(&self, py: Python<'_>, f: F) -> Result<T, ctx_facade::CtxError>
     where
-        T: serde::Serialize,
+        T: Send,
         F: FnOnce(&ctx_facade::Workspace) -> Result<T, ctx_facade::CtxError> + Send,
     {
-        let value = py.detach(|| -> Result<Value, ctx_facade::CtxError> {
+        py.detach(|| {
             let mut guard = self
                 .facade
                 .lock()
@@ -671,7 +663,18 @@ impl Workspace {
             if guard.is_none() {
                 *guard = Some(ctx_facade::Workspace::open(&self.open, clock())?);
             }
-            let ws = guard.as_ref().expect("opened above");
+            f(guard.as_ref().expect("opened above"))
+        })
+    }
+
+    /// Runs `f` on the facade (opened on first use) with the GIL released, and returns its
+    /// result as Python values.
+    fn call<T, F>(&self, py: Python<'_>, f: F) -> PyResult<Py<PyAny>>
+    where
+        T: serde::Serialize,
+        F: FnOnce(&ctx_facade::Workspace) -> Result<T, ctx_facade::CtxError> + Send,
+    {
+        let value = self.with_facade(py, |ws| {
             let result = f(ws)?;
             serde_json::to_value(&result).map_err(|e| ctx_facade::CtxError::Corrupt(e.to_string()))
         });
