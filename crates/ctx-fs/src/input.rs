@@ -5,7 +5,7 @@
 //! descriptor.
 
 use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use crate::error::SandboxError;
@@ -36,19 +36,12 @@ pub fn read_named_file(cwd: &Path, path: &Path) -> Result<Vec<u8>, SandboxError>
         source,
     };
     let meta = file.metadata().map_err(io)?;
-    let kind = meta.file_type();
-    let special = if meta.is_dir() {
-        Some("a directory")
-    } else if kind.is_fifo() {
-        Some("a FIFO")
-    } else if kind.is_socket() {
-        Some("a socket")
-    } else if kind.is_block_device() || kind.is_char_device() {
-        Some("a device")
-    } else {
-        None
-    };
-    if let Some(kind) = special {
+    if !meta.is_file() {
+        let kind = if meta.is_dir() {
+            "a directory"
+        } else {
+            crate::sandbox::special_kind(meta.file_type())
+        };
         return Err(SandboxError::SpecialFile { path: shown, kind });
     }
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));

@@ -220,7 +220,15 @@ fn check_kind(meta: &Metadata, shown: &str, options: SandboxOptions) -> Result<(
         }
         return Ok(());
     }
-    let kind = if file_type.is_fifo() {
+    Err(SandboxError::SpecialFile {
+        path: shown.to_owned(),
+        kind: special_kind(file_type),
+    })
+}
+
+/// What a file that is neither a regular file nor a directory is, as errors name it.
+pub(crate) fn special_kind(file_type: std::fs::FileType) -> &'static str {
+    if file_type.is_fifo() {
         "a FIFO"
     } else if file_type.is_socket() {
         "a socket"
@@ -228,11 +236,7 @@ fn check_kind(meta: &Metadata, shown: &str, options: SandboxOptions) -> Result<(
         "a device file"
     } else {
         "not a regular file"
-    };
-    Err(SandboxError::SpecialFile {
-        path: shown.to_owned(),
-        kind,
-    })
+    }
 }
 
 fn openat2_available(dir: BorrowedFd<'_>) -> bool {

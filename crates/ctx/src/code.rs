@@ -890,23 +890,19 @@ pub fn diff_context(
 ) -> Result<DiffContext, CodeError> {
     let repo = ctx_code::git::open_repository(cwd)?;
     let workdir = ctx_code::git::workdir(&repo);
-    // Repository paths as sandbox paths: the sandbox root may lie below the repository top.
-    let read = |path: &str| -> Option<Vec<u8>> {
-        let sandbox = sandbox?;
-        let rel = workdir.join(path);
-        let rel = rel.strip_prefix(sandbox.root()).ok()?;
-        let mut resolved = sandbox.resolve(rel.to_str()?).ok()?;
-        if resolved.kind != ctx_fs::sandbox::EntryKind::File {
-            return None;
-        }
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut resolved.file, &mut bytes).ok()?;
-        Some(bytes)
-    };
-    let reader: Option<ctx_code::diff_context::WorkdirReader<'_>> = match sandbox {
-        Some(_) => Some(&read),
-        None => None,
-    };
+    // Repository paths are read through the sandbox (which may start below the repository
+    // top: files above it are refused, as everything outside it is).
+    let walk = sandbox
+        .map(|sandbox| ctx_fs::WalkReader::new(sandbox, sandbox.root()))
+        .transpose()
+        .map_err(|err| CodeError::Io {
+            path: workdir.clone(),
+            source: std::io::Error::other(err),
+        })?;
+    let read = |path: &str| walk.as_ref()?.read(&workdir.join(path)).ok();
+    let reader: Option<ctx_code::diff_context::WorkdirReader<'_>> = walk
+        .is_some()
+        .then_some(&read as ctx_code::diff_context::WorkdirReader<'_>);
     let mut diff = ctx_code::diff_context::diff_context(&repo, base, head, reader)?;
     for file in &mut diff.files {
         for hunk in &mut file.hunks {
