@@ -95,6 +95,7 @@ impl Context {
             store,
             root: self.workspace_root(&location),
             settings: ctx::packs::PackSettings::from_layers(&layers)?,
+            clock: &crate::commands::select::now,
         })
     }
 

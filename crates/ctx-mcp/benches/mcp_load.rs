@@ -130,6 +130,7 @@ fn main() {
             root: root.clone(),
             settings: ctx::packs::PackSettings::from_layers(&ConfigLayers::default())
                 .expect("settings"),
+            clock: &|| 0,
         };
         ctx::packs::create_pack(&pcx, "bench", Some(32_000), None, 0).expect("pack");
         ctx::packs::add_source(

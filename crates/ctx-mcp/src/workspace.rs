@@ -45,6 +45,8 @@ pub struct Workspace {
     pool: Mutex<Vec<Worker>>,
     /// The file engine's sandbox (holds the root open), for `fs_read`.
     sandbox: Result<ctx::fs::Workspace, String>,
+    /// The server's clock (renders remember only file stamps old enough to trust).
+    clock: ctx::Clock,
 }
 
 impl Workspace {
@@ -80,6 +82,7 @@ impl Workspace {
             tokenizer,
             max_tokens,
             pool: Mutex::new(Vec::new()),
+            clock: std::sync::Arc::clone(&config.clock),
         };
         let worker = workspace.new_worker()?;
         workspace.give_back(worker);
@@ -165,6 +168,7 @@ impl Workspace {
             store: &store,
             root: self.sources_root.clone(),
             settings,
+            clock: &*self.clock,
         };
         let result = f(&pcx);
         let settings = pcx.settings;

@@ -142,12 +142,35 @@ pub struct PlannedUnit {
     file: Option<PlannedFile>,
 }
 
-/// A file to read through the sandbox: where, which lines, and the size limit.
+/// A file to read through the sandbox: where, which lines, the size limit, and its stamp
+/// when the walk that listed it saw one.
 struct PlannedFile {
     sandbox: Arc<Workspace>,
     id: String,
     lines: Option<LineRange>,
     max_bytes: u64,
+    listed: Option<FileStamp>,
+}
+
+/// What identifies a file's state without reading it: when its size, modification time and
+/// inode are all unchanged, its content is taken as unchanged (as git's index does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub inode: u64,
+}
+
+impl FileStamp {
+    /// The stamp in `meta`; `None` when the platform gives no modification time.
+    pub fn of(meta: &std::fs::Metadata) -> Option<Self> {
+        let (mtime_ns, inode) = walk::stamp(meta);
+        (mtime_ns != 0).then_some(Self {
+            size: meta.len(),
+            mtime_ns,
+            inode,
+        })
+    }
 }
 
 impl PlannedUnit {
@@ -172,6 +195,29 @@ impl PlannedUnit {
                 None => Ok(text),
             }),
         )
+    }
+
+    /// The absolute path of a whole file (`None` for a line range or a unit that is not a
+    /// file).
+    pub fn file_path(&self) -> Option<PathBuf> {
+        let file = self.file.as_ref().filter(|f| f.lines.is_none())?;
+        Some(file.sandbox.root().join(&file.id))
+    }
+
+    /// A whole file's stamp as the walk that listed it saw it (`None` for a file named
+    /// directly, a line range, or a unit that is not a file).
+    pub fn listed_stamp(&self) -> Option<FileStamp> {
+        self.file.as_ref().filter(|f| f.lines.is_none())?.listed
+    }
+
+    /// [`Self::read`] of a whole file, with its stamp as read (from the open descriptor, so
+    /// the stamp belongs to exactly these bytes unless the file is written while read).
+    pub fn read_stamped(&self) -> Option<Result<(String, Option<FileStamp>), Skip>> {
+        let file = self.file.as_ref()?;
+        if file.lines.is_some() {
+            return self.read().map(|text| text.map(|text| (text, None)));
+        }
+        Some(read_text_stamped(&file.sandbox, &file.id, file.max_bytes))
     }
 
     /// Reads the file into `unit.body` (other units hold their text already).
@@ -305,8 +351,8 @@ fn join(root: &Path, id: &str) -> PathBuf {
     }
 }
 
-/// The files a collection matches, in byte order, without reading them: `(id, None)` for a file
-/// to read, `(id, Some(unit))` for one already skipped (sensitive, or the walk failed).
+/// The files a collection matches, in byte order, without reading them (a [`Listed`] holds
+/// the unit of one already skipped: sensitive, or the walk failed).
 fn plan_collection(
     dir: &str,
     walk_options: &WalkOptions,
@@ -314,7 +360,7 @@ fn plan_collection(
     allow_sensitive: bool,
     options: &ExpandOptions<'_>,
     sandbox: &Workspace,
-) -> Vec<(String, Option<Unit>)> {
+) -> Vec<Listed> {
     // The collection's directory must itself lie inside the workspace: a directory that is
     // (or became) a symlink leading out is not walked, so no name from outside is listed.
     if !dir.is_empty() {
@@ -324,9 +370,9 @@ fn plan_collection(
                 let skip = Skip::Unreadable {
                     error: "not a directory".to_owned(),
                 };
-                return vec![(dir.to_owned(), Some(skipped(dir, skip)))];
+                return vec![Listed::skipped(dir, skip)];
             }
-            Err(err) => return vec![(dir.to_owned(), Some(skipped(dir, sandbox_skip(err))))],
+            Err(err) => return vec![Listed::skipped(dir, sandbox_skip(err))],
         }
     }
     let base = join(options.root, dir);
@@ -340,25 +386,31 @@ fn plan_collection(
             } else {
                 Skip::Missing
             };
-            return vec![(dir.to_owned(), Some(skipped(dir, skip)))];
+            return vec![Listed::skipped(dir, skip)];
         }
     };
-    let mut ids: Vec<String> = entries
+    let mut ids: Vec<(String, Option<FileStamp>)> = entries
         .into_iter()
         .filter(|e| !e.is_dir)
         .map(|e| {
-            if dir.is_empty() {
+            let stamp = (e.mtime_ns != 0).then_some(FileStamp {
+                size: e.size,
+                mtime_ns: e.mtime_ns,
+                inode: e.inode,
+            });
+            let id = if dir.is_empty() {
                 e.rel
             } else {
                 format!("{dir}/{}", e.rel)
-            }
+            };
+            (id, stamp)
         })
         .collect();
-    ids.sort();
+    ids.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut planned = Vec::with_capacity(ids.len());
     let mut kept = 0usize;
     let max = max_files.map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX));
-    for id in ids {
+    for (id, stamp) in ids {
         match options.sensitive.matches(&id) {
             Some(pattern) if !allow_sensitive => {
                 let unit = skipped(
@@ -367,16 +419,41 @@ fn plan_collection(
                         pattern: pattern.to_owned(),
                     },
                 );
-                planned.push((id, Some(unit)));
+                planned.push(Listed {
+                    id,
+                    skipped: Some(unit),
+                    stamp: None,
+                });
             }
             _ if kept >= max => {}
             _ => {
                 kept += 1;
-                planned.push((id, None));
+                planned.push(Listed {
+                    id,
+                    skipped: None,
+                    stamp,
+                });
             }
         }
     }
     planned
+}
+
+/// A file a collection lists: its id, the unit when it is already skipped, its stamp.
+struct Listed {
+    id: String,
+    skipped: Option<Unit>,
+    stamp: Option<FileStamp>,
+}
+
+impl Listed {
+    fn skipped(id: &str, skip: Skip) -> Self {
+        Self {
+            id: id.to_owned(),
+            skipped: Some(skipped(id, skip)),
+            stamp: None,
+        }
+    }
 }
 
 fn collection(
@@ -401,9 +478,15 @@ fn collection(
     );
     planned
         .into_iter()
-        .map(|(id, skip)| match skip {
-            Some(unit) => PlannedUnit::ready(unit),
-            None => planned_file(&sandbox, &id, None, options),
+        .map(|listed| {
+            if let Some(unit) = listed.skipped {
+                return PlannedUnit::ready(unit);
+            }
+            let mut unit = planned_file(&sandbox, &listed.id, None, options);
+            if let Some(file) = &mut unit.file {
+                file.listed = listed.stamp;
+            }
+            unit
         })
         .collect()
 }
@@ -465,13 +548,14 @@ pub fn count_matches(spec: &SourceSpec, options: &ExpandOptions<'_>) -> Option<(
     };
     let sensitive = planned
         .iter()
-        .filter(|(_, u)| {
-            u.as_ref()
+        .filter(|l| {
+            l.skipped
+                .as_ref()
                 .is_some_and(|u| matches!(u.body, Err(Skip::Sensitive { .. })))
         })
         .count();
     Some((
-        planned.iter().filter(|(_, u)| u.is_none()).count(),
+        planned.iter().filter(|l| l.skipped.is_none()).count(),
         sensitive,
     ))
 }
@@ -542,6 +626,7 @@ fn planned_file(
             id: id.to_owned(),
             lines,
             max_bytes: options.max_file_bytes,
+            listed: None,
         }),
     }
 }
@@ -559,6 +644,18 @@ fn sandbox_skip(err: SandboxError) -> Skip {
 /// Reads the file at workspace-relative `rel` through the sandbox, as text: size checked
 /// before reading, NUL bytes mean binary, UTF-8 required.
 pub fn read_text(sandbox: &Workspace, rel: &str, max_bytes: u64) -> Result<String, Skip> {
+    read_text_stamped(sandbox, rel, max_bytes).map(|(text, _)| text)
+}
+
+/// How much of a file's head is searched for a NUL byte, which marks it binary (as git).
+const BINARY_PROBE: usize = 8192;
+
+/// [`read_text`], with the stamp of the file read.
+fn read_text_stamped(
+    sandbox: &Workspace,
+    rel: &str,
+    max_bytes: u64,
+) -> Result<(String, Option<FileStamp>), Skip> {
     let resolved = sandbox.resolve(rel).map_err(sandbox_skip)?;
     if resolved.kind != EntryKind::File {
         return Err(Skip::Unreadable {
@@ -572,26 +669,32 @@ pub fn read_text(sandbox: &Workspace, rel: &str, max_bytes: u64) -> Result<Strin
             limit: max_bytes,
         });
     }
+    let unreadable = |e: std::io::Error| Skip::Unreadable {
+        error: e.to_string(),
+    };
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    resolved
-        .file
-        .take(max_bytes + 1)
+    let mut file = resolved.file.take(max_bytes + 1);
+    // The head first: a binary file is known by it, and the rest of it is never read.
+    (&mut file)
+        .take(BINARY_PROBE as u64)
         .read_to_end(&mut bytes)
-        .map_err(|e| Skip::Unreadable {
-            error: e.to_string(),
-        })?;
+        .map_err(unreadable)?;
+    if bytes.contains(&0) {
+        return Err(Skip::Binary);
+    }
+    file.read_to_end(&mut bytes).map_err(unreadable)?;
     if bytes.len() as u64 > max_bytes {
         return Err(Skip::TooLarge {
             bytes: bytes.len() as u64,
             limit: max_bytes,
         });
     }
-    if bytes[..bytes.len().min(8192)].contains(&0) {
-        return Err(Skip::Binary);
-    }
-    String::from_utf8(bytes).map_err(|e| Skip::NotUtf8 {
+    // The stamp only vouches for these bytes if the file was not growing while read.
+    let stamp = FileStamp::of(&meta).filter(|s| s.size == bytes.len() as u64);
+    let text = String::from_utf8(bytes).map_err(|e| Skip::NotUtf8 {
         offset: e.utf8_error().valid_up_to(),
-    })
+    })?;
+    Ok((text, stamp))
 }
 
 /// Lines `range.start..=range.end` (1-based) with their line endings; the end is clamped.

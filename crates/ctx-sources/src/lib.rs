@@ -18,7 +18,7 @@ mod source;
 
 pub use error::SourceError;
 pub use expand::{
-    ExpandOptions, PlannedUnit, Skip, Unit, UnitKind, count_matches, expand, language_of, plan,
-    read_text,
+    ExpandOptions, FileStamp, PlannedUnit, Skip, Unit, UnitKind, count_matches, expand,
+    language_of, plan, read_text,
 };
 pub use source::{AddOptions, LineRange, SCHEMES, Source, SourceSpec, parse_source};

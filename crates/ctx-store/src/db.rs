@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use crate::StoreError;
 use crate::metadata::{Metadata, ObjectReference};
 use crate::packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
+use crate::render_cache::RenderFileRow;
 use crate::runs::RunRow;
 use crate::summary_cache::{FileStampRow, StampedKey, SummaryKey};
 
@@ -184,6 +185,29 @@ pub const MIGRATIONS: &[Migration] = &[
         -- (a constant's value): derived data, so they go, with the stamps that point at them.
         DELETE FROM code_summaries;
         DELETE FROM code_file_stamps;
+    ",
+    },
+    Migration {
+        version: 9,
+        sql: "
+        -- What a render learned about a file at a stamp (size, mtime, inode): the hash of its
+        -- bytes and, under a redaction rule set and block layout, the redacted text's hash,
+        -- the findings, the block's token-cache key and count. A warm render plans from these
+        -- without reading unchanged files, then reads each file it writes once, checking it
+        -- still hashes to `raw_hash`. Derived data: deleting rows only costs work.
+        CREATE TABLE render_files (
+            path         TEXT PRIMARY KEY NOT NULL,
+            size         INTEGER NOT NULL,
+            mtime_ns     INTEGER NOT NULL,
+            inode        INTEGER NOT NULL,
+            raw_hash     TEXT NOT NULL,
+            rules        TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            findings     TEXT NOT NULL,
+            block_key    TEXT NOT NULL,
+            tokenizer    TEXT NOT NULL,
+            tokens       INTEGER NOT NULL
+        ) STRICT, WITHOUT ROWID;
     ",
     },
 ];
@@ -691,6 +715,9 @@ impl Metadata for SqliteMetadata {
         cached_summaries(keys: &[SummaryKey<'_>]) -> Result<Vec<Option<Vec<u8>>>, StoreError>;
         cache_summaries(entries: &[(SummaryKey<'_>, &[u8])]) -> Result<(), StoreError>;
         clear_summaries() -> Result<usize, StoreError>;
+        render_files(paths: &[&str]) -> Result<Vec<Option<RenderFileRow>>, StoreError>;
+        remember_render_files(rows: &[RenderFileRow]) -> Result<(), StoreError>;
+        forget_render_files(paths: &[&str]) -> Result<(), StoreError>;
         object_references() -> Result<Vec<ObjectReference>, StoreError>;
         restore_artifact(record: &ArtifactRecord) -> Result<(), StoreError>;
         ref_namespaces() -> Result<Vec<String>, StoreError>;

@@ -14,7 +14,7 @@
 //! [`discover`] finds the store for a working directory (like git finds `.git`), [`Store`]
 //! opens it. Storage sits behind two traits: [`Objects`] reads and writes blobs (embedded
 //! default: [`LocalObjects`], the `objects/` directory) and [`Metadata`] holds every typed
-//! repository: packs, snapshots, refs, runs, the token and summary caches, file stamps
+//! repository: packs, snapshots, refs, runs, the token, summary and render caches, file stamps
 //! (embedded default: [`SqliteMetadata`], `state.db`). This crate owns the whole schema: no
 //! other crate runs SQL. With the `shared` feature, `PostgresMetadata` and `S3Objects` let
 //! many hosts share one store ([`Backends`] names them by URL). [`Store::verify`] /
@@ -33,6 +33,7 @@ mod objects;
 mod packs;
 #[cfg(feature = "shared")]
 mod postgres;
+mod render_cache;
 mod runs;
 #[cfg(feature = "shared")]
 mod s3;
@@ -53,6 +54,7 @@ pub use objects::{LocalObjects, ObjectEntry, Objects, StagedObject};
 pub use packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
 #[cfg(feature = "shared")]
 pub use postgres::{PG_MIGRATIONS, PostgresMetadata};
+pub use render_cache::RenderFileRow;
 pub use runs::RunRow;
 #[cfg(feature = "shared")]
 pub use s3::{MULTIPART_THRESHOLD, S3Objects};

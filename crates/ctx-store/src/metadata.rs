@@ -10,6 +10,7 @@ use std::time::Duration;
 use ctx_core::{ContentHash, TokenizerKind};
 
 use crate::packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
+use crate::render_cache::RenderFileRow;
 use crate::runs::RunRow;
 use crate::summary_cache::{FileStampRow, StampedKey, SummaryKey};
 use crate::{RefEntry, StoreError};
@@ -182,6 +183,17 @@ pub trait Metadata: Send + Sync {
 
     /// Deletes every cached summary (they are derived data); returns how many were removed.
     fn clear_summaries(&self) -> Result<usize, StoreError>;
+
+    // --- render cache -----------------------------------------------------------------------
+
+    /// The render-cache row remembered for each path (`None` when unknown).
+    fn render_files(&self, paths: &[&str]) -> Result<Vec<Option<RenderFileRow>>, StoreError>;
+
+    /// Remembers render-cache rows (replacing those of the same paths), in one transaction.
+    fn remember_render_files(&self, rows: &[RenderFileRow]) -> Result<(), StoreError>;
+
+    /// Forgets the render-cache rows of `paths`.
+    fn forget_render_files(&self, paths: &[&str]) -> Result<(), StoreError>;
 
     // --- copying a store --------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ use r2d2_postgres::PostgresConnectionManager;
 
 use crate::metadata::{Metadata, ObjectReference};
 use crate::packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
+use crate::render_cache::RenderFileRow;
 use crate::runs::RunRow;
 use crate::summary_cache::{FileStampRow, StampedKey, SummaryKey};
 use crate::{OBJECT_REFERENCES, RefEntry, StoreError};
@@ -29,7 +30,8 @@ type Client = r2d2::PooledConnection<PostgresConnectionManager<NoTls>>;
 
 /// The PostgreSQL schema, oldest first. Append only: a released migration never changes.
 /// Version 1 is `state.db`'s version 8 plus `gc_marks`.
-pub const PG_MIGRATIONS: &[&str] = &["
+pub const PG_MIGRATIONS: &[&str] = &[
+    "
     CREATE TABLE token_counts (
         content_hash TEXT NOT NULL,
         tokenizer    TEXT NOT NULL,
@@ -121,7 +123,24 @@ pub const PG_MIGRATIONS: &[&str] = &["
         object    TEXT PRIMARY KEY NOT NULL,
         marked_at TIMESTAMPTZ NOT NULL DEFAULT now()
     );
-"];
+",
+    "
+    -- state.db's version 9: the render cache (derived data, see `render_files` there).
+    CREATE TABLE render_files (
+        path         TEXT PRIMARY KEY NOT NULL,
+        size         BIGINT NOT NULL,
+        mtime_ns     BIGINT NOT NULL,
+        inode        BIGINT NOT NULL,
+        raw_hash     TEXT NOT NULL,
+        rules        TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        findings     TEXT NOT NULL,
+        block_key    TEXT NOT NULL,
+        tokenizer    TEXT NOT NULL,
+        tokens       BIGINT NOT NULL
+    );
+",
+];
 
 /// The advisory-lock key under which migrations run (`ctx` in ASCII, then `mig`).
 const MIGRATION_LOCK: i64 = 0x0063_7478_006d_6967;
@@ -1032,6 +1051,88 @@ impl Metadata for PostgresMetadata {
     fn clear_summaries(&self) -> Result<usize, StoreError> {
         let n = self.execute("DELETE FROM code_summaries", &[])?;
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    }
+
+    fn render_files(&self, paths: &[&str]) -> Result<Vec<Option<RenderFileRow>>, StoreError> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.query(
+            "SELECT path, size, mtime_ns, inode, raw_hash, rules, content_hash, findings,
+                    block_key, tokenizer, tokens
+             FROM render_files WHERE path = ANY($1)",
+            &[&paths],
+        )?;
+        let mut by_path: BTreeMap<String, RenderFileRow> = rows
+            .iter()
+            .map(|r| {
+                let path: String = r.get(0);
+                let row = RenderFileRow {
+                    path: path.clone(),
+                    size: to_u64(r.get(1)),
+                    mtime_ns: r.get(2),
+                    inode: u64::from_ne_bytes(r.get::<_, i64>(3).to_ne_bytes()),
+                    raw_hash: r.get(4),
+                    rules: r.get(5),
+                    content_hash: r.get(6),
+                    findings: r.get(7),
+                    block_key: r.get(8),
+                    tokenizer: r.get(9),
+                    tokens: to_u64(r.get(10)),
+                };
+                (path, row)
+            })
+            .collect();
+        Ok(paths.iter().map(|p| by_path.remove(*p)).collect())
+    }
+
+    fn remember_render_files(&self, rows: &[RenderFileRow]) -> Result<(), StoreError> {
+        let unique: BTreeMap<&str, &RenderFileRow> =
+            rows.iter().map(|r| (r.path.as_str(), r)).collect();
+        if unique.is_empty() {
+            return Ok(());
+        }
+        let column = |f: fn(&RenderFileRow) -> &str| -> Vec<&str> {
+            unique.values().map(|r| f(r)).collect()
+        };
+        let paths: Vec<&str> = unique.keys().copied().collect();
+        let sizes: Vec<i64> = unique.values().map(|r| to_i64(r.size)).collect();
+        let mtimes: Vec<i64> = unique.values().map(|r| r.mtime_ns).collect();
+        let inodes: Vec<i64> = unique.values().map(|r| inode_column(r.inode)).collect();
+        let tokens: Vec<i64> = unique.values().map(|r| to_i64(r.tokens)).collect();
+        self.execute(
+            "INSERT INTO render_files (path, size, mtime_ns, inode, raw_hash, rules, content_hash,
+                 findings, block_key, tokenizer, tokens)
+             SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[],
+                 $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[])
+             ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,
+                 inode = excluded.inode, raw_hash = excluded.raw_hash, rules = excluded.rules,
+                 content_hash = excluded.content_hash, findings = excluded.findings,
+                 block_key = excluded.block_key, tokenizer = excluded.tokenizer,
+                 tokens = excluded.tokens",
+            &[
+                &paths,
+                &sizes,
+                &mtimes,
+                &inodes,
+                &column(|r| &r.raw_hash),
+                &column(|r| &r.rules),
+                &column(|r| &r.content_hash),
+                &column(|r| &r.findings),
+                &column(|r| &r.block_key),
+                &column(|r| &r.tokenizer),
+                &tokens,
+            ],
+        )
+        .map(drop)
+    }
+
+    fn forget_render_files(&self, paths: &[&str]) -> Result<(), StoreError> {
+        if paths.is_empty() {
+            return Ok(());
+        }
+        self.execute("DELETE FROM render_files WHERE path = ANY($1)", &[&paths])
+            .map(drop)
     }
 
     fn restore_artifact(&self, record: &ArtifactRecord) -> Result<(), StoreError> {

@@ -19,7 +19,7 @@ use std::time::{Duration, SystemTime};
 
 use ctx_core::{ContentHash, TokenizerKind};
 use ctx_store::{
-    Backends, FileStampRow, GcOptions, NewArtifact, Problem, RunRow, S3Settings,
+    Backends, FileStampRow, GcOptions, NewArtifact, Problem, RenderFileRow, RunRow, S3Settings,
     SnapshotItemRecord, SnapshotRecord, Store, StoreError, SummaryKey,
 };
 
@@ -183,6 +183,7 @@ contract!(
     token_counts_are_cached_per_tokenizer,
     runs_are_listed_newest_first_and_keep_their_objects,
     summaries_and_file_stamps_round_trip,
+    render_files_round_trip,
     objects_round_trip_and_reads_are_hash_checked,
     an_uncommitted_stage_is_invisible,
     large_objects_round_trip,
@@ -517,6 +518,47 @@ fn runs_are_listed_newest_first_and_keep_their_objects(cx: &Cx) {
         .map(|r| r.value)
         .collect();
     assert!(kept.contains(&blob.to_string()) && kept.contains(&a.to_string()));
+}
+
+fn render_row(path: &str, mtime_ns: i64, tokens: u64) -> RenderFileRow {
+    RenderFileRow {
+        path: path.to_owned(),
+        size: 12,
+        mtime_ns,
+        inode: u64::MAX - 3,
+        raw_hash: "sha256:01".to_owned(),
+        rules: "rules:1".to_owned(),
+        content_hash: "sha256:02".to_owned(),
+        findings: "3 aws-access-key\n".to_owned(),
+        block_key: "sha256:03".to_owned(),
+        tokenizer: "cl100k_base".to_owned(),
+        tokens,
+    }
+}
+
+fn render_files_round_trip(cx: &Cx) {
+    let store = cx.host();
+    let db = store.db();
+    let a = render_row("/p/a.py", 1_700_000_000_000_000_000, 7);
+    let b = render_row("/p/b.py", 5, 9);
+    assert_eq!(db.render_files(&["/p/a.py"]).expect("get"), [None]);
+    db.remember_render_files(&[a.clone(), b.clone()])
+        .expect("remember");
+    assert_eq!(
+        db.render_files(&["/p/b.py", "/p/none", "/p/a.py"])
+            .expect("get"),
+        [Some(b.clone()), None, Some(a.clone())]
+    );
+    // A path's row is replaced, not added to.
+    let a2 = render_row("/p/a.py", a.mtime_ns + 1, 8);
+    db.remember_render_files(std::slice::from_ref(&a2))
+        .expect("replace");
+    assert_eq!(db.render_files(&["/p/a.py"]).expect("get"), [Some(a2)]);
+    db.forget_render_files(&["/p/a.py"]).expect("forget");
+    assert_eq!(
+        db.render_files(&["/p/a.py", "/p/b.py"]).expect("get"),
+        [None, Some(b)]
+    );
 }
 
 fn summaries_and_file_stamps_round_trip(cx: &Cx) {

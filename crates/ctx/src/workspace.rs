@@ -206,6 +206,7 @@ impl Workspace {
             store: &self.store,
             root: self.root(),
             settings: PackSettings::from_layers(&self.layers)?,
+            clock: &*self.clock,
         })
     }
 

@@ -53,6 +53,7 @@ fn a_reported_render_is_the_same_render() {
             redactor: Redactor::with_custom(&[]).expect("rules"),
             sensitive: SensitivePaths::with_extra(&[]).expect("patterns"),
         },
+        clock: &|| 0,
     };
     packs::create_pack(&ctx, "p", Some(1000), None, 0).expect("create");
     packs::add_source(&ctx, "p", "glob:*.txt", &root, &AddOptions::default(), 0, 0).expect("add");

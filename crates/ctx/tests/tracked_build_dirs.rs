@@ -85,6 +85,7 @@ fn a_tracked_build_file_is_packed_and_an_untracked_build_dir_is_not() {
             redactor: Redactor::with_custom(&[]).expect("rules"),
             sensitive: SensitivePaths::with_extra(&[]).expect("patterns"),
         },
+        clock: &|| 0,
     };
     packs::create_pack(&ctx, "p", Some(100_000), None, 0).expect("create");
     packs::add_source(

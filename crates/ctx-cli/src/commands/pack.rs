@@ -763,6 +763,7 @@ fn run_oneshot(args: &OneShotArgs, ctx: &Context, out: &Output) -> Result<Status
         tokenizer: args.tokenizer.as_deref().map(str::parse).transpose()?,
         style: args.style,
         options: args.format.options(),
+        now: Some(super::select::now()),
     };
     let rendered = packs::pack_paths(
         &root,

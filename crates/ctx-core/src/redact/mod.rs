@@ -252,6 +252,32 @@ impl Redactor {
             .collect()
     }
 
+    /// A digest of everything that decides what this redactor finds (each rule's id,
+    /// pattern, keywords, scope, check, entropy floor and allow-list, and this build's
+    /// version, since checks are code): equal digests redact equal texts equally, so results
+    /// cached under one stay valid.
+    pub fn fingerprint(&self) -> String {
+        let mut hasher = crate::ContentHasher::new();
+        let mut field = |text: &str| {
+            hasher.update(&(text.len() as u64).to_le_bytes());
+            hasher.update(text.as_bytes());
+        };
+        field(env!("CARGO_PKG_VERSION"));
+        for rule in &self.rules {
+            field(&rule.id);
+            field(&rule.pattern);
+            field(&rule.keywords.join("\n"));
+            field(&format!(
+                "{:?} {:?} {:?}",
+                rule.scope, rule.check, rule.min_entropy
+            ));
+            for allow in &rule.allow {
+                field(allow.as_str());
+            }
+        }
+        hasher.finish().to_string()
+    }
+
     /// Replaces every secret in `text` with `[REDACTED:RULE_ID]`.
     pub fn redact<'a>(&self, text: &'a str) -> Redacted<'a> {
         let mut spans = self.candidates(text);

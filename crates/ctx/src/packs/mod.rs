@@ -35,6 +35,9 @@ pub struct PackContext<'a> {
     /// Paths in sources are stored relative to this directory.
     pub root: PathBuf,
     pub settings: PackSettings,
+    /// Unix seconds now (the front end's clock): the render cache remembers a file's stamp
+    /// only once it is old enough to trust.
+    pub clock: &'a (dyn Fn() -> i64 + Sync),
 }
 
 /// Settings that shape pack operations (from config, flags and defaults).

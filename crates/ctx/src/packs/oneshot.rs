@@ -33,6 +33,9 @@ pub struct OneShotRequest {
     pub tokenizer: Option<TokenizerKind>,
     pub style: PayloadStyle,
     pub options: PayloadOptions,
+    /// Unix seconds now (the front end's clock), so the render cache may remember stamps old
+    /// enough to trust; `None` remembers nothing.
+    pub now: Option<i64>,
 }
 
 /// The directory a one-shot pack's paths are relative to: the nearest directory at or above
@@ -195,6 +198,7 @@ fn oneshot_job<'a>(
         packs: Vec::new(),
         sources,
         policy,
+        now: request.now,
     })
 }
 

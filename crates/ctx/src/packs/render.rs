@@ -11,12 +11,13 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ctx_core::redact::RedactionFinding;
 use ctx_core::redact::Redactor;
 use ctx_core::{ContentHash, ContentHasher, NoProgress, Progress, TokenizerKind, canonical};
-use ctx_sources::{ExpandOptions, PlannedUnit, Skip, SourceSpec, Unit, UnitKind, plan};
-use ctx_store::{Metadata, SnapshotItemRecord, SnapshotRecord};
+use ctx_sources::{ExpandOptions, FileStamp, PlannedUnit, Skip, SourceSpec, Unit, UnitKind, plan};
+use ctx_store::{Metadata, RenderFileRow, SnapshotItemRecord, SnapshotRecord};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -164,7 +165,15 @@ pub(crate) struct RenderJob<'a> {
     /// Sources in render order.
     pub sources: Vec<JobSource>,
     pub policy: RenderPolicy,
+    /// Unix seconds now (the front end's clock), so the render cache remembers only stamps
+    /// old enough to trust; `None` remembers nothing.
+    pub now: Option<i64>,
 }
+
+/// How old a file's modification time must be before the render cache trusts its stamp (a
+/// file rewritten within the clock's resolution keeps its time): the code caches' window.
+#[allow(clippy::cast_possible_truncation)] // 2 s in nanoseconds fits an i64.
+const STAMP_TRUST_NS: i64 = ctx_code::tree_cache::TRUST_AFTER.as_nanos() as i64;
 
 /// One source of a render.
 pub(crate) struct JobSource {
@@ -179,6 +188,10 @@ pub(crate) struct JobSource {
 /// Units read, redacted and counted at a time (and re-read at a time when written).
 const CHUNK_UNITS: usize = 256;
 
+/// Bytes of file text written a chunk at a time (a chunk ends at [`CHUNK_UNITS`] units or
+/// past this many bytes): three chunks are in flight while the payload is written.
+const CHUNK_BYTES: usize = 8 << 20;
+
 /// Redacted file texts kept from the first pass for the second, in bytes. Past it a file is
 /// read (and redacted) again when its block is written: a small tree is read once, a large
 /// one holds at most this much besides the chunk at hand.
@@ -186,11 +199,19 @@ const RETAIN_BYTES: usize = 32 << 20;
 
 struct Ready {
     content_hash: ContentHash,
+    /// The BLAKE3 hash of the text before redaction: a file read again when written must
+    /// still hash to it. (BLAKE3, not SHA-256: it runs several times faster, and every file a
+    /// warm render writes is hashed with it.)
+    raw_hash: RawHash,
     /// The redacted text, while it is kept (`None`: read again when written; only for files).
     content: Option<String>,
     findings: Vec<RedactionFinding>,
     /// The token-cache key of this unit's block.
     block_key: ContentHash,
+    /// Planned from the render cache, without reading the file.
+    from_cache: bool,
+    /// The text's length (as remembered, for a unit planned from the cache).
+    bytes: usize,
 }
 
 struct Prepared {
@@ -207,17 +228,126 @@ impl Prepared {
     }
 }
 
-/// Redacts a unit's text: the redacted text (the same string when nothing was redacted),
-/// its hash and the findings.
-fn redact_text(redactor: &Redactor, text: String) -> (String, ContentHash, Vec<RedactionFinding>) {
+/// The BLAKE3 hash of a file's bytes as read.
+type RawHash = [u8; 32];
+
+fn raw_hash(text: &str) -> RawHash {
+    *blake3::hash(text.as_bytes()).as_bytes()
+}
+
+/// A raw hash as the render cache keeps it.
+fn raw_hash_text(hash: &RawHash) -> String {
+    format!("blake3:{}", blake3::Hash::from_bytes(*hash).to_hex())
+}
+
+fn parse_raw_hash(text: &str) -> Option<RawHash> {
+    let hex = text.strip_prefix("blake3:")?;
+    blake3::Hash::from_hex(hex).ok().map(|h| *h.as_bytes())
+}
+
+/// A unit's text redacted: the text (the same string when nothing was redacted), its hash,
+/// the hash before redaction, and the findings.
+struct RedactedText {
+    content: String,
+    content_hash: ContentHash,
+    raw_hash: RawHash,
+    findings: Vec<RedactionFinding>,
+}
+
+fn redact_text(redactor: &Redactor, text: String) -> RedactedText {
+    let raw_hash = raw_hash(&text);
     let redacted = redactor.redact(&text);
     let findings = redacted.findings;
     let content = match redacted.text {
         Cow::Owned(changed) => changed,
         Cow::Borrowed(_) => text,
     };
-    let content_hash = ContentHash::of(content.as_bytes());
-    (content, content_hash, findings)
+    RedactedText {
+        content_hash: ContentHash::of(content.as_bytes()),
+        content,
+        raw_hash,
+        findings,
+    }
+}
+
+/// Findings as the render cache keeps them: `line rule` per line.
+fn encode_findings(findings: &[RedactionFinding]) -> String {
+    let mut text = String::new();
+    for finding in findings {
+        text.push_str(&finding.line.to_string());
+        text.push(' ');
+        text.push_str(&finding.rule);
+        text.push('\n');
+    }
+    text
+}
+
+fn decode_findings(text: &str) -> Option<Vec<RedactionFinding>> {
+    text.lines()
+        .map(|line| {
+            let (number, rule) = line.split_once(' ')?;
+            Some(RedactionFinding {
+                line: number.parse().ok()?,
+                rule: rule.to_owned(),
+            })
+        })
+        .collect()
+}
+
+/// What the render cache says of a unit, when it says it all: the file's stamp as listed is
+/// the one remembered, under the same redaction rules, block layout and tokenizer.
+fn cached_unit(
+    row: &RenderFileRow,
+    stamp: FileStamp,
+    rules: &str,
+    policy: &RenderPolicy,
+    unit: &Unit,
+) -> Option<(Ready, u64)> {
+    if row.size != stamp.size
+        || row.mtime_ns != stamp.mtime_ns
+        || row.inode != stamp.inode
+        || row.rules != rules
+        || row.tokenizer != policy.tokenizer.name()
+    {
+        return None;
+    }
+    let content_hash: ContentHash = row.content_hash.parse().ok()?;
+    let block_key = block_identity(policy, unit, &content_hash);
+    if row.block_key != block_key.to_string() {
+        return None;
+    }
+    Some((
+        Ready {
+            content_hash,
+            raw_hash: parse_raw_hash(&row.raw_hash)?,
+            content: None,
+            findings: decode_findings(&row.findings)?,
+            block_key,
+            from_cache: true,
+            bytes: usize::try_from(row.size).unwrap_or(usize::MAX),
+        },
+        row.tokens,
+    ))
+}
+
+/// The render cache of a job's store: looked up a chunk at a time, remembered a chunk at a
+/// time (only stamps old enough to trust), forgotten for a file that changed unstamped.
+struct RenderCache<'a> {
+    db: &'a dyn Metadata,
+    rules: String,
+    /// Stamps modified after this (ns since the epoch) are not remembered.
+    trust_before_ns: i64,
+}
+
+impl RenderCache<'_> {
+    fn lookup(&self, paths: &[Option<String>]) -> Result<Vec<Option<RenderFileRow>>, CtxError> {
+        let asked: Vec<&str> = paths.iter().flatten().map(String::as_str).collect();
+        let mut found = self.db.render_files(&asked)?.into_iter();
+        Ok(paths
+            .iter()
+            .map(|path| path.as_ref().and_then(|_| found.next().flatten()))
+            .collect())
+    }
 }
 
 /// The payload's bytes as they are written: to the output, into the hash, and counted.
@@ -229,10 +359,15 @@ struct PayloadSink<'a> {
 
 impl PayloadSink<'_> {
     fn write(&mut self, text: &str) -> Result<(), CtxError> {
+        self.hasher.update(text.as_bytes());
+        self.write_unhashed(text)
+    }
+
+    /// Writes bytes that another thread adds to the hash (in the same order).
+    fn write_unhashed(&mut self, text: &str) -> Result<(), CtxError> {
         self.out
             .write_all(text.as_bytes())
             .map_err(|source| CtxError::WritePayload { source })?;
-        self.hasher.update(text.as_bytes());
         self.bytes += text.len();
         Ok(())
     }
@@ -510,6 +645,7 @@ fn pack_job<'a>(
         packs,
         sources,
         policy,
+        now: Some((ctx.clock)()),
     })
 }
 
@@ -592,54 +728,115 @@ fn stream_job_retaining(
     let mut seen = HashSet::new();
     let mut retained = 0usize;
     let mut planned = planned.into_iter();
+    // The render cache, for a store whose token counts are exact: files whose listed stamp it
+    // vouches for are planned without being read, redacted or counted, and read once, when
+    // written (checked against the hash it remembered).
+    let cache = job
+        .db
+        .filter(|_| policy.tokenizer.is_exact())
+        .map(|db| RenderCache {
+            db,
+            rules: redactor.fingerprint(),
+            trust_before_ns: job.now.map_or(i64::MIN, |now| {
+                now.saturating_mul(1_000_000_000)
+                    .saturating_sub(STAMP_TRUST_NS)
+            }),
+        });
     loop {
         let chunk: Vec<_> = planned.by_ref().take(CHUNK_UNITS).collect();
         if chunk.is_empty() {
             break;
         }
         let size = chunk.len() as u64;
+        let paths: Vec<Option<String>> = chunk
+            .iter()
+            .map(|(_, p)| {
+                p.file_path()
+                    .and_then(|path| path.to_str().map(str::to_owned))
+            })
+            .collect();
+        let hits: Vec<Option<(Ready, u64)>> = match &cache {
+            Some(cache) => cache
+                .lookup(&paths)?
+                .iter()
+                .zip(&chunk)
+                .map(|(row, (_, p))| {
+                    cached_unit(
+                        row.as_ref()?,
+                        p.listed_stamp()?,
+                        &cache.rules,
+                        policy,
+                        &p.unit,
+                    )
+                })
+                .collect(),
+            None => (0..chunk.len()).map(|_| None).collect(),
+        };
         let loaded: Vec<_> = chunk
             .into_par_iter()
-            .map(|(source, mut unit)| {
-                unit.load();
-                (source, unit)
+            .zip(hits)
+            .map(|((source, mut planned), hit)| {
+                let mut stamp = None;
+                if hit.is_none()
+                    && let Some(read) = planned.read_stamped()
+                {
+                    planned.unit.body = read.map(|(text, read_stamp)| {
+                        stamp = read_stamp;
+                        text
+                    });
+                }
+                (source, planned, hit, stamp)
             })
             .collect();
         // The second unit with a key already included is a duplicate.
         let duplicate: Vec<bool> = loaded
             .iter()
-            .map(|(_, p)| p.unit.body.is_ok() && !seen.insert(p.unit.key.clone()))
+            .map(|(_, p, _, _)| p.unit.body.is_ok() && !seen.insert(p.unit.key.clone()))
             .collect();
-        let mut chunk: Vec<Prepared> = loaded
+        let mut chunk: Vec<(Prepared, Option<u64>, Option<FileStamp>)> = loaded
             .into_par_iter()
             .zip(duplicate)
-            .map(|((source, mut planned), dup)| {
+            .map(|((source, mut planned, hit, stamp), dup)| {
                 let unit = &mut planned.unit;
-                let body = match std::mem::replace(&mut unit.body, Err(Skip::Missing)) {
-                    Ok(_) if dup => Err((
-                        "duplicate".to_owned(),
-                        format!("{} is already included", unit.key),
-                    )),
-                    Ok(text) => {
-                        let (content, content_hash, findings) = redact_text(redactor, text);
-                        let block_key = block_identity(policy, unit, &content_hash);
-                        Ok(Ready {
-                            content_hash,
-                            content: Some(content),
-                            findings,
+                let body = std::mem::replace(&mut unit.body, Err(Skip::Missing));
+                let (body, tokens) = match (body, hit) {
+                    (Ok(_), _) if dup => (
+                        Err((
+                            "duplicate".to_owned(),
+                            format!("{} is already included", unit.key),
+                        )),
+                        None,
+                    ),
+                    (Ok(_), Some((ready, tokens))) => (Ok(ready), Some(tokens)),
+                    (Ok(text), None) => {
+                        let redacted = redact_text(redactor, text);
+                        let block_key = block_identity(policy, unit, &redacted.content_hash);
+                        let ready = Ready {
+                            content_hash: redacted.content_hash,
+                            raw_hash: redacted.raw_hash,
+                            bytes: redacted.content.len(),
+                            content: Some(redacted.content),
+                            findings: redacted.findings,
                             block_key,
-                        })
+                            from_cache: false,
+                        };
+                        (Ok(ready), None)
                     }
-                    Err(skip) => Err((skip.code().to_owned(), skip.to_string())),
+                    (Err(skip), _) => (Err((skip.code().to_owned(), skip.to_string())), None),
                 };
-                Prepared {
+                let prepared = Prepared {
                     source,
                     planned,
                     body,
-                }
+                };
+                (prepared, tokens, stamp)
             })
             .collect();
-        let ready: Vec<&Prepared> = chunk.iter().filter(|p| p.body.is_ok()).collect();
+        let ready: Vec<&Prepared> = chunk
+            .iter()
+            .filter(|(p, tokens, _)| p.body.is_ok() && tokens.is_none())
+            .map(|(p, _, _)| p)
+            .collect();
         let keys: Vec<ContentHash> = ready
             .iter()
             .filter_map(|p| p.body.as_ref().ok().map(|r| r.block_key))
@@ -653,13 +850,40 @@ fn stream_job_retaining(
             })?
             .into_iter();
         drop(ready);
-        for p in &mut chunk {
-            let count = p
-                .body
-                .as_ref()
-                .ok()
-                .map(|_| chunk_counts.next().expect("one count per ready block"));
+        let mut remember = Vec::new();
+        for (p, cached, stamp) in &mut chunk {
+            let count = match (&p.body, *cached) {
+                (Ok(_), Some(tokens)) => {
+                    counter.cached += 1;
+                    Some(tokens)
+                }
+                (Ok(_), None) => Some(chunk_counts.next().expect("one count per ready block")),
+                (Err(_), _) => None,
+            };
             counts.push(count);
+            if let (Some(cache), Ok(ready), Some(stamp), Some(tokens)) =
+                (&cache, &p.body, *stamp, count)
+                && !ready.from_cache
+                && stamp.mtime_ns < cache.trust_before_ns
+                && let Some(path) = p
+                    .planned
+                    .file_path()
+                    .and_then(|p| p.to_str().map(str::to_owned))
+            {
+                remember.push(RenderFileRow {
+                    path,
+                    size: stamp.size,
+                    mtime_ns: stamp.mtime_ns,
+                    inode: stamp.inode,
+                    raw_hash: raw_hash_text(&ready.raw_hash),
+                    rules: cache.rules.clone(),
+                    content_hash: ready.content_hash.to_string(),
+                    findings: encode_findings(&ready.findings),
+                    block_key: ready.block_key.to_string(),
+                    tokenizer: policy.tokenizer.name().to_owned(),
+                    tokens,
+                });
+            }
             // Texts past the limit are dropped, and read again when written; a command's
             // output or a diff cannot be, and is kept.
             if let Ok(ready) = &mut p.body
@@ -673,7 +897,10 @@ fn stream_job_retaining(
                 }
             }
         }
-        prepared.append(&mut chunk);
+        if let Some(cache) = &cache {
+            cache.db.remember_render_files(&remember)?;
+        }
+        prepared.extend(chunk.into_iter().map(|(p, _, _)| p));
         progress.advance(size);
     }
 
@@ -719,20 +946,74 @@ fn stream_job_retaining(
         .filter(|&i| keep[i] && prepared[i].body.is_ok())
         .collect();
     progress.phase("write", Some(kept.len() as u64));
-    for chunk in kept.chunks(CHUNK_UNITS) {
-        let blocks: Vec<String> = chunk
-            .par_iter()
-            .map(|&i| kept_block(policy, redactor, &prepared[i]))
-            .collect::<Result<_, _>>()?;
-        for (block, &i) in blocks.iter().zip(chunk) {
-            sink.write(block)?;
-            pieces.push(PayloadPiece {
-                bytes: block.len(),
-                tokens: counts[i].expect("kept blocks are counted"),
-            });
+    let chunks = byte_chunks(&kept, |i| {
+        prepared[i].body.as_ref().map_or(0, |ready| ready.bytes)
+    });
+    // Three stages, a chunk apart: blocks are made (files read, checked and redacted) in
+    // parallel; one thread adds them to the payload's hash; this one writes them.
+    let mut hasher = std::mem::replace(&mut sink.hasher, ContentHasher::new());
+    sink.hasher = std::thread::scope(|scope| -> Result<ContentHasher, CtxError> {
+        let (to_writer, from_maker) = std::sync::mpsc::sync_channel(1);
+        let chunks = &chunks;
+        let (to_hasher, from_maker_hashed) = std::sync::mpsc::sync_channel::<Arc<Vec<String>>>(1);
+        let prepared = &prepared;
+        scope.spawn(move || {
+            for &chunk in chunks {
+                let blocks: Result<Vec<String>, Box<(usize, CtxError)>> = chunk
+                    .par_iter()
+                    .map(|&i| {
+                        kept_block(policy, redactor, &prepared[i]).map_err(|e| Box::new((i, e)))
+                    })
+                    .collect();
+                let sent = match blocks {
+                    Ok(blocks) => {
+                        let blocks = Arc::new(blocks);
+                        to_hasher.send(Arc::clone(&blocks)).is_ok()
+                            && to_writer.send(Ok(blocks)).is_ok()
+                    }
+                    Err(failed) => {
+                        let _ = to_writer.send(Err(failed));
+                        false
+                    }
+                };
+                if !sent {
+                    break;
+                }
+            }
+        });
+        let hashing = scope.spawn(move || {
+            for blocks in from_maker_hashed {
+                for block in blocks.iter() {
+                    hasher.update(block.as_bytes());
+                }
+            }
+            hasher
+        });
+        for (&chunk, blocks) in chunks.iter().zip(from_maker) {
+            let blocks = blocks.map_err(|failed| {
+                let (i, err) = *failed;
+                // A file the cache vouched for changed without its stamp moving: forget it,
+                // so the next render reads it.
+                if let (Some(cache), Ok(ready)) = (&cache, &prepared[i].body)
+                    && ready.from_cache
+                    && let Some(path) = prepared[i].planned.file_path()
+                    && let Some(path) = path.to_str()
+                {
+                    let _ = cache.db.forget_render_files(&[path]);
+                }
+                err
+            })?;
+            for (block, &i) in blocks.iter().zip(chunk) {
+                sink.write_unhashed(block)?;
+                pieces.push(PayloadPiece {
+                    bytes: block.len(),
+                    tokens: counts[i].expect("kept blocks are counted"),
+                });
+            }
+            progress.advance(chunk.len() as u64);
         }
-        progress.advance(chunk.len() as u64);
-    }
+        Ok(hashing.join().expect("the hashing thread does not panic"))
+    })?;
     sink.write(&tail)?;
     if !tail.is_empty() {
         pieces.push(PayloadPiece {
@@ -863,8 +1144,27 @@ fn stream_job_retaining(
     })
 }
 
-/// A kept unit's block: from its kept text, or from its file read and redacted again, which
-/// must give the text the first pass counted.
+/// `units` cut into chunks of at most [`CHUNK_UNITS`] units, each ending once its units'
+/// `bytes` pass [`CHUNK_BYTES`].
+fn byte_chunks(units: &[usize], bytes: impl Fn(usize) -> usize) -> Vec<&[usize]> {
+    let mut chunks = Vec::new();
+    let (mut start, mut size) = (0, 0);
+    for (at, &unit) in units.iter().enumerate() {
+        size += bytes(unit);
+        if at + 1 - start == CHUNK_UNITS || size > CHUNK_BYTES {
+            chunks.push(&units[start..=at]);
+            (start, size) = (at + 1, 0);
+        }
+    }
+    if start < units.len() {
+        chunks.push(&units[start..]);
+    }
+    chunks
+}
+
+/// A kept unit's block: from its kept text, or from its file read again, which must hash to
+/// what the first pass (or the render cache) saw, and is redacted again only when something
+/// in it was.
 fn kept_block(
     policy: &RenderPolicy,
     redactor: &Redactor,
@@ -883,11 +1183,23 @@ fn kept_block(
         .read()
         .ok_or_else(changed)?
         .map_err(|_| changed())?;
-    let (content, content_hash, _) = redact_text(redactor, text);
-    if content_hash != ready.content_hash {
+    if raw_hash(&text) != ready.raw_hash {
         return Err(changed());
     }
-    Ok(make_block(policy, unit, &content_hash, &content))
+    // Nothing was redacted (a redaction always finds something): the text is the content.
+    if ready.findings.is_empty() {
+        return Ok(make_block(policy, unit, &ready.content_hash, &text));
+    }
+    let redacted = redact_text(redactor, text);
+    if redacted.content_hash != ready.content_hash {
+        return Err(changed());
+    }
+    Ok(make_block(
+        policy,
+        unit,
+        &redacted.content_hash,
+        &redacted.content,
+    ))
 }
 
 fn over_budget_detail(tokens: u64, budget: u64, reserve: u64) -> String {
@@ -1153,6 +1465,23 @@ mod tests {
 
     use super::*;
 
+    #[test]
+    fn byte_chunks_end_at_a_unit_count_or_past_a_byte_count() {
+        let units: Vec<usize> = (0..600).collect();
+        let small = byte_chunks(&units, |_| 10);
+        assert_eq!(
+            small.iter().map(|c| c.len()).collect::<Vec<_>>(),
+            [CHUNK_UNITS, CHUNK_UNITS, 600 - 2 * CHUNK_UNITS]
+        );
+        // Unit 3 is huge: its chunk ends with it.
+        let sizes = |i: usize| if i == 3 { CHUNK_BYTES } else { 1 };
+        let chunks = byte_chunks(&units[..10], sizes);
+        assert_eq!(chunks, [&units[..4], &units[4..10]]);
+        assert!(byte_chunks(&[], sizes).is_empty());
+        let all: Vec<usize> = byte_chunks(&units, sizes).concat();
+        assert_eq!(all, units);
+    }
+
     fn settings() -> PackSettings {
         PackSettings {
             default_budget: 1_000_000,
@@ -1211,6 +1540,7 @@ mod tests {
                 PayloadStyle::Markdown,
                 PayloadOptions::default(),
             ),
+            now: None,
         }
     }
 
@@ -1281,15 +1611,18 @@ mod tests {
         let mut planned = plan(&spec, &options).pop().expect("one unit");
         planned.load();
         let text = std::mem::replace(&mut planned.unit.body, Ok(String::new())).expect("text");
-        let (_, content_hash, findings) = redact_text(&settings.redactor, text);
+        let redacted = redact_text(&settings.redactor, text);
         let policy = job(&root, &settings, 1000).policy;
         let prepared = Prepared {
             source: 0,
             body: Ok(Ready {
-                content_hash,
+                content_hash: redacted.content_hash,
+                raw_hash: redacted.raw_hash,
+                bytes: redacted.content.len(),
                 content: None,
-                findings,
-                block_key: block_identity(&policy, &planned.unit, &content_hash),
+                findings: redacted.findings,
+                block_key: block_identity(&policy, &planned.unit, &redacted.content_hash),
+                from_cache: false,
             }),
             planned,
         };

@@ -1,0 +1,136 @@
+//! The render cache (`render_files`): what a render learned about a file at a stamp, so a
+//! warm render plans without reading, redacting or counting unchanged files.
+
+use rusqlite::{OptionalExtension, params};
+
+use crate::StoreError;
+use crate::db::SqliteMetadata;
+
+/// A file as a render last read it: its stamp (path, size, modification time, inode), the
+/// hash of its bytes, and, under one redaction rule set and block layout, the redacted text's
+/// hash, the findings, the block's token-cache key and its token count.
+///
+/// Rows are derived data: a row only lets a render skip work, never changes what it writes.
+/// A render still reads every file it includes and checks its bytes hash to `raw_hash`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderFileRow {
+    /// The absolute path.
+    pub path: String,
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub inode: u64,
+    /// The hash of the file's bytes as read.
+    pub raw_hash: String,
+    /// Which redaction rules applied (a digest of their definitions).
+    pub rules: String,
+    /// The hash of the redacted text.
+    pub content_hash: String,
+    /// The redaction findings, one `line rule` per line (empty when nothing was redacted).
+    pub findings: String,
+    /// The token-cache key of the file's block (it covers the header and the layout).
+    pub block_key: String,
+    pub tokenizer: String,
+    pub tokens: u64,
+}
+
+/// An inode as SQLite's signed 64-bit integer (same bits).
+fn inode_column(inode: u64) -> i64 {
+    i64::from_ne_bytes(inode.to_ne_bytes())
+}
+
+impl SqliteMetadata {
+    /// The row remembered for each path (`None` when unknown).
+    pub fn render_files(&self, paths: &[&str]) -> Result<Vec<Option<RenderFileRow>>, StoreError> {
+        let run = || -> rusqlite::Result<Vec<Option<RenderFileRow>>> {
+            let conn = self.connection();
+            let mut stmt = conn.prepare_cached(
+                "SELECT size, mtime_ns, inode, raw_hash, rules, content_hash, findings, block_key,
+                        tokenizer, tokens
+                 FROM render_files WHERE path = ?1",
+            )?;
+            paths
+                .iter()
+                .map(|path| {
+                    stmt.query_row([path], |row| {
+                        Ok(RenderFileRow {
+                            path: (*path).to_owned(),
+                            size: u64::try_from(row.get::<_, i64>(0)?).unwrap_or(u64::MAX),
+                            mtime_ns: row.get(1)?,
+                            inode: u64::from_ne_bytes(row.get::<_, i64>(2)?.to_ne_bytes()),
+                            raw_hash: row.get(3)?,
+                            rules: row.get(4)?,
+                            content_hash: row.get(5)?,
+                            findings: row.get(6)?,
+                            block_key: row.get(7)?,
+                            tokenizer: row.get(8)?,
+                            tokens: u64::try_from(row.get::<_, i64>(9)?).unwrap_or(0),
+                        })
+                    })
+                    .optional()
+                })
+                .collect()
+        };
+        run().map_err(|e| self.err(e))
+    }
+
+    /// Remembers rows (replacing what was remembered for their paths), in one transaction;
+    /// nothing on a read-only store.
+    pub fn remember_render_files(&self, rows: &[RenderFileRow]) -> Result<(), StoreError> {
+        if self.is_read_only() || rows.is_empty() {
+            return Ok(());
+        }
+        let run = || -> rusqlite::Result<()> {
+            let conn = self.connection();
+            let tx = conn.unchecked_transaction()?;
+            {
+                let mut stmt = tx.prepare_cached(
+                    "INSERT OR REPLACE INTO render_files (path, size, mtime_ns, inode, raw_hash,
+                        rules, content_hash, findings, block_key, tokenizer, tokens)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                )?;
+                for row in rows {
+                    let (Ok(size), Ok(tokens)) =
+                        (i64::try_from(row.size), i64::try_from(row.tokens))
+                    else {
+                        continue;
+                    };
+                    stmt.execute(params![
+                        row.path,
+                        size,
+                        row.mtime_ns,
+                        inode_column(row.inode),
+                        row.raw_hash,
+                        row.rules,
+                        row.content_hash,
+                        row.findings,
+                        row.block_key,
+                        row.tokenizer,
+                        tokens
+                    ])?;
+                }
+            }
+            tx.commit()
+        };
+        run().map_err(|e| self.err(e))
+    }
+
+    /// Forgets what was remembered for `paths` (a file that changed without its stamp
+    /// moving); nothing on a read-only store.
+    pub fn forget_render_files(&self, paths: &[&str]) -> Result<(), StoreError> {
+        if self.is_read_only() || paths.is_empty() {
+            return Ok(());
+        }
+        let run = || -> rusqlite::Result<()> {
+            let conn = self.connection();
+            let tx = conn.unchecked_transaction()?;
+            {
+                let mut stmt = tx.prepare_cached("DELETE FROM render_files WHERE path = ?1")?;
+                for path in paths {
+                    stmt.execute([path])?;
+                }
+            }
+            tx.commit()
+        };
+        run().map_err(|e| self.err(e))
+    }
+}

@@ -1,0 +1,214 @@
+//! The render cache: a warm render plans unchanged files from what the last render learned
+//! (no read, no redaction, no count) and writes the same bytes; every file it writes is read
+//! once and checked against the hash it remembered, so a file changed without its stamp
+//! moving fails the render (and is forgotten, so the next render reads it) instead of
+//! slipping a wrong hash into the report.
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use ctx::CtxError;
+use ctx::core::TokenizerKind;
+use ctx::core::redact::Redactor;
+use ctx::packs::{self, PackContext, PackSettings, Render, RenderRequest};
+use ctx::sources::AddOptions;
+use ctx::sources::sensitive::SensitivePaths;
+use ctx::store::Store;
+
+/// Unix seconds far past any file written by a test: every stamp is old enough to trust.
+fn settled() -> i64 {
+    4_000_000_000
+}
+
+/// Unix seconds before any file was written: no stamp is trusted.
+fn unsettled() -> i64 {
+    0
+}
+
+const TOKEN: &str = "ghp_SByUTmH25TAL9rifUbgIJArNDu2NlqNE5zzK";
+
+fn tree() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().canonicalize().expect("canonical");
+    std::fs::create_dir_all(root.join("src")).expect("mkdir");
+    std::fs::write(root.join("src/a.py"), "def a():\n    return 1\n").expect("write");
+    std::fs::write(root.join("src/b.rs"), "fn b() -> u32 {\n    2\n}\n").expect("write");
+    std::fs::write(
+        root.join("src/deploy.sh"),
+        format!("#!/bin/sh\ngit clone https://{TOKEN}@github.com/acme/app\n"),
+    )
+    .expect("write");
+    (dir, root)
+}
+
+fn context<'a>(
+    store: &'a Store,
+    root: &Path,
+    clock: &'a (dyn Fn() -> i64 + Sync),
+) -> PackContext<'a> {
+    PackContext {
+        store,
+        root: root.to_owned(),
+        settings: PackSettings {
+            default_budget: 100_000,
+            default_tokenizer: TokenizerKind::Cl100kBase,
+            max_file_bytes: 1 << 20,
+            command_timeout: Duration::from_secs(5),
+            redactor: Redactor::with_custom(&[]).expect("rules"),
+            sensitive: SensitivePaths::with_extra(&[]).expect("patterns"),
+        },
+        clock,
+    }
+}
+
+fn setup(root: &Path) -> Store {
+    let (store, _) = Store::init(&root.join(".ctx")).expect("init");
+    let ctx = context(&store, root, &settled);
+    packs::create_pack(&ctx, "p", None, None, 0).expect("create");
+    packs::add_source(&ctx, "p", "glob:src/**", root, &AddOptions::default(), 0, 0).expect("add");
+    store
+}
+
+fn render(ctx: &PackContext<'_>) -> Result<Render, CtxError> {
+    let request = RenderRequest {
+        packs: vec!["p".into()],
+        ..RenderRequest::default()
+    };
+    packs::render(ctx, &request)
+}
+
+fn remembered(store: &Store, root: &Path, rel: &str) -> bool {
+    let path = root.join(rel);
+    store
+        .db()
+        .render_files(&[path.to_str().expect("utf-8")])
+        .expect("lookup")[0]
+        .is_some()
+}
+
+/// Rewrites `rel` in place with `text` (same length) and puts its modification time back:
+/// size, modification time and inode, the whole stamp, stay the same.
+fn rewrite_keeping_stamp(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    let before = std::fs::metadata(&path).expect("stat");
+    assert_eq!(before.len(), text.len() as u64, "same length");
+    std::fs::write(&path, text).expect("rewrite");
+    let file = std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .expect("open");
+    file.set_modified(before.modified().expect("mtime"))
+        .expect("set mtime");
+    let after = std::fs::metadata(&path).expect("stat");
+    assert_eq!(
+        (after.len(), after.modified().ok()),
+        (before.len(), before.modified().ok())
+    );
+}
+
+#[test]
+fn a_warm_render_writes_the_same_bytes_from_the_cache() {
+    let (_dir, root) = tree();
+    let store = setup(&root);
+    let ctx = context(&store, &root, &settled);
+    let cold = render(&ctx).expect("cold render");
+    assert!(cold.report.tokens_counted > 0);
+    assert!(
+        cold.report
+            .redactions
+            .iter()
+            .any(|r| r.rule == "GITHUB_PAT"),
+        "the token is redacted: {:?}",
+        cold.report.redactions
+    );
+    assert!(!cold.payload.contains(TOKEN));
+    for rel in ["src/a.py", "src/b.rs", "src/deploy.sh"] {
+        assert!(remembered(&store, &root, rel), "{rel} remembered");
+    }
+
+    let warm = render(&ctx).expect("warm render");
+    assert_eq!(warm.payload, cold.payload, "same bytes");
+    assert_eq!(warm.report.payload_hash, cold.report.payload_hash);
+    assert_eq!(warm.report.render_hash, cold.report.render_hash);
+    assert_eq!(warm.report.redactions, cold.report.redactions);
+    let hashes = |r: &Render| {
+        r.report
+            .included
+            .iter()
+            .map(|i| (i.path.clone(), i.content_hash, i.tokens))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(hashes(&warm), hashes(&cold));
+    assert_eq!(warm.report.tokens_counted, 0, "nothing counted again");
+    assert!(!warm.payload.contains(TOKEN));
+
+    // Streamed to a writer, as `pack render -o` does: the same bytes again.
+    let mut streamed = Vec::new();
+    let request = RenderRequest {
+        packs: vec!["p".into()],
+        ..RenderRequest::default()
+    };
+    let report = packs::render_to(
+        &ctx,
+        &request,
+        packs::PayloadOptions::default(),
+        &ctx::core::NoProgress,
+        &mut streamed,
+    )
+    .expect("streamed render");
+    assert_eq!(streamed, cold.payload.as_bytes());
+    assert_eq!(report.payload_hash, cold.report.payload_hash);
+}
+
+#[test]
+fn a_file_changed_without_its_stamp_moving_fails_the_render_once() {
+    let (_dir, root) = tree();
+    let store = setup(&root);
+    let ctx = context(&store, &root, &settled);
+    render(&ctx).expect("cold render");
+    rewrite_keeping_stamp(&root, "src/a.py", "def z():\n    return 9\n");
+    let err = render(&ctx).expect_err("the cache vouched for old bytes");
+    assert!(
+        matches!(err, CtxError::ChangedDuringRender { ref path } if path == "src/a.py"),
+        "{err}"
+    );
+    assert!(!remembered(&store, &root, "src/a.py"), "forgotten");
+    let again = render(&ctx).expect("read afresh");
+    assert!(again.payload.contains("def z():"));
+    assert!(!again.payload.contains("def a():"));
+}
+
+#[test]
+fn a_file_changed_with_its_stamp_is_read_again() {
+    let (_dir, root) = tree();
+    let store = setup(&root);
+    let ctx = context(&store, &root, &settled);
+    let cold = render(&ctx).expect("cold render");
+    // Another size: the stamp moves whatever the clock's resolution.
+    std::fs::write(root.join("src/b.rs"), "fn b() -> u64 {\n    20\n}\n").expect("edit");
+    let warm = render(&ctx).expect("warm render");
+    assert!(warm.payload.contains("    20\n"));
+    assert_ne!(warm.report.payload_hash, cold.report.payload_hash);
+    assert_eq!(
+        warm.report.tokens_counted, 1,
+        "only the edited block is counted"
+    );
+}
+
+#[test]
+fn stamps_too_recent_to_trust_are_not_remembered() {
+    let (_dir, root) = tree();
+    let store = setup(&root);
+    let ctx = context(&store, &root, &unsettled);
+    render(&ctx).expect("render");
+    assert!(!remembered(&store, &root, "src/a.py"));
+    // The files were written just now: a clock reading now does not trust them either.
+    let now = || {
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+    };
+    let ctx = context(&store, &root, &now);
+    render(&ctx).expect("render");
+    assert!(!remembered(&store, &root, "src/a.py"));
+}
