@@ -188,14 +188,14 @@ pub(crate) struct JobSource {
 /// Units read, redacted and counted at a time (and re-read at a time when written).
 const CHUNK_UNITS: usize = 256;
 
-/// Bytes of file text written a chunk at a time (a chunk ends at [`CHUNK_UNITS`] units or
-/// past this many bytes): three chunks are in flight while the payload is written.
-const CHUNK_BYTES: usize = 8 << 20;
+/// Bytes of file text read or written a chunk at a time (a chunk ends at [`CHUNK_UNITS`]
+/// units or past this many bytes): three chunks are in flight while the payload is written.
+const CHUNK_BYTES: usize = 4 << 20;
 
 /// Redacted file texts kept from the first pass for the second, in bytes. Past it a file is
 /// read (and redacted) again when its block is written: a small tree is read once, a large
 /// one holds at most this much besides the chunk at hand.
-const RETAIN_BYTES: usize = 32 << 20;
+const RETAIN_BYTES: usize = 8 << 20;
 
 struct Ready {
     content_hash: ContentHash,
@@ -743,7 +743,16 @@ fn stream_job_retaining(
             }),
         });
     loop {
-        let chunk: Vec<_> = planned.by_ref().take(CHUNK_UNITS).collect();
+        // A chunk ends at CHUNK_UNITS units or past CHUNK_BYTES of files (as listed).
+        let (mut chunk, mut chunk_bytes) = (Vec::new(), 0usize);
+        while chunk.len() < CHUNK_UNITS && chunk_bytes <= CHUNK_BYTES {
+            let Some((source, unit)) = planned.next() else {
+                break;
+            };
+            let size = unit.listed_stamp().map_or(0, |s| s.size);
+            chunk_bytes = chunk_bytes.saturating_add(usize::try_from(size).unwrap_or(usize::MAX));
+            chunk.push((source, unit));
+        }
         if chunk.is_empty() {
             break;
         }
@@ -1549,6 +1558,40 @@ mod tests {
         let streamed = stream_job_retaining(job, &NoProgress, &mut out, retain).expect("render");
         let report = serde_json::to_string(&streamed.report).expect("report");
         (out, report, streamed.pieces)
+    }
+
+    /// Files large enough that chunks end by bytes, not by units, in both passes: every file
+    /// is read, counted and written once, in order.
+    #[test]
+    fn chunks_cut_by_bytes_lose_no_unit() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        std::fs::create_dir(root.join("d")).expect("mkdir");
+        let big = "y\n".repeat(500_000);
+        let mut expected = Vec::new();
+        for i in 0..40 {
+            let body = if i % 4 == 1 {
+                big.clone()
+            } else {
+                format!("file {i}\n")
+            };
+            let rel = format!("d/f{i:04}.txt");
+            std::fs::write(root.join(&rel), body).expect("write");
+            expected.push(rel);
+        }
+        let settings = settings();
+        let job = job(&root, &settings, u64::MAX / 4);
+        let mut out = Vec::new();
+        let streamed = stream_job_retaining(&job, &NoProgress, &mut out, 0).expect("render");
+        let included: Vec<&str> = streamed
+            .report
+            .included
+            .iter()
+            .map(|i| i.path.as_str())
+            .filter(|p| p.starts_with("d/"))
+            .collect();
+        assert_eq!(included, expected);
+        assert!(out.len() > 10 * big.len(), "every big file written");
     }
 
     /// More files than a chunk holds, some with secrets: keeping no text between the passes
