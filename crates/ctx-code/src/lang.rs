@@ -117,11 +117,16 @@ impl Language {
 
     /// The cache key part that changes when the grammar or the extractor changes: the
     /// language, the grammar's ABI version and [`EXTRACTOR_VERSION`].
+    ///
+    /// It names the built-in redaction rules too (`r` and the start of their fingerprint):
+    /// signatures and doc comments are stored redacted, so a summary made under other rules
+    /// is made again rather than trusted, and answers need not redact them a second time.
     pub fn extractor_key(self) -> String {
         format!(
-            "{}:abi{}:x{EXTRACTOR_VERSION}",
+            "{}:abi{}:x{EXTRACTOR_VERSION}:r{}",
             self.name(),
-            self.grammar().abi_version()
+            self.grammar().abi_version(),
+            redaction_tag()
         )
     }
 
@@ -161,6 +166,16 @@ pub fn detect_project_type(dir: &Path) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// The first 12 hex digits of the built-in redaction rules' fingerprint (computed once).
+fn redaction_tag() -> &'static str {
+    static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TAG.get_or_init(|| {
+        let fingerprint = ctx_core::redact::Redactor::builtin().fingerprint();
+        let hex = fingerprint.rsplit(':').next().unwrap_or_default();
+        hex.get(..12).unwrap_or(hex).to_owned()
+    })
 }
 
 #[cfg(test)]

@@ -274,13 +274,10 @@ fn redact_text(text: &mut String) {
     }
 }
 
+/// Redacts what a summary quotes from the file. Signatures and doc comments come redacted
+/// from `ctx-code` (when extracted, before they are cached; the cache key names the rules),
+/// so only a skeleton, made fresh from the file, is redacted here.
 fn redact_summary(summary: &mut FileSummary) {
-    for symbol in &mut summary.symbols {
-        redact_text(&mut symbol.signature);
-        if let Some(doc) = symbol.doc_comment.as_mut() {
-            redact_text(doc);
-        }
-    }
     if let Some(skeleton) = summary.skeleton.as_mut() {
         redact_text(skeleton);
     }
