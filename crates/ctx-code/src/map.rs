@@ -4,9 +4,96 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::ser::SerializeSeq;
+use serde::{Serialize, Serializer};
 
 use crate::summary::FileSummary;
+
+/// Top-level symbols as shown (`fn main`, `struct Args`), held as one string with the
+/// symbols NUL-separated (source text holds no NUL: such files are binary): a map of a large tree lists about a million of them (the cargo registry's sources:
+/// 1.2 million), and one allocation per file instead of one per symbol is most of the map's
+/// memory. Serializes as an array of strings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SymbolList {
+    text: String,
+    len: usize,
+}
+
+impl SymbolList {
+    /// Adds a symbol (a NUL in it, which source text never holds, would be shown as a
+    /// space).
+    pub fn push(&mut self, symbol: &str) {
+        if self.len > 0 {
+            self.text.push(SEPARATOR);
+        }
+        if symbol.contains(SEPARATOR) {
+            self.text.push_str(&symbol.replace(SEPARATOR, " "));
+        } else {
+            self.text.push_str(symbol);
+        }
+        self.len += 1;
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The symbols in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.text.split(SEPARATOR).take(self.len)
+    }
+
+    /// Keeps the first `n` symbols.
+    pub fn truncate(&mut self, n: usize) {
+        if n >= self.len {
+            return;
+        }
+        let end = if n == 0 {
+            0
+        } else {
+            self.text
+                .match_indices(SEPARATOR)
+                .nth(n - 1)
+                .map_or(self.text.len(), |(at, _)| at)
+        };
+        self.text.truncate(end);
+        self.text.shrink_to_fit();
+        self.len = n;
+    }
+
+    /// The symbols joined by `separator`.
+    pub fn join(&self, separator: &str) -> String {
+        self.text.replace(SEPARATOR, separator)
+    }
+}
+
+/// Between two symbols of a [`SymbolList`].
+const SEPARATOR: char = '\0';
+
+impl<S: AsRef<str>> FromIterator<S> for SymbolList {
+    fn from_iter<I: IntoIterator<Item = S>>(symbols: I) -> Self {
+        let mut list = Self::default();
+        for symbol in symbols {
+            list.push(symbol.as_ref());
+        }
+        list.text.shrink_to_fit();
+        list
+    }
+}
+
+impl Serialize for SymbolList {
+    fn serialize<Z: Serializer>(&self, serializer: Z) -> Result<Z::Ok, Z::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.len))?;
+        for symbol in self.iter() {
+            seq.serialize_element(symbol)?;
+        }
+        seq.end()
+    }
+}
 
 /// One line of the map.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -25,8 +112,8 @@ pub struct MapEntry {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
     /// Top-level symbols of a source file: `fn main`, `struct Args`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub symbols: Vec<String>,
+    #[serde(skip_serializing_if = "SymbolList::is_empty")]
+    pub symbols: SymbolList,
     /// Top-level symbols left out to fit the budget.
     #[serde(skip_serializing_if = "is_zero")]
     pub more_symbols: usize,
@@ -65,7 +152,7 @@ pub struct MapSummary {
     pub language: crate::lang::Language,
     pub lines: usize,
     /// Top-level symbols as shown: `fn main`, `struct Args`.
-    pub top: Vec<String>,
+    pub top: SymbolList,
 }
 
 impl MapSummary {
@@ -74,12 +161,19 @@ impl MapSummary {
         Self {
             language: summary.language,
             lines: summary.lines,
-            top: summary
-                .symbols
-                .iter()
-                .filter(|s| s.parent.is_none())
-                .map(|s| format!("{} {}", s.kind.tag(), s.name))
-                .collect(),
+            top: {
+                let mut top = SymbolList::default();
+                let mut shown = String::new();
+                for symbol in summary.symbols.iter().filter(|s| s.parent.is_none()) {
+                    shown.clear();
+                    shown.push_str(symbol.kind.tag());
+                    shown.push(' ');
+                    shown.push_str(&symbol.name);
+                    top.push(&shown);
+                }
+                top.text.shrink_to_fit();
+                top
+            },
         }
     }
 }
@@ -162,7 +256,7 @@ fn assemble(root: &str, files: Vec<MapFile>, max_depth: usize, symbol_cap: usize
                 files: Some(*count),
                 lines: *lines,
                 language: None,
-                symbols: Vec::new(),
+                symbols: SymbolList::default(),
                 more_symbols: 0,
             });
         }
@@ -256,6 +350,33 @@ pub fn render(map: &CodeMap) -> String {
 mod tests {
     use super::*;
     use crate::lang::Language;
+
+    #[test]
+    fn symbol_lists_hold_serialize_and_truncate_like_a_vec() {
+        let symbols = ["fn main", "struct Args", "", "enum E"];
+        let mut list: SymbolList = symbols.iter().collect();
+        assert_eq!(list.len(), 4);
+        assert_eq!(list.iter().collect::<Vec<_>>(), symbols);
+        assert_eq!(
+            serde_json::to_string(&list).expect("json"),
+            serde_json::to_string(&symbols).expect("json")
+        );
+        assert_eq!(list.join(", "), "fn main, struct Args, , enum E");
+        list.truncate(2);
+        assert_eq!(list.iter().collect::<Vec<_>>(), ["fn main", "struct Args"]);
+        list.truncate(5);
+        assert_eq!(list.len(), 2);
+        list.truncate(0);
+        assert!(list.is_empty());
+        assert_eq!(list.iter().count(), 0);
+        assert_eq!(serde_json::to_string(&list).expect("json"), "[]");
+        // A symbol may span lines (`impl (\n A,\n B,\n)`); a NUL cannot split one in two.
+        let odd: SymbolList = ["impl (\n    A,\n)", "fn a\0b"].iter().collect();
+        assert_eq!(
+            odd.iter().collect::<Vec<_>>(),
+            ["impl (\n    A,\n)", "fn a b"]
+        );
+    }
 
     fn file(rel: &str, lines: usize, symbols: &[&str]) -> MapFile {
         MapFile {

@@ -169,7 +169,7 @@ pub fn summarize_files(
 
 /// Files are read, parsed and handed on in chunks of about this many bytes (or
 /// [`CHUNK_FILES`] files), so a run holds one chunk's contents and summaries, not the tree's.
-const CHUNK_BYTES: u64 = 16 << 20;
+const CHUNK_BYTES: u64 = 8 << 20;
 /// Most files in one chunk.
 const CHUNK_FILES: usize = 1024;
 
@@ -607,7 +607,7 @@ pub fn summarize_file(
 }
 
 /// Fresh summaries are stored in batches of about this many bytes.
-const WRITE_BATCH_BYTES: usize = 16 << 20;
+const WRITE_BATCH_BYTES: usize = 8 << 20;
 
 /// Maps `f` over `items` on up to `threads` worker threads (0: available parallelism),
 /// handing each result to `sink` on the calling thread as soon as it is done (in no

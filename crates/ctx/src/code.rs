@@ -15,7 +15,7 @@ use ctx_code::map::{MapFile, MapSummary};
 use ctx_code::related::ProjectLayout;
 pub use ctx_code::related::{Related, RelatedFile};
 pub use ctx_code::search::{ContextLine, SearchMatch, TextQuery};
-pub use ctx_code::symbols::use_mimalloc_for_tree_sitter;
+pub use ctx_code::symbols::{limit_malloc_arenas, use_mimalloc_for_tree_sitter};
 pub use ctx_code::tree_cache::{TreeCacheSettings, TreeCacheStats};
 use ctx_code::{CacheKey, FileStamp, SummaryCache};
 pub use ctx_code::{

@@ -286,7 +286,7 @@ impl From<MapEntry> for MapItem {
             files: e.files.map(|n| n as u64),
             lines: e.lines as u64,
             language: e.language,
-            symbols: e.symbols,
+            symbols: e.symbols.iter().map(str::to_owned).collect(),
             more_symbols: (e.more_symbols > 0).then_some(e.more_symbols as u64),
         }
     }
