@@ -14,6 +14,8 @@
 //! being read, and with nothing changed the build returns at once without writing.
 
 mod db;
+#[cfg(test)]
+mod tests;
 pub(crate) mod verify;
 
 use std::borrow::Cow;
