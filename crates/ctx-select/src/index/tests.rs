@@ -78,7 +78,10 @@ fn fixture(variant: u32) -> Vec<RawDocument> {
         "from pkg.models import Invoice\n\ndef render_invoice(inv: Invoice) -> str:\n    # renders the invoice\n    return str(inv.total())\n"
             .to_owned(),
     );
-    put("go.mod", "module example.com/fixture\n\ngo 1.22\n".to_owned());
+    put(
+        "go.mod",
+        "module example.com/fixture\n\ngo 1.22\n".to_owned(),
+    );
     put(
         "go/store/store.go",
         "package store\n\n// Store keeps ledgers.\ntype Store struct{ Ledgers []string }\n\nfunc Open() *Store { return &Store{} }\n"
@@ -129,7 +132,10 @@ fn fixture(variant: u32) -> Vec<RawDocument> {
     if variant == 1 {
         files.remove("web/render.js");
     }
-    files.insert("data/blob.bin".to_owned(), vec![0xff, 0xfe, 0x00, 0x01, 0x80]);
+    files.insert(
+        "data/blob.bin".to_owned(),
+        vec![0xff, 0xfe, 0x00, 0x01, 0x80],
+    );
     files
         .into_iter()
         .map(|(id, bytes)| RawDocument {
@@ -239,6 +245,18 @@ fn a_fresh_build_holds_what_the_in_memory_build_held() {
     let report = build(tmp.path(), 0, false);
     assert_eq!(report.skipped.len(), 1, "{report:?}");
     assert_eq!(digest(&tmp.path().join("fixture")), FRESH);
+    // The digest covers both kinds of graph edges: imports (3) and references (1).
+    let db =
+        SearchDb::open(&tmp.path().join("fixture").join(SEARCH_DB_FILE), "fixture").expect("open");
+    let weights: BTreeSet<u32> = db
+        .graph()
+        .expect("graph")
+        .edges
+        .iter()
+        .flatten()
+        .map(|&(_, w)| w)
+        .collect();
+    assert!(weights.contains(&1) && weights.contains(&3), "{weights:?}");
     let changed = tempfile::tempdir().expect("tempdir");
     build(changed.path(), 1, false);
     assert_eq!(digest(&changed.path().join("fixture")), CHANGED);
@@ -255,4 +273,38 @@ fn an_incremental_build_holds_what_a_fresh_one_does() {
     let again = build(tmp.path(), 1, false);
     assert!(again.up_to_date);
     assert_eq!(digest(&tmp.path().join("fixture")), CHANGED);
+}
+
+fn build_limited(dir: &Path, variant: u32, limits: Limits) -> BuildReport {
+    build_index_inner(
+        dir,
+        &MemorySource::new(fixture(variant)),
+        &opts(false),
+        &commits,
+        &NoProgress,
+        limits,
+    )
+    .expect("build")
+}
+
+#[test]
+fn small_chunks_and_spilled_postings_change_nothing() {
+    for (chunk_docs, postings_bytes) in [(1, 0), (3, 1), (7, 2000), (1000, 20_000)] {
+        let limits = Limits {
+            chunk_docs,
+            postings_bytes,
+        };
+        let tmp = tempfile::tempdir().expect("tempdir");
+        build_limited(tmp.path(), 0, limits);
+        let index = tmp.path().join("fixture");
+        assert_eq!(digest(&index), FRESH, "{limits:?}");
+        let report = build_limited(tmp.path(), 1, limits);
+        assert_eq!(report.reused, 37, "{limits:?}");
+        assert_eq!(digest(&index), CHANGED, "{limits:?}");
+        let left: Vec<_> = fs::read_dir(&index)
+            .expect("index")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(left.len(), 4, "no run or graph files left: {left:?}");
+    }
 }
