@@ -527,3 +527,57 @@ fn split_lines(text: &str) -> Vec<String> {
         text.split('\n').map(str::to_owned).collect()
     }
 }
+
+/// Every row of every table of the search database at `path`, in key order, each value with
+/// its type: what two builds of the same input must agree on (tests compare these, not the
+/// file's bytes, whose page layout is SQLite's business).
+#[cfg(test)]
+pub(crate) fn dump_rows(path: &Path) -> Vec<u8> {
+    use rusqlite::types::ValueRef;
+    let mut out = Vec::new();
+    let conn = Connection::open(path).expect("open search.db");
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .expect("tables");
+    assert_eq!(tables, ["docs", "meta", "postings", "sources"]);
+    for (table, key) in [
+        ("docs", "num"),
+        ("meta", "key"),
+        ("postings", "field, term"),
+        ("sources", "id"),
+    ] {
+        out.extend_from_slice(table.as_bytes());
+        let mut stmt = conn
+            .prepare(&format!("SELECT * FROM {table} ORDER BY {key}"))
+            .expect("select");
+        let columns = stmt.column_count();
+        let mut rows = stmt.query([]).expect("query");
+        while let Some(row) = rows.next().expect("row") {
+            for i in 0..columns {
+                match row.get_ref(i).expect("value") {
+                    ValueRef::Null => out.push(0),
+                    ValueRef::Integer(n) => {
+                        out.push(1);
+                        out.extend_from_slice(&n.to_le_bytes());
+                    }
+                    ValueRef::Real(x) => {
+                        out.push(2);
+                        out.extend_from_slice(&x.to_le_bytes());
+                    }
+                    ValueRef::Text(t) => {
+                        out.push(3);
+                        out.extend_from_slice(&(t.len() as u64).to_le_bytes());
+                        out.extend_from_slice(t);
+                    }
+                    ValueRef::Blob(b) => {
+                        out.push(4);
+                        out.extend_from_slice(&(b.len() as u64).to_le_bytes());
+                        out.extend_from_slice(b);
+                    }
+                }
+            }
+        }
+    }
+    out
+}

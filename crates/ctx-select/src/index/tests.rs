@@ -10,8 +10,6 @@ use std::fs;
 use std::path::Path;
 
 use ctx_core::ContentHash;
-use rusqlite::Connection;
-use rusqlite::types::ValueRef;
 
 use super::*;
 use crate::source::{MemorySource, RawDocument};
@@ -164,51 +162,7 @@ fn commits() -> BTreeMap<String, u32> {
 /// SHA-256 over every row of every table of `search.db` (in key order, each value with its
 /// type), `manifest.json`, `index.json` and the document files.
 fn digest(index: &Path) -> String {
-    let mut out = Vec::new();
-    let conn = Connection::open(index.join(SEARCH_DB_FILE)).expect("open search.db");
-    let tables: Vec<String> = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-        .expect("tables");
-    assert_eq!(tables, ["docs", "meta", "postings", "sources"]);
-    for (table, key) in [
-        ("docs", "num"),
-        ("meta", "key"),
-        ("postings", "field, term"),
-        ("sources", "id"),
-    ] {
-        out.extend_from_slice(table.as_bytes());
-        let mut stmt = conn
-            .prepare(&format!("SELECT * FROM {table} ORDER BY {key}"))
-            .expect("select");
-        let columns = stmt.column_count();
-        let mut rows = stmt.query([]).expect("query");
-        while let Some(row) = rows.next().expect("row") {
-            for i in 0..columns {
-                match row.get_ref(i).expect("value") {
-                    ValueRef::Null => out.push(0),
-                    ValueRef::Integer(n) => {
-                        out.push(1);
-                        out.extend_from_slice(&n.to_le_bytes());
-                    }
-                    ValueRef::Real(x) => {
-                        out.push(2);
-                        out.extend_from_slice(&x.to_le_bytes());
-                    }
-                    ValueRef::Text(t) => {
-                        out.push(3);
-                        out.extend_from_slice(&(t.len() as u64).to_le_bytes());
-                        out.extend_from_slice(t);
-                    }
-                    ValueRef::Blob(b) => {
-                        out.push(4);
-                        out.extend_from_slice(&(b.len() as u64).to_le_bytes());
-                        out.extend_from_slice(b);
-                    }
-                }
-            }
-        }
-    }
+    let mut out = db::dump_rows(&index.join(SEARCH_DB_FILE));
     for file in [MANIFEST_FILE, INDEX_FILE] {
         out.extend_from_slice(&fs::read(index.join(file)).expect("read"));
     }
