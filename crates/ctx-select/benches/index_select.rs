@@ -1,5 +1,5 @@
-//! Index build (cold, incremental with nothing changed, one file changed) and select
-//! latency on a large tree.
+//! Index build (cold, with its peak memory; incremental with nothing changed, one file
+//! changed) and select latency on a large tree.
 //!
 //! ```sh
 //! cargo bench -p ctx-select --bench index_select                          # 12,000 generated files
@@ -46,6 +46,14 @@ fn generate(root: &Path) {
     }
 }
 
+/// The process's peak resident memory so far (Linux: `VmHWM`), in MB.
+fn peak_rss_mb() -> Option<u64> {
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024)
+}
+
 fn opts() -> BuildOptions {
     BuildOptions {
         name: "bench".to_owned(),
@@ -78,6 +86,7 @@ fn main() {
     let t = Instant::now();
     let cold = build_index(&indexes, &source, &opts(), &no_git).expect("cold build");
     let cold_s = t.elapsed().as_secs_f64();
+    let cold_peak = peak_rss_mb();
     let mut noop = Vec::new();
     for _ in 0..5 {
         let t = Instant::now();
@@ -126,6 +135,9 @@ fn main() {
         cold.skipped.len()
     );
     println!("index build, cold:                      {cold_s:.2} s");
+    if let Some(mb) = cold_peak {
+        println!("peak RSS after the cold build:          {mb} MB");
+    }
     println!(
         "index build, incremental, no change:    {:.3} s (median of 5)",
         median(&noop)

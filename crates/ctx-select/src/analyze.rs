@@ -176,6 +176,11 @@ pub fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     }
 }
 
+/// The bytes [`put_varint`] writes for `value`.
+fn varint_len(value: u64) -> usize {
+    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
+}
+
 /// Reads a LEB128 varint at `*pos`, advancing it; `None` on truncated input.
 pub fn get_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
     let mut value = 0u64;
@@ -196,7 +201,19 @@ pub fn get_varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
 
 /// The per-field term lists as one blob (stored for incremental rebuilds).
 pub fn encode_fields(fields: &[Vec<(String, u32)>; FIELDS]) -> Vec<u8> {
-    let mut out = Vec::new();
+    // Sized exactly: an index build holds a chunk of these, and a grown vector's spare half
+    // would be held with it.
+    let size: usize = fields
+        .iter()
+        .map(|field| {
+            varint_len(field.len() as u64)
+                + field
+                    .iter()
+                    .map(|(t, n)| varint_len(t.len() as u64) + t.len() + varint_len(u64::from(*n)))
+                    .sum::<usize>()
+        })
+        .sum();
+    let mut out = Vec::with_capacity(size);
     for field in fields {
         put_varint(&mut out, field.len() as u64);
         for (term, n) in field {
@@ -206,6 +223,29 @@ pub fn encode_fields(fields: &[Vec<(String, u32)>; FIELDS]) -> Vec<u8> {
         }
     }
     out
+}
+
+/// Calls `visit(field index, term, frequency)` for each term of the first `fields` fields of
+/// a blob of [`encode_fields`], in order, without unpacking it; `None` if the part read is
+/// damaged (or, reading every field, if bytes are left over). A damaged blob may have been
+/// visited in part.
+pub fn visit_terms(
+    bytes: &[u8],
+    fields: usize,
+    mut visit: impl FnMut(usize, &str, u32),
+) -> Option<()> {
+    let mut pos = 0;
+    for field in 0..fields.min(FIELDS) {
+        let n = get_varint(bytes, &mut pos)?;
+        for _ in 0..n {
+            let len = usize::try_from(get_varint(bytes, &mut pos)?).ok()?;
+            let term = std::str::from_utf8(bytes.get(pos..pos.checked_add(len)?)?).ok()?;
+            pos += len;
+            let tf = u32::try_from(get_varint(bytes, &mut pos)?).ok()?;
+            visit(field, term, tf);
+        }
+    }
+    (fields < FIELDS || pos == bytes.len()).then_some(())
 }
 
 /// Inverse of [`encode_fields`]; `None` if the blob is damaged.
@@ -243,8 +283,30 @@ mod tests {
                 .any(|(t, _)| t == "cache")
         );
         let blob = encode_fields(&a.fields);
+        assert_eq!(blob.len(), blob.capacity());
+        for value in [
+            0,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            u64::from(u32::MAX),
+            u64::MAX,
+        ] {
+            let mut bytes = Vec::new();
+            put_varint(&mut bytes, value);
+            assert_eq!(varint_len(value), bytes.len(), "{value}");
+        }
         assert_eq!(decode_fields(&blob).as_ref(), Some(&a.fields));
         assert_eq!(decode_fields(&blob[..blob.len() - 1]), None);
+        let mut visited: [Vec<(String, u32)>; FIELDS] = Default::default();
+        visit_terms(&blob, FIELDS, |f, t, n| visited[f].push((t.to_owned(), n))).expect("whole");
+        assert_eq!(visited, a.fields);
+        let mut content = Vec::new();
+        visit_terms(&blob, 1, |f, t, n| content.push((f, t.to_owned(), n))).expect("first");
+        assert_eq!(content.len(), a.fields[0].len());
+        assert!(visit_terms(&blob[..blob.len() - 1], FIELDS, |_, _, _| {}).is_none());
     }
 
     #[test]

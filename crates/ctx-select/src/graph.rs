@@ -9,11 +9,11 @@
 //!
 //! Rank flows both ways along an edge (a change to a callee often touches its callers).
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::convert::Infallible;
 
-use ctx_code::FileSummary;
 use ctx_code::related::{ProjectLayout, resolve_imports};
+use ctx_code::{FileSummary, Language};
 
 use crate::analyze::{Analysis, Field, get_varint, put_varint};
 
@@ -28,129 +28,206 @@ pub struct Graph {
     pub edges: Vec<Vec<(u32, u32)>>,
 }
 
-impl Graph {
-    /// Builds the graph of documents given in id order as (id, analysis, text of
-    /// `Cargo.toml`/`go.mod` files).
-    pub fn build(docs: &[(&str, &Analysis, Option<&str>)]) -> Self {
-        Self::build_with(docs, |i| {
-            Cow::Borrowed(docs[i].1.fields[Field::Content.index()].as_slice())
-        })
+/// The term a defined name is found by in other files' content (its joined, lower-cased and
+/// stemmed parts), if it is distinctive enough to make reference edges.
+pub(crate) fn definer_term(name: &str) -> Option<String> {
+    let term = crate::text::identifier_parts(name).concat();
+    (term.len() >= 4 && !crate::text::is_stop_word(&term)).then(|| crate::text::stem(&term))
+}
+
+/// A graph being built from its edges, in any order (weights add up).
+pub(crate) struct GraphBuilder {
+    weights: Vec<BTreeMap<u32, u32>>,
+}
+
+impl GraphBuilder {
+    pub(crate) fn new(documents: usize) -> Self {
+        Self {
+            weights: vec![BTreeMap::new(); documents],
+        }
     }
 
-    /// [`Self::build`], with document `i`'s content terms from `content_terms(i)` instead of
-    /// its analysis (an index build holds them packed, and unpacks one document at a time).
-    pub fn build_with<'d>(
-        docs: &'d [(&str, &Analysis, Option<&str>)],
-        content_terms: impl Fn(usize) -> Cow<'d, [(String, u32)]>,
-    ) -> Self {
-        let num: HashMap<&str, u32> = docs
+    fn add(&mut self, a: u32, b: u32, w: u32) {
+        if a == b {
+            return;
+        }
+        for (x, y) in [(a, b), (b, a)] {
+            if let Some(slot) = self.weights.get_mut(x as usize) {
+                *slot.entry(y).or_insert(0) += w;
+            }
+        }
+    }
+
+    /// Import edges. `ids` are every document's id in number order; `layout_text` returns
+    /// the text of a `Cargo.toml` or `go.mod` among them; `docs` calls its visitor with
+    /// (document number, language, import statements as written) for the documents that
+    /// import something.
+    pub(crate) fn add_imports<E>(
+        &mut self,
+        ids: &[&str],
+        layout_text: impl Fn(&str) -> Option<String>,
+        docs: impl FnOnce(&mut dyn FnMut(u32, Language, &[String])) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let num: HashMap<&str, u32> = ids
             .iter()
             .enumerate()
-            .map(|(i, (id, _, _))| (*id, u32::try_from(i).unwrap_or(u32::MAX)))
+            .map(|(i, id)| (*id, u32::try_from(i).unwrap_or(u32::MAX)))
             .collect();
-        let texts: HashMap<&str, &str> = docs
-            .iter()
-            .filter_map(|(id, _, text)| text.map(|t| (*id, t)))
-            .collect();
-        let files: BTreeSet<String> = docs.iter().map(|(id, _, _)| (*id).to_owned()).collect();
-        let layout = ProjectLayout::new(files, |path| texts.get(path).map(|t| (*t).to_owned()));
+        let files: BTreeSet<String> = ids.iter().map(|id| (*id).to_owned()).collect();
+        let layout = ProjectLayout::new(files, layout_text);
         // Go imports resolve to package directories: map each to its files.
         let mut dir_files: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
-        for (i, (id, _, _)) in docs.iter().enumerate() {
+        for (i, id) in ids.iter().enumerate() {
             let dir = id.rsplit_once('/').map_or("", |(d, _)| d);
             dir_files
                 .entry(dir)
                 .or_default()
                 .push(u32::try_from(i).unwrap_or(u32::MAX));
         }
-
-        let mut weights: Vec<BTreeMap<u32, u32>> = vec![BTreeMap::new(); docs.len()];
-        let add = |a: u32, b: u32, w: u32, weights: &mut Vec<BTreeMap<u32, u32>>| {
-            if a == b {
+        docs(&mut |from, language, imports| {
+            let Some(id) = ids.get(from as usize) else {
                 return;
-            }
-            for (x, y) in [(a, b), (b, a)] {
-                if let Some(slot) = weights.get_mut(x as usize) {
-                    *slot.entry(y).or_insert(0) += w;
-                }
-            }
-        };
-
-        for (i, (id, analysis, _)) in docs.iter().enumerate() {
-            let Some(language) = analysis.language else {
-                continue;
             };
-            if analysis.imports.is_empty() {
-                continue;
+            if imports.is_empty() {
+                return;
             }
             let summary = FileSummary {
                 path: (*id).to_owned(),
                 language,
                 lines: 0,
                 symbols: Vec::new(),
-                imports: analysis.imports.clone(),
+                imports: imports.to_vec(),
                 has_errors: false,
                 skeleton: None,
             };
-            let from = u32::try_from(i).unwrap_or(u32::MAX);
             for target in resolve_imports(&summary, &layout) {
                 if let Some(&to) = num.get(target.path.as_str()) {
-                    add(from, to, IMPORT_WEIGHT, &mut weights);
+                    self.add(from, to, IMPORT_WEIGHT);
                 } else if let Some(files) = dir_files.get(target.path.as_str()) {
                     for &to in files {
-                        add(from, to, IMPORT_WEIGHT, &mut weights);
+                        self.add(from, to, IMPORT_WEIGHT);
                     }
                 }
             }
-        }
+        })
+    }
 
-        // Reference edges: identifier (as its joined, lower-cased term) → defining files.
-        let mut definers: HashMap<String, Vec<u32>> = HashMap::new();
-        for (i, (_, analysis, _)) in docs.iter().enumerate() {
-            for name in &analysis.symbols {
-                let term = crate::text::identifier_parts(name).concat();
-                if term.len() >= 4 && !crate::text::is_stop_word(&term) {
-                    let list = definers.entry(crate::text::stem(&term)).or_default();
-                    let n = u32::try_from(i).unwrap_or(u32::MAX);
-                    if list.last() != Some(&n) {
-                        list.push(n);
-                    }
-                }
+    /// Reference edges of one term: `users` hold it among their content terms, `definers`
+    /// define a name with it as [`definer_term`] (each document once, in any order). A term
+    /// defined in more than [`MAX_DEFINERS`] files makes none.
+    pub(crate) fn add_references(
+        &mut self,
+        users: impl IntoIterator<Item = u32>,
+        definers: &[u32],
+    ) {
+        if definers.len() > MAX_DEFINERS {
+            return;
+        }
+        for from in users {
+            for &to in definers {
+                self.add(from, to, REFERENCE_WEIGHT);
             }
         }
-        definers.retain(|_, files| files.len() <= MAX_DEFINERS);
-        for i in 0..docs.len() {
-            let from = u32::try_from(i).unwrap_or(u32::MAX);
-            for (term, _) in content_terms(i).iter() {
-                if let Some(files) = definers.get(term) {
-                    for &to in files {
-                        add(from, to, REFERENCE_WEIGHT, &mut weights);
-                    }
-                }
-            }
-        }
-        Self {
-            edges: weights
+    }
+
+    /// The graph as [`Graph::encode`] writes it, straight from the builder (an index build
+    /// needs only the blob; its adjacency lists would be a second copy of the edges).
+    pub(crate) fn encode(self) -> Vec<u8> {
+        let count = self.weights.len();
+        encode_lists(
+            count,
+            self.weights.into_iter().map(|m| (m.len(), m.into_iter())),
+        )
+    }
+
+    pub(crate) fn finish(self) -> Graph {
+        Graph {
+            edges: self
+                .weights
                 .into_iter()
                 .map(|m| m.into_iter().collect())
                 .collect(),
         }
     }
+}
+
+/// `count` adjacency lists, each given as (length, (neighbour, weight) in neighbour order).
+fn encode_lists<L: Iterator<Item = (u32, u32)>>(
+    count: usize,
+    lists: impl Iterator<Item = (usize, L)>,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_varint(&mut out, count as u64);
+    for (len, list) in lists {
+        put_varint(&mut out, len as u64);
+        let mut last = 0u32;
+        for (to, w) in list {
+            put_varint(&mut out, u64::from(to - last));
+            put_varint(&mut out, u64::from(w));
+            last = to;
+        }
+    }
+    out
+}
+
+impl Graph {
+    /// Builds the graph of documents given in id order as (id, analysis, text of
+    /// `Cargo.toml`/`go.mod` files).
+    pub fn build(docs: &[(&str, &Analysis, Option<&str>)]) -> Self {
+        let ids: Vec<&str> = docs.iter().map(|(id, _, _)| *id).collect();
+        let texts: HashMap<&str, &str> = docs
+            .iter()
+            .filter_map(|(id, _, text)| text.map(|t| (*id, t)))
+            .collect();
+        let mut builder = GraphBuilder::new(docs.len());
+        let imported: Result<(), Infallible> = builder.add_imports(
+            &ids,
+            |path| texts.get(path).map(|t| (*t).to_owned()),
+            |visit| {
+                for (i, (_, analysis, _)) in docs.iter().enumerate() {
+                    if let Some(language) = analysis.language {
+                        visit(
+                            u32::try_from(i).unwrap_or(u32::MAX),
+                            language,
+                            &analysis.imports,
+                        );
+                    }
+                }
+                Ok(())
+            },
+        );
+        imported.unwrap_or_else(|never| match never {});
+        // Identifier term → defining files, and → files using it.
+        let mut definers: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+        let mut users: HashMap<&str, Vec<u32>> = HashMap::new();
+        for (i, (_, analysis, _)) in docs.iter().enumerate() {
+            let n = u32::try_from(i).unwrap_or(u32::MAX);
+            for name in &analysis.symbols {
+                if let Some(term) = definer_term(name) {
+                    let list = definers.entry(term).or_default();
+                    if list.last() != Some(&n) {
+                        list.push(n);
+                    }
+                }
+            }
+            for (term, _) in &analysis.fields[Field::Content.index()] {
+                users.entry(term).or_default().push(n);
+            }
+        }
+        for (term, files) in &definers {
+            if let Some(users) = users.get(term.as_str()) {
+                builder.add_references(users.iter().copied(), files);
+            }
+        }
+        builder.finish()
+    }
 
     /// The graph as one compact blob.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        put_varint(&mut out, self.edges.len() as u64);
-        for list in &self.edges {
-            put_varint(&mut out, list.len() as u64);
-            let mut last = 0u32;
-            for &(to, w) in list {
-                put_varint(&mut out, u64::from(to - last));
-                put_varint(&mut out, u64::from(w));
-                last = to;
-            }
-        }
-        out
+        encode_lists(
+            self.edges.len(),
+            self.edges.iter().map(|l| (l.len(), l.iter().copied())),
+        )
     }
 
     /// Inverse of [`Graph::encode`]; `None` if damaged.

@@ -4,14 +4,14 @@
 //! symbols and imports). It lives inside the index directory, so the directory swap replaces
 //! it together with the manifest.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use ctx_core::ContentHash;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use super::{CacheBuildConfig, FORMAT_VERSION, SourceRow};
-use crate::analyze::{Analysis, FIELDS, Field, decode_fields, get_varint, put_varint};
+use crate::analyze::{Analysis, FIELDS, Field, decode_fields, get_varint};
 use crate::error::IndexError;
 use crate::graph::Graph;
 
@@ -83,16 +83,14 @@ pub(crate) struct NewDoc<'a> {
     pub lengths: [u32; FIELDS],
 }
 
-pub(crate) struct WriteInput<'a> {
+/// What the `meta` table records besides format and averages.
+pub(crate) struct Meta<'a> {
     pub cache_version: ContentHash,
     pub config: &'a CacheBuildConfig,
     pub git_head: Option<&'a str>,
     pub root: Option<&'a Path>,
-    /// Sorted by id.
-    pub docs: &'a [NewDoc<'a>],
-    /// (id, fingerprint, reason) of entries left out.
-    pub skipped: &'a [(String, Option<String>, String)],
-    pub graph: &'a Graph,
+    /// The import/reference graph, encoded ([`Graph::encode`]).
+    pub graph: &'a [u8],
 }
 
 fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> IndexError + '_ {
@@ -102,120 +100,150 @@ fn db_err(path: &Path) -> impl Fn(rusqlite::Error) -> IndexError + '_ {
     }
 }
 
-/// Writes a fresh search database at `path`.
-pub(crate) fn write(path: &Path, input: &WriteInput<'_>) -> Result<(), IndexError> {
-    let err = db_err(path);
-    let mut conn = Connection::open(path).map_err(&err)?;
-    conn.execute_batch(
-        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA page_size = 8192;",
-    )
-    .map_err(&err)?;
-    conn.execute_batch(SCHEMA).map_err(&err)?;
-    let tx = conn.transaction().map_err(&err)?;
-    {
-        let mut meta = tx
-            .prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")
-            .map_err(&err)?;
-        let config = ctx_core::canonical::to_string(input.config).expect("config is plain JSON");
-        meta.execute(params!["format_version", FORMAT_VERSION.to_string()])
-            .map_err(&err)?;
-        meta.execute(params!["cache_version", input.cache_version.to_string()])
-            .map_err(&err)?;
-        meta.execute(params!["config", config]).map_err(&err)?;
-        if let Some(head) = input.git_head {
-            meta.execute(params!["git_head", head]).map_err(&err)?;
-        }
-        if let Some(root) = input.root {
-            meta.execute(params!["root", root.to_string_lossy()])
-                .map_err(&err)?;
-        }
-        let n = input.docs.len().max(1) as f64;
-        for field in Field::ALL {
-            let total: u64 = input
-                .docs
-                .iter()
-                .map(|d| u64::from(d.lengths[field.index()]))
-                .sum();
-            meta.execute(params![
-                format!("avg_len_{}", field.index()),
-                format!("{}", total as f64 / n)
-            ])
-            .map_err(&err)?;
-        }
-        meta.execute(params!["graph", input.graph.encode()])
-            .map_err(&err)?;
+/// A search database being written, one document at a time, in a single transaction that
+/// [`Writer::finish`] commits. SQLite keeps its page cache bounded (its default, about
+/// 2 MB) and writes what does not fit to the file, so the writer holds no more than that
+/// however large the tree.
+pub(crate) struct Writer {
+    conn: Connection,
+    path: PathBuf,
+    docs: u32,
+    /// Term occurrences per field over all documents (for the averages).
+    totals: [u64; FIELDS],
+}
 
-        let mut docs = tx
-            .prepare(
+impl Writer {
+    /// Creates a fresh search database at `path`.
+    pub(crate) fn create(path: &Path) -> Result<Self, IndexError> {
+        let err = db_err(path);
+        let conn = Connection::open(path).map_err(&err)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA page_size = 8192;",
+        )
+        .map_err(&err)?;
+        conn.execute_batch(SCHEMA).map_err(&err)?;
+        conn.execute_batch("BEGIN").map_err(&err)?;
+        Ok(Self {
+            conn,
+            path: path.to_owned(),
+            docs: 0,
+            totals: [0; FIELDS],
+        })
+    }
+
+    /// Adds the next document (in id order) and its source row; returns its number.
+    pub(crate) fn add_doc(&mut self, doc: &NewDoc<'_>) -> Result<u32, IndexError> {
+        let err = db_err(&self.path);
+        let num = self.docs;
+        let a = doc.analysis;
+        let length = |field: Field| doc.lengths[field.index()];
+        self.conn
+            .prepare_cached(
                 "INSERT INTO docs (num, id, version, file, lang, bytes, commits, len_content, len_path,
                  len_symbols, len_strings, len_comments, len_defs, terms, symbols, imports)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             )
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    i64::from(num),
+                    doc.id,
+                    doc.version.to_string(),
+                    doc.file,
+                    a.language.map(ctx_code::Language::name),
+                    i64::try_from(doc.bytes).unwrap_or(i64::MAX),
+                    doc.commits,
+                    length(Field::Content),
+                    length(Field::Path),
+                    length(Field::Symbols),
+                    length(Field::Strings),
+                    length(Field::Comments),
+                    length(Field::Defs),
+                    doc.terms,
+                    a.symbols.join("\n"),
+                    a.imports.join("\n"),
+                ])
+            })
             .map_err(&err)?;
-        let mut sources = tx
-            .prepare("INSERT INTO sources (id, fingerprint, skipped) VALUES (?1, ?2, ?3)")
-            .map_err(&err)?;
-        // Per field: term -> (posting list, the last document in it).
-        let mut postings: [BTreeMap<String, (Vec<u8>, u64)>; FIELDS] = Default::default();
-        for (num, doc) in input.docs.iter().enumerate() {
-            let a = doc.analysis;
-            let length = |field: Field| doc.lengths[field.index()];
-            docs.execute(params![
-                i64::try_from(num).unwrap_or(i64::MAX),
-                doc.id,
-                doc.version.to_string(),
-                doc.file,
-                a.language.map(ctx_code::Language::name),
-                i64::try_from(doc.bytes).unwrap_or(i64::MAX),
-                doc.commits,
-                length(Field::Content),
-                length(Field::Path),
-                length(Field::Symbols),
-                length(Field::Strings),
-                length(Field::Comments),
-                length(Field::Defs),
-                doc.terms,
-                a.symbols.join("\n"),
-                a.imports.join("\n"),
-            ])
-            .map_err(&err)?;
-            sources
-                .execute(params![doc.id, doc.fingerprint, Option::<&str>::None])
-                .map_err(&err)?;
-            // Unpacked one document at a time.
-            let fields = decode_fields(doc.terms).expect("terms packed by this build");
-            for field in Field::ALL {
-                for (term, tf) in &fields[field.index()] {
-                    let lists = &mut postings[field.index()];
-                    if !lists.contains_key(term.as_str()) {
-                        lists.insert(term.clone(), (Vec::new(), 0));
-                    }
-                    let (list, previous) = lists.get_mut(term.as_str()).expect("inserted above");
-                    // Delta from the previous document in this list (documents come in order).
-                    put_varint(list, num as u64 - *previous);
-                    put_varint(list, u64::from(*tf));
-                    *previous = num as u64;
-                }
-            }
-        }
-        for (id, fingerprint, reason) in input.skipped {
-            sources
-                .execute(params![id, fingerprint, reason])
-                .map_err(&err)?;
-        }
-        let mut insert = tx
-            .prepare("INSERT INTO postings (field, term, docs) VALUES (?1, ?2, ?3)")
-            .map_err(&err)?;
+        self.add_source(doc.id, doc.fingerprint, None)?;
         for field in Field::ALL {
-            for (term, (list, _)) in &postings[field.index()] {
+            self.totals[field.index()] += u64::from(doc.lengths[field.index()]);
+        }
+        self.docs += 1;
+        Ok(num)
+    }
+
+    /// Records a listed entry: its fingerprint, and why it was left out if it was.
+    pub(crate) fn add_source(
+        &self,
+        id: &str,
+        fingerprint: Option<&str>,
+        skipped: Option<&str>,
+    ) -> Result<(), IndexError> {
+        self.conn
+            .prepare_cached("INSERT INTO sources (id, fingerprint, skipped) VALUES (?1, ?2, ?3)")
+            .and_then(|mut stmt| stmt.execute(params![id, fingerprint, skipped]))
+            .map(drop)
+            .map_err(db_err(&self.path))
+    }
+
+    /// Adds one term's posting list (terms come in (field, term) order).
+    pub(crate) fn add_postings(
+        &self,
+        field: usize,
+        term: &str,
+        list: &[u8],
+    ) -> Result<(), IndexError> {
+        self.conn
+            .prepare_cached("INSERT INTO postings (field, term, docs) VALUES (?1, ?2, ?3)")
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    i64::try_from(field).unwrap_or(i64::MAX),
+                    term,
+                    list
+                ])
+            })
+            .map(drop)
+            .map_err(db_err(&self.path))
+    }
+
+    /// Writes the `meta` table and commits.
+    pub(crate) fn finish(self, meta: &Meta<'_>) -> Result<(), IndexError> {
+        let err = db_err(&self.path);
+        {
+            let mut insert = self
+                .conn
+                .prepare("INSERT INTO meta (key, value) VALUES (?1, ?2)")
+                .map_err(&err)?;
+            let config = ctx_core::canonical::to_string(meta.config).expect("config is plain JSON");
+            insert
+                .execute(params!["format_version", FORMAT_VERSION.to_string()])
+                .map_err(&err)?;
+            insert
+                .execute(params!["cache_version", meta.cache_version.to_string()])
+                .map_err(&err)?;
+            insert.execute(params!["config", config]).map_err(&err)?;
+            if let Some(head) = meta.git_head {
+                insert.execute(params!["git_head", head]).map_err(&err)?;
+            }
+            if let Some(root) = meta.root {
                 insert
-                    .execute(params![field as i64, term, list])
+                    .execute(params!["root", root.to_string_lossy()])
                     .map_err(&err)?;
             }
+            let n = f64::from(self.docs.max(1));
+            for field in Field::ALL {
+                insert
+                    .execute(params![
+                        format!("avg_len_{}", field.index()),
+                        format!("{}", self.totals[field.index()] as f64 / n)
+                    ])
+                    .map_err(&err)?;
+            }
+            insert.execute(params!["graph", meta.graph]).map_err(&err)?;
         }
+        self.conn.execute_batch("COMMIT").map_err(&err)?;
+        Ok(())
     }
-    tx.commit().map_err(&err)?;
-    Ok(())
 }
 
 /// An open search database (read-only).
@@ -430,6 +458,31 @@ impl SearchDb {
         Ok(out)
     }
 
+    /// The terms, symbols and imports of document `num` (`id`), which a rebuild reuses.
+    pub(crate) fn analysis(&self, num: u32, id: &str) -> Result<Analysis, IndexError> {
+        let (terms, symbols, imports, lang) = self
+            .conn
+            .prepare_cached("SELECT terms, symbols, imports, lang FROM docs WHERE num = ?1")
+            .and_then(|mut stmt| {
+                stmt.query_row([num], |row| {
+                    Ok((
+                        row.get::<_, Vec<u8>>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, Option<String>>(3)?,
+                    ))
+                })
+            })
+            .map_err(|e| self.corrupt(&e.to_string()))?;
+        Ok(Analysis {
+            fields: decode_fields(&terms)
+                .ok_or_else(|| self.corrupt(&format!("damaged terms of `{id}`")))?,
+            symbols: split_lines(&symbols),
+            imports: split_lines(&imports),
+            language: lang.as_deref().and_then(ctx_code::Language::from_name),
+        })
+    }
+
     /// The postings of `term` in `field`: (document number, term frequency), by number.
     pub fn postings(&self, field: Field, term: &str) -> Result<Vec<(u32, u32)>, IndexError> {
         let blob: Option<Vec<u8>> = self
@@ -473,4 +526,58 @@ fn split_lines(text: &str) -> Vec<String> {
     } else {
         text.split('\n').map(str::to_owned).collect()
     }
+}
+
+/// Every row of every table of the search database at `path`, in key order, each value with
+/// its type: what two builds of the same input must agree on (tests compare these, not the
+/// file's bytes, whose page layout is SQLite's business).
+#[cfg(test)]
+pub(crate) fn dump_rows(path: &Path) -> Vec<u8> {
+    use rusqlite::types::ValueRef;
+    let mut out = Vec::new();
+    let conn = Connection::open(path).expect("open search.db");
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .expect("tables");
+    assert_eq!(tables, ["docs", "meta", "postings", "sources"]);
+    for (table, key) in [
+        ("docs", "num"),
+        ("meta", "key"),
+        ("postings", "field, term"),
+        ("sources", "id"),
+    ] {
+        out.extend_from_slice(table.as_bytes());
+        let mut stmt = conn
+            .prepare(&format!("SELECT * FROM {table} ORDER BY {key}"))
+            .expect("select");
+        let columns = stmt.column_count();
+        let mut rows = stmt.query([]).expect("query");
+        while let Some(row) = rows.next().expect("row") {
+            for i in 0..columns {
+                match row.get_ref(i).expect("value") {
+                    ValueRef::Null => out.push(0),
+                    ValueRef::Integer(n) => {
+                        out.push(1);
+                        out.extend_from_slice(&n.to_le_bytes());
+                    }
+                    ValueRef::Real(x) => {
+                        out.push(2);
+                        out.extend_from_slice(&x.to_le_bytes());
+                    }
+                    ValueRef::Text(t) => {
+                        out.push(3);
+                        out.extend_from_slice(&(t.len() as u64).to_le_bytes());
+                        out.extend_from_slice(t);
+                    }
+                    ValueRef::Blob(b) => {
+                        out.push(4);
+                        out.extend_from_slice(&(b.len() as u64).to_le_bytes());
+                        out.extend_from_slice(b);
+                    }
+                }
+            }
+        }
+    }
+    out
 }

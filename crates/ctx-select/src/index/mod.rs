@@ -14,9 +14,11 @@
 //! being read, and with nothing changed the build returns at once without writing.
 
 mod db;
+mod postings;
+#[cfg(test)]
+mod tests;
 pub(crate) mod verify;
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -29,11 +31,11 @@ pub use db::{DocRow, SearchDb};
 pub use verify::{IndexCheck, IndexInspection, VerifyReport, inspect_index, verify_index};
 
 use crate::analyze::{
-    ANALYZER_VERSION, Analysis, FIELDS, Field, analyze, decode_fields, encode_fields,
+    ANALYZER_VERSION, Analysis, FIELDS, Field, analyze, encode_fields, put_varint, visit_terms,
 };
 use crate::canonicalize::CanonicalizeOptions;
 use crate::error::IndexError;
-use crate::graph::Graph;
+use crate::graph::{GraphBuilder, definer_term};
 use crate::source::{DocumentSource, ErrorPolicy, ingest_raw};
 
 /// The index layout version this ctx writes and reads.
@@ -124,6 +126,32 @@ pub fn validate_index_name(name: &str) -> Result<(), IndexError> {
     }
 }
 
+/// What bounds a build's memory. A build reads, analyzes and writes its documents a chunk at
+/// a time (analyzed in parallel, then written in id order into `search.db` and the posting
+/// lists), and spills posting lists to sorted run files once they hold `postings_bytes`, so
+/// neither documents nor term lists accumulate. What grows with the tree is small per
+/// document: its manifest entry, its graph edges, and the texts of `Cargo.toml`/`go.mod`.
+///
+/// Peak memory is more than what is live at any moment: the C allocator keeps each thread's
+/// high-water mark, so a chunk's term lists (allocated by the workers) count once per
+/// worker, and the posting lists plus the graph count for the main thread.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    /// Documents analyzed before their rows are written: enough to keep the workers busy
+    /// (a chunk waits for its slowest document), few enough that a chunk of large generated
+    /// files (bindings, tables) stays small.
+    chunk_docs: usize,
+    /// Estimated bytes of in-memory posting lists before they are spilled to a run. The cargo
+    /// registry's sources (41,000 documents, 888 MB) spill 22 runs at this size, and build
+    /// in under 200 MB.
+    postings_bytes: usize,
+}
+
+const LIMITS: Limits = Limits {
+    chunk_docs: 64,
+    postings_bytes: 32 << 20,
+};
+
 /// How to build.
 #[derive(Debug, Clone)]
 pub struct BuildOptions {
@@ -172,8 +200,7 @@ struct Built {
 }
 
 /// An analysis with its term lists packed as the search database stores them (a few bytes a
-/// term instead of a string each): a build holds one per document until it writes the
-/// database, so this is most of its memory.
+/// term instead of a string each), held from analysis until its chunk is written.
 struct Packed {
     /// Symbols, imports and language; no term lists.
     rest: Analysis,
@@ -181,6 +208,8 @@ struct Packed {
     terms: Vec<u8>,
     /// Term occurrences per field.
     lengths: [u32; FIELDS],
+    /// The distinct [`definer_term`]s of its symbols, sorted.
+    definers: Vec<String>,
 }
 
 impl Packed {
@@ -188,17 +217,19 @@ impl Packed {
         let lengths = Field::ALL.map(|field| analysis.length(field));
         let terms = encode_fields(&analysis.fields);
         analysis.fields = Default::default();
+        let mut definers: Vec<String> = analysis
+            .symbols
+            .iter()
+            .filter_map(|name| definer_term(name))
+            .collect();
+        definers.sort_unstable();
+        definers.dedup();
         Self {
             rest: analysis,
             terms,
             lengths,
+            definers,
         }
-    }
-
-    /// The content field's terms, unpacked.
-    fn content_terms(&self) -> Vec<(String, u32)> {
-        let mut fields = decode_fields(&self.terms).expect("terms packed by this build");
-        std::mem::take(&mut fields[Field::Content.index()])
     }
 }
 
@@ -236,7 +267,7 @@ pub fn build_index_with_progress(
     git_commits: &dyn Fn() -> BTreeMap<String, u32>,
     progress: &dyn Progress,
 ) -> Result<BuildReport, IndexError> {
-    let report = build_index_inner(indexes_dir, source, opts, git_commits, progress);
+    let report = build_index_inner(indexes_dir, source, opts, git_commits, progress, LIMITS);
     progress.finish();
     report
 }
@@ -247,6 +278,7 @@ fn build_index_inner(
     opts: &BuildOptions,
     git_commits: &dyn Fn() -> BTreeMap<String, u32>,
     progress: &dyn Progress,
+    limits: Limits,
 ) -> Result<BuildReport, IndexError> {
     validate_index_name(&opts.name)?;
     fs::create_dir_all(indexes_dir).map_err(|e| IndexError::io(indexes_dir, e))?;
@@ -319,6 +351,7 @@ fn build_index_inner(
         &entries,
         &commits,
         progress,
+        limits,
     );
     let report = match result {
         Ok(report) => report,
@@ -344,13 +377,14 @@ fn write_build(
     entries: &[crate::source::SourceEntry],
     commits: &BTreeMap<String, u32>,
     progress: &dyn Progress,
+    limits: Limits,
 ) -> Result<BuildReport, IndexError> {
     let docs_dir = tmp.join(DOCUMENTS_DIR);
     let previous = previous.filter(|p| p.config == *config);
     let mut reused_rows: HashMap<String, DocRow> = match previous {
         Some(prev) => prev
             .db
-            .doc_rows(true)?
+            .doc_rows(false)?
             .into_iter()
             .map(|r| (r.id.clone(), r))
             .collect(),
@@ -376,141 +410,148 @@ fn write_build(
         }
     }
 
+    drop(reused_rows);
     let old_docs = final_dir.join(DOCUMENTS_DIR);
     progress.phase("indexing", Some(plans.len() as u64));
-    let results: Vec<Result<Outcome, IndexError>> = plans
-        .into_par_iter()
-        .inspect(|_| progress.advance(1))
-        .map(|plan| match plan {
-            Plan::Reuse(row, fingerprint) => {
-                let name = format!("{}.json", row.file);
-                let id = DocumentId::new(&row.id)
-                    .map_err(|e| IndexError::corrupt(&opts.name, e.to_string()))?;
-                // A reused document is checked before it is carried over (its content must
-                // hash to the version the index recorded), so a damaged index is refused
-                // before anything is written, not copied into a new one.
-                let old = old_docs.join(&name);
-                let doc = read_document(&old, &opts.name)?;
-                if doc.id() != &id || doc.version() != row.version {
-                    return Err(IndexError::corrupt(
-                        &opts.name,
-                        format!(
-                            "{} holds `{}` at {}, but the index records `{id}` at {}",
-                            shown(&old),
-                            doc.id(),
-                            doc.version(),
-                            row.version
-                        ),
-                    ));
-                }
-                link_or_copy(&old, &docs_dir.join(&name))?;
-                let layout_text = is_layout_file(&row.id).then(|| doc.content().to_owned());
-                Ok(Outcome::Doc(Box::new(Built {
-                    entry: ManifestEntry {
-                        id,
-                        version: row.version,
-                        file: name,
-                    },
-                    fingerprint,
-                    bytes: row.bytes,
-                    analysis: Packed::new(row.analysis.unwrap_or_default()),
-                    layout_text,
-                    reused: true,
-                })))
-            }
-            Plan::ReuseSkip(reason) => Ok(Outcome::Skipped(reason)),
-            Plan::Fetch(entry) => {
-                let doc = match source
-                    .fetch(entry)
-                    .and_then(|raw| ingest_raw(raw, opts.canonicalize))
-                {
-                    Ok(doc) => doc,
-                    Err(err) => return Ok(Outcome::Skipped(err.to_string())),
-                };
-                let name = format!("{}.json", document_file_stem(doc.id()));
-                let json = serde_json::to_vec_pretty(&doc).map_err(|source| {
-                    IndexError::Serialization {
-                        what: format!("document `{}`", doc.id()),
-                        source,
-                    }
-                })?;
-                let path = docs_dir.join(&name);
-                // Two ids with the same 12-hex name are refused below, naming both ids.
-                if !path.exists() {
-                    fs::write(&path, json).map_err(|e| IndexError::io(&path, e))?;
-                }
-                Ok(Outcome::Doc(Box::new(built_from(
-                    &doc,
-                    name,
-                    entry.fingerprint.clone(),
-                ))))
-            }
-        })
-        .collect();
-
-    let mut built: Vec<Built> = Vec::with_capacity(results.len());
-    let mut skipped_sources: Vec<(String, Option<String>, String)> = Vec::new();
+    let mut db = db::Writer::create(&tmp.join(SEARCH_DB_FILE))?;
+    let mut postings = postings::Postings::new(tmp.join(".postings"), limits.postings_bytes);
+    let mut imports = Imports::create(tmp.join(".imports"))?;
+    let mut manifest_entries: Vec<ManifestEntry> = Vec::new();
+    let mut layout_texts: HashMap<String, String> = HashMap::new();
     let mut skipped_lines: Vec<String> = Vec::new();
     let mut reused = 0;
     let mut read = 0;
-    for (result, entry) in results.into_iter().zip(entries) {
-        match result? {
-            Outcome::Doc(doc) => {
-                if doc.reused {
-                    reused += 1;
-                } else {
-                    read += 1;
-                }
-                built.push(*doc);
+    let mut plans = plans.into_iter();
+    let mut entries_left = entries.iter();
+    loop {
+        let mut chunk: Vec<Plan<'_>> = plans.by_ref().take(limits.chunk_docs).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        // The previous database's connection stays on this thread: reused analyses are read
+        // here, a chunk at a time, rather than by the workers.
+        for plan in &mut chunk {
+            if let Plan::Reuse(row, _) = plan
+                && let Some(prev) = previous
+            {
+                row.analysis = Some(prev.db.analysis(row.num, &row.id)?);
             }
-            Outcome::Skipped(reason) => {
-                if opts.policy == ErrorPolicy::Abort {
-                    return Err(IndexError::Connector(
-                        crate::error::ConnectorError::PartialFetch {
-                            fetched: built.len(),
-                            failed: 1,
-                            first: reason,
-                        },
-                    ));
+        }
+        let results: Vec<Result<Outcome, IndexError>> = chunk
+            .into_par_iter()
+            .inspect(|_| progress.advance(1))
+            .map(|plan| process(plan, source, opts, &old_docs, &docs_dir))
+            .collect();
+        for (result, entry) in results.into_iter().zip(entries_left.by_ref()) {
+            match result? {
+                Outcome::Doc(doc) => {
+                    let doc = *doc;
+                    if doc.reused {
+                        reused += 1;
+                    } else {
+                        read += 1;
+                    }
+                    let num = db.add_doc(&db::NewDoc {
+                        id: doc.entry.id.as_str(),
+                        version: doc.entry.version,
+                        file: doc.entry.file.trim_end_matches(".json"),
+                        fingerprint: doc.fingerprint.as_deref(),
+                        bytes: doc.bytes,
+                        commits: commits.get(doc.entry.id.as_str()).copied().unwrap_or(0),
+                        analysis: &doc.analysis.rest,
+                        terms: &doc.analysis.terms,
+                        lengths: doc.analysis.lengths,
+                    })?;
+                    visit_terms(&doc.analysis.terms, FIELDS, |field, term, tf| {
+                        postings.add(num, field, term, tf);
+                    })
+                    .expect("terms packed by this build");
+                    for term in &doc.analysis.definers {
+                        postings.add(num, postings::DEFINERS, term, 1);
+                    }
+                    postings.end_document()?;
+                    imports.add(num, &doc.analysis.rest)?;
+                    if let Some(text) = doc.layout_text {
+                        layout_texts.insert(doc.entry.id.to_string(), text);
+                    }
+                    manifest_entries.push(doc.entry);
                 }
-                skipped_lines.push(if reason.contains(entry.id.as_str()) {
-                    reason.clone()
-                } else {
-                    format!("{}: {reason}", entry.id)
-                });
-                skipped_sources.push((entry.id.to_string(), entry.fingerprint.clone(), reason));
+                Outcome::Skipped(reason) => {
+                    if opts.policy == ErrorPolicy::Abort {
+                        return Err(IndexError::Connector(
+                            crate::error::ConnectorError::PartialFetch {
+                                fetched: manifest_entries.len(),
+                                failed: 1,
+                                first: reason,
+                            },
+                        ));
+                    }
+                    skipped_lines.push(if reason.contains(entry.id.as_str()) {
+                        reason.clone()
+                    } else {
+                        format!("{}: {reason}", entry.id)
+                    });
+                    db.add_source(
+                        entry.id.as_str(),
+                        entry.fingerprint.as_deref(),
+                        Some(&reason),
+                    )?;
+                }
             }
         }
     }
 
     // Filename collisions: distinct ids whose names share 12 hex digits.
     let mut by_file: BTreeMap<&str, &DocumentId> = BTreeMap::new();
-    for doc in &built {
-        if let Some(first) = by_file.insert(&doc.entry.file, &doc.entry.id) {
+    for entry in &manifest_entries {
+        if let Some(first) = by_file.insert(&entry.file, &entry.id) {
             return Err(IndexError::FilenameCollision {
                 first: first.clone(),
-                second: doc.entry.id.clone(),
-                file: doc.entry.file.trim_end_matches(".json").to_owned(),
+                second: entry.id.clone(),
+                file: entry.file.trim_end_matches(".json").to_owned(),
             });
         }
     }
+    drop(by_file);
 
-    let manifest_entries: Vec<ManifestEntry> = built.iter().map(|b| b.entry.clone()).collect();
     let version = cache_version(config, &manifest_entries);
-    let graph_docs: Vec<_> = built
-        .iter()
-        .map(|b| {
-            (
-                b.entry.id.as_str(),
-                &b.analysis.rest,
-                b.layout_text.as_deref(),
-            )
-        })
-        .collect();
-    let graph = Graph::build_with(&graph_docs, |i| {
-        Cow::Owned(built[i].analysis.content_terms())
-    });
-    drop(graph_docs);
+    let mut graph = GraphBuilder::new(manifest_entries.len());
+    let ids: Vec<&str> = manifest_entries.iter().map(|e| e.id.as_str()).collect();
+    let imports = imports.finish()?;
+    graph.add_imports(
+        &ids,
+        |path| layout_texts.get(path).cloned(),
+        |visit| imports.read(visit),
+    )?;
+    imports.remove()?;
+    drop(ids);
+    drop(layout_texts);
+    let mut definers: Vec<u32> = Vec::new();
+    postings.finish(|term, lists| {
+        for (field, list) in lists.iter().take(FIELDS).enumerate() {
+            if !list.is_empty() {
+                db.add_postings(field, term, list)?;
+            }
+        }
+        let users = lists[Field::Content.index()];
+        if !users.is_empty() && !lists[postings::DEFINERS].is_empty() {
+            definers.clear();
+            definers.extend(postings::documents(lists[postings::DEFINERS]));
+            graph.add_references(postings::documents(users), &definers);
+        }
+        Ok(())
+    })?;
+    let graph = graph.encode();
+    db.finish(&db::Meta {
+        cache_version: version,
+        config,
+        git_head: opts.git_head.as_deref(),
+        root: opts.root.as_deref(),
+        graph: &graph,
+    })?;
+    drop(graph);
+
+    let documents = manifest_entries.len();
     let manifest = CacheManifest {
         format_version: FORMAT_VERSION,
         cache_version: version,
@@ -518,42 +559,15 @@ fn write_build(
         config: config.clone(),
         documents: manifest_entries,
     };
+    write_json(&tmp.join(MANIFEST_FILE), &manifest, "manifest.json")?;
     let index = CacheIndex(
         manifest
             .documents
-            .iter()
-            .map(|e| (e.id.clone(), e.file.clone()))
+            .into_iter()
+            .map(|e| (e.id, e.file))
             .collect(),
     );
-    write_json(&tmp.join(MANIFEST_FILE), &manifest, "manifest.json")?;
     write_json(&tmp.join(INDEX_FILE), &index, "index.json")?;
-
-    let rows: Vec<db::NewDoc<'_>> = built
-        .iter()
-        .map(|b| db::NewDoc {
-            id: b.entry.id.as_str(),
-            version: b.entry.version,
-            file: b.entry.file.trim_end_matches(".json"),
-            fingerprint: b.fingerprint.as_deref(),
-            bytes: b.bytes,
-            commits: commits.get(b.entry.id.as_str()).copied().unwrap_or(0),
-            analysis: &b.analysis.rest,
-            terms: &b.analysis.terms,
-            lengths: b.analysis.lengths,
-        })
-        .collect();
-    db::write(
-        &tmp.join(SEARCH_DB_FILE),
-        &db::WriteInput {
-            cache_version: version,
-            config,
-            git_head: opts.git_head.as_deref(),
-            root: opts.root.as_deref(),
-            docs: &rows,
-            skipped: &skipped_sources,
-            graph: &graph,
-        },
-    )?;
     let removed = previous.map_or(0, |p| {
         let now: BTreeSet<&str> = entries.iter().map(|e| e.id.as_str()).collect();
         p.manifest
@@ -566,13 +580,214 @@ fn write_build(
         name: opts.name.clone(),
         path: final_dir.to_owned(),
         cache_version: version,
-        documents: built.len(),
+        documents,
         read,
         reused,
         removed,
         up_to_date: false,
         skipped: skipped_lines,
     })
+}
+
+/// Reads (or reuses) and analyzes one entry, writing its document file.
+fn process(
+    plan: Plan<'_>,
+    source: &dyn DocumentSource,
+    opts: &BuildOptions,
+    old_docs: &Path,
+    docs_dir: &Path,
+) -> Result<Outcome, IndexError> {
+    match plan {
+        Plan::Reuse(row, fingerprint) => {
+            let name = format!("{}.json", row.file);
+            let id = DocumentId::new(&row.id)
+                .map_err(|e| IndexError::corrupt(&opts.name, e.to_string()))?;
+            // A reused document is checked before it is carried over (its content must
+            // hash to the version the index recorded), so a damaged index is refused
+            // before anything is written, not copied into a new one.
+            let old = old_docs.join(&name);
+            let doc = read_document(&old, &opts.name)?;
+            if doc.id() != &id || doc.version() != row.version {
+                return Err(IndexError::corrupt(
+                    &opts.name,
+                    format!(
+                        "{} holds `{}` at {}, but the index records `{id}` at {}",
+                        shown(&old),
+                        doc.id(),
+                        doc.version(),
+                        row.version
+                    ),
+                ));
+            }
+            link_or_copy(&old, &docs_dir.join(&name))?;
+            let layout_text = is_layout_file(&row.id).then(|| doc.content().to_owned());
+            Ok(Outcome::Doc(Box::new(Built {
+                entry: ManifestEntry {
+                    id,
+                    version: row.version,
+                    file: name,
+                },
+                fingerprint,
+                bytes: row.bytes,
+                analysis: Packed::new(row.analysis.unwrap_or_default()),
+                layout_text,
+                reused: true,
+            })))
+        }
+        Plan::ReuseSkip(reason) => Ok(Outcome::Skipped(reason)),
+        Plan::Fetch(entry) => {
+            let doc = match source
+                .fetch(entry)
+                .and_then(|raw| ingest_raw(raw, opts.canonicalize))
+            {
+                Ok(doc) => doc,
+                Err(err) => return Ok(Outcome::Skipped(err.to_string())),
+            };
+            let name = format!("{}.json", document_file_stem(doc.id()));
+            let json =
+                serde_json::to_vec_pretty(&doc).map_err(|source| IndexError::Serialization {
+                    what: format!("document `{}`", doc.id()),
+                    source,
+                })?;
+            let path = docs_dir.join(&name);
+            // Two ids with the same 12-hex name are refused after the documents are read,
+            // naming both ids.
+            if !path.exists() {
+                fs::write(&path, json).map_err(|e| IndexError::io(&path, e))?;
+            }
+            Ok(Outcome::Doc(Box::new(built_from(
+                &doc,
+                name,
+                entry.fingerprint.clone(),
+            ))))
+        }
+    }
+}
+
+/// The import statements of the documents that have a language and import something, kept
+/// in a file of the build directory rather than in memory until every document is known
+/// (imports resolve against the whole tree). Exact copies: the `docs` table joins imports
+/// with newlines, which an import as written may contain.
+struct Imports {
+    path: PathBuf,
+    out: std::io::BufWriter<File>,
+}
+
+impl Imports {
+    fn create(path: PathBuf) -> Result<Self, IndexError> {
+        let file = File::create(&path).map_err(|e| IndexError::io(&path, e))?;
+        Ok(Self {
+            out: std::io::BufWriter::with_capacity(64 * 1024, file),
+            path,
+        })
+    }
+
+    fn add(&mut self, num: u32, analysis: &Analysis) -> Result<(), IndexError> {
+        use std::io::Write as _;
+        let Some(language) = analysis.language else {
+            return Ok(());
+        };
+        if analysis.imports.is_empty() {
+            return Ok(());
+        }
+        let mut bytes = Vec::new();
+        put_varint(&mut bytes, u64::from(num));
+        put_bytes(&mut bytes, language.name().as_bytes());
+        put_varint(&mut bytes, analysis.imports.len() as u64);
+        for import in &analysis.imports {
+            put_bytes(&mut bytes, import.as_bytes());
+        }
+        self.out
+            .write_all(&bytes)
+            .map_err(|e| IndexError::io(&self.path, e))
+    }
+
+    /// Done writing: the file, ready to read back.
+    fn finish(self) -> Result<ImportsFile, IndexError> {
+        self.out
+            .into_inner()
+            .map_err(|e| IndexError::io(&self.path, e.into_error()))?;
+        Ok(ImportsFile { path: self.path })
+    }
+}
+
+struct ImportsFile {
+    path: PathBuf,
+}
+
+impl ImportsFile {
+    /// Hands each record to `visit` (document number, language, imports), in the order they
+    /// were added.
+    fn read(
+        &self,
+        visit: &mut dyn FnMut(u32, ctx_code::Language, &[String]),
+    ) -> Result<(), IndexError> {
+        let io = |e: std::io::Error| IndexError::io(&self.path, e);
+        let invalid = || io(std::io::ErrorKind::InvalidData.into());
+        let file = File::open(&self.path).map_err(io)?;
+        let mut input = std::io::BufReader::with_capacity(64 * 1024, file);
+        let mut name = Vec::new();
+        let mut imports: Vec<String> = Vec::new();
+        let mut first = [0u8];
+        while std::io::Read::read(&mut input, &mut first).map_err(io)? == 1 {
+            let num = u32::try_from(read_varint_from(first[0], &mut input).map_err(io)?)
+                .map_err(|_| invalid())?;
+            read_bytes(&mut input, &mut name).map_err(io)?;
+            let language = std::str::from_utf8(&name)
+                .ok()
+                .and_then(ctx_code::Language::from_name)
+                .ok_or_else(invalid)?;
+            imports.clear();
+            for _ in 0..read_varint(&mut input).map_err(io)? {
+                let mut import = Vec::new();
+                read_bytes(&mut input, &mut import).map_err(io)?;
+                imports.push(String::from_utf8(import).map_err(|_| invalid())?);
+            }
+            visit(num, language, &imports);
+        }
+        Ok(())
+    }
+
+    fn remove(self) -> Result<(), IndexError> {
+        fs::remove_file(&self.path).map_err(|e| IndexError::io(&self.path, e))
+    }
+}
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    put_varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+/// Reads a length-prefixed byte string into `out`.
+fn read_bytes(input: &mut impl std::io::Read, out: &mut Vec<u8>) -> std::io::Result<()> {
+    let len = read_varint(input)?;
+    out.clear();
+    out.resize(usize::try_from(len).map_err(std::io::Error::other)?, 0);
+    input.read_exact(out)
+}
+
+fn read_varint(input: &mut impl std::io::Read) -> std::io::Result<u64> {
+    let mut first = [0u8];
+    input.read_exact(&mut first)?;
+    read_varint_from(first[0], input)
+}
+
+/// A LEB128 varint whose first byte is `first`.
+fn read_varint_from(first: u8, input: &mut impl std::io::Read) -> std::io::Result<u64> {
+    let mut value = u64::from(first & 0x7f);
+    let mut byte = first;
+    let mut shift = 7;
+    while byte & 0x80 != 0 {
+        if shift > 63 {
+            return Err(std::io::ErrorKind::InvalidData.into());
+        }
+        let mut next = [0u8];
+        input.read_exact(&mut next)?;
+        byte = next[0];
+        value |= u64::from(byte & 0x7f) << shift;
+        shift += 7;
+    }
+    Ok(value)
 }
 
 fn built_from(doc: &Document, file: String, fingerprint: Option<String>) -> Built {
@@ -597,14 +812,25 @@ fn is_layout_file(id: &str) -> bool {
     name == "Cargo.toml" || name == "go.mod"
 }
 
+/// Writes `value` as pretty JSON and a newline, straight to the file (a manifest of a large
+/// tree is megabytes; it is not assembled in memory first).
 fn write_json<T: Serialize>(path: &Path, value: &T, what: &str) -> Result<(), IndexError> {
-    let mut bytes =
-        serde_json::to_vec_pretty(value).map_err(|source| IndexError::Serialization {
-            what: what.to_owned(),
-            source,
-        })?;
-    bytes.push(b'\n');
-    fs::write(path, bytes).map_err(|e| IndexError::io(path, e))
+    use std::io::Write as _;
+    let file = File::create(path).map_err(|e| IndexError::io(path, e))?;
+    let mut out = std::io::BufWriter::new(file);
+    serde_json::to_writer_pretty(&mut out, value).map_err(|source| {
+        if source.is_io() {
+            IndexError::io(path, source.into())
+        } else {
+            IndexError::Serialization {
+                what: what.to_owned(),
+                source,
+            }
+        }
+    })?;
+    out.write_all(b"\n")
+        .and_then(|()| out.flush())
+        .map_err(|e| IndexError::io(path, e))
 }
 
 fn link_or_copy(from: &Path, to: &Path) -> Result<(), IndexError> {
