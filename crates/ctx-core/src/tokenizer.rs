@@ -199,8 +199,10 @@ const MEMO_MAX_ENTRIES: usize = 1 << 16;
 thread_local! {
     static PIECE_COUNTS: RefCell<[FxHashMap<Box<str>, u32>; 2]> =
         RefCell::new([FxHashMap::default(), FxHashMap::default()]);
-    /// This thread's search caches of the two splitters (made on first use).
-    static SPLIT_CACHES: RefCell<[Option<Cache>; 2]> = const { RefCell::new([None, None]) };
+    /// This thread's search caches of the two splitters (made on first use). Boxed: a cache
+    /// is kilobytes, and a library loaded into a process (the Python module) has little
+    /// static thread-local space ("cannot allocate memory in static TLS block").
+    static SPLIT_CACHES: RefCell<[Option<Box<Cache>>; 2]> = const { RefCell::new([None, None]) };
 }
 
 impl Tokenizer for Exact {
@@ -213,7 +215,7 @@ impl Tokenizer for Exact {
         let splitter: &Splitter = self.split;
         let slot = usize::from(self.kind == TokenizerKind::Cl100kBase);
         SPLIT_CACHES.with_borrow_mut(|caches| {
-            let cache = caches[slot].get_or_insert_with(|| splitter.regex.create_cache());
+            let cache = caches[slot].get_or_insert_with(|| Box::new(splitter.regex.create_cache()));
             PIECE_COUNTS.with_borrow_mut(|memos| {
                 let memo = &mut memos[slot];
                 let mut total = 0usize;
