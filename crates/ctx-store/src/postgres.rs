@@ -22,7 +22,7 @@ use crate::metadata::{Metadata, ObjectReference};
 use crate::packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
 use crate::render_cache::RenderFileRow;
 use crate::runs::RunRow;
-use crate::summary_cache::{FileStampRow, StampedKey, SummaryKey};
+use crate::summary_cache::{FileStampRow, StampedKey, SummaryKey, inode_column};
 use crate::{OBJECT_REFERENCES, RefEntry, StoreError};
 
 type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
@@ -341,11 +341,6 @@ fn to_i64(n: u64) -> i64 {
 
 fn to_u64(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
-}
-
-/// An inode as PostgreSQL's signed 64-bit integer (same bits), as in `state.db`.
-fn inode_column(inode: u64) -> i64 {
-    i64::from_ne_bytes(inode.to_ne_bytes())
 }
 
 fn parse_hash(

@@ -5,6 +5,7 @@ use rusqlite::{OptionalExtension, params};
 
 use crate::StoreError;
 use crate::db::SqliteMetadata;
+use crate::summary_cache::inode_column;
 
 /// A file as a render last read it: its stamp (path, size, modification time, inode), the
 /// hash of its bytes, and, under one redaction rule set and block layout, the redacted text's
@@ -31,11 +32,6 @@ pub struct RenderFileRow {
     pub block_key: String,
     pub tokenizer: String,
     pub tokens: u64,
-}
-
-/// An inode as SQLite's signed 64-bit integer (same bits).
-fn inode_column(inode: u64) -> i64 {
-    i64::from_ne_bytes(inode.to_ne_bytes())
 }
 
 impl SqliteMetadata {

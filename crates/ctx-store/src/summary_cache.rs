@@ -31,8 +31,8 @@ pub struct StampedKey {
     pub extractor: String,
 }
 
-/// An inode as SQLite's signed 64-bit integer (same bits).
-fn inode_column(inode: u64) -> i64 {
+/// An inode as a database's signed 64-bit integer (same bits; SQLite and PostgreSQL alike).
+pub(crate) fn inode_column(inode: u64) -> i64 {
     i64::from_ne_bytes(inode.to_ne_bytes())
 }
 

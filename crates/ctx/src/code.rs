@@ -125,9 +125,9 @@ fn stamp_row<'a>(stamp: &FileStamp<'a>) -> FileStampRow<'a> {
 }
 
 /// How old a modification time must be before a file's stamp is trusted: the tree cache's
-/// window, so both caches trust the same stamps.
+/// window, so every cache (summaries, renders, the tree cache) trusts the same stamps.
 #[allow(clippy::cast_possible_truncation)] // 2 s in nanoseconds fits an i64.
-const STAMP_TRUST_NS: i64 = ctx_code::tree_cache::TRUST_AFTER.as_nanos() as i64;
+pub(crate) const STAMP_TRUST_NS: i64 = ctx_code::tree_cache::TRUST_AFTER.as_nanos() as i64;
 
 /// Where an operation runs and what it may use.
 pub struct CodeContext<'a> {

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::payload::{BlockHeader, Frame, PayloadOptions, PayloadStyle, write_block};
 use super::{PackContext, PackSettings, spec_of};
+use crate::code::STAMP_TRUST_NS;
 use crate::error::CtxError;
 
 /// What to render.
@@ -169,11 +170,6 @@ pub(crate) struct RenderJob<'a> {
     /// old enough to trust; `None` remembers nothing.
     pub now: Option<i64>,
 }
-
-/// How old a file's modification time must be before the render cache trusts its stamp (a
-/// file rewritten within the clock's resolution keeps its time): the code caches' window.
-#[allow(clippy::cast_possible_truncation)] // 2 s in nanoseconds fits an i64.
-const STAMP_TRUST_NS: i64 = ctx_code::tree_cache::TRUST_AFTER.as_nanos() as i64;
 
 /// One source of a render.
 pub(crate) struct JobSource {
@@ -757,13 +753,17 @@ fn stream_job_retaining(
             break;
         }
         let size = chunk.len() as u64;
-        let paths: Vec<Option<String>> = chunk
-            .iter()
-            .map(|(_, p)| {
-                p.file_path()
-                    .and_then(|path| path.to_str().map(str::to_owned))
-            })
-            .collect();
+        // Absolute paths key the cache (only asked for when there is one).
+        let mut paths: Vec<Option<String>> = match &cache {
+            Some(_) => chunk
+                .iter()
+                .map(|(_, p)| {
+                    p.file_path()
+                        .and_then(|path| path.to_str().map(str::to_owned))
+                })
+                .collect(),
+            None => vec![None; chunk.len()],
+        };
         let hits: Vec<Option<(Ready, u64)>> = match &cache {
             Some(cache) => cache
                 .lookup(&paths)?
@@ -860,7 +860,7 @@ fn stream_job_retaining(
             .into_iter();
         drop(ready);
         let mut remember = Vec::new();
-        for (p, cached, stamp) in &mut chunk {
+        for ((p, cached, stamp), path) in chunk.iter_mut().zip(&mut paths) {
             let count = match (&p.body, *cached) {
                 (Ok(_), Some(tokens)) => {
                     counter.cached += 1;
@@ -874,10 +874,7 @@ fn stream_job_retaining(
                 (&cache, &p.body, *stamp, count)
                 && !ready.from_cache
                 && stamp.mtime_ns < cache.trust_before_ns
-                && let Some(path) = p
-                    .planned
-                    .file_path()
-                    .and_then(|p| p.to_str().map(str::to_owned))
+                && let Some(path) = path.take()
             {
                 remember.push(RenderFileRow {
                     path,
