@@ -18,6 +18,8 @@ use rustc_hash::FxHashMap;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+mod ascii;
+
 /// Something that counts tokens in text.
 pub trait Tokenizer: Send + Sync {
     /// Which tokenizer this is.
@@ -126,56 +128,77 @@ struct Exact {
 /// `bpe-openai`'s own iterator takes a cache from its regex's shared pool for every piece;
 /// with two threads counting, that pool's slow path was a tenth of a cold render's time.
 /// `tests/token_vectors.rs` holds the counts to tiktoken's.
+///
+/// Where the bytes that decide a piece are ASCII, the piece is found by [`ascii::piece_end`]
+/// without the regex (the patterns reduce to byte classes there); the regex finds the rest.
 struct Splitter {
     regex: Regex,
     /// Per pattern: whether its last character is a look-ahead, dropped from the piece.
     lookahead: Vec<bool>,
+    /// The same split's rules on ASCII bytes.
+    rules: ascii::Rules,
 }
 
 impl Splitter {
-    fn new(patterns: &[(&str, bool)]) -> Self {
+    fn new(rules: ascii::Rules, patterns: &[(&str, bool)]) -> Self {
         let (patterns, lookahead): (Vec<&str>, Vec<bool>) = patterns.iter().copied().unzip();
         Self {
             regex: Regex::new_many(&patterns).expect("the tokenizer patterns compile"),
             lookahead,
+            rules,
         }
     }
 
     /// Calls `piece` with each piece of `text`, in order.
     fn for_each(&self, cache: &mut Cache, text: &str, mut piece: impl FnMut(&str)) {
+        let bytes = text.as_bytes();
         let mut last = 0;
         while last < text.len() {
-            let input = Input::new(&text[last..]).anchored(Anchored::Yes);
-            let Some(found) = self.regex.search_with(cache, &input) else {
+            if bytes[last].is_ascii()
+                && let Some(end) = ascii::piece_end(self.rules, bytes, last)
+            {
+                piece(&text[last..end]);
+                last = end;
+                continue;
+            }
+            // The regex decides (it matches something at every position of a text).
+            let Some(end) = self.regex_piece_end(cache, text, last) else {
                 break;
             };
-            let start = last;
-            let mut end = last + found.range().end;
-            if self.lookahead[found.pattern().as_usize()]
-                && let Some(c) = text[start..end].chars().next_back()
-            {
-                end -= c.len_utf8();
-            }
-            // A look-ahead pattern consumes at least two characters (`\\s+\\s`).
-            debug_assert_ne!(end, start, "a piece is never empty");
-            if end == start {
-                break;
-            }
+            piece(&text[last..end]);
             last = end;
-            piece(&text[start..end]);
         }
+    }
+
+    /// The end of the piece at `start`, by the regex; `None` when it finds none (never, for
+    /// these patterns).
+    fn regex_piece_end(&self, cache: &mut Cache, text: &str, start: usize) -> Option<usize> {
+        let input = Input::new(&text[start..]).anchored(Anchored::Yes);
+        let found = self.regex.search_with(cache, &input)?;
+        let mut end = start + found.range().end;
+        if self.lookahead[found.pattern().as_usize()]
+            && let Some(c) = text[start..end].chars().next_back()
+        {
+            end -= c.len_utf8();
+        }
+        // A look-ahead pattern consumes at least two characters (`\\s+\\s`).
+        debug_assert_ne!(end, start, "a piece is never empty");
+        (end != start).then_some(end)
     }
 }
 
 static CL100K_SPLIT: LazyLock<Splitter> = LazyLock::new(|| {
-    Splitter::new(&[
-        (
-            "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$",
-            false,
-        ),
-        ("\\s+\\s", true),
-        ("\\s+", false),
-    ])
+    Splitter::new(
+        ascii::Rules::Cl100k,
+        &[
+            (
+                "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$",
+                false,
+            ),
+            ("\\s+\\s", true),
+            ("\\s+", false),
+        ],
+    )
 });
 
 static O200K_SPLIT: LazyLock<Splitter> = LazyLock::new(|| {
@@ -188,7 +211,10 @@ static O200K_SPLIT: LazyLock<Splitter> = LazyLock::new(|| {
         "\\s+$",
     ]
     .join("|");
-    Splitter::new(&[(&first, false), ("\\s+\\s", true), ("\\s+", false)])
+    Splitter::new(
+        ascii::Rules::O200k,
+        &[(&first, false), ("\\s+\\s", true), ("\\s+", false)],
+    )
 });
 
 /// Pieces up to this many bytes are memoized; longer ones are rare and cheap to count once.
@@ -197,12 +223,36 @@ const MEMO_MAX_PIECE: usize = 32;
 const MEMO_MAX_ENTRIES: usize = 1 << 16;
 
 thread_local! {
-    static PIECE_COUNTS: RefCell<[FxHashMap<Box<str>, u32>; 2]> =
-        RefCell::new([FxHashMap::default(), FxHashMap::default()]);
+    static PIECE_COUNTS: RefCell<[Memo; 2]> = RefCell::new([Memo::default(), Memo::default()]);
     /// This thread's search caches of the two splitters (made on first use). Boxed: a cache
     /// is kilobytes, and a library loaded into a process (the Python module) has little
     /// static thread-local space ("cannot allocate memory in static TLS block").
     static SPLIT_CACHES: RefCell<[Option<Box<Cache>>; 2]> = const { RefCell::new([None, None]) };
+}
+
+/// One thread's token counts of the short pieces of one encoding.
+#[derive(Default)]
+struct Memo(FxHashMap<Box<str>, u32>);
+
+impl Memo {
+    /// The count of `piece`, remembered, or from `bpe` (and remembered if short).
+    fn count(&mut self, piece: &str, bpe: impl FnOnce(&str) -> usize) -> usize {
+        if piece.len() > MEMO_MAX_PIECE {
+            return bpe(piece);
+        }
+        if let Some(&count) = self.0.get(piece) {
+            return count as usize;
+        }
+        let count = bpe(piece);
+        if self.0.len() >= MEMO_MAX_ENTRIES {
+            self.0.clear();
+        }
+        self.0.insert(
+            piece.into(),
+            u32::try_from(count).expect("a short piece has few tokens"),
+        );
+        count
+    }
 }
 
 impl Tokenizer for Exact {
@@ -220,23 +270,7 @@ impl Tokenizer for Exact {
                 let memo = &mut memos[slot];
                 let mut total = 0usize;
                 splitter.for_each(cache, text, |piece| {
-                    if piece.len() > MEMO_MAX_PIECE {
-                        total += tokenizer.bpe.count(piece.as_bytes());
-                        return;
-                    }
-                    if let Some(&count) = memo.get(piece) {
-                        total += count as usize;
-                        return;
-                    }
-                    let count = tokenizer.bpe.count(piece.as_bytes());
-                    if memo.len() >= MEMO_MAX_ENTRIES {
-                        memo.clear();
-                    }
-                    memo.insert(
-                        piece.into(),
-                        u32::try_from(count).expect("a short piece has few tokens"),
-                    );
-                    total += count;
+                    total += memo.count(piece, |piece| tokenizer.bpe.count(piece.as_bytes()));
                 });
                 total
             })
@@ -313,6 +347,139 @@ mod tests {
                 text.get(..40)
             );
         }
+    }
+
+    /// `splitter`'s pieces of `text`: as counting splits it (ASCII rules where they decide),
+    /// and by the regex alone.
+    fn both_splits(splitter: &Splitter, text: &str) -> (Vec<String>, Vec<String>) {
+        let mut cache = splitter.regex.create_cache();
+        let mut fast = Vec::new();
+        splitter.for_each(&mut cache, text, |p| fast.push(p.to_owned()));
+        let mut slow = Vec::new();
+        let mut last = 0;
+        while let Some(end) = splitter.regex_piece_end(&mut cache, text, last) {
+            slow.push(text[last..end].to_owned());
+            last = end;
+        }
+        assert_eq!(last, text.len(), "the regex split covers {text:?}");
+        (fast, slow)
+    }
+
+    /// The ASCII rules split exactly as the regex does, on generated text that crowds the
+    /// cases the rules must get right (contractions in any case, words with and without a
+    /// prefix byte, digit runs, symbol runs before newlines and slashes, whitespace runs
+    /// before words, newlines and the end) and the non-ASCII characters next to them that
+    /// only the regex can classify (letters, marks, digits, spaces, the long s and Kelvin
+    /// sign that case-insensitive `s` and `k` match).
+    #[test]
+    fn the_ascii_rules_split_as_the_regex_does() {
+        const ALPHABET: &[&str] = &[
+            "a",
+            "b",
+            "k",
+            "Z",
+            "Q",
+            "K",
+            "s",
+            "S",
+            "t",
+            "T",
+            "e",
+            "E",
+            "l",
+            "L",
+            "r",
+            "R",
+            "v",
+            "m",
+            "d",
+            "D",
+            "0",
+            "7",
+            "9",
+            "'",
+            "'",
+            " ",
+            " ",
+            "  ",
+            "\t",
+            "\n",
+            "\r",
+            "\r\n",
+            "\u{b}",
+            "\u{c}",
+            "/",
+            "+",
+            "=",
+            ".",
+            "_",
+            "-",
+            "(",
+            "#",
+            "\"",
+            "\0",
+            "\u{7f}",
+            "\u{e9}",
+            "\u{c9}",
+            "\u{17f}",
+            "\u{212a}",
+            "\u{a0}",
+            "\u{85}",
+            "\u{2028}",
+            "\u{3000}",
+            "\u{b2}",
+            "\u{663}",
+            "\u{301}",
+            "\u{2c5}",
+            "\u{65e5}",
+            "\u{1f600}",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        // xorshift64, taken below a bound that fits `usize`.
+        let mut next = move |bound: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            usize::try_from(state % bound as u64).expect("below a usize bound")
+        };
+        for splitter in [&*CL100K_SPLIT, &*O200K_SPLIT] {
+            for _ in 0..100_000 {
+                let len = next(24);
+                let text: String = (0..len).map(|_| ALPHABET[next(ALPHABET.len())]).collect();
+                let (fast, slow) = both_splits(splitter, &text);
+                assert_eq!(fast, slow, "{:?} on {text:?}", splitter.rules);
+            }
+        }
+    }
+
+    /// The same on real text: this workspace's sources and documents.
+    #[test]
+    fn the_ascii_rules_split_real_text_as_the_regex_does() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut stack = vec![root];
+        let mut texts = 0;
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let name = entry.file_name();
+                if name.to_string_lossy().starts_with('.') || name == "target" {
+                    continue;
+                }
+                if path.is_dir() {
+                    stack.push(path);
+                } else if let Ok(text) = std::fs::read_to_string(&path) {
+                    texts += 1;
+                    for splitter in [&*CL100K_SPLIT, &*O200K_SPLIT] {
+                        let (fast, slow) = both_splits(splitter, &text);
+                        assert!(fast == slow, "{:?} on {}", splitter.rules, path.display());
+                    }
+                }
+            }
+        }
+        assert!(texts > 100, "only {texts} texts found");
     }
 
     #[test]
