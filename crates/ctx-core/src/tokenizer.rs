@@ -237,6 +237,11 @@ struct Memo(FxHashMap<Box<str>, u32>);
 impl Memo {
     /// The count of `piece`, remembered, or from `bpe` (and remembered if short).
     fn count(&mut self, piece: &str, bpe: impl FnOnce(&str) -> usize) -> usize {
+        // Every byte is a token of its own in both encodings (byte-level BPE), and a third of
+        // the pieces of source code are one byte (brackets, commas, a space, a newline).
+        if piece.len() == 1 {
+            return 1;
+        }
         if piece.len() > MEMO_MAX_PIECE {
             return bpe(piece);
         }
@@ -520,6 +525,17 @@ mod tests {
                 plain.count(text.as_str()),
                 "{kind}, memo warm"
             );
+        }
+    }
+
+    /// The memo counts a one-byte piece as one token without asking: true of every byte a
+    /// `str` piece can be (ASCII) in both encodings.
+    #[test]
+    fn every_ascii_byte_is_one_token() {
+        for plain in [bpe_openai::o200k_base(), bpe_openai::cl100k_base()] {
+            for byte in 0..128u8 {
+                assert_eq!(plain.bpe.count(&[byte]), 1, "byte {byte:#04x}");
+            }
         }
     }
 
