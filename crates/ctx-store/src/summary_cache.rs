@@ -45,10 +45,13 @@ impl SqliteMetadata {
     ) -> Result<Vec<Option<StampedKey>>, StoreError> {
         let run = || -> rusqlite::Result<Vec<Option<StampedKey>>> {
             let conn = self.connection();
-            let mut stmt = conn.prepare_cached(
+            // One read transaction for the batch: outside one, every lookup takes and drops
+            // SQLite's file lock on its own (two `fcntl`s and a journal check per file).
+            let tx = conn.unchecked_transaction()?;
+            let mut stmt = tx.prepare_cached(
                 "SELECT size, mtime_ns, inode, content_hash, extractor FROM code_file_stamps WHERE path = ?1",
             )?;
-            stamps
+            let keys = stamps
                 .iter()
                 .map(|stamp| {
                     let row = stmt
@@ -74,7 +77,10 @@ impl SqliteMetadata {
                         }),
                     )
                 })
-                .collect()
+                .collect();
+            drop(stmt);
+            tx.commit()?;
+            keys
         };
         run().map_err(|e| self.err(e))
     }
@@ -121,15 +127,21 @@ impl SqliteMetadata {
     ) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         let run = || -> rusqlite::Result<Vec<Option<Vec<u8>>>> {
             let conn = self.connection();
-            let mut stmt = conn.prepare_cached(
+            // One read transaction for the batch (see `stamped_summary_keys`).
+            let tx = conn.unchecked_transaction()?;
+            let mut stmt = tx.prepare_cached(
                 "SELECT summary FROM code_summaries WHERE content_hash = ?1 AND extractor = ?2",
             )?;
-            keys.iter()
+            let summaries = keys
+                .iter()
                 .map(|key| {
                     stmt.query_row(params![key.content_hash, key.extractor], |row| row.get(0))
                         .optional()
                 })
-                .collect()
+                .collect();
+            drop(stmt);
+            tx.commit()?;
+            summaries
         };
         run().map_err(|e| self.err(e))
     }
