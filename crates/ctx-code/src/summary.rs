@@ -609,9 +609,13 @@ pub fn summarize_file(
 /// Fresh summaries are stored in batches of about this many bytes.
 const WRITE_BATCH_BYTES: usize = 8 << 20;
 
-/// Maps `f` over `items` on up to `threads` worker threads (0: available parallelism),
-/// handing each result to `sink` on the calling thread as soon as it is done (in no
-/// particular order); returns the results in item order.
+/// Maps `f` over `items` on up to `threads` threads (0: available parallelism), the calling
+/// thread one of them, handing each result to `sink` on the calling thread as soon as it is
+/// done (in no particular order); returns the results in item order.
+///
+/// The calling thread takes items too and hands over what the others finished between its
+/// own items, so it waits on them only at the end: a receiver blocked on every result made
+/// a wake-up (a `futex` call and a context switch) per file.
 pub fn par_map_streaming<T: Sync, R: Send>(
     items: &[T],
     threads: usize,
@@ -637,8 +641,12 @@ pub fn par_map_streaming<T: Sync, R: Send>(
     let next = AtomicUsize::new(0);
     let (sender, receiver) = std::sync::mpsc::channel::<(usize, R)>();
     let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
+    let mut take = |(i, mut result): (usize, R)| {
+        sink(&mut result);
+        slots[i] = Some(result);
+    };
     std::thread::scope(|scope| {
-        for _ in 0..threads {
+        for _ in 1..threads {
             let sender = sender.clone();
             let (next, f) = (&next, &f);
             scope.spawn(move || {
@@ -652,10 +660,13 @@ pub fn par_map_streaming<T: Sync, R: Send>(
             });
         }
         drop(sender);
-        for (i, mut result) in receiver {
-            sink(&mut result);
-            slots[i] = Some(result);
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else { break };
+            take((i, f(item)));
+            receiver.try_iter().for_each(&mut take);
         }
+        receiver.into_iter().for_each(&mut take);
     });
     slots
         .into_iter()
