@@ -445,13 +445,11 @@ impl BlockCounter<'_> {
         keys: &[ContentHash],
         build: impl Fn(usize) -> String + Sync,
     ) -> Result<Vec<u64>, CtxError> {
-        let mut counts = vec![None; keys.len()];
         let cache = self.db.filter(|_| self.tokenizer.is_exact());
-        if let Some(db) = cache {
-            for (slot, key) in counts.iter_mut().zip(keys) {
-                *slot = db.cached_token_count(key, self.tokenizer)?;
-            }
-        }
+        let mut counts = match cache {
+            Some(db) => db.cached_token_counts(keys, self.tokenizer)?,
+            None => vec![None; keys.len()],
+        };
         let misses: Vec<usize> = (0..keys.len()).filter(|&i| counts[i].is_none()).collect();
         let tokenizer = self.tokenizer;
         let fresh: Vec<(usize, u64)> = misses
