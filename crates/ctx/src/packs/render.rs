@@ -843,11 +843,12 @@ fn stream_job_retaining(
                 .collect(),
             None => vec![None; chunk.len()],
         };
+        // Rows are read in one go; checking and decoding them is spread over the threads.
         let hits: Vec<Option<(Ready, u64)>> = match &cache {
             Some(cache) => cache
                 .lookup(&paths)?
-                .iter()
-                .zip(&chunk)
+                .par_iter()
+                .zip(chunk.par_iter())
                 .map(|(row, (_, p))| {
                     cached_unit(
                         row.as_ref()?,
