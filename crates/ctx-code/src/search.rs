@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::error::CodeError;
 use crate::lang::Language;
-use crate::summary::{SummarizeOptions, SummaryCache, par_map, read_entry, summarize_files};
+use crate::summary::{SummarizeOptions, SummaryCache, par_map, read_walked, summarize_files};
 use crate::symbols::{calls, parse};
 
 /// A line shown around a match.
@@ -342,7 +342,7 @@ pub fn search_symbols(
         let context_lines = if context > 0 {
             by_path
                 .get(file.path.as_str())
-                .and_then(|e| read_entry(reader, &e.path).ok())
+                .and_then(|e| read_walked(reader, e).ok())
                 .map(|bytes| around(&bytes, symbol.line, context))
                 .unwrap_or_default()
         } else {
@@ -390,7 +390,7 @@ pub fn search_callers(
         .filter_map(|e| Language::from_path(Path::new(&e.rel)).map(|l| (e, l)))
         .collect();
     let per_file = par_map(&files, threads, |&(entry, lang)| {
-        let Ok(bytes) = read_entry(reader, &entry.path) else {
+        let Ok(bytes) = read_walked(reader, entry) else {
             return Vec::new();
         };
         if finder.find(&bytes).is_none() || crate::summary::is_binary(&bytes) {

@@ -148,6 +148,19 @@ pub fn read_entry(
     }
 }
 
+/// Reads a file a walk listed: through the sandbox when a reader is given (opened once and
+/// checked against the walk's own stat of it, see [`ctx_fs::WalkReader::read_entry`]), else
+/// by path.
+pub fn read_walked(
+    reader: Option<&ctx_fs::WalkReader<'_>>,
+    entry: &WalkEntry,
+) -> std::io::Result<Vec<u8>> {
+    match reader {
+        Some(reader) => reader.read_entry(entry),
+        None => std::fs::read(&entry.path),
+    }
+}
+
 /// Summarizes `entries` (files from [`ctx_fs::walk`]). Files in unsupported languages,
 /// binary, unreadable or too large files are skipped with a reason; they never fail the run.
 pub fn summarize_files(
@@ -431,7 +444,7 @@ fn load<'e>(
     lang: Language,
     reader: Option<&ctx_fs::WalkReader<'_>>,
 ) -> Result<Loaded<'e>, Skipped> {
-    let bytes = read_entry(reader, &entry.path).map_err(|err| Skipped {
+    let bytes = read_walked(reader, entry).map_err(|err| Skipped {
         path: entry.rel.clone(),
         reason: format!("cannot read: {err}"),
     })?;

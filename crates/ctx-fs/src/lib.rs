@@ -19,5 +19,5 @@ pub mod walk;
 pub use error::{ErrorKind, SandboxError, WalkError};
 pub use read::{FsReadError, FsReadInput, FsReadOutput, Operation, ReadOptions, fs_read};
 pub use reader::WalkReader;
-pub use sandbox::{SandboxOptions, Workspace};
+pub use sandbox::{FileId, SandboxOptions, Workspace};
 pub use walk::{WalkEntry, WalkOptions, WalkOutcome, walk, walk_with_errors};

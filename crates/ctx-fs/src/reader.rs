@@ -5,6 +5,10 @@
 //! outside. A [`WalkReader`] opens every listed file relative to the workspace root's
 //! descriptor with the sandbox's rules ([`crate::sandbox::open_beneath`]), so what is read is
 //! always inside the workspace whatever happened to the tree after it was listed.
+//!
+//! A listed entry with its walk metadata opens in one system call
+//! ([`WalkReader::open_entry`], [`Workspace::open_listed`]): the walk's stat stands for the
+//! sandbox's `O_PATH` probe, and the opened file must be the inode the walk listed.
 
 use std::fs::{File, Metadata};
 use std::io::Read;
@@ -12,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::SandboxError;
 use crate::sandbox::{EntryKind, Workspace};
+use crate::walk::WalkEntry;
 
 /// Opens files under one walk root (a directory or file inside a workspace) through the
 /// workspace's sandbox.
@@ -73,13 +78,69 @@ impl<'a> WalkReader<'a> {
         Ok((resolved.file, resolved.meta))
     }
 
+    /// Opens a file the walk listed, checked against the walk's own stat of it (one open,
+    /// see [`Workspace::open_listed`]): a file replaced since the listing (another inode) is
+    /// refused with [`SandboxError::Changed`]. An entry listed without metadata is opened as
+    /// [`Self::open`] opens a path.
+    pub fn open_entry(&self, entry: &WalkEntry) -> Result<(File, Metadata), SandboxError> {
+        match entry.file_id() {
+            Some(listed) if !entry.is_dir => {
+                let rel = self.relative(&entry.path)?;
+                self.workspace.open_listed(&rel, listed)
+            }
+            _ => self.open(&entry.path),
+        }
+    }
+
     /// Reads a listed file whole.
     pub fn read(&self, path: &Path) -> std::io::Result<Vec<u8>> {
         let (mut file, meta) = self.open(path).map_err(std::io::Error::other)?;
-        let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-        file.read_to_end(&mut bytes)?;
-        Ok(bytes)
+        read_sized(&mut file, meta.len())
     }
+
+    /// Reads a listed entry whole, opened by [`Self::open_entry`].
+    pub fn read_entry(&self, entry: &WalkEntry) -> std::io::Result<Vec<u8>> {
+        let (mut file, meta) = self.open_entry(entry).map_err(std::io::Error::other)?;
+        read_sized(&mut file, meta.len())
+    }
+}
+
+/// Reads `reader` to its end, expecting `len` bytes (a file's size from its `fstat`): one
+/// read for all of them, then one that finds the end (more when the file grew).
+pub fn read_sized(reader: &mut impl Read, len: u64) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    read_up_to(reader, &mut bytes, usize::try_from(len).unwrap_or(0))?;
+    // `Read::read_to_end` on a `File` would `fstat` and `lseek` first; through `Take` it
+    // does not, and at full capacity it looks for the end with a small read on the stack.
+    reader.take(u64::MAX).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Appends up to `want` bytes from `reader` to `bytes`, fewer only at its end, reading
+/// straight into the grown buffer (a regular file gives them in one `read`). Returns how
+/// many were appended.
+pub fn read_up_to(
+    reader: &mut impl Read,
+    bytes: &mut Vec<u8>,
+    want: usize,
+) -> std::io::Result<usize> {
+    let start = bytes.len();
+    bytes.resize(start + want, 0);
+    let mut filled = start;
+    let end = start + want;
+    while filled < end {
+        match reader.read(&mut bytes[filled..end]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => {
+                bytes.truncate(start);
+                return Err(err);
+            }
+        }
+    }
+    bytes.truncate(filled);
+    Ok(filled - start)
 }
 
 #[cfg(test)]

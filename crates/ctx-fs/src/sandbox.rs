@@ -11,12 +11,23 @@
 //!   with `openat(…, O_NOFOLLOW)`, reading each symlink and resolving its target against a
 //!   stack of directory descriptors, so nothing is ever followed by the kernel.
 //!
-//! Either way the result is opened twice: first as `O_PATH` (which never touches the file's
-//! contents, so a FIFO cannot block and a device driver is never called), then, only for
-//! regular files and directories, for reading, checking that the second open found the same
-//! inode. FIFOs, sockets and device files are refused; so are regular files with more than
-//! one hard link (a hard link can share its contents with a file outside the root) unless
+//! Either way a path a request names is opened twice: first as `O_PATH` (which never touches
+//! the file's contents, so a FIFO cannot block and a device driver is never called), then,
+//! only for regular files and directories, for reading, checking that the second open found
+//! the same inode. FIFOs, sockets and device files are refused; so are regular files with more
+//! than one hard link (a hard link can share its contents with a file outside the root) unless
 //! [`SandboxOptions::allow_hard_links`] is set.
+//!
+//! A file a walk listed is opened once ([`Workspace::open_listed`]): the walk's own stat of
+//! it (a regular file, with its device and inode) stands for the probe. With `openat2` the
+//! file is opened for reading (`O_NONBLOCK | O_NOCTTY`, the same resolve flags) and its
+//! descriptor checked as above: the same device and inode as listed, a regular file, the
+//! hard-link rule; anything else is refused with the same errors. This is as safe as the
+//! probe: the walk never lists a FIFO or a device, so neither design opens one that was there
+//! when it was listed; one swapped in after the check is opened by either design (the probe
+//! and the open are two system calls with the same window between them), never blocks (a
+//! FIFO opened `O_NONBLOCK` for reading returns at once), and is refused by the inode check
+//! before a byte is read. The component-by-component resolver keeps its `O_PATH` probe.
 
 use std::ffi::OsStr;
 use std::fs::{File, Metadata};
@@ -71,6 +82,25 @@ impl EntryKind {
         match self {
             Self::File => "file",
             Self::Dir => "dir",
+        }
+    }
+}
+
+/// A file's identity: the device it is on and its inode, as a listing saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FileId {
+    /// The device (`st_dev`).
+    pub dev: u64,
+    /// The inode number (`st_ino`).
+    pub ino: u64,
+}
+
+impl FileId {
+    /// The identity in `meta`.
+    pub fn of(meta: &Metadata) -> Self {
+        Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
         }
     }
 }
@@ -165,6 +195,19 @@ impl Workspace {
     pub fn resolve(&self, path: &str) -> Result<Resolved, SandboxError> {
         let rel = self.relative_path(path)?;
         self.open_rel(&rel, path)
+    }
+
+    /// Opens a regular file a walk listed as `listed`, at `path` (checked lexically like
+    /// [`Self::resolve`]'s), with one open instead of a probe and an open (see the module
+    /// docs): refused with [`SandboxError::Changed`] when the file there now is another inode,
+    /// and like [`Self::resolve`] for links out, hard links and special files.
+    pub fn open_listed(
+        &self,
+        path: &str,
+        listed: FileId,
+    ) -> Result<(File, Metadata), SandboxError> {
+        let rel = self.relative_path(path)?;
+        open_listed_beneath(self.root_fd.as_fd(), &rel, path, listed, self.options)
     }
 
     /// Resolves an already-normalized relative path (`"."` for the root); `shown` is the path
@@ -262,48 +305,94 @@ fn openat2_available(dir: BorrowedFd<'_>) -> bool {
 
 const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGICLINKS);
 
+/// Flags of every open for reading: never blocks on a FIFO, never takes a terminal.
+const READ_FLAGS: OFlags = OFlags::RDONLY.union(OFlags::NONBLOCK).union(OFlags::NOCTTY);
+
+/// `openat2` of `rel` beneath `dir` with the sandbox's resolve flags.
+fn openat2_beneath(dir: BorrowedFd<'_>, rel: &str, flags: OFlags) -> Result<OwnedFd, Errno> {
+    // The kernel answers EAGAIN when a concurrent rename might have let `..` escape; trying
+    // again is the documented remedy.
+    for _ in 0..8 {
+        match rustix::fs::openat2(dir, rel, flags | OFlags::CLOEXEC, Mode::empty(), RESOLVE) {
+            Err(Errno::AGAIN) => {}
+            other => return other,
+        }
+    }
+    Err(Errno::AGAIN)
+}
+
 fn open_with_openat2(
     dir: BorrowedFd<'_>,
     rel: &str,
     shown: &str,
     options: SandboxOptions,
 ) -> Result<(File, Metadata), SandboxError> {
-    let open = |flags: OFlags| {
-        // The kernel answers EAGAIN when a concurrent rename might have let `..` escape;
-        // trying again is the documented remedy.
-        for _ in 0..8 {
-            match rustix::fs::openat2(dir, rel, flags | OFlags::CLOEXEC, Mode::empty(), RESOLVE) {
-                Err(Errno::AGAIN) => {}
-                other => return other,
-            }
-        }
-        Err(Errno::AGAIN)
-    };
-    let probe = open(OFlags::PATH).map_err(|errno| map_errno(errno, shown))?;
+    let probe = openat2_beneath(dir, rel, OFlags::PATH).map_err(|errno| map_errno(errno, shown))?;
     let probe_meta = File::from(probe)
         .metadata()
         .map_err(|source| io_error(shown, source))?;
     check_kind(&probe_meta, shown, options)?;
-    let fd = open(OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY)
-        .map_err(|errno| map_errno(errno, shown))?;
-    finish_open(fd, &probe_meta, shown, options)
+    let fd = openat2_beneath(dir, rel, READ_FLAGS).map_err(|errno| map_errno(errno, shown))?;
+    finish_open(fd, FileId::of(&probe_meta), shown, options)
 }
 
-/// Checks that the readable descriptor is the inode the probe found.
+/// Checks that the readable descriptor is the inode the probe (or the listing) found, and
+/// that it may be read.
 fn finish_open(
     fd: OwnedFd,
-    probe: &Metadata,
+    expected: FileId,
     shown: &str,
     options: SandboxOptions,
 ) -> Result<(File, Metadata), SandboxError> {
     let file = File::from(fd);
     let meta = file.metadata().map_err(|source| io_error(shown, source))?;
-    if meta.dev() != probe.dev() || meta.ino() != probe.ino() {
+    if FileId::of(&meta) != expected {
         return Err(SandboxError::Changed {
             path: shown.to_owned(),
         });
     }
     check_kind(&meta, shown, options)?;
+    Ok((file, meta))
+}
+
+/// Opens the regular file a walk listed as `listed` at `rel` beneath `dir` (see the module
+/// docs and [`Workspace::open_listed`]). `rel` must already be normalized.
+pub fn open_listed_beneath(
+    dir: BorrowedFd<'_>,
+    rel: &str,
+    shown: &str,
+    listed: FileId,
+    options: SandboxOptions,
+) -> Result<(File, Metadata), SandboxError> {
+    let use_openat2 = match options.resolver {
+        Resolver::Openat2 => true,
+        Resolver::Components => false,
+        Resolver::Auto => openat2_available(dir),
+    };
+    let (file, meta) = if use_openat2 {
+        let fd = openat2_beneath(dir, rel, READ_FLAGS).map_err(|errno| map_errno(errno, shown))?;
+        finish_open(fd, listed, shown, options)?
+    } else {
+        let (file, meta) = open_by_components(dir, rel, shown, options)?;
+        if FileId::of(&meta) != listed {
+            return Err(SandboxError::Changed {
+                path: shown.to_owned(),
+            });
+        }
+        (file, meta)
+    };
+    // The listing was a regular file, and the inode is the same, so this holds; kept so that
+    // a caller's wrong `listed` cannot hand out a directory.
+    if !meta.is_file() {
+        return Err(SandboxError::SpecialFile {
+            path: shown.to_owned(),
+            kind: if meta.is_dir() {
+                "a directory"
+            } else {
+                special_kind(meta.file_type())
+            },
+        });
+    }
     Ok((file, meta))
 }
 
@@ -363,11 +452,7 @@ fn open_by_components(
             let fd = rustix::fs::openat(
                 parent,
                 name,
-                OFlags::RDONLY
-                    | OFlags::NONBLOCK
-                    | OFlags::NOCTTY
-                    | OFlags::NOFOLLOW
-                    | OFlags::CLOEXEC,
+                READ_FLAGS | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                 Mode::empty(),
             )
             .map_err(|errno| match errno {
@@ -377,7 +462,7 @@ fn open_by_components(
                 },
                 other => map_errno(other, shown),
             })?;
-            return finish_open(fd, &meta, shown, options);
+            return finish_open(fd, FileId::of(&meta), shown, options);
         }
         if !meta.is_dir() {
             return Err(map_errno(Errno::NOTDIR, shown));

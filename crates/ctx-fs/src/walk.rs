@@ -25,6 +25,7 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use ignore::{DirEntry, WalkBuilder, WalkState};
 
 use crate::error::WalkError;
+use crate::sandbox::FileId;
 
 /// Directory names skipped by default, wherever they appear, even without a `.gitignore`.
 ///
@@ -123,6 +124,9 @@ pub struct WalkEntry {
     pub mtime_ns: i64,
     /// The inode number (0 when unknown or not on Unix).
     pub inode: u64,
+    /// The device the file is on (0 when unknown or not on Unix); with the inode, what
+    /// [`crate::WalkReader::open_entry`] checks the file it opens against.
+    pub dev: u64,
 }
 
 impl WalkEntry {
@@ -136,8 +140,27 @@ impl WalkEntry {
             size: if meta.is_dir() { 0 } else { meta.len() },
             mtime_ns,
             inode,
+            dev: device(meta),
         }
     }
+
+    /// The file's identity as the walk saw it (device and inode); `None` when the walk read
+    /// no metadata ([`WalkOptions::metadata`] off) or the platform gives no inode.
+    pub fn file_id(&self) -> Option<FileId> {
+        (self.inode != 0).then_some(FileId {
+            dev: self.dev,
+            ino: self.inode,
+        })
+    }
+}
+
+/// The device a file is on (0 where the platform does not say).
+pub fn device(meta: &std::fs::Metadata) -> u64 {
+    #[cfg(unix)]
+    let dev = std::os::unix::fs::MetadataExt::dev(meta);
+    #[cfg(not(unix))]
+    let dev = 0;
+    dev
 }
 
 /// A file's modification time (ns since the epoch) and inode, as far as the platform tells.
@@ -379,6 +402,7 @@ fn accept(
         },
         mtime_ns,
         inode,
+        dev: meta.as_ref().map_or(0, device),
     })
 }
 

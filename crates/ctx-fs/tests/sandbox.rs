@@ -229,3 +229,130 @@ fn a_symlink_swapped_during_requests_never_escapes() {
         );
     }
 }
+
+/// A tree listed by the walker, then changed under the listing: each file a walk listed is
+/// opened once ([`ctx_fs::WalkReader::open_entry`]) and must still be what was listed.
+#[test]
+fn listed_files_replaced_after_the_walk_are_refused() {
+    for resolver in resolvers() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().join("ws");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(root.join("sub")).expect("mkdir");
+        std::fs::create_dir_all(&outside).expect("mkdir");
+        for name in [
+            "kept.txt",
+            "replaced.txt",
+            "fifo.txt",
+            "linked.txt",
+            "sub/x.txt",
+        ] {
+            std::fs::write(root.join(name), format!("inside {name}\n")).expect("write");
+        }
+        std::fs::write(outside.join("x.txt"), "top secret\n").expect("write");
+        let ws = Workspace::with_options(
+            &root,
+            SandboxOptions {
+                resolver,
+                ..SandboxOptions::default()
+            },
+        )
+        .expect("workspace");
+        if resolver == Resolver::Openat2
+            && matches!(ws.resolve("kept.txt"), Err(ctx_fs::SandboxError::Io { .. }))
+        {
+            continue;
+        }
+        let entries = ctx_fs::walk(ws.root(), &ctx_fs::WalkOptions::default()).expect("walk");
+        let entry = |rel: &str| {
+            entries
+                .iter()
+                .find(|e| e.rel == rel)
+                .unwrap_or_else(|| panic!("{rel} listed"))
+                .clone()
+        };
+        assert!(entries.iter().all(|e| e.file_id().is_some()), "stamped");
+        let reader = ctx_fs::WalkReader::new(&ws, ws.root()).expect("reader");
+
+        // Unchanged: read, with one open.
+        assert_eq!(
+            reader.read_entry(&entry("kept.txt")).expect("read"),
+            b"inside kept.txt\n"
+        );
+
+        // Replaced by another file (another inode, as an editor's save by rename does).
+        let listed = entry("replaced.txt");
+        std::fs::write(root.join("new.tmp"), "written after the listing\n").expect("write");
+        std::fs::rename(root.join("new.tmp"), root.join("replaced.txt")).expect("rename");
+        let err = reader.open_entry(&listed).expect_err("replaced");
+        assert!(
+            matches!(err, ctx_fs::SandboxError::Changed { .. }),
+            "{resolver:?}: {err}"
+        );
+
+        // Replaced by a FIFO: refused, and the open does not block (no writer ever comes).
+        let listed = entry("fifo.txt");
+        std::fs::remove_file(root.join("fifo.txt")).expect("rm");
+        let status = std::process::Command::new("mkfifo")
+            .arg(root.join("fifo.txt"))
+            .status()
+            .expect("mkfifo");
+        assert!(status.success());
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let _ = done.send(reader.open_entry(&listed).map(drop));
+            });
+            // A guard against a hang, not a timing assertion: an open that blocked would
+            // never answer, and the write end below unblocks it so the test can end.
+            let answer = finished.recv_timeout(std::time::Duration::from_secs(60));
+            if answer.is_err() {
+                let _ = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(root.join("fifo.txt"));
+            }
+            let err = answer
+                .expect("the open of a FIFO swapped in does not block")
+                .expect_err("a FIFO is never opened as the listed file");
+            assert!(
+                matches!(
+                    err,
+                    ctx_fs::SandboxError::Changed { .. } | ctx_fs::SandboxError::SpecialFile { .. }
+                ),
+                "{resolver:?}: {err}"
+            );
+        });
+
+        // Given a second link after the listing: the hard-link rule still holds.
+        std::fs::hard_link(root.join("linked.txt"), tmp.path().join("elsewhere")).expect("link");
+        let err = reader
+            .open_entry(&entry("linked.txt"))
+            .expect_err("hard link");
+        assert!(
+            matches!(err, ctx_fs::SandboxError::HardLink { .. }),
+            "{resolver:?}: {err}"
+        );
+
+        // A directory on the way swapped for a symlink that leads out.
+        let listed = entry("sub/x.txt");
+        std::fs::rename(root.join("sub"), root.join("sub.old")).expect("rename");
+        std::os::unix::fs::symlink("../outside", root.join("sub")).expect("symlink");
+        let err = reader.open_entry(&listed).expect_err("symlink out");
+        assert!(
+            matches!(err, ctx_fs::SandboxError::SymlinkEscapes { .. }),
+            "{resolver:?}: {err}"
+        );
+
+        // An identity that is not the file's is refused by `open_listed` itself.
+        let kept = entry("kept.txt").file_id().expect("id");
+        let wrong = ctx_fs::FileId {
+            ino: kept.ino + 1,
+            ..kept
+        };
+        assert!(matches!(
+            ws.open_listed("kept.txt", wrong),
+            Err(ctx_fs::SandboxError::Changed { .. })
+        ));
+        assert!(ws.open_listed("kept.txt", kept).is_ok());
+    }
+}

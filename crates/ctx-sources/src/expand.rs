@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ctx_core::Progress;
+use ctx_fs::reader::read_up_to;
 use ctx_fs::sandbox::EntryKind;
-use ctx_fs::{SandboxError, WalkOptions, Workspace, walk};
+use ctx_fs::{FileId, SandboxError, WalkOptions, Workspace, walk};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -150,6 +151,9 @@ struct PlannedFile {
     lines: Option<LineRange>,
     max_bytes: u64,
     listed: Option<FileStamp>,
+    /// The device and inode the walk listed: the file is opened once and must still be that
+    /// inode ([`Workspace::open_listed`]).
+    listed_id: Option<FileId>,
 }
 
 /// What identifies a file's state without reading it: when its size, modification time and
@@ -190,10 +194,12 @@ impl PlannedUnit {
     pub fn read(&self) -> Option<Result<String, Skip>> {
         let file = self.file.as_ref()?;
         Some(
-            read_text(&file.sandbox, &file.id, file.max_bytes).and_then(|text| match file.lines {
-                Some(range) => slice_lines(&text, range),
-                None => Ok(text),
-            }),
+            read_file_text(&file.sandbox, &file.id, file.max_bytes, file.listed_id).and_then(
+                |(text, _)| match file.lines {
+                    Some(range) => slice_lines(&text, range),
+                    None => Ok(text),
+                },
+            ),
         )
     }
 
@@ -217,7 +223,12 @@ impl PlannedUnit {
         if file.lines.is_some() {
             return self.read().map(|text| text.map(|text| (text, None)));
         }
-        Some(read_text_stamped(&file.sandbox, &file.id, file.max_bytes))
+        Some(read_file_text(
+            &file.sandbox,
+            &file.id,
+            file.max_bytes,
+            file.listed_id,
+        ))
     }
 
     /// Reads the file into `unit.body` (other units hold their text already).
@@ -389,7 +400,7 @@ fn plan_collection(
             return vec![Listed::skipped(dir, skip)];
         }
     };
-    let mut ids: Vec<(String, Option<FileStamp>)> = entries
+    let mut ids: Vec<(String, Option<FileStamp>, Option<FileId>)> = entries
         .into_iter()
         .filter(|e| !e.is_dir)
         .map(|e| {
@@ -398,19 +409,20 @@ fn plan_collection(
                 mtime_ns: e.mtime_ns,
                 inode: e.inode,
             });
+            let file_id = e.file_id();
             let id = if dir.is_empty() {
                 e.rel
             } else {
                 format!("{dir}/{}", e.rel)
             };
-            (id, stamp)
+            (id, stamp, file_id)
         })
         .collect();
     ids.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut planned = Vec::with_capacity(ids.len());
     let mut kept = 0usize;
     let max = max_files.map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX));
-    for (id, stamp) in ids {
+    for (id, stamp, file_id) in ids {
         match options.sensitive.matches(&id) {
             Some(pattern) if !allow_sensitive => {
                 let unit = skipped(
@@ -423,6 +435,7 @@ fn plan_collection(
                     id,
                     skipped: Some(unit),
                     stamp: None,
+                    file_id: None,
                 });
             }
             _ if kept >= max => {}
@@ -432,6 +445,7 @@ fn plan_collection(
                     id,
                     skipped: None,
                     stamp,
+                    file_id,
                 });
             }
         }
@@ -439,11 +453,13 @@ fn plan_collection(
     planned
 }
 
-/// A file a collection lists: its id, the unit when it is already skipped, its stamp.
+/// A file a collection lists: its id, the unit when it is already skipped, its stamp and
+/// identity as listed.
 struct Listed {
     id: String,
     skipped: Option<Unit>,
     stamp: Option<FileStamp>,
+    file_id: Option<FileId>,
 }
 
 impl Listed {
@@ -452,6 +468,7 @@ impl Listed {
             id: id.to_owned(),
             skipped: Some(skipped(id, skip)),
             stamp: None,
+            file_id: None,
         }
     }
 }
@@ -485,6 +502,7 @@ fn collection(
             let mut unit = planned_file(&sandbox, &listed.id, None, options);
             if let Some(file) = &mut unit.file {
                 file.listed = listed.stamp;
+                file.listed_id = listed.file_id;
             }
             unit
         })
@@ -627,6 +645,7 @@ fn planned_file(
             lines,
             max_bytes: options.max_file_bytes,
             listed: None,
+            listed_id: None,
         }),
     }
 }
@@ -644,25 +663,36 @@ fn sandbox_skip(err: SandboxError) -> Skip {
 /// Reads the file at workspace-relative `rel` through the sandbox, as text: size checked
 /// before reading, NUL bytes mean binary, UTF-8 required.
 pub fn read_text(sandbox: &Workspace, rel: &str, max_bytes: u64) -> Result<String, Skip> {
-    read_text_stamped(sandbox, rel, max_bytes).map(|(text, _)| text)
+    read_file_text(sandbox, rel, max_bytes, None).map(|(text, _)| text)
 }
 
 /// How much of a file's head is searched for a NUL byte, which marks it binary (as git).
 const BINARY_PROBE: usize = 8192;
 
-/// [`read_text`], with the stamp of the file read.
-fn read_text_stamped(
+/// The first read of a file: files up to this size are read in one `read` (and one that
+/// finds the end); a larger one is read in two, so a large binary file is known by its head
+/// without the rest being read.
+const FIRST_READ: usize = 64 * 1024;
+
+/// [`read_text`], with the stamp of the file read. A file a walk listed (`listed`) is opened
+/// once and must still be the inode listed.
+fn read_file_text(
     sandbox: &Workspace,
     rel: &str,
     max_bytes: u64,
+    listed: Option<FileId>,
 ) -> Result<(String, Option<FileStamp>), Skip> {
-    let resolved = sandbox.resolve(rel).map_err(sandbox_skip)?;
-    if resolved.kind != EntryKind::File {
-        return Err(Skip::Unreadable {
-            error: "not a regular file".into(),
-        });
-    }
-    let meta = resolved.meta;
+    let (file, meta) = if let Some(listed) = listed {
+        sandbox.open_listed(rel, listed).map_err(sandbox_skip)?
+    } else {
+        let resolved = sandbox.resolve(rel).map_err(sandbox_skip)?;
+        if resolved.kind != EntryKind::File {
+            return Err(Skip::Unreadable {
+                error: "not a regular file".into(),
+            });
+        }
+        (resolved.file, resolved.meta)
+    };
     if meta.len() > max_bytes {
         return Err(Skip::TooLarge {
             bytes: meta.len(),
@@ -672,16 +702,20 @@ fn read_text_stamped(
     let unreadable = |e: std::io::Error| Skip::Unreadable {
         error: e.to_string(),
     };
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    let mut file = resolved.file.take(max_bytes + 1);
+    // The size is at most `max_bytes`, which a caller keeps far below memory sizes.
+    let size = usize::try_from(meta.len()).unwrap_or(usize::MAX);
+    let mut bytes = Vec::new();
+    let mut file = file.take(max_bytes + 1);
     // The head first: a binary file is known by it, and the rest of it is never read.
-    (&mut file)
-        .take(BINARY_PROBE as u64)
-        .read_to_end(&mut bytes)
-        .map_err(unreadable)?;
-    if bytes.contains(&0) {
+    read_up_to(&mut file, &mut bytes, size.min(FIRST_READ)).map_err(unreadable)?;
+    if bytes[..bytes.len().min(BINARY_PROBE)].contains(&0) {
         return Err(Skip::Binary);
     }
+    let rest = size.saturating_sub(bytes.len());
+    if rest > 0 {
+        read_up_to(&mut file, &mut bytes, rest).map_err(unreadable)?;
+    }
+    // Then the end (more, when the file grew since its `fstat`).
     file.read_to_end(&mut bytes).map_err(unreadable)?;
     if bytes.len() as u64 > max_bytes {
         return Err(Skip::TooLarge {
@@ -1011,5 +1045,44 @@ mod tests {
             &options,
         );
         assert!(units[0].body.is_err(), "{:?}", units[0].body);
+    }
+
+    #[test]
+    fn a_listed_file_replaced_before_it_is_read_is_not_read() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().join("ws");
+        std::fs::create_dir_all(root.join("docs")).expect("mkdir");
+        std::fs::write(root.join("docs/a.md"), "# listed\n").expect("w");
+        std::fs::write(root.join("docs/b.md"), "# kept\n").expect("w");
+        let options = ExpandOptions {
+            progress: &ctx_core::NoProgress,
+            root: &root,
+            max_file_bytes: 1000,
+            sensitive: SensitivePaths::builtin(),
+            command_timeout: Duration::from_secs(1),
+        };
+        let spec = SourceSpec {
+            source: Source::MarkdownDir {
+                path: "docs".into(),
+                recursive: true,
+                max_files: None,
+                exclude: Vec::new(),
+            },
+            allow_sensitive: false,
+        };
+        let planned = plan(&spec, &options);
+        assert_eq!(planned.len(), 2);
+        // Another inode at the listed path (an editor's save by rename).
+        std::fs::write(root.join("docs/new"), "# swapped in\n").expect("w");
+        std::fs::rename(root.join("docs/new"), root.join("docs/a.md")).expect("mv");
+        let read: Vec<Result<String, Skip>> = planned
+            .iter()
+            .map(|p| p.read_stamped().expect("a file").map(|(text, _)| text))
+            .collect();
+        let skip = read[0].clone().expect_err("replaced since listed");
+        assert_eq!(skip.code(), "unreadable", "{skip}");
+        assert!(skip.to_string().contains("changed"), "{skip}");
+        assert_eq!(read[1], Ok("# kept\n".to_owned()));
+        assert!(planned[0].read().expect("a file").is_err());
     }
 }

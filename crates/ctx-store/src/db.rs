@@ -482,6 +482,39 @@ impl SqliteMetadata {
             .map_err(|e| self.err(e))
     }
 
+    /// The cached token counts of `hashes` under `tokenizer`, in order, in one read
+    /// transaction (one shared lock and one look at the WAL for all of them, not one each).
+    pub fn cached_token_counts(
+        &self,
+        hashes: &[ContentHash],
+        tokenizer: TokenizerKind,
+    ) -> Result<Vec<Option<u64>>, StoreError> {
+        if hashes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let run = || -> rusqlite::Result<Vec<Option<u64>>> {
+            let conn = self.connection();
+            let tx = read_transaction(&conn)?;
+            let counts = {
+                let mut stmt = tx.prepare_cached(
+                    "SELECT tokens FROM token_counts WHERE content_hash = ?1 AND tokenizer = ?2",
+                )?;
+                hashes
+                    .iter()
+                    .map(|hash| {
+                        stmt.query_row(params![hash.to_string(), tokenizer.name()], |row| {
+                            row.get::<_, i64>(0).map(|n| u64::try_from(n).unwrap_or(0))
+                        })
+                        .optional()
+                    })
+                    .collect::<rusqlite::Result<Vec<_>>>()?
+            };
+            tx.finish()?;
+            Ok(counts)
+        };
+        run().map_err(|e| self.err(e))
+    }
+
     /// Records token counts, all in one transaction.
     pub fn cache_token_counts(
         &self,
@@ -670,6 +703,13 @@ impl SqliteMetadata {
     }
 }
 
+/// A deferred transaction for reads only (the connection's own transactions are `BEGIN
+/// IMMEDIATE`, which would take the write lock): its statements share one snapshot, one
+/// shared lock and one look at the WAL, instead of one each. Ended with `finish`.
+pub(crate) fn read_transaction(conn: &Connection) -> rusqlite::Result<rusqlite::Transaction<'_>> {
+    rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Deferred)
+}
+
 /// Forwards each listed [`Metadata`] method to the inherent method of the same name.
 macro_rules! forward_to_inherent {
     ($($name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {
@@ -688,6 +728,7 @@ impl Metadata for SqliteMetadata {
         is_read_only() -> bool;
         schema_version() -> Result<i64, StoreError>;
         cached_token_count(hash: &ContentHash, tokenizer: TokenizerKind) -> Result<Option<u64>, StoreError>;
+        cached_token_counts(hashes: &[ContentHash], tokenizer: TokenizerKind) -> Result<Vec<Option<u64>>, StoreError>;
         cache_token_counts(tokenizer: TokenizerKind, counts: &[(ContentHash, u64)]) -> Result<(), StoreError>;
         set_ref(namespace: &str, name: &str, object: &ContentHash) -> Result<(), StoreError>;
         get_ref(namespace: &str, name: &str) -> Result<Option<ContentHash>, StoreError>;

@@ -50,6 +50,14 @@ pub trait Metadata: Send + Sync {
         tokenizer: TokenizerKind,
     ) -> Result<Option<u64>, StoreError>;
 
+    /// The cached token counts of the contents with `hashes` under `tokenizer`, in order
+    /// (`None` where unknown), read in one go (one transaction, or one query).
+    fn cached_token_counts(
+        &self,
+        hashes: &[ContentHash],
+        tokenizer: TokenizerKind,
+    ) -> Result<Vec<Option<u64>>, StoreError>;
+
     /// Records token counts, all in one transaction (nothing on a read-only store).
     fn cache_token_counts(
         &self,

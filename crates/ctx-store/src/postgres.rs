@@ -469,6 +469,27 @@ impl Metadata for PostgresMetadata {
         Ok(rows.first().map(|r| to_u64(r.get(0))))
     }
 
+    fn cached_token_counts(
+        &self,
+        hashes: &[ContentHash],
+        tokenizer: TokenizerKind,
+    ) -> Result<Vec<Option<u64>>, StoreError> {
+        if hashes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let asked: Vec<String> = hashes.iter().map(ToString::to_string).collect();
+        let rows = self.query(
+            "SELECT content_hash, tokens FROM token_counts
+             WHERE content_hash = ANY($1) AND tokenizer = $2",
+            &[&asked, &tokenizer.name()],
+        )?;
+        let found: BTreeMap<String, u64> = rows
+            .iter()
+            .map(|r| (r.get::<_, String>(0), to_u64(r.get(1))))
+            .collect();
+        Ok(asked.iter().map(|h| found.get(h).copied()).collect())
+    }
+
     fn cache_token_counts(
         &self,
         tokenizer: TokenizerKind,

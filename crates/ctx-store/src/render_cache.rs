@@ -4,7 +4,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use crate::StoreError;
-use crate::db::SqliteMetadata;
+use crate::db::{SqliteMetadata, read_transaction};
 use crate::summary_cache::inode_column;
 
 /// A file as a render last read it: its stamp (path, size, modification time, inode), the
@@ -35,16 +35,21 @@ pub struct RenderFileRow {
 }
 
 impl SqliteMetadata {
-    /// The row remembered for each path (`None` when unknown).
+    /// The row remembered for each path (`None` when unknown), read in one transaction (one
+    /// shared lock and one look at the WAL for all of them, not one each).
     pub fn render_files(&self, paths: &[&str]) -> Result<Vec<Option<RenderFileRow>>, StoreError> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
         let run = || -> rusqlite::Result<Vec<Option<RenderFileRow>>> {
             let conn = self.connection();
-            let mut stmt = conn.prepare_cached(
+            let tx = read_transaction(&conn)?;
+            let mut stmt = tx.prepare_cached(
                 "SELECT size, mtime_ns, inode, raw_hash, rules, content_hash, findings, block_key,
                         tokenizer, tokens
                  FROM render_files WHERE path = ?1",
             )?;
-            paths
+            let rows = paths
                 .iter()
                 .map(|path| {
                     stmt.query_row([path], |row| {
@@ -64,7 +69,10 @@ impl SqliteMetadata {
                     })
                     .optional()
                 })
-                .collect()
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            drop(stmt);
+            tx.finish()?;
+            Ok(rows)
         };
         run().map_err(|e| self.err(e))
     }

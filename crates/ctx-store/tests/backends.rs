@@ -454,6 +454,19 @@ fn token_counts_are_cached_per_tokenizer(cx: &Cx) {
             .expect("q"),
         None
     );
+    assert_eq!(
+        db.cached_token_counts(
+            &[g, ContentHash::of(b"unknown"), h, g],
+            TokenizerKind::O200kBase
+        )
+        .expect("batch"),
+        [Some(2), None, Some(12), Some(2)]
+    );
+    assert!(
+        db.cached_token_counts(&[], TokenizerKind::O200kBase)
+            .expect("none asked")
+            .is_empty()
+    );
     db.cache_token_counts(TokenizerKind::Approx, &[])
         .expect("nothing to cache");
 }

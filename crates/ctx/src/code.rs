@@ -506,7 +506,7 @@ pub fn map(
         if by_path.contains_key(&entry.rel) || entry.is_dir {
             return Some(0);
         }
-        ctx_code::summary::read_entry(Some(&reader), &entry.path)
+        ctx_code::summary::read_walked(Some(&reader), entry)
             .ok()
             .map(|b| {
                 if ctx_code::summary::is_binary(&b) {

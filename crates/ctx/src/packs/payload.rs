@@ -166,6 +166,42 @@ pub fn write_block(
     } else {
         content
     };
+    if let Some((head, tail)) = frame(style, options, header, content, range, count) {
+        out.reserve(head.len() + content.len() + tail.len());
+        out.push_str(&head);
+        out.push_str(content);
+        out.push_str(&tail);
+        return;
+    }
+    json_block(out, options, header, content, range, count);
+}
+
+/// The text before and after a block's content when the block holds the content as it is
+/// (every style but JSON, without line numbers), so that a writer can send the three parts
+/// without copying the content into one string: `head + content + tail` is exactly
+/// [`write_block`]'s block. `None` when the content is escaped or numbered.
+pub fn verbatim_frame(
+    style: PayloadStyle,
+    options: PayloadOptions,
+    header: &BlockHeader<'_>,
+    content: &str,
+) -> Option<(String, String)> {
+    if options.line_numbers && header.kind == UnitKind::File {
+        return None;
+    }
+    let (range, count) = span(header, content);
+    frame(style, options, header, content, range, count)
+}
+
+/// A block's head and tail around `content` (already numbered when asked); `None` for JSON.
+fn frame(
+    style: PayloadStyle,
+    options: PayloadOptions,
+    header: &BlockHeader<'_>,
+    content: &str,
+    range: Option<(u64, u64)>,
+    count: u64,
+) -> Option<(String, String)> {
     let newline = if content.is_empty() || content.ends_with('\n') {
         ""
     } else {
@@ -187,12 +223,10 @@ pub fn write_block(
                 format!(" ({})", details.join(", "))
             };
             let fence = "`".repeat(longest_backtick_run(content).max(2) + 1);
-            let _ = write!(
-                out,
-                "## {}{details}\n{fence}{}\n{content}{newline}{fence}\n\n",
-                title(header),
-                header.lang
-            );
+            Some((
+                format!("## {}{details}\n{fence}{}\n", title(header), header.lang),
+                format!("{newline}{fence}\n\n"),
+            ))
         }
         PayloadStyle::Xml => {
             let (element, name_attr) = match header.kind {
@@ -222,7 +256,10 @@ pub fn write_block(
             if !hash.is_empty() {
                 let _ = write!(attrs, " hash=\"{hash}\"");
             }
-            let _ = write!(out, "<{element}{attrs}>\n{content}{newline}</{element}>\n");
+            Some((
+                format!("<{element}{attrs}>\n"),
+                format!("{newline}</{element}>\n"),
+            ))
         }
         PayloadStyle::Plain => {
             let mut details = Vec::new();
@@ -240,59 +277,69 @@ pub fn write_block(
             } else {
                 format!(" ({})", details.join(", "))
             };
-            let _ = write!(
-                out,
-                "=== {}{details} ===\n{content}{newline}\n",
-                title(header)
-            );
+            Some((
+                format!("=== {}{details} ===\n", title(header)),
+                format!("{newline}\n"),
+            ))
         }
-        PayloadStyle::Json => {
-            #[derive(Serialize)]
-            struct Element<'a> {
-                #[serde(rename = "type")]
-                kind: &'static str,
-                #[serde(skip_serializing_if = "Option::is_none")]
-                path: Option<&'a str>,
-                #[serde(skip_serializing_if = "Option::is_none")]
-                command: Option<&'a str>,
-                #[serde(skip_serializing_if = "Option::is_none")]
-                lines: Option<[u64; 2]>,
-                #[serde(skip_serializing_if = "str::is_empty")]
-                language: &'a str,
-                #[serde(skip_serializing_if = "str::is_empty")]
-                hash: &'a str,
-                content: &'a str,
-            }
-            let (kind, path, command) = match header.kind {
-                UnitKind::File => ("file", Some(header.label), None),
-                UnitKind::Diff => ("diff", Some(header.label), None),
-                UnitKind::Log => ("git_log", None, None),
-                UnitKind::Command => (
-                    "command_output",
-                    None,
-                    Some(header.label.strip_prefix("$ ").unwrap_or(header.label)),
-                ),
-                UnitKind::Text => ("text", None, None),
-            };
-            let file = header.kind == UnitKind::File;
-            let element = Element {
-                kind,
-                path,
-                command,
-                lines: if file {
-                    lines_pair(range, count).map(|(s, e)| [s, e])
-                } else {
-                    None
-                },
-                language: if file { header.lang } else { "" },
-                hash,
-                content,
-            };
-            out.push(',');
-            serde_json::to_writer(StringWriter(out), &element).expect("strings serialize");
-            out.push('\n');
-        }
+        PayloadStyle::Json => None,
     }
+}
+
+/// A block of the JSON style: `,` and one element holding the content escaped.
+fn json_block(
+    out: &mut String,
+    options: PayloadOptions,
+    header: &BlockHeader<'_>,
+    content: &str,
+    range: Option<(u64, u64)>,
+    count: u64,
+) {
+    #[derive(Serialize)]
+    struct Element<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        path: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        command: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        lines: Option<[u64; 2]>,
+        #[serde(skip_serializing_if = "str::is_empty")]
+        language: &'a str,
+        #[serde(skip_serializing_if = "str::is_empty")]
+        hash: &'a str,
+        content: &'a str,
+    }
+    let hash = if options.hashes { header.hash } else { "" };
+    let (kind, path, command) = match header.kind {
+        UnitKind::File => ("file", Some(header.label), None),
+        UnitKind::Diff => ("diff", Some(header.label), None),
+        UnitKind::Log => ("git_log", None, None),
+        UnitKind::Command => (
+            "command_output",
+            None,
+            Some(header.label.strip_prefix("$ ").unwrap_or(header.label)),
+        ),
+        UnitKind::Text => ("text", None, None),
+    };
+    let file = header.kind == UnitKind::File;
+    let element = Element {
+        kind,
+        path,
+        command,
+        lines: if file {
+            lines_pair(range, count).map(|(s, e)| [s, e])
+        } else {
+            None
+        },
+        language: if file { header.lang } else { "" },
+        hash,
+        content,
+    };
+    out.push(',');
+    serde_json::to_writer(StringWriter(out), &element).expect("strings serialize");
+    out.push('\n');
 }
 
 /// What the head and the tail of a payload say: the included paths, counts, what was left
@@ -567,6 +614,47 @@ mod tests {
             lines: (label == "c d.md").then_some((3, 9)),
             hash: "sha256:00ff",
             lang: "rust",
+        }
+    }
+
+    #[test]
+    fn a_verbatim_frame_around_its_content_is_the_block() {
+        let styles = [
+            PayloadStyle::Markdown,
+            PayloadStyle::Xml,
+            PayloadStyle::Plain,
+            PayloadStyle::Json,
+        ];
+        let kinds = [
+            UnitKind::File,
+            UnitKind::Diff,
+            UnitKind::Command,
+            UnitKind::Text,
+        ];
+        for style in styles {
+            for kind in kinds {
+                for label in ["src/a.rs", "c d.md", "$ ls"] {
+                    for (hashes, line_numbers) in [(false, false), (true, false), (false, true)] {
+                        for content in ["", "x", "x\n", "```\nfenced\n```\n", "a\n<b>&\n"] {
+                            let options = PayloadOptions {
+                                hashes,
+                                line_numbers,
+                            };
+                            let header = header(kind, label);
+                            let whole = block(style, options, &header, content);
+                            match verbatim_frame(style, options, &header, content) {
+                                Some((head, tail)) => {
+                                    assert_eq!(format!("{head}{content}{tail}"), whole);
+                                }
+                                None => assert!(
+                                    style == PayloadStyle::Json
+                                        || (line_numbers && kind == UnitKind::File)
+                                ),
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 

@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
-use std::io::Write;
+use std::io::{IoSlice, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,7 +21,9 @@ use ctx_store::{Metadata, RenderFileRow, SnapshotItemRecord, SnapshotRecord};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::payload::{BlockHeader, Frame, PayloadOptions, PayloadStyle, write_block};
+use super::payload::{
+    BlockHeader, Frame, PayloadOptions, PayloadStyle, verbatim_frame, write_block,
+};
 use super::{PackContext, PackSettings, spec_of};
 use crate::code::STAMP_TRUST_NS;
 use crate::error::CtxError;
@@ -359,6 +361,32 @@ impl PayloadSink<'_> {
         self.write_unhashed(text)
     }
 
+    /// Writes a chunk's blocks, which another thread adds to the hash (in the same order),
+    /// with vectored writes: a chunk larger than the output's buffer goes to the file
+    /// without being copied into the buffer first.
+    fn write_blocks_unhashed(&mut self, blocks: &[KeptBlock]) -> Result<(), CtxError> {
+        let mut slices: Vec<IoSlice<'_>> = blocks
+            .iter()
+            .flat_map(KeptBlock::parts)
+            .filter(|part| !part.is_empty())
+            .map(|part| IoSlice::new(part.as_bytes()))
+            .collect();
+        let mut rest = &mut slices[..];
+        while !rest.is_empty() {
+            match self.out.write_vectored(rest) {
+                Ok(0) => {
+                    let source = std::io::Error::from(std::io::ErrorKind::WriteZero);
+                    return Err(CtxError::WritePayload { source });
+                }
+                Ok(n) => IoSlice::advance_slices(&mut rest, n),
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(source) => return Err(CtxError::WritePayload { source }),
+            }
+        }
+        self.bytes += blocks.iter().map(KeptBlock::len).sum::<usize>();
+        Ok(())
+    }
+
     /// Writes bytes that another thread adds to the hash (in the same order).
     fn write_unhashed(&mut self, text: &str) -> Result<(), CtxError> {
         self.out
@@ -385,6 +413,59 @@ fn append_block(
         lang: unit.lang,
     };
     write_block(payload, policy.style, policy.options, &header, content);
+}
+
+/// A kept block as it is written: `head + body + tail`. When the style holds the content as
+/// it is, the body is the text as read (moved, not copied into one string with its frame).
+#[derive(Debug)]
+struct KeptBlock {
+    head: String,
+    body: String,
+    tail: String,
+}
+
+impl KeptBlock {
+    /// A block made as one string.
+    fn whole(block: String) -> Self {
+        Self {
+            head: block,
+            body: String::new(),
+            tail: String::new(),
+        }
+    }
+
+    /// The block of `unit` around `content`, which it takes.
+    fn around(
+        policy: &RenderPolicy,
+        unit: &Unit,
+        content_hash: &ContentHash,
+        content: String,
+    ) -> Self {
+        let hash = content_hash.to_string();
+        let header = BlockHeader {
+            kind: unit.kind,
+            label: &unit.label,
+            lines: unit.lines.map(|r| (r.start, r.end)),
+            hash: &hash,
+            lang: unit.lang,
+        };
+        match verbatim_frame(policy.style, policy.options, &header, &content) {
+            Some((head, tail)) => Self {
+                head,
+                body: content,
+                tail,
+            },
+            None => Self::whole(make_block(policy, unit, content_hash, &content)),
+        }
+    }
+
+    fn parts(&self) -> [&str; 3] {
+        [&self.head, &self.body, &self.tail]
+    }
+
+    fn len(&self) -> usize {
+        self.head.len() + self.body.len() + self.tail.len()
+    }
 }
 
 fn make_block(
@@ -445,13 +526,11 @@ impl BlockCounter<'_> {
         keys: &[ContentHash],
         build: impl Fn(usize) -> String + Sync,
     ) -> Result<Vec<u64>, CtxError> {
-        let mut counts = vec![None; keys.len()];
         let cache = self.db.filter(|_| self.tokenizer.is_exact());
-        if let Some(db) = cache {
-            for (slot, key) in counts.iter_mut().zip(keys) {
-                *slot = db.cached_token_count(key, self.tokenizer)?;
-            }
-        }
+        let mut counts = match cache {
+            Some(db) => db.cached_token_counts(keys, self.tokenizer)?,
+            None => vec![None; keys.len()],
+        };
         let misses: Vec<usize> = (0..keys.len()).filter(|&i| counts[i].is_none()).collect();
         let tokenizer = self.tokenizer;
         let fresh: Vec<(usize, u64)> = misses
@@ -764,11 +843,12 @@ fn stream_job_retaining(
                 .collect(),
             None => vec![None; chunk.len()],
         };
+        // Rows are read in one go; checking and decoding them is spread over the threads.
         let hits: Vec<Option<(Ready, u64)>> = match &cache {
             Some(cache) => cache
                 .lookup(&paths)?
-                .iter()
-                .zip(&chunk)
+                .par_iter()
+                .zip(chunk.par_iter())
                 .map(|(row, (_, p))| {
                     cached_unit(
                         row.as_ref()?,
@@ -961,11 +1041,12 @@ fn stream_job_retaining(
     sink.hasher = std::thread::scope(|scope| -> Result<ContentHasher, CtxError> {
         let (to_writer, from_maker) = std::sync::mpsc::sync_channel(1);
         let chunks = &chunks;
-        let (to_hasher, from_maker_hashed) = std::sync::mpsc::sync_channel::<Arc<Vec<String>>>(1);
+        let (to_hasher, from_maker_hashed) =
+            std::sync::mpsc::sync_channel::<Arc<Vec<KeptBlock>>>(1);
         let prepared = &prepared;
         scope.spawn(move || {
             for &chunk in chunks {
-                let blocks: Result<Vec<String>, Box<(usize, CtxError)>> = chunk
+                let blocks: Result<Vec<KeptBlock>, Box<(usize, CtxError)>> = chunk
                     .par_iter()
                     .map(|&i| {
                         kept_block(policy, redactor, &prepared[i]).map_err(|e| Box::new((i, e)))
@@ -989,8 +1070,8 @@ fn stream_job_retaining(
         });
         let hashing = scope.spawn(move || {
             for blocks in from_maker_hashed {
-                for block in blocks.iter() {
-                    hasher.update(block.as_bytes());
+                for part in blocks.iter().flat_map(KeptBlock::parts) {
+                    hasher.update(part.as_bytes());
                 }
             }
             hasher
@@ -1009,8 +1090,8 @@ fn stream_job_retaining(
                 }
                 err
             })?;
+            sink.write_blocks_unhashed(&blocks)?;
             for (block, &i) in blocks.iter().zip(chunk) {
-                sink.write_unhashed(block)?;
                 pieces.push(PayloadPiece {
                     bytes: block.len(),
                     tokens: counts[i].expect("kept blocks are counted"),
@@ -1175,11 +1256,16 @@ fn kept_block(
     policy: &RenderPolicy,
     redactor: &Redactor,
     p: &Prepared,
-) -> Result<String, CtxError> {
+) -> Result<KeptBlock, CtxError> {
     let ready = p.body.as_ref().expect("kept units are ready");
     let unit = p.unit();
     if let Some(content) = &ready.content {
-        return Ok(make_block(policy, unit, &ready.content_hash, content));
+        return Ok(KeptBlock::whole(make_block(
+            policy,
+            unit,
+            &ready.content_hash,
+            content,
+        )));
     }
     let changed = || CtxError::ChangedDuringRender {
         path: unit.label.clone(),
@@ -1194,17 +1280,17 @@ fn kept_block(
     }
     // Nothing was redacted (a redaction always finds something): the text is the content.
     if ready.findings.is_empty() {
-        return Ok(make_block(policy, unit, &ready.content_hash, &text));
+        return Ok(KeptBlock::around(policy, unit, &ready.content_hash, text));
     }
     let redacted = redact_text(redactor, text);
     if redacted.content_hash != ready.content_hash {
         return Err(changed());
     }
-    Ok(make_block(
+    Ok(KeptBlock::around(
         policy,
         unit,
         &redacted.content_hash,
-        &redacted.content,
+        redacted.content,
     ))
 }
 
@@ -1667,7 +1753,7 @@ mod tests {
             planned,
         };
         let block = kept_block(&policy, &settings.redactor, &prepared).expect("unchanged");
-        assert!(block.contains("first"));
+        assert!(block.parts().concat().contains("first"));
         std::fs::write(root.join("a.txt"), "second\n").expect("edit");
         let err = kept_block(&policy, &settings.redactor, &prepared).expect_err("changed");
         assert!(matches!(err, CtxError::ChangedDuringRender { ref path } if path == "a.txt"));
