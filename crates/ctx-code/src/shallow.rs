@@ -1305,41 +1305,40 @@ fn py_subscripted(src: &[u8], p: usize) -> bool {
 /// left-out run of statements must lie between two statements of a function's block (past
 /// only blanks and comments after the first), the second beginning where the gap ends; a
 /// left-out group must be the interior of an argument list, a parameter list, or a list,
-/// dictionary or tuple.
+/// dictionary or tuple. The walk goes only into nodes that hold a gap.
 fn python_unmatched(tree: &Tree, src: &[u8], gaps: &[Gap]) -> Vec<Gap> {
     let root = tree.root_node();
     if root.has_error() {
         return gaps.to_vec();
     }
-    let group_fits = |gap: &Gap| {
-        root.descendant_for_byte_range(gap.start - 1, gap.end + 1)
-            .is_some_and(|n| {
-                n.start_byte() + 1 == gap.start
-                    && n.end_byte() == gap.end + 1
-                    && matches!(
-                        n.kind(),
-                        "argument_list" | "parameters" | "list" | "dictionary" | "tuple"
-                    )
-            })
-    };
-    let mut unmatched: Vec<Gap> = gaps
-        .iter()
-        .filter(|g| g.hole == Hole::Group && !group_fits(g))
-        .copied()
-        .collect();
-    if !gaps.iter().any(|g| g.hole == Hole::Body) {
-        return unmatched;
-    }
-    // (end of a statement, start of the next) in functions' blocks.
+    let mut matched = vec![false; gaps.len()];
+    // (end of a statement, start of the next) in the functions' blocks that hold a gap.
     let mut seams = Vec::new();
+    let function_depth: RefCell<Vec<bool>> = RefCell::new(Vec::new());
     traverse(
         root,
         |node| {
-            if node.kind() == "function_definition"
-                && let Some(body) = node.child_by_field_name("body")
+            let (start, end) = (node.start_byte(), node.end_byte());
+            // The first gap past this node's start.
+            let i = gaps.partition_point(|g| g.start <= start);
+            let Some(gap) = gaps.get(i).filter(|g| g.end < end) else {
+                return (false, false);
+            };
+            let kind = node.kind();
+            if gap.hole == Hole::Group
+                && gap.start == start + 1
+                && gap.end + 1 == end
+                && matches!(
+                    kind,
+                    "argument_list" | "parameters" | "list" | "dictionary" | "tuple"
+                )
             {
-                let mut cursor = body.walk();
-                let statements: Vec<_> = body
+                matched[i] = true;
+            }
+            let mut above = function_depth.borrow_mut();
+            if kind == "block" && above.last() == Some(&true) {
+                let mut cursor = node.walk();
+                let statements: Vec<_> = node
                     .named_children(&mut cursor)
                     .filter(|n| n.kind() != "comment")
                     .collect();
@@ -1347,22 +1346,30 @@ fn python_unmatched(tree: &Tree, src: &[u8], gaps: &[Gap]) -> Vec<Gap> {
                     seams.push((pair[0].end_byte(), pair[1].start_byte()));
                 }
             }
-            ((), true)
+            above.push(kind == "function_definition");
+            (true, true)
         },
-        |()| {},
+        |pushed| {
+            if pushed {
+                function_depth.borrow_mut().pop();
+            }
+        },
     );
     seams.sort_unstable();
-    unmatched.extend(gaps.iter().filter(|gap| {
-        gap.hole == Hole::Body && {
+    gaps.iter()
+        .zip(matched)
+        .filter(|&(gap, matched)| {
+            if gap.hole == Hole::Group {
+                return !matched;
+            }
             let i = seams.partition_point(|&(end, _)| end <= gap.start);
             let Some(&(end, next)) = i.checked_sub(1).and_then(|i| seams.get(i)) else {
                 return true;
             };
             next < gap.end || !blank_or_comments(&src[end..gap.start])
-        }
-    }));
-    unmatched.sort_unstable_by_key(|g| g.start);
-    unmatched
+        })
+        .map(|(gap, _)| *gap)
+        .collect()
 }
 
 /// Whether Python source `text` holds only whitespace and comments.
