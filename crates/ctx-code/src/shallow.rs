@@ -27,7 +27,10 @@
 //! nothing (no `def`, `class`, `import`, `from` or decorator line in it, nor an import after a
 //! `:` or `;`) is left out, unless one of its physical lines begins with such a word (a string
 //! the scanner misread could hide a definition there); the comments right after the statement
-//! before the run are parsed, as a full parse may hold them in that statement's block. In
+//! before the run are parsed, as a full parse may hold them in that statement's block. A
+//! first statement (not the only one) that begins with a name, not a keyword or a string, is
+//! read as that name alone (`response = f(…)` as `response`): the block still begins where a
+//! full parse begins it (a signature is read up to there), and a name makes no docstring. In
 //! every line still parsed, the interiors of the outermost bracketed groups are left out
 //! (`f(…)` is read as `f()`, `[…]` as `[]`, `def f(…):` as `def f():`), but not a subscript's,
 //! not one left of the statement's last `=` (an assignment's targets are read from the tree),
@@ -1128,7 +1131,7 @@ fn python_gaps(src: &[u8]) -> Vec<Gap> {
     let mut bodies = out.iter().peekable();
     for line in &lines {
         while bodies.next_if(|g| g.end <= line.start).is_some() {}
-        if bodies.peek().is_some_and(|g| g.start <= line.start) {
+        if bodies.peek().is_some_and(|g| g.start < line.end) {
             continue;
         }
         py_groups(src, line, &mut groups);
@@ -1172,6 +1175,26 @@ fn python_body_gaps(src: &[u8], lines: &[PyLine]) -> Vec<Gap> {
                     || statement(k).iter().any(|l| l.head != PyHead::Other)
             })
             .collect();
+        // A first statement that begins with a name (not a string, a keyword or a compound
+        // statement) is read as that name alone: the block still begins where it begins (a
+        // signature is read up to there), and no docstring is made.
+        let head_end = (starts.len() > 1
+            && statement(0).len() == 1
+            && first.head == PyHead::Other
+            && !first.opens_block)
+            .then(|| py_leading_name_end(src, first.start))
+            .flatten();
+        if let Some(start) = head_end
+            && kept[1]
+            && first.end - start >= MIN_GROUP
+            && !py_defining_line(&src[start..first.end])
+        {
+            out.push(Gap {
+                start,
+                end: first.end,
+                hole: Hole::Body,
+            });
+        }
         let mut k = 1;
         while k < starts.len() {
             if kept[k] {
@@ -1183,11 +1206,14 @@ fn python_body_gaps(src: &[u8], lines: &[PyLine]) -> Vec<Gap> {
                 k += 1;
             }
             // From past the comments after the statement before the run (a full parse may
-            // hold them in that statement's block) to the newline before the next statement.
+            // hold them in that statement's block), or from the first statement's name, to
+            // the newline before the next statement.
             let before = statement(run - 1);
             let next = statement(k)[0].start;
             let gap = Gap {
-                start: py_past_comments(src, before[before.len() - 1].end),
+                start: head_end
+                    .filter(|_| run == 1)
+                    .unwrap_or_else(|| py_past_comments(src, before[before.len() - 1].end)),
                 end: memchr::memrchr(b'\n', &src[..next]).unwrap_or(next),
                 hole: Hole::Body,
             };
@@ -1197,6 +1223,69 @@ fn python_body_gaps(src: &[u8], lines: &[PyLine]) -> Vec<Gap> {
         }
     }
     out
+}
+
+/// Python words a statement of a name alone cannot begin with (keywords, soft keywords and
+/// Python 2's statement words).
+const PY_KEYWORDS: &[&[u8]] = &[
+    b"False",
+    b"None",
+    b"True",
+    b"and",
+    b"as",
+    b"assert",
+    b"async",
+    b"await",
+    b"break",
+    b"class",
+    b"continue",
+    b"def",
+    b"del",
+    b"elif",
+    b"else",
+    b"except",
+    b"finally",
+    b"for",
+    b"from",
+    b"global",
+    b"if",
+    b"import",
+    b"in",
+    b"is",
+    b"lambda",
+    b"nonlocal",
+    b"not",
+    b"or",
+    b"pass",
+    b"raise",
+    b"return",
+    b"try",
+    b"while",
+    b"with",
+    b"yield",
+    b"match",
+    b"case",
+    b"type",
+    b"print",
+    b"exec",
+];
+
+/// The end of the name a statement at `at` begins with, when that name alone is a statement:
+/// not a keyword, and not a string's prefix (`f"…"`).
+fn py_leading_name_end(src: &[u8], at: usize) -> Option<usize> {
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80;
+    if !src
+        .get(at)
+        .is_some_and(|&c| ident(c) && !c.is_ascii_digit())
+    {
+        return None;
+    }
+    let mut end = at;
+    while src.get(end).is_some_and(|&c| ident(c)) {
+        end += 1;
+    }
+    let quoted = matches!(src.get(end), Some(b'"' | b'\''));
+    (!quoted && !PY_KEYWORDS.contains(&&src[at..end])).then_some(end)
 }
 
 /// The newline ending the last of the blank or comment lines that follow the newline at
@@ -1855,13 +1944,13 @@ class NotAClass:
             interiors_of(Language::Python, src, Hole::Body),
             [
                 "total = a + b\n    for x in range(3):\n        total += x",
-                "if data:\n        return data",
-                // The comment after the first statement is parsed (it may belong to it).
-                "value = value.strip()",
-                "z = y * 3",
+                // A first statement that begins with a name is read as the name alone.
+                "= await get(url)\n    if data:\n        return data",
+                "= self._name\n        # a comment\n        value = value.strip()",
+                "= 2\n            z = y * 3",
                 // A word in a string does not keep a body.
-                "u = t.replace(\"class \", \"\")",
-                "other = 'x' \\\n        'y'",
+                "= s.strip()\n    u = t.replace(\"class \", \"\")",
+                "= (a +\n              b)\n    other = 'x' \\\n        'y'",
                 "value = cls.value",
                 // Between the class and the import, which are parsed.
                 "value = compute(Inner)\n    other = value + 1",
@@ -1883,6 +1972,47 @@ class NotAClass:
                 b"def f():\n    x = 1\n    y = 'abc + 4 + 5 + 6\n"
             )
             .is_empty()
+        );
+    }
+
+    #[test]
+    fn python_first_statements_are_read_as_their_leading_name() {
+        let src = r#"
+def name_first(self):
+    response = self.client.get("/a/long/url/", follow=True)
+    self.assertEqual(response.status_code, 200)
+    return response
+
+def name_then_definition(self):
+    response = self.client.get("/a/long/url/", follow=True)
+    def inner():
+        return response
+    return inner
+
+def prefixed_string_first(self):
+    rb"raw bytes, not a docstring"
+    value = compute(self)
+    return value
+
+def keyword_first(self):
+    assert self.value is not None, "a message long enough"
+    value = compute(self)
+    return value
+
+def only_statement(self):
+    response = self.client.get("/a/long/url/", follow=True)
+"#;
+        same_symbols(Language::Python, src);
+        assert_eq!(
+            interiors_of(Language::Python, src, Hole::Body),
+            [
+                "= self.client.get(\"/a/long/url/\", follow=True)\n    \
+                 self.assertEqual(response.status_code, 200)",
+                "= self.client.get(\"/a/long/url/\", follow=True)",
+                // A string (prefixed or not) and a keyword are kept whole.
+                "value = compute(self)",
+                "value = compute(self)",
+            ]
         );
     }
 
@@ -1929,7 +2059,6 @@ def caller():
                 "\"name\": str, \"age\": int",
                 "self, first_argument, second_argument",
                 "first_argument, second_argument",
-                "1, 2, 3, 4",
                 "item for item in result if item",
             ]
         );
