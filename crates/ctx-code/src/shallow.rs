@@ -22,10 +22,22 @@
 //!   `static`. When the lexer's guess and the grammar disagree (macros, preprocessor tricks,
 //!   odd code), the file is parsed again in full.
 //!
-//! Python is scanned by logical lines: in a function whose body defines and imports nothing
-//! (no `def`, `class`, `import` or decorator in it, not even as a word in a string), the
-//! statements between the first (which may be the docstring) and the last are left out, and
-//! the tree, without errors, must hold them as two statements of the function's block.
+//! Python is scanned by logical lines. In every function body, each run of statements
+//! between the first (which may be the docstring) and the last that defines and imports
+//! nothing (no `def`, `class`, `import`, `from` or decorator line in it, nor an import after a
+//! `:` or `;`) is left out, unless one of its physical lines begins with such a word (a string
+//! the scanner misread could hide a definition there); the comments right after the statement
+//! before the run are parsed, as a full parse may hold them in that statement's block. A
+//! first statement (not the only one) that begins with a name, not a keyword or a string, is
+//! read as that name alone (`response = f(…)` as `response`): the block still begins where a
+//! full parse begins it (a signature is read up to there), and a name makes no docstring. In
+//! every line still parsed, the interiors of the outermost bracketed groups are left out
+//! (`f(…)` is read as `f()`, `[…]` as `[]`, `def f(…):` as `def f():`), but not a subscript's,
+//! not one left of the statement's last `=` (an assignment's targets are read from the tree),
+//! and not in imports or in `for`, `async`, `del`, `with`, `case`, `match`, `global` or
+//! `nonlocal` statements. The tree must be without errors, hold every left-out run between
+//! two statements of a function's block, and every left-out group between the brackets of
+//! an argument list, parameter list, list, dictionary or tuple.
 //!
 //! Rust, C and Python are scanned; other languages are always parsed in full.
 
@@ -57,6 +69,10 @@ pub enum Hole {
     Value,
     /// A whole Rust attribute, `#[…]` or `#![…]` (the extractor never reads attributes).
     Attribute,
+    /// The interior of a bracketed group in a Python statement the parse still reads: call
+    /// arguments, parameters, class bases, decorator arguments, a list, dictionary, set or
+    /// tuple (`f(…)` is read as `f()`, `[…]` as `[]`).
+    Group,
     /// A comment, or a run of whitespace but its first byte (so the tokens around it stay
     /// apart). Comments and indentation are a third of what is left to parse, and doc
     /// comments are read from the source text.
@@ -84,6 +100,8 @@ pub struct Gap {
 const MIN_BODY: usize = 16;
 /// Values shorter than this (from the `=`) are parsed.
 const MIN_VALUE: usize = 4;
+/// Python groups shorter than this (from bracket to bracket) are parsed.
+const MIN_GROUP: usize = 8;
 /// Initializers shorter than this are parsed.
 const MIN_TABLE: usize = 256;
 
@@ -604,6 +622,7 @@ fn group(
 fn push_gap(out: &mut Vec<Gap>, open_at: usize, (close, keep): (Option<usize>, bool), hole: Hole) {
     let min = match hole {
         Hole::Body | Hole::Tree | Hole::Fields | Hole::Params | Hole::UseList => MIN_BODY,
+        Hole::Group => MIN_GROUP,
         Hole::Table => MIN_TABLE,
         Hole::Value => MIN_VALUE,
         Hole::Attribute | Hole::Trivia => 0,
@@ -982,6 +1001,9 @@ fn py_lines(src: &[u8]) -> Option<Vec<PyLine>> {
         let (start, indent) = (j, j - i);
         let mut depth = 0usize;
         let mut last = start;
+        // Whether the last token was a `:` or `;` outside brackets, and whether a statement
+        // after one imports or defines (`if x: import y`, `a = 1; import b`).
+        let (mut after_separator, mut inline_defines) = (false, false);
         let mut k = start;
         while k < src.len() {
             match src[k] {
@@ -993,6 +1015,7 @@ fn py_lines(src: &[u8]) -> Option<Vec<PyLine>> {
                 b'\'' | b'"' => {
                     k = py_string_end(src, k)?;
                     last = k - 1;
+                    after_separator = false;
                 }
                 c => {
                     match c {
@@ -1001,6 +1024,11 @@ fn py_lines(src: &[u8]) -> Option<Vec<PyLine>> {
                         _ => {}
                     }
                     if !c.is_ascii_whitespace() {
+                        inline_defines |= after_separator
+                            && [&b"import"[..], b"from", b"class", b"def"]
+                                .iter()
+                                .any(|w| word(k, w));
+                        after_separator = depth == 0 && matches!(c, b':' | b';');
                         last = k;
                     }
                     k += 1;
@@ -1023,6 +1051,7 @@ fn py_lines(src: &[u8]) -> Option<Vec<PyLine>> {
             || word(start, b"import")
             || word(start, b"from")
             || src[start] == b'@'
+            || inline_defines
         {
             PyHead::Defines
         } else {
@@ -1044,22 +1073,77 @@ fn py_lines(src: &[u8]) -> Option<Vec<PyLine>> {
     Some(lines)
 }
 
-/// Whether `text` holds one of `words` as a word (in code, strings or comments alike).
-fn py_holds_word(text: &[u8], words: &[&[u8]]) -> bool {
-    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    words.iter().any(|w| {
-        memchr::memmem::find_iter(text, w).any(|at| {
-            (at == 0 || !ident(text[at - 1])) && text.get(at + w.len()).is_none_or(|&c| !ident(c))
-        })
+/// Words a physical line of a left-out body must not begin with (after spaces): should the
+/// scanner misread a string, a definition or import it hid would begin a line.
+const PY_DEFINING_WORDS: &[&[u8]] = &[b"def", b"async", b"class", b"import", b"from"];
+
+/// Keywords an expression follows, so a `[` after one opens a list, not a subscript.
+const PY_EXPR_KEYWORDS: &[&[u8]] = &[
+    b"return", b"in", b"yield", b"else", b"and", b"or", b"not", b"is", b"if", b"elif", b"while",
+    b"assert", b"await", b"raise", b"from",
+];
+
+/// Statements whose brackets are not left out: imports are read from the tree, and the
+/// targets of `for` and `del`, context managers and `case` patterns are not expressions.
+const PY_KEEP_BRACKETS: &[&[u8]] = &[
+    b"import",
+    b"from",
+    b"for",
+    b"async",
+    b"del",
+    b"with",
+    b"case",
+    b"match",
+    b"global",
+    b"nonlocal",
+];
+
+/// Whether `word` is at `at` in `src`, not followed by an identifier byte.
+fn py_word_at(src: &[u8], at: usize, word: &[u8]) -> bool {
+    src.get(at..at + word.len()) == Some(word)
+        && src
+            .get(at + word.len())
+            .is_none_or(|&c| !(c.is_ascii_alphanumeric() || c == b'_'))
+}
+
+/// Whether a physical line of `text` past its first begins (after spaces) with a defining
+/// word or a decorator.
+fn py_defining_line(text: &[u8]) -> bool {
+    memchr::memchr_iter(b'\n', text).any(|nl| {
+        let mut at = nl + 1;
+        while text.get(at) == Some(&b' ') {
+            at += 1;
+        }
+        text.get(at) == Some(&b'@') || PY_DEFINING_WORDS.iter().any(|w| py_word_at(text, at, w))
     })
 }
 
-/// Python's gaps: the statements after the first in a function body that defines nothing.
+/// Python's gaps: in every function body, each run of statements between the first and the
+/// last that defines and imports nothing; and the interiors of the bracketed groups in the
+/// lines still parsed.
 fn python_gaps(src: &[u8]) -> Vec<Gap> {
     let Some(lines) = py_lines(src) else {
         return Vec::new();
     };
-    let mut out: Vec<Gap> = Vec::new();
+    let mut out = python_body_gaps(src, &lines);
+    out.sort_unstable_by_key(|g| g.start);
+    let mut groups = Vec::new();
+    let mut bodies = out.iter().peekable();
+    for line in &lines {
+        while bodies.next_if(|g| g.end <= line.start).is_some() {}
+        if bodies.peek().is_some_and(|g| g.start < line.end) {
+            continue;
+        }
+        py_groups(src, line, &mut groups);
+    }
+    out.extend(groups);
+    out.sort_unstable_by_key(|g| g.start);
+    out
+}
+
+/// The runs of statements left out of function bodies (unordered).
+fn python_body_gaps(src: &[u8], lines: &[PyLine]) -> Vec<Gap> {
+    let mut out = Vec::new();
     for (at, def) in lines.iter().enumerate() {
         if def.head != PyHead::Def || !def.opens_block {
             continue;
@@ -1070,56 +1154,280 @@ fn python_gaps(src: &[u8]) -> Vec<Gap> {
         let Some(first) = body.first() else {
             continue;
         };
-        if first.head != PyHead::Other
-            || first.opens_block
-            || out.last().is_some_and(|g| g.end > def.start)
-            || body.iter().any(|l| l.head != PyHead::Other)
-        {
+        if first.clause || body.iter().any(|l| l.indent < first.indent) {
             continue;
         }
-        // The body's last statement (with its own block) is kept too, so the function ends
-        // where a full parse ends it; what lies between the two is left out.
-        let Some(last) = body
-            .iter()
-            .rposition(|l| l.indent == first.indent && !l.clause)
-        else {
-            continue;
+        // The body's statements: a line at the body's indentation (not a clause such as
+        // `else:`) and what follows it, deeper or a clause.
+        let starts: Vec<usize> = (0..body.len())
+            .filter(|&i| body[i].indent == first.indent && !body[i].clause)
+            .collect();
+        let statement = |k: usize| {
+            let end = starts.get(k + 1).copied().unwrap_or(body.len());
+            &body[starts[k]..end]
         };
-        if last < 2 {
-            continue;
-        }
-        let gap = Gap {
-            start: first.end,
-            end: body[last - 1].end,
-            hole: Hole::Body,
-        };
-        if gap.end - gap.start < MIN_BODY
-            || py_holds_word(&src[gap.start..gap.end], &[b"def", b"class", b"import"])
+        // The first statement (maybe the docstring) and the last (so the function ends where
+        // a full parse ends it) are kept, and so is every statement that defines or imports.
+        let kept: Vec<bool> = (0..starts.len())
+            .map(|k| {
+                k == 0
+                    || k + 1 == starts.len()
+                    || statement(k).iter().any(|l| l.head != PyHead::Other)
+            })
+            .collect();
+        // A first statement that begins with a name (not a string, a keyword or a compound
+        // statement) is read as that name alone: the block still begins where it begins (a
+        // signature is read up to there), and no docstring is made.
+        let head_end = (starts.len() > 1
+            && statement(0).len() == 1
+            && first.head == PyHead::Other
+            && !first.opens_block)
+            .then(|| py_leading_name_end(src, first.start))
+            .flatten();
+        if let Some(start) = head_end
+            && kept[1]
+            && first.end - start >= MIN_GROUP
+            && !py_defining_line(&src[start..first.end])
         {
-            continue;
+            out.push(Gap {
+                start,
+                end: first.end,
+                hole: Hole::Body,
+            });
         }
-        out.push(gap);
+        let mut k = 1;
+        while k < starts.len() {
+            if kept[k] {
+                k += 1;
+                continue;
+            }
+            let run = k;
+            while !kept[k] {
+                k += 1;
+            }
+            // From past the comments after the statement before the run (a full parse may
+            // hold them in that statement's block), or from the first statement's name, to
+            // the newline before the next statement.
+            let before = statement(run - 1);
+            let next = statement(k)[0].start;
+            let gap = Gap {
+                start: head_end
+                    .filter(|_| run == 1)
+                    .unwrap_or_else(|| py_past_comments(src, before[before.len() - 1].end)),
+                end: memchr::memrchr(b'\n', &src[..next]).unwrap_or(next),
+                hole: Hole::Body,
+            };
+            if gap.end - gap.start >= MIN_BODY && !py_defining_line(&src[gap.start..gap.end]) {
+                out.push(gap);
+            }
+        }
     }
     out
 }
 
-/// Python's gaps that the tree does not confirm: in a tree without errors, each must lie
-/// between two statements of a function's block (past only blanks and comments after the
-/// first), the second beginning where the gap ends.
+/// Python words a statement of a name alone cannot begin with (keywords, soft keywords and
+/// Python 2's statement words).
+const PY_KEYWORDS: &[&[u8]] = &[
+    b"False",
+    b"None",
+    b"True",
+    b"and",
+    b"as",
+    b"assert",
+    b"async",
+    b"await",
+    b"break",
+    b"class",
+    b"continue",
+    b"def",
+    b"del",
+    b"elif",
+    b"else",
+    b"except",
+    b"finally",
+    b"for",
+    b"from",
+    b"global",
+    b"if",
+    b"import",
+    b"in",
+    b"is",
+    b"lambda",
+    b"nonlocal",
+    b"not",
+    b"or",
+    b"pass",
+    b"raise",
+    b"return",
+    b"try",
+    b"while",
+    b"with",
+    b"yield",
+    b"match",
+    b"case",
+    b"type",
+    b"print",
+    b"exec",
+];
+
+/// The end of the name a statement at `at` begins with, when that name alone is a statement:
+/// not a keyword, and not a string's prefix (`f"…"`).
+fn py_leading_name_end(src: &[u8], at: usize) -> Option<usize> {
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80;
+    if !src
+        .get(at)
+        .is_some_and(|&c| ident(c) && !c.is_ascii_digit())
+    {
+        return None;
+    }
+    let mut end = at;
+    while src.get(end).is_some_and(|&c| ident(c)) {
+        end += 1;
+    }
+    let quoted = matches!(src.get(end), Some(b'"' | b'\''));
+    (!quoted && !PY_KEYWORDS.contains(&&src[at..end])).then_some(end)
+}
+
+/// The newline ending the last of the blank or comment lines that follow the newline at
+/// `at`, or `at`.
+fn py_past_comments(src: &[u8], mut at: usize) -> usize {
+    loop {
+        let mut k = at + 1;
+        while src.get(k) == Some(&b' ') {
+            k += 1;
+        }
+        match src.get(k) {
+            Some(b'\n') => at = k,
+            Some(b'#') => match memchr::memchr(b'\n', &src[k..]) {
+                Some(n) => at = k + n,
+                None => return at,
+            },
+            _ => return at,
+        }
+    }
+}
+
+/// Pushes the interiors of `line`'s outermost bracketed groups that can be left out: not a
+/// subscript, not left of the statement's last `=` (an assignment's targets are read), and
+/// not in an import or a statement whose brackets may hold no expression.
+fn py_groups(src: &[u8], line: &PyLine, out: &mut Vec<Gap>) {
+    if PY_KEEP_BRACKETS
+        .iter()
+        .any(|w| py_word_at(src, line.start, w))
+    {
+        return;
+    }
+    let first = out.len();
+    let mut depth = 0usize;
+    let mut open = 0;
+    let mut last_eq = line.start;
+    // The last byte of the token before the current one (a string's closing quote).
+    let mut prev: Option<usize> = None;
+    let mut k = line.start;
+    while k < line.end {
+        match src[k] {
+            b'#' => {
+                k = memchr::memchr(b'\n', &src[k..line.end]).map_or(line.end, |n| k + n);
+                continue;
+            }
+            b'\'' | b'"' => {
+                // Lines were scanned: the string ends.
+                k = py_string_end(src, k).unwrap_or(line.end);
+                prev = Some(k - 1);
+                continue;
+            }
+            c @ (b'(' | b'[' | b'{') => {
+                if depth == 0 {
+                    open = if c == b'[' && prev.is_some_and(|p| py_subscripted(src, p)) {
+                        usize::MAX
+                    } else {
+                        k
+                    };
+                }
+                depth += 1;
+            }
+            b')' | b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 && open != usize::MAX && k - open > MIN_GROUP {
+                    out.push(Gap {
+                        start: open + 1,
+                        end: k,
+                        hole: Hole::Group,
+                    });
+                }
+            }
+            b'=' if depth == 0 => last_eq = k,
+            _ => {}
+        }
+        if !src[k].is_ascii_whitespace() && src[k] != b'\\' {
+            prev = Some(k);
+        }
+        k += 1;
+    }
+    // Groups left of an `=` may be assignment targets.
+    let keep_from = out[first..]
+        .iter()
+        .position(|g| g.start > last_eq)
+        .map_or(out.len(), |i| first + i);
+    out.drain(first..keep_from);
+}
+
+/// Whether a `[` after the byte at `p` subscripts what ends there (a name, a call, a
+/// subscript, a string), rather than opening a list after an operator or keyword.
+fn py_subscripted(src: &[u8], p: usize) -> bool {
+    let c = src[p];
+    if matches!(c, b')' | b']' | b'}' | b'\'' | b'"') {
+        return true;
+    }
+    if !(c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80) {
+        return false;
+    }
+    let mut s = p;
+    while s > 0 && (src[s - 1].is_ascii_alphanumeric() || src[s - 1] == b'_' || src[s - 1] >= 0x80)
+    {
+        s -= 1;
+    }
+    !PY_EXPR_KEYWORDS.contains(&&src[s..=p])
+}
+
+/// Python's gaps that the tree does not confirm, all of them when the tree has errors. A
+/// left-out run of statements must lie between two statements of a function's block (past
+/// only blanks and comments after the first), the second beginning where the gap ends; a
+/// left-out group must be the interior of an argument list, a parameter list, or a list,
+/// dictionary or tuple. The walk goes only into nodes that hold a gap.
 fn python_unmatched(tree: &Tree, src: &[u8], gaps: &[Gap]) -> Vec<Gap> {
-    if tree.root_node().has_error() {
+    let root = tree.root_node();
+    if root.has_error() {
         return gaps.to_vec();
     }
-    // (end of a statement, start of the next) in functions' blocks.
+    let mut matched = vec![false; gaps.len()];
+    // (end of a statement, start of the next) in the functions' blocks that hold a gap.
     let mut seams = Vec::new();
+    let function_depth: RefCell<Vec<bool>> = RefCell::new(Vec::new());
     traverse(
-        tree.root_node(),
+        root,
         |node| {
-            if node.kind() == "function_definition"
-                && let Some(body) = node.child_by_field_name("body")
+            let (start, end) = (node.start_byte(), node.end_byte());
+            // The first gap past this node's start.
+            let i = gaps.partition_point(|g| g.start <= start);
+            let Some(gap) = gaps.get(i).filter(|g| g.end < end) else {
+                return (false, false);
+            };
+            let kind = node.kind();
+            if gap.hole == Hole::Group
+                && gap.start == start + 1
+                && gap.end + 1 == end
+                && matches!(
+                    kind,
+                    "argument_list" | "parameters" | "list" | "dictionary" | "tuple"
+                )
             {
-                let mut cursor = body.walk();
-                let statements: Vec<_> = body
+                matched[i] = true;
+            }
+            let mut above = function_depth.borrow_mut();
+            if kind == "block" && above.last() == Some(&true) {
+                let mut cursor = node.walk();
+                let statements: Vec<_> = node
                     .named_children(&mut cursor)
                     .filter(|n| n.kind() != "comment")
                     .collect();
@@ -1127,20 +1435,29 @@ fn python_unmatched(tree: &Tree, src: &[u8], gaps: &[Gap]) -> Vec<Gap> {
                     seams.push((pair[0].end_byte(), pair[1].start_byte()));
                 }
             }
-            ((), true)
+            above.push(kind == "function_definition");
+            (true, true)
         },
-        |()| {},
+        |pushed| {
+            if pushed {
+                function_depth.borrow_mut().pop();
+            }
+        },
     );
     seams.sort_unstable();
     gaps.iter()
-        .filter(|gap| {
+        .zip(matched)
+        .filter(|&(gap, matched)| {
+            if gap.hole == Hole::Group {
+                return !matched;
+            }
             let i = seams.partition_point(|&(end, _)| end <= gap.start);
             let Some(&(end, next)) = i.checked_sub(1).and_then(|i| seams.get(i)) else {
                 return true;
             };
             next < gap.end || !blank_or_comments(&src[end..gap.start])
         })
-        .copied()
+        .map(|(gap, _)| *gap)
         .collect()
 }
 
@@ -1271,6 +1588,15 @@ mod tests {
         gaps(lang, src.as_bytes())
             .iter()
             .filter(|g| g.hole != Hole::Trivia)
+            .map(|g| src[g.start..g.end].trim().to_owned())
+            .collect()
+    }
+
+    /// What is left out as holes of kind `hole`.
+    fn interiors_of(lang: Language, src: &str, hole: Hole) -> Vec<String> {
+        gaps(lang, src.as_bytes())
+            .iter()
+            .filter(|g| g.hole == hole)
             .map(|g| src[g.start..g.end].trim().to_owned())
             .collect()
     }
@@ -1585,22 +1911,51 @@ def ends_in_a_clause(cls):
         return issubclass(cls, value)
     except TypeError:
         return False
+
+def runs_around_a_class(self):
+    class Inner(Base):
+        name = field(max_length=10)
+        # a comment a full parse holds in the class
+    value = compute(Inner)
+    other = value + 1
+    import json
+    more = json.dumps(other)
+    return more
+
+def inline_import(pattern):
+    x = 1
+    if not re: import re
+    y = 2 + 3 + 4 + 5
+    return x
+
+def a_string_line_that_looks_like_a_definition():
+    x = 1
+    y = """
+class NotAClass:
+"""
+    return y
 "#;
         same_symbols(Language::Python, src);
         assert!(
             parse(Language::Python, src.as_bytes()).is_some(),
             "parsed shallow"
         );
-        let left_out = interiors(Language::Python, src);
         assert_eq!(
-            left_out,
+            interiors_of(Language::Python, src, Hole::Body),
             [
                 "total = a + b\n    for x in range(3):\n        total += x",
-                "if data:\n        return data",
-                "# a comment\n        value = value.strip()",
-                "z = y * 3",
-                "other = 'x' \\\n        'y'",
+                // A first statement that begins with a name is read as the name alone.
+                "= await get(url)\n    if data:\n        return data",
+                "= self._name\n        # a comment\n        value = value.strip()",
+                "= 2\n            z = y * 3",
+                // A word in a string does not keep a body.
+                "= s.strip()\n    u = t.replace(\"class \", \"\")",
+                "= (a +\n              b)\n    other = 'x' \\\n        'y'",
                 "value = cls.value",
+                // Between the class and the import, which are parsed.
+                "value = compute(Inner)\n    other = value + 1",
+                "more = json.dumps(other)",
+                "y = 2 + 3 + 4 + 5",
             ]
         );
         // Unsure scans leave the file to a full parse: tabs, an unterminated string.
@@ -1618,6 +1973,113 @@ def ends_in_a_clause(cls):
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn python_first_statements_are_read_as_their_leading_name() {
+        let src = r#"
+def name_first(self):
+    response = self.client.get("/a/long/url/", follow=True)
+    self.assertEqual(response.status_code, 200)
+    return response
+
+def name_then_definition(self):
+    response = self.client.get("/a/long/url/", follow=True)
+    def inner():
+        return response
+    return inner
+
+def prefixed_string_first(self):
+    rb"raw bytes, not a docstring"
+    value = compute(self)
+    return value
+
+def keyword_first(self):
+    assert self.value is not None, "a message long enough"
+    value = compute(self)
+    return value
+
+def only_statement(self):
+    response = self.client.get("/a/long/url/", follow=True)
+"#;
+        same_symbols(Language::Python, src);
+        assert_eq!(
+            interiors_of(Language::Python, src, Hole::Body),
+            [
+                "= self.client.get(\"/a/long/url/\", follow=True)\n    \
+                 self.assertEqual(response.status_code, 200)",
+                "= self.client.get(\"/a/long/url/\", follow=True)",
+                // A string (prefixed or not) and a keyword are kept whole.
+                "value = compute(self)",
+                "value = compute(self)",
+            ]
+        );
+    }
+
+    #[test]
+    fn python_bracket_interiors_are_left_out_with_the_same_symbols() {
+        let src = r#"
+from package import (alpha, beta, gamma)
+import os
+
+CHOICES = [
+    ("a", "Apple"),
+    ("b", "Banana"),
+]
+(first, second) = make_pair(1, 2, 3, 4)
+table[index_of("key")] = compute("value", 42)
+last = mapping["a long key"]
+listed = values in [1, 2, 3, 4]
+
+@decorate(option="value", other=True)
+class Model(Base, metaclass=Meta):
+    """Model."""
+    fields = {"name": str, "age": int}
+
+    def method(self, first_argument, second_argument):
+        """Doc."""
+        return helper(first_argument, second_argument)
+
+def caller():
+    result = compute(1, 2, 3, 4)
+    for (key, value) in result.items():
+        print(key, value)
+    return [item for item in result if item]
+"#;
+        same_symbols(Language::Python, src);
+        assert_eq!(
+            interiors_of(Language::Python, src, Hole::Group),
+            [
+                "(\"a\", \"Apple\"),\n    (\"b\", \"Banana\"),",
+                "1, 2, 3, 4",
+                "\"value\", 42",
+                "1, 2, 3, 4",
+                "option=\"value\", other=True",
+                "Base, metaclass=Meta",
+                "\"name\": str, \"age\": int",
+                "self, first_argument, second_argument",
+                "first_argument, second_argument",
+                "item for item in result if item",
+            ]
+        );
+        // Refused: subscripts, imports, assignment targets, `for` targets.
+        for kept in [
+            "value = mapping[\"a long key here\"]\n",
+            "value = call(1)[\"a long key here\"]\n",
+            "from package import (alpha, beta, gamma)\n",
+            "(first, second) = pair_of_values\n",
+            "[first, second] = pair_of_values\n",
+            "for (first, second) in pairs_of_values:\n    pass\n",
+        ] {
+            assert!(
+                interiors_of(Language::Python, kept, Hole::Group).is_empty(),
+                "{kept}"
+            );
+        }
+        // A tree with errors: the scan's groups are not trusted.
+        let broken = "value = compute(1, 2, 3, 4, 5) +\n";
+        assert!(!interiors_of(Language::Python, broken, Hole::Group).is_empty());
+        assert!(parse(Language::Python, broken.as_bytes()).is_none());
     }
 
     #[test]
