@@ -39,7 +39,10 @@ impl ContentHash {
 
     /// The 64 lowercase hex digits, without the `sha256:` prefix.
     pub fn to_hex(&self) -> String {
-        hex::encode(self.0)
+        // `hex::encode` collects a `char` at a time; a render makes thousands of these.
+        let mut digits = [0u8; 64];
+        hex::encode_to_slice(self.0, &mut digits).expect("64 digits for 32 bytes");
+        String::from_utf8(digits.to_vec()).expect("hex digits are ASCII")
     }
 
     /// Parses 64 lowercase hex digits without the prefix.
