@@ -236,11 +236,7 @@ pub fn open_beneath(
     shown: &str,
     options: SandboxOptions,
 ) -> Result<(File, Metadata), SandboxError> {
-    let use_openat2 = match options.resolver {
-        Resolver::Openat2 => true,
-        Resolver::Components => false,
-        Resolver::Auto => openat2_available(dir),
-    };
+    let use_openat2 = uses_openat2(dir, options);
     if use_openat2 {
         open_with_openat2(dir, rel, shown, options)
     } else {
@@ -279,6 +275,16 @@ pub(crate) fn special_kind(file_type: std::fs::FileType) -> &'static str {
         "a device file"
     } else {
         "not a regular file"
+    }
+}
+
+/// Whether `options` resolve with `openat2` beneath `dir` (under [`Resolver::Auto`], when the
+/// kernel has it).
+fn uses_openat2(dir: BorrowedFd<'_>, options: SandboxOptions) -> bool {
+    match options.resolver {
+        Resolver::Openat2 => true,
+        Resolver::Components => false,
+        Resolver::Auto => openat2_available(dir),
     }
 }
 
@@ -364,11 +370,7 @@ pub fn open_listed_beneath(
     listed: FileId,
     options: SandboxOptions,
 ) -> Result<(File, Metadata), SandboxError> {
-    let use_openat2 = match options.resolver {
-        Resolver::Openat2 => true,
-        Resolver::Components => false,
-        Resolver::Auto => openat2_available(dir),
-    };
+    let use_openat2 = uses_openat2(dir, options);
     let (file, meta) = if use_openat2 {
         let fd = openat2_beneath(dir, rel, READ_FLAGS).map_err(|errno| map_errno(errno, shown))?;
         finish_open(fd, listed, shown, options)?

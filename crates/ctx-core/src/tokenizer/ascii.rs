@@ -69,8 +69,6 @@ fn class(s: &[u8], at: usize) -> Class {
 /// that decides it is not ASCII.
 pub(super) fn piece_end(rules: Rules, s: &[u8], at: usize) -> Option<usize> {
     let c0 = class(s, at);
-    // `[^\r\n\p{L}\p{N}]`: the optional first byte of a word.
-    let prefix = matches!(c0, Class::Space | Class::Other);
     match rules {
         Rules::Cl100k => {
             if s[at] == b'\'' {
@@ -80,33 +78,13 @@ pub(super) fn piece_end(rules: Rules, s: &[u8], at: usize) -> Option<usize> {
                 }
             }
             // `[^\r\n\p{L}\p{N}]?\p{L}+`
-            let word = if c0.letter() {
-                Some(at)
-            } else if prefix {
-                match class(s, at + 1) {
-                    c if c.letter() => Some(at + 1),
-                    Class::Unknown => return None,
-                    _ => None,
-                }
-            } else {
-                None
-            };
+            let word = word_start(s, at, c0).ok()?;
             if let Some(from) = word {
                 return known(s, run(s, from, Class::letter));
             }
         }
         Rules::O200k => {
-            let word = if c0.letter() {
-                Some(at)
-            } else if prefix {
-                match class(s, at + 1) {
-                    c if c.letter() => Some(at + 1),
-                    Class::Unknown => return None,
-                    _ => None,
-                }
-            } else {
-                None
-            };
+            let word = word_start(s, at, c0).ok()?;
             if let Some(from) = word {
                 // `\p{Lu}*\p{Ll}+`, else `\p{Lu}+\p{Ll}*`: the upper-case run, then the
                 // lower-case run after it if there is one.
@@ -172,6 +150,26 @@ pub(super) fn piece_end(rules: Rules, s: &[u8], at: usize) -> Option<usize> {
     // `\s+\s` less its last character, else `\s+` (one character).
     Some(if end - at >= 2 { end - 1 } else { at + 1 })
 }
+
+/// Where the letters of a word starting at `at` begin: at `at` itself, or past a first byte
+/// of `[^\r\n\p{L}\p{N}]` that a letter follows; `Ok(None)` when no word starts there,
+/// [`NotAscii`] when the byte after such a first byte is not ASCII.
+fn word_start(s: &[u8], at: usize, c0: Class) -> Result<Option<usize>, NotAscii> {
+    if c0.letter() {
+        return Ok(Some(at));
+    }
+    if !matches!(c0, Class::Space | Class::Other) {
+        return Ok(None);
+    }
+    match class(s, at + 1) {
+        c if c.letter() => Ok(Some(at + 1)),
+        Class::Unknown => Err(NotAscii),
+        _ => Ok(None),
+    }
+}
+
+/// A byte that decides a piece is not ASCII: the regex decides.
+struct NotAscii;
 
 /// The end of the run of bytes from `from` whose class passes `is`.
 fn run(s: &[u8], from: usize, is: impl Fn(Class) -> bool) -> usize {

@@ -405,14 +405,19 @@ fn append_block(
     content: &str,
 ) {
     let hash = content_hash.to_string();
-    let header = BlockHeader {
+    let header = block_header(unit, &hash);
+    write_block(payload, policy.style, policy.options, &header, content);
+}
+
+/// The header of `unit`'s block, whose content hashes to `hash`.
+fn block_header<'a>(unit: &'a Unit, hash: &'a str) -> BlockHeader<'a> {
+    BlockHeader {
         kind: unit.kind,
         label: &unit.label,
         lines: unit.lines.map(|r| (r.start, r.end)),
-        hash: &hash,
+        hash,
         lang: unit.lang,
-    };
-    write_block(payload, policy.style, policy.options, &header, content);
+    }
 }
 
 /// A kept block as it is written: `head + body + tail`. When the style holds the content as
@@ -442,13 +447,7 @@ impl KeptBlock {
         content: String,
     ) -> Self {
         let hash = content_hash.to_string();
-        let header = BlockHeader {
-            kind: unit.kind,
-            label: &unit.label,
-            lines: unit.lines.map(|r| (r.start, r.end)),
-            hash: &hash,
-            lang: unit.lang,
-        };
+        let header = block_header(unit, &hash);
         match verbatim_frame(policy.style, policy.options, &header, &content) {
             Some((head, tail)) => Self {
                 head,
