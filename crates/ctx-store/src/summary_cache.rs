@@ -4,7 +4,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use crate::StoreError;
-use crate::db::SqliteMetadata;
+use crate::db::{SqliteMetadata, read_transaction};
 
 /// The key of one cached summary.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +47,7 @@ impl SqliteMetadata {
             let conn = self.connection();
             // One read transaction for the batch: outside one, every lookup takes and drops
             // SQLite's file lock on its own (two `fcntl`s and a journal check per file).
-            let tx = conn.unchecked_transaction()?;
+            let tx = read_transaction(&conn)?;
             let mut stmt = tx.prepare_cached(
                 "SELECT size, mtime_ns, inode, content_hash, extractor FROM code_file_stamps WHERE path = ?1",
             )?;
@@ -79,7 +79,7 @@ impl SqliteMetadata {
                 })
                 .collect();
             drop(stmt);
-            tx.commit()?;
+            tx.finish()?;
             keys
         };
         run().map_err(|e| self.err(e))
@@ -128,7 +128,7 @@ impl SqliteMetadata {
         let run = || -> rusqlite::Result<Vec<Option<Vec<u8>>>> {
             let conn = self.connection();
             // One read transaction for the batch (see `stamped_summary_keys`).
-            let tx = conn.unchecked_transaction()?;
+            let tx = read_transaction(&conn)?;
             let mut stmt = tx.prepare_cached(
                 "SELECT summary FROM code_summaries WHERE content_hash = ?1 AND extractor = ?2",
             )?;
@@ -140,7 +140,7 @@ impl SqliteMetadata {
                 })
                 .collect();
             drop(stmt);
-            tx.commit()?;
+            tx.finish()?;
             summaries
         };
         run().map_err(|e| self.err(e))
@@ -178,6 +178,43 @@ impl SqliteMetadata {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The batched lookups read in deferred transactions: another connection holding the
+    /// write lock does not stop them (an immediate transaction would wait for it, then fail).
+    #[test]
+    fn batched_lookups_do_not_take_the_write_lock() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("state.db");
+        let db = SqliteMetadata::open(&path).expect("open");
+        let key = SummaryKey {
+            content_hash: "blake3:aa",
+            extractor: "rust:x",
+        };
+        db.cache_summaries(&[(key, b"{}".as_slice())]).expect("put");
+        let writer = rusqlite::Connection::open(&path).expect("second connection");
+        writer
+            .execute_batch("BEGIN IMMEDIATE")
+            .expect("hold the write lock");
+        let stamp = FileStampRow {
+            path: "/a.rs",
+            size: 1,
+            mtime_ns: 1,
+            inode: 1,
+        };
+        assert_eq!(db.stamped_summary_keys(&[stamp]).expect("stamps"), [None]);
+        assert_eq!(
+            db.cached_summaries(&[key]).expect("summaries"),
+            [Some(b"{}".to_vec())]
+        );
+        assert_eq!(db.render_files(&["/a.rs"]).expect("render rows"), [None]);
+        let hash = ctx_core::ContentHash::of(b"x");
+        assert_eq!(
+            db.cached_token_counts(&[hash], ctx_core::TokenizerKind::Cl100kBase)
+                .expect("token counts"),
+            [None]
+        );
+        writer.execute_batch("ROLLBACK").expect("release");
+    }
 
     #[test]
     fn summaries_round_trip_by_hash_and_extractor() {
