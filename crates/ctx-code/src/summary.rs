@@ -137,11 +137,9 @@ pub struct SummarizeOptions<'a> {
     pub reader: Option<&'a ctx_fs::WalkReader<'a>>,
 }
 
-/// Reads a walked file: through the sandbox when a reader is given, else by path.
-pub fn read_entry(
-    reader: Option<&ctx_fs::WalkReader<'_>>,
-    path: &Path,
-) -> std::io::Result<Vec<u8>> {
+/// Reads a walked file by its path: through the sandbox when a reader is given (a probe and
+/// an open), else directly. [`read_walked`] opens once when the walk entry is at hand.
+pub fn read_path(reader: Option<&ctx_fs::WalkReader<'_>>, path: &Path) -> std::io::Result<Vec<u8>> {
     match reader {
         Some(reader) => reader.read(path),
         None => std::fs::read(path),

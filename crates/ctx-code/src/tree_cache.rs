@@ -211,7 +211,7 @@ impl TreeCache {
             return Some(Arc::clone(&file.bytes));
         }
         let started = (self.settings.clock)();
-        let bytes: Arc<[u8]> = crate::summary::read_entry(reader, path).ok()?.into();
+        let bytes: Arc<[u8]> = crate::summary::read_path(reader, path).ok()?.into();
         self.reads.fetch_add(1, Ordering::Relaxed);
         // Kept only when the bytes read are the stamp's (same length) and the stamp is old
         // enough to be trusted.
