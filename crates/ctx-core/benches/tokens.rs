@@ -27,6 +27,24 @@ fn bench_tokens(c: &mut Criterion) {
         group.bench_function(kind.name(), |b| b.iter(|| kind.count(black_box(&text))));
     }
     group.finish();
+    // Each count on a fresh thread, so its memo of short pieces starts empty: a cold render
+    // counts every file once, and its misses (distinct pieces) cost more than the hits above.
+    let mut group = c.benchmark_group("count_tokens_fresh_memo");
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.sample_size(10);
+    for kind in TokenizerKind::ALL {
+        group.bench_function(kind.name(), |b| {
+            b.iter(|| {
+                std::thread::scope(|scope| {
+                    scope
+                        .spawn(|| kind.count(black_box(&text)))
+                        .join()
+                        .expect("counting does not panic")
+                })
+            })
+        });
+    }
+    group.finish();
 }
 
 criterion_group!(benches, bench_tokens);

@@ -149,15 +149,15 @@ impl Splitter {
         }
     }
 
-    /// Calls `piece` with each piece of `text`, in order.
-    fn for_each(&self, cache: &mut Cache, text: &str, mut piece: impl FnMut(&str)) {
+    /// Calls `piece` with the start and end of each piece of `text`, in order.
+    fn for_each(&self, cache: &mut Cache, text: &str, mut piece: impl FnMut(usize, usize)) {
         let bytes = text.as_bytes();
         let mut last = 0;
         while last < text.len() {
             if bytes[last].is_ascii()
                 && let Some(end) = ascii::piece_end(self.rules, bytes, last)
             {
-                piece(&text[last..end]);
+                piece(last, end);
                 last = end;
                 continue;
             }
@@ -165,7 +165,7 @@ impl Splitter {
             let Some(end) = self.regex_piece_end(cache, text, last) else {
                 break;
             };
-            piece(&text[last..end]);
+            piece(last, end);
             last = end;
         }
     }
@@ -219,7 +219,8 @@ static O200K_SPLIT: LazyLock<Splitter> = LazyLock::new(|| {
 
 /// Pieces up to this many bytes are memoized; longer ones are rare and cheap to count once.
 const MEMO_MAX_PIECE: usize = 32;
-/// The memo is cleared when it reaches this many entries, bounding its memory (~4 MB).
+/// Each of a memo's two maps is cleared when it reaches this many entries, bounding its memory
+/// (about 2 MB for the packed keys, 4 MB for the longer pieces).
 const MEMO_MAX_ENTRIES: usize = 1 << 16;
 
 thread_local! {
@@ -231,33 +232,84 @@ thread_local! {
 }
 
 /// One thread's token counts of the short pieces of one encoding.
+///
+/// A piece of at most [`PACKED_MAX`] bytes is keyed by its bytes and length packed into one
+/// integer: most pieces of source code are that short, and an integer key is hashed and
+/// compared without a call to `memcmp`. Longer pieces (up to [`MEMO_MAX_PIECE`]) are keyed by
+/// their text.
 #[derive(Default)]
-struct Memo(FxHashMap<Box<str>, u32>);
+struct Memo {
+    packed: FxHashMap<u128, u32>,
+    long: FxHashMap<Box<str>, u32>,
+}
+
+/// Pieces of at most this many bytes are memoized under a packed key (the 16th byte holds the
+/// length).
+const PACKED_MAX: usize = 15;
+
+/// `text[start..end]` (at most [`PACKED_MAX`] bytes) as one integer: its bytes in order from
+/// the lowest, zeros after them, and its length in the highest byte. Distinct pieces have
+/// distinct keys.
+fn packed_key(text: &[u8], start: usize, end: usize) -> u128 {
+    let len = end - start;
+    debug_assert!(len <= PACKED_MAX);
+    // Sixteen bytes at once where the text has them, the ones past the piece masked off.
+    let bytes = if let Some(window) = text.get(start..start + 16) {
+        let window: [u8; 16] = window.try_into().expect("a 16-byte window");
+        u128::from_le_bytes(window) & ((1u128 << (8 * len)) - 1)
+    } else {
+        let mut window = [0u8; 16];
+        window[..len].copy_from_slice(&text[start..end]);
+        u128::from_le_bytes(window)
+    };
+    bytes | (len as u128) << 120
+}
 
 impl Memo {
-    /// The count of `piece`, remembered, or from `bpe` (and remembered if short).
-    fn count(&mut self, piece: &str, bpe: impl FnOnce(&str) -> usize) -> usize {
+    /// The count of `text[start..end]`, remembered, or from `bpe` (and remembered if short).
+    fn count(
+        &mut self,
+        text: &str,
+        start: usize,
+        end: usize,
+        bpe: impl FnOnce(&str) -> usize,
+    ) -> usize {
+        let len = end - start;
         // Every byte is a token of its own in both encodings (byte-level BPE), and a third of
         // the pieces of source code are one byte (brackets, commas, a space, a newline).
-        if piece.len() == 1 {
+        if len == 1 {
             return 1;
         }
-        if piece.len() > MEMO_MAX_PIECE {
+        let piece = &text[start..end];
+        if len > MEMO_MAX_PIECE {
             return bpe(piece);
         }
-        if let Some(&count) = self.0.get(piece) {
+        if len <= PACKED_MAX {
+            let key = packed_key(text.as_bytes(), start, end);
+            if let Some(&count) = self.packed.get(&key) {
+                return count as usize;
+            }
+            let count = bpe(piece);
+            if self.packed.len() >= MEMO_MAX_ENTRIES {
+                self.packed.clear();
+            }
+            self.packed.insert(key, short_count(count));
+            return count;
+        }
+        if let Some(&count) = self.long.get(piece) {
             return count as usize;
         }
         let count = bpe(piece);
-        if self.0.len() >= MEMO_MAX_ENTRIES {
-            self.0.clear();
+        if self.long.len() >= MEMO_MAX_ENTRIES {
+            self.long.clear();
         }
-        self.0.insert(
-            piece.into(),
-            u32::try_from(count).expect("a short piece has few tokens"),
-        );
+        self.long.insert(piece.into(), short_count(count));
         count
     }
+}
+
+fn short_count(count: usize) -> u32 {
+    u32::try_from(count).expect("a short piece has few tokens")
 }
 
 impl Tokenizer for Exact {
@@ -274,8 +326,10 @@ impl Tokenizer for Exact {
             PIECE_COUNTS.with_borrow_mut(|memos| {
                 let memo = &mut memos[slot];
                 let mut total = 0usize;
-                splitter.for_each(cache, text, |piece| {
-                    total += memo.count(piece, |piece| tokenizer.bpe.count(piece.as_bytes()));
+                splitter.for_each(cache, text, |start, end| {
+                    total += memo.count(text, start, end, |piece| {
+                        tokenizer.bpe.count(piece.as_bytes())
+                    });
                 });
                 total
             })
@@ -359,7 +413,9 @@ mod tests {
     fn both_splits(splitter: &Splitter, text: &str) -> (Vec<String>, Vec<String>) {
         let mut cache = splitter.regex.create_cache();
         let mut fast = Vec::new();
-        splitter.for_each(&mut cache, text, |p| fast.push(p.to_owned()));
+        splitter.for_each(&mut cache, text, |start, end| {
+            fast.push(text[start..end].to_owned());
+        });
         let mut slow = Vec::new();
         let mut last = 0;
         while let Some(end) = splitter.regex_piece_end(&mut cache, text, last) {
@@ -509,10 +565,11 @@ mod tests {
 
     #[test]
     fn memoized_counts_equal_the_plain_bpe_counts() {
-        // Enough distinct short pieces to overflow and clear the memo several times.
+        // Enough distinct short pieces to overflow and clear both maps several times (the
+        // third word is a piece of 18 to 22 bytes, past the packed keys).
         let mut text = String::new();
         for i in 0..(3 * MEMO_MAX_ENTRIES) {
-            let _ = write!(text, "w{i:x} ι{i} ");
+            let _ = write!(text, "w{i:x} ι{i} longword{i:x}suffix ");
         }
         text.push_str(&"x".repeat(100)); // a piece longer than the memo limit
         for (kind, plain) in [
@@ -525,6 +582,31 @@ mod tests {
                 plain.count(text.as_str()),
                 "{kind}, memo warm"
             );
+        }
+    }
+
+    /// Two pieces get the same packed key exactly when their bytes are equal: pieces that
+    /// differ only in length, in a zero byte, or in a byte past the end of the other, and
+    /// pieces near the end of the text (read without the 16-byte window).
+    #[test]
+    fn packed_keys_are_equal_exactly_for_equal_pieces() {
+        let text = b"ab\0ab\0\0abc ab\xffab\x01 \0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0ab";
+        let mut pieces = Vec::new();
+        for start in 0..text.len() {
+            for end in start..=(start + PACKED_MAX).min(text.len()) {
+                pieces.push((start, end));
+            }
+        }
+        for &(s1, e1) in &pieces {
+            for &(s2, e2) in &pieces {
+                assert_eq!(
+                    packed_key(text, s1, e1) == packed_key(text, s2, e2),
+                    text[s1..e1] == text[s2..e2],
+                    "{:?} and {:?}",
+                    &text[s1..e1],
+                    &text[s2..e2]
+                );
+            }
         }
     }
 
