@@ -41,7 +41,7 @@ fn bench_tokens(c: &mut Criterion) {
                         .join()
                         .expect("counting does not panic")
                 })
-            })
+            });
         });
     }
     group.finish();
