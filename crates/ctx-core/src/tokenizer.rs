@@ -77,6 +77,22 @@ impl TokenizerKind {
     pub fn count(self, text: &str) -> usize {
         self.tokenizer().count(text)
     }
+
+    /// Builds this tokenizer's tables now, if they are not built yet (otherwise the first
+    /// count builds them). Building takes tens of milliseconds on one core, and every thread
+    /// that counts waits for it: a caller about to count a tree can build them on a thread of
+    /// their own while it lists and reads files.
+    pub fn load(self) {
+        match self {
+            Self::O200kBase => {
+                let _ = (O200K.load)();
+            }
+            Self::Cl100kBase => {
+                let _ = (CL100K.load)();
+            }
+            Self::Approx => {}
+        }
+    }
 }
 
 impl fmt::Display for TokenizerKind {
@@ -619,6 +635,23 @@ mod tests {
                 assert_eq!(plain.bpe.count(&[byte]), 1, "byte {byte:#04x}");
             }
         }
+    }
+
+    #[test]
+    fn loading_first_changes_no_count() {
+        let text = "fn main() { println!(\"héllo\"); }";
+        for kind in TokenizerKind::ALL {
+            kind.load();
+            kind.load();
+        }
+        assert_eq!(
+            TokenizerKind::Cl100kBase.count(text),
+            bpe_openai::cl100k_base().count(text)
+        );
+        assert_eq!(
+            TokenizerKind::O200kBase.count(text),
+            bpe_openai::o200k_base().count(text)
+        );
     }
 
     #[test]

@@ -508,6 +508,9 @@ fn block_identity(policy: &RenderPolicy, unit: &Unit, content_hash: &ContentHash
     hasher.finish()
 }
 
+/// Blocks' counts, and the fresh ones the token cache should learn.
+type CountedBlocks = (Vec<u64>, Vec<(ContentHash, u64)>);
+
 /// Counts blocks through the store's token cache (when there is one), counting the misses in
 /// parallel.
 struct BlockCounter<'a> {
@@ -525,6 +528,22 @@ impl BlockCounter<'_> {
         keys: &[ContentHash],
         build: impl Fn(usize) -> String + Sync,
     ) -> Result<Vec<u64>, CtxError> {
+        let (counts, to_cache) = self.count_fresh(keys, build)?;
+        if let Some(db) = self.db
+            && !to_cache.is_empty()
+        {
+            db.cache_token_counts(self.tokenizer, &to_cache)?;
+        }
+        Ok(counts)
+    }
+
+    /// [`Self::count_all`], leaving the fresh counts for the caller to store: the counts, and
+    /// the counts the cache should learn (none without a cache).
+    fn count_fresh(
+        &mut self,
+        keys: &[ContentHash],
+        build: impl Fn(usize) -> String + Sync,
+    ) -> Result<CountedBlocks, CtxError> {
         let cache = self.db.filter(|_| self.tokenizer.is_exact());
         let mut counts = match cache {
             Some(db) => db.cached_token_counts(keys, self.tokenizer)?,
@@ -541,14 +560,14 @@ impl BlockCounter<'_> {
         let mut to_cache = Vec::with_capacity(fresh.len());
         for (i, count) in fresh {
             counts[i] = Some(count);
-            to_cache.push((keys[i], count));
+            if cache.is_some() {
+                to_cache.push((keys[i], count));
+            }
         }
-        if let Some(db) = cache
-            && !to_cache.is_empty()
-        {
-            db.cache_token_counts(self.tokenizer, &to_cache)?;
-        }
-        Ok(counts.into_iter().map(|c| c.unwrap_or(0)).collect())
+        Ok((
+            counts.into_iter().map(|c| c.unwrap_or(0)).collect(),
+            to_cache,
+        ))
     }
 
     fn count_text(&mut self, text: &str) -> Result<u64, CtxError> {
@@ -779,6 +798,18 @@ fn stream_job_retaining(
     retain_bytes: usize,
 ) -> Result<Streamed, CtxError> {
     let policy = &job.policy;
+    // The tokenizer's tables are built on a thread of their own once a text is read that the
+    // cache holds no count for, while the rest of its chunk is read and redacted (every thread
+    // that counts would wait for them). A render the cache vouches for never builds them.
+    let load_tokenizer = std::sync::Once::new();
+    let tokenizer_needed = || {
+        let tokenizer = policy.tokenizer;
+        if tokenizer.is_exact() {
+            load_tokenizer.call_once(|| {
+                std::thread::spawn(move || tokenizer.load());
+            });
+        }
+    };
     // Units in order; collections are listed (in byte order), not read.
     let mut planned = Vec::new();
     for (index, source) in job.sources.iter().enumerate() {
@@ -816,178 +847,177 @@ fn stream_job_retaining(
                     .saturating_sub(STAMP_TRUST_NS)
             }),
         });
-    loop {
-        // A chunk ends at CHUNK_UNITS units or past CHUNK_BYTES of files (as listed).
-        let (mut chunk, mut chunk_bytes) = (Vec::new(), 0usize);
-        while chunk.len() < CHUNK_UNITS && chunk_bytes <= CHUNK_BYTES {
-            let Some((source, unit)) = planned.next() else {
-                break;
-            };
-            let size = unit.listed_stamp().map_or(0, |s| s.size);
-            chunk_bytes = chunk_bytes.saturating_add(usize::try_from(size).unwrap_or(usize::MAX));
-            chunk.push((source, unit));
-        }
-        if chunk.is_empty() {
-            break;
-        }
-        let size = chunk.len() as u64;
-        // Absolute paths key the cache (only asked for when there is one).
-        let mut paths: Vec<Option<String>> = match &cache {
-            Some(_) => chunk
-                .iter()
-                .map(|(_, p)| {
-                    p.file_path()
-                        .and_then(|path| path.to_str().map(str::to_owned))
-                })
-                .collect(),
-            None => vec![None; chunk.len()],
-        };
-        // Rows are read in one go; checking and decoding them is spread over the threads.
-        let hits: Vec<Option<(Ready, u64)>> = match &cache {
-            Some(cache) => cache
-                .lookup(&paths)?
-                .par_iter()
-                .zip(chunk.par_iter())
-                .map(|(row, (_, p))| {
-                    cached_unit(
-                        row.as_ref()?,
-                        p.listed_stamp()?,
-                        &cache.rules,
-                        policy,
-                        &p.unit,
-                    )
-                })
-                .collect(),
-            None => (0..chunk.len()).map(|_| None).collect(),
-        };
-        let loaded: Vec<_> = chunk
-            .into_par_iter()
-            .zip(hits)
-            .map(|((source, mut planned), hit)| {
-                let mut stamp = None;
-                if hit.is_none()
-                    && let Some(read) = planned.read_stamped()
-                {
-                    planned.unit.body = read.map(|(text, read_stamp)| {
-                        stamp = read_stamp;
-                        text
-                    });
-                }
-                (source, planned, hit, stamp)
-            })
-            .collect();
-        // The second unit with a key already included is a duplicate.
-        let duplicate: Vec<bool> = loaded
-            .iter()
-            .map(|(_, p, _, _)| p.unit.body.is_ok() && !seen.insert(p.unit.key.clone()))
-            .collect();
-        let mut chunk: Vec<(Prepared, Option<u64>, Option<FileStamp>)> = loaded
-            .into_par_iter()
-            .zip(duplicate)
-            .map(|((source, mut planned, hit, stamp), dup)| {
-                let unit = &mut planned.unit;
-                let body = std::mem::replace(&mut unit.body, Err(Skip::Missing));
-                let (body, tokens) = match (body, hit) {
-                    (Ok(_), _) if dup => (
-                        Err((
-                            "duplicate".to_owned(),
-                            format!("{} is already included", unit.key),
-                        )),
-                        None,
-                    ),
-                    (Ok(_), Some((ready, tokens))) => (Ok(ready), Some(tokens)),
-                    (Ok(text), None) => {
-                        let redacted = redact_text(redactor, text);
-                        let block_key = block_identity(policy, unit, &redacted.content_hash);
-                        let ready = Ready {
-                            content_hash: redacted.content_hash,
-                            raw_hash: redacted.raw_hash,
-                            bytes: redacted.content.len(),
-                            content: Some(redacted.content),
-                            findings: redacted.findings,
-                            block_key,
-                            from_cache: false,
-                        };
-                        (Ok(ready), None)
+    // A writer thread stores each chunk's fresh counts and render-cache rows while the next
+    // chunk is read.
+    std::thread::scope(|scope| -> Result<(), CtxError> {
+        let (to_store, writer) = match job.db {
+            Some(db) => {
+                let (to_store, chunks) = std::sync::mpsc::sync_channel::<(
+                    Vec<(ContentHash, u64)>,
+                    Vec<RenderFileRow>,
+                )>(1);
+                let tokenizer = policy.tokenizer;
+                let writer = scope.spawn(move || -> Result<(), CtxError> {
+                    for (counts, rows) in chunks {
+                        if !counts.is_empty() {
+                            db.cache_token_counts(tokenizer, &counts)?;
+                        }
+                        if !rows.is_empty() {
+                            db.remember_render_files(&rows)?;
+                        }
                     }
-                    (Err(skip), _) => (Err((skip.code().to_owned(), skip.to_string())), None),
-                };
-                let prepared = Prepared {
-                    source,
-                    planned,
-                    body,
-                };
-                (prepared, tokens, stamp)
-            })
-            .collect();
-        let ready: Vec<&Prepared> = chunk
-            .iter()
-            .filter(|(p, tokens, _)| p.body.is_ok() && tokens.is_none())
-            .map(|(p, _, _)| p)
-            .collect();
-        let keys: Vec<ContentHash> = ready
-            .iter()
-            .filter_map(|p| p.body.as_ref().ok().map(|r| r.block_key))
-            .collect();
-        let mut chunk_counts = counter
-            .count_all(&keys, |i| {
-                let p = ready[i];
-                let r = p.body.as_ref().expect("only ready units are counted");
-                let content = r.content.as_deref().expect("texts are held until counted");
-                make_block(policy, p.unit(), &r.content_hash, content)
-            })?
-            .into_iter();
-        drop(ready);
-        let mut remember = Vec::new();
-        for ((p, cached, stamp), path) in chunk.iter_mut().zip(&mut paths) {
-            let count = match (&p.body, *cached) {
-                (Ok(_), Some(tokens)) => {
-                    counter.cached += 1;
-                    Some(tokens)
-                }
-                (Ok(_), None) => Some(chunk_counts.next().expect("one count per ready block")),
-                (Err(_), _) => None,
-            };
-            counts.push(count);
-            if let (Some(cache), Ok(ready), Some(stamp), Some(tokens)) =
-                (&cache, &p.body, *stamp, count)
-                && !ready.from_cache
-                && stamp.mtime_ns < cache.trust_before_ns
-                && let Some(path) = path.take()
-            {
-                remember.push(RenderFileRow {
-                    path,
-                    size: stamp.size,
-                    mtime_ns: stamp.mtime_ns,
-                    inode: stamp.inode,
-                    raw_hash: raw_hash_text(&ready.raw_hash),
-                    rules: cache.rules.clone(),
-                    content_hash: ready.content_hash.to_string(),
-                    findings: encode_findings(&ready.findings),
-                    block_key: ready.block_key.to_string(),
-                    tokenizer: policy.tokenizer.name().to_owned(),
-                    tokens,
+                    Ok(())
                 });
+                (Some(to_store), Some(writer))
             }
-            // Texts past the limit are dropped, and read again when written; a command's
-            // output or a diff cannot be, and is kept.
-            if let Ok(ready) = &mut p.body
-                && p.planned.is_file()
-            {
-                let len = ready.content.as_ref().map_or(0, String::len);
-                if retained + len <= retain_bytes {
-                    retained += len;
-                } else {
-                    ready.content = None;
+            None => (None, None),
+        };
+        let read = (|| -> Result<(), CtxError> {
+            loop {
+                // A chunk ends at CHUNK_UNITS units or past CHUNK_BYTES of files (as listed).
+                let (mut chunk, mut chunk_bytes) = (Vec::new(), 0usize);
+                while chunk.len() < CHUNK_UNITS && chunk_bytes <= CHUNK_BYTES {
+                    let Some((source, unit)) = planned.next() else {
+                        break;
+                    };
+                    let size = unit.listed_stamp().map_or(0, |s| s.size);
+                    chunk_bytes =
+                        chunk_bytes.saturating_add(usize::try_from(size).unwrap_or(usize::MAX));
+                    chunk.push((source, unit));
                 }
+                if chunk.is_empty() {
+                    break;
+                }
+                let size = chunk.len() as u64;
+                // Absolute paths key the cache (only asked for when there is one).
+                let mut paths: Vec<Option<String>> = match &cache {
+                    Some(_) => chunk
+                        .iter()
+                        .map(|(_, p)| {
+                            p.file_path()
+                                .and_then(|path| path.to_str().map(str::to_owned))
+                        })
+                        .collect(),
+                    None => vec![None; chunk.len()],
+                };
+                // Rows are read in one go; checking and decoding them is spread over the threads.
+                let hits: Vec<Option<(Ready, u64)>> = match &cache {
+                    Some(cache) => cache
+                        .lookup(&paths)?
+                        .par_iter()
+                        .zip(chunk.par_iter())
+                        .map(|(row, (_, p))| {
+                            cached_unit(
+                                row.as_ref()?,
+                                p.listed_stamp()?,
+                                &cache.rules,
+                                policy,
+                                &p.unit,
+                            )
+                        })
+                        .collect(),
+                    None => (0..chunk.len()).map(|_| None).collect(),
+                };
+                // One parallel stage: each unit the cache does not vouch for is read, redacted and
+                // keyed.
+                let mut chunk: Vec<(Prepared, Option<u64>, Option<FileStamp>)> = chunk
+                    .into_par_iter()
+                    .zip(hits)
+                    .map(|((source, planned), hit)| {
+                        prepare_unit(policy, redactor, source, planned, hit, &tokenizer_needed)
+                    })
+                    .collect();
+                // The second unit with a key already included is a duplicate.
+                for (p, tokens, _) in &mut chunk {
+                    if p.body.is_ok() && !seen.insert(p.planned.unit.key.clone()) {
+                        p.body = Err((
+                            "duplicate".to_owned(),
+                            format!("{} is already included", p.planned.unit.key),
+                        ));
+                        *tokens = None;
+                    }
+                }
+                let ready: Vec<&Prepared> = chunk
+                    .iter()
+                    .filter(|(p, tokens, _)| p.body.is_ok() && tokens.is_none())
+                    .map(|(p, _, _)| p)
+                    .collect();
+                let keys: Vec<ContentHash> = ready
+                    .iter()
+                    .filter_map(|p| p.body.as_ref().ok().map(|r| r.block_key))
+                    .collect();
+                let (chunk_counts, fresh_counts) = counter.count_fresh(&keys, |i| {
+                    let p = ready[i];
+                    let r = p.body.as_ref().expect("only ready units are counted");
+                    let content = r.content.as_deref().expect("texts are held until counted");
+                    make_block(policy, p.unit(), &r.content_hash, content)
+                })?;
+                let mut chunk_counts = chunk_counts.into_iter();
+                drop(ready);
+                let mut remember = Vec::new();
+                for ((p, cached, stamp), path) in chunk.iter_mut().zip(&mut paths) {
+                    let count = match (&p.body, *cached) {
+                        (Ok(_), Some(tokens)) => {
+                            counter.cached += 1;
+                            Some(tokens)
+                        }
+                        (Ok(_), None) => {
+                            Some(chunk_counts.next().expect("one count per ready block"))
+                        }
+                        (Err(_), _) => None,
+                    };
+                    counts.push(count);
+                    if let (Some(cache), Ok(ready), Some(stamp), Some(tokens)) =
+                        (&cache, &p.body, *stamp, count)
+                        && !ready.from_cache
+                        && stamp.mtime_ns < cache.trust_before_ns
+                        && let Some(path) = path.take()
+                    {
+                        remember.push(RenderFileRow {
+                            path,
+                            size: stamp.size,
+                            mtime_ns: stamp.mtime_ns,
+                            inode: stamp.inode,
+                            raw_hash: raw_hash_text(&ready.raw_hash),
+                            rules: cache.rules.clone(),
+                            content_hash: ready.content_hash.to_string(),
+                            findings: encode_findings(&ready.findings),
+                            block_key: ready.block_key.to_string(),
+                            tokenizer: policy.tokenizer.name().to_owned(),
+                            tokens,
+                        });
+                    }
+                    // Texts past the limit are dropped, and read again when written; a command's
+                    // output or a diff cannot be, and is kept.
+                    if let Ok(ready) = &mut p.body
+                        && p.planned.is_file()
+                    {
+                        let len = ready.content.as_ref().map_or(0, String::len);
+                        if retained + len <= retain_bytes {
+                            retained += len;
+                        } else {
+                            ready.content = None;
+                        }
+                    }
+                }
+                // The store learns this chunk's counts and rows while the next chunk is read.
+                if let Some(to_store) = &to_store
+                    && (!fresh_counts.is_empty() || !remember.is_empty())
+                    && to_store.send((fresh_counts, remember)).is_err()
+                {
+                    break;
+                }
+                prepared.extend(chunk.into_iter().map(|(p, _, _)| p));
+                progress.advance(size);
             }
-        }
-        if let Some(cache) = &cache {
-            cache.db.remember_render_files(&remember)?;
-        }
-        prepared.extend(chunk.into_iter().map(|(p, _, _)| p));
-        progress.advance(size);
-    }
+            Ok(())
+        })();
+        drop(to_store);
+        let stored = writer.map_or(Ok(()), |writer| {
+            writer.join().expect("the store writer does not panic")
+        });
+        read.and(stored)
+    })?;
 
     // Budget: fill greedily with a reserve for the head and tail; if the frame of what was
     // kept needs more than the reserve, raise it and fill again (the reserve only grows, and
@@ -1228,6 +1258,58 @@ fn stream_job_retaining(
         items,
         pieces,
     })
+}
+
+/// A unit of pass one: planned from the cache's `hit`, or read, redacted and keyed (calling
+/// `tokenizer_needed` for a text to count); its count when the cache gave it, and the stamp
+/// of the file as read.
+fn prepare_unit(
+    policy: &RenderPolicy,
+    redactor: &Redactor,
+    source: usize,
+    mut planned: PlannedUnit,
+    hit: Option<(Ready, u64)>,
+    tokenizer_needed: &(dyn Fn() + Sync),
+) -> (Prepared, Option<u64>, Option<FileStamp>) {
+    if let Some((ready, tokens)) = hit {
+        let prepared = Prepared {
+            source,
+            planned,
+            body: Ok(ready),
+        };
+        return (prepared, Some(tokens), None);
+    }
+    let mut stamp = None;
+    if let Some(read) = planned.read_stamped() {
+        planned.unit.body = read.map(|(text, read_stamp)| {
+            stamp = read_stamp;
+            text
+        });
+    }
+    let unit = &mut planned.unit;
+    let body = match std::mem::replace(&mut unit.body, Err(Skip::Missing)) {
+        Ok(text) => {
+            tokenizer_needed();
+            let redacted = redact_text(redactor, text);
+            let block_key = block_identity(policy, unit, &redacted.content_hash);
+            Ok(Ready {
+                content_hash: redacted.content_hash,
+                raw_hash: redacted.raw_hash,
+                bytes: redacted.content.len(),
+                content: Some(redacted.content),
+                findings: redacted.findings,
+                block_key,
+                from_cache: false,
+            })
+        }
+        Err(skip) => Err((skip.code().to_owned(), skip.to_string())),
+    };
+    let prepared = Prepared {
+        source,
+        planned,
+        body,
+    };
+    (prepared, None, stamp)
 }
 
 /// `units` cut into chunks of at most [`CHUNK_UNITS`] units, each ending once its units'
