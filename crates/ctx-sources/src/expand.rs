@@ -419,11 +419,17 @@ fn plan_collection(
         })
         .collect();
     ids.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    // Matching every path against the sensitive patterns is the walk's largest cost after
+    // the walk itself (a regex set per path): spread over the threads.
+    let sensitive: Vec<Option<&str>> = ids
+        .par_iter()
+        .map(|(id, _, _)| options.sensitive.matches(id))
+        .collect();
     let mut planned = Vec::with_capacity(ids.len());
     let mut kept = 0usize;
     let max = max_files.map_or(usize::MAX, |m| usize::try_from(m).unwrap_or(usize::MAX));
-    for (id, stamp, file_id) in ids {
-        match options.sensitive.matches(&id) {
+    for ((id, stamp, file_id), sensitive) in ids.into_iter().zip(sensitive) {
+        match sensitive {
             Some(pattern) if !allow_sensitive => {
                 let unit = skipped(
                     &id,

@@ -160,6 +160,53 @@ fn a_warm_render_writes_the_same_bytes_from_the_cache() {
     assert_eq!(report.payload_hash, cold.report.payload_hash);
 }
 
+/// More files than several chunks of a render hold (its cache rows are read a chunk ahead
+/// and stored a chunk behind): every file is remembered, and the warm render reads the same
+/// bytes from the cache, counting nothing.
+#[test]
+fn a_warm_render_of_many_chunks_writes_the_same_bytes_from_the_cache() {
+    let (_dir, root) = tree();
+    for i in 0..700 {
+        let text = if i % 100 == 7 {
+            format!("# {i}\ntoken = \"{TOKEN}\"\n")
+        } else {
+            format!("def f{i}():\n    return {}\n", "x + ".repeat(i % 40))
+        };
+        std::fs::write(root.join(format!("src/m{i:03}.py")), text).expect("write");
+    }
+    std::fs::write(root.join("src/blob.bin"), b"\0\x01binary").expect("write");
+    let store = setup(&root);
+    let ctx = context(&store, &root, &settled);
+    let cold = render(&ctx).expect("cold render");
+    assert_eq!(cold.report.included.len(), 703);
+    assert!(cold.report.tokens_counted >= 703, "every block is counted");
+    assert!(
+        cold.report
+            .excluded
+            .iter()
+            .any(|e| e.path == "src/blob.bin" && e.reason == "binary"),
+        "{:?}",
+        cold.report.excluded
+    );
+    for i in [0, 255, 256, 511, 699] {
+        assert!(
+            remembered(&store, &root, &format!("src/m{i:03}.py")),
+            "m{i:03}"
+        );
+    }
+    let warm = render(&ctx).expect("warm render");
+    assert_eq!(warm.payload, cold.payload, "same bytes");
+    assert_eq!(warm.report.tokens_counted, 0, "nothing counted again");
+    let report = |r: &Render| {
+        let mut report = serde_json::to_value(&r.report).expect("json");
+        let fields = report.as_object_mut().expect("an object");
+        fields.remove("tokens_cached");
+        fields.remove("tokens_counted");
+        report
+    };
+    assert_eq!(report(&warm), report(&cold));
+}
+
 #[test]
 fn a_file_changed_without_its_stamp_moving_fails_the_render_once() {
     let (_dir, root) = tree();

@@ -3,9 +3,13 @@
 //! A render runs in two passes so that its memory is bounded by a chunk of files, not by the
 //! tree: the first reads, redacts and counts [`CHUNK_UNITS`] units at a time, keeping only
 //! their hashes and counts (and the texts of the first [`RETAIN_BYTES`]); once the budget and
-//! the frame are decided, the second writes the head, each kept block (reading again, a chunk
-//! at a time, a file whose text was not kept, and checking it is unchanged) and the tail to
-//! the output as it goes.
+//! the frame are decided, the second writes the head, each kept block (reading again, a
+//! [`WRITE_CHUNK_UNITS`] chunk at a time, a file whose text was not kept, and checking it is
+//! unchanged) and the tail to the output as it goes.
+//!
+//! Beside the calling thread, pass one has a thread that reads the render cache's rows a chunk
+//! ahead and one that stores fresh counts and rows a chunk behind; pass two has one that hashes
+//! the payload, while blocks are made on the thread pool and written by the calling thread.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
@@ -183,12 +187,18 @@ pub(crate) struct JobSource {
     pub root: Option<PathBuf>,
 }
 
-/// Units read, redacted and counted at a time (and re-read at a time when written).
+/// Units read, redacted and counted at a time in the first pass.
 const CHUNK_UNITS: usize = 256;
 
-/// Bytes of file text read or written a chunk at a time (a chunk ends at [`CHUNK_UNITS`]
-/// units or past this many bytes): three chunks are in flight while the payload is written.
+/// Bytes of file text read a chunk at a time in the first pass (a chunk ends at
+/// [`CHUNK_UNITS`] units or past this many bytes).
 const CHUNK_BYTES: usize = 4 << 20;
+
+/// Units, and bytes, written a chunk at a time in the second pass. Smaller than the first
+/// pass's: its three stages (make, hash, write) run a chunk apart, so the first and last
+/// chunks are not overlapped, and three chunks are in flight.
+const WRITE_CHUNK_UNITS: usize = 64;
+const WRITE_CHUNK_BYTES: usize = 1 << 20;
 
 /// Redacted file texts kept from the first pass for the second, in bytes. Past it a file is
 /// read (and redacted) again when its block is written: a small tree is read once, a large
@@ -854,6 +864,8 @@ fn stream_job_retaining(
     let mut counts: Vec<Option<u64>> = Vec::with_capacity(planned.len());
     let mut seen = HashSet::new();
     let mut retained = 0usize;
+    // Chunks end at CHUNK_UNITS units or past CHUNK_BYTES of files (as listed).
+    let chunk_sizes = unit_chunks(&planned);
     let mut planned = planned.into_iter();
     // The render cache, for a store whose token counts are exact: files whose listed stamp it
     // vouches for are planned without being read, redacted or counted, and read once, when
@@ -869,9 +881,38 @@ fn stream_job_retaining(
                     .saturating_sub(STAMP_TRUST_NS)
             }),
         });
-    // A writer thread stores each chunk's fresh counts and render-cache rows while the next
-    // chunk is read.
+    // Absolute paths key the render cache (only made when there is one).
+    let paths: Vec<Option<String>> = match &cache {
+        Some(_) => planned
+            .as_slice()
+            .par_iter()
+            .map(|(_, p)| {
+                p.file_path()
+                    .and_then(|path| path.into_os_string().into_string().ok())
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    // Beside this thread, a reader thread looks up each chunk's rows in the render cache a
+    // chunk ahead, and a writer thread stores each chunk's fresh counts and rows while the
+    // next chunk is read.
     std::thread::scope(|scope| -> Result<(), CtxError> {
+        let found = cache.as_ref().map(|cache| {
+            let (to_render, found) = std::sync::mpsc::sync_channel(1);
+            let (paths, chunk_sizes) = (&paths, &chunk_sizes);
+            scope.spawn(move || {
+                let mut start = 0;
+                for &size in chunk_sizes {
+                    let rows = cache.lookup(&paths[start..start + size]);
+                    start += size;
+                    let failed = rows.is_err();
+                    if to_render.send(rows).is_err() || failed {
+                        break;
+                    }
+                }
+            });
+            found
+        });
         let (to_store, writer) = match job.db {
             Some(db) => {
                 let (to_store, chunks) = std::sync::mpsc::sync_channel::<(
@@ -895,37 +936,17 @@ fn stream_job_retaining(
             None => (None, None),
         };
         let read = (|| -> Result<(), CtxError> {
-            loop {
-                // A chunk ends at CHUNK_UNITS units or past CHUNK_BYTES of files (as listed).
-                let (mut chunk, mut chunk_bytes) = (Vec::new(), 0usize);
-                while chunk.len() < CHUNK_UNITS && chunk_bytes <= CHUNK_BYTES {
-                    let Some((source, unit)) = planned.next() else {
-                        break;
-                    };
-                    let size = unit.listed_stamp().map_or(0, |s| s.size);
-                    chunk_bytes =
-                        chunk_bytes.saturating_add(usize::try_from(size).unwrap_or(usize::MAX));
-                    chunk.push((source, unit));
-                }
-                if chunk.is_empty() {
-                    break;
-                }
-                let size = chunk.len() as u64;
-                // Absolute paths key the cache (only asked for when there is one).
-                let mut paths: Vec<Option<String>> = match &cache {
-                    Some(_) => chunk
-                        .iter()
-                        .map(|(_, p)| {
-                            p.file_path()
-                                .and_then(|path| path.to_str().map(str::to_owned))
-                        })
-                        .collect(),
-                    None => vec![None; chunk.len()],
-                };
-                // Rows are read in one go; checking and decoding them is spread over the threads.
-                let hits: Vec<Option<(Ready, u64)>> = match &cache {
-                    Some(cache) => cache
-                        .lookup(&paths)?
+            let mut start = 0;
+            for &size in &chunk_sizes {
+                let chunk: Vec<(usize, PlannedUnit)> = planned.by_ref().take(size).collect();
+                let chunk_paths = paths.get(start..start + size).unwrap_or_default();
+                start += size;
+                // Rows were read a chunk ahead; checking and decoding them is spread over the
+                // threads.
+                let hits: Vec<Option<(Ready, u64)>> = match (&cache, &found) {
+                    (Some(cache), Some(found)) => found
+                        .recv()
+                        .expect("the cache reader sends a chunk's rows or why it failed")?
                         .par_iter()
                         .zip(chunk.par_iter())
                         .map(|(row, (_, p))| {
@@ -938,7 +959,7 @@ fn stream_job_retaining(
                             )
                         })
                         .collect(),
-                    None => (0..chunk.len()).map(|_| None).collect(),
+                    _ => (0..chunk.len()).map(|_| None).collect(),
                 };
                 // One parallel stage: each unit the cache does not vouch for is read, redacted and
                 // keyed.
@@ -977,7 +998,9 @@ fn stream_job_retaining(
                 let mut chunk_counts = chunk_counts.into_iter();
                 drop(ready);
                 let mut remember = Vec::new();
-                for ((p, cached, stamp), path) in chunk.iter_mut().zip(&mut paths) {
+                let mut chunk_paths = chunk_paths.iter();
+                for (p, cached, stamp) in &mut chunk {
+                    let path = chunk_paths.next();
                     let count = match (&p.body, *cached) {
                         (Ok(_), Some(tokens)) => {
                             counter.cached += 1;
@@ -993,10 +1016,10 @@ fn stream_job_retaining(
                         (&cache, &p.body, *stamp, count)
                         && !ready.from_cache
                         && stamp.mtime_ns < cache.trust_before_ns
-                        && let Some(path) = path.take()
+                        && let Some(Some(path)) = path
                     {
                         remember.push(RenderFileRow {
-                            path,
+                            path: path.clone(),
                             size: stamp.size,
                             mtime_ns: stamp.mtime_ns,
                             inode: stamp.inode,
@@ -1030,7 +1053,7 @@ fn stream_job_retaining(
                     break;
                 }
                 prepared.extend(chunk.into_iter().map(|(p, _, _)| p));
-                progress.advance(size);
+                progress.advance(size as u64);
             }
             Ok(())
         })();
@@ -1334,22 +1357,50 @@ fn prepare_unit(
     (prepared, None, stamp)
 }
 
-/// `units` cut into chunks of at most [`CHUNK_UNITS`] units, each ending once its units'
-/// `bytes` pass [`CHUNK_BYTES`].
+/// The sizes of the chunks pass one cuts `planned` into (by their files' sizes as listed).
+fn unit_chunks(planned: &[(usize, PlannedUnit)]) -> Vec<usize> {
+    let sizes = planned.iter().map(|(_, unit)| {
+        unit.listed_stamp()
+            .map_or(0, |s| usize::try_from(s.size).unwrap_or(usize::MAX))
+    });
+    chunk_lengths(sizes, CHUNK_UNITS, CHUNK_BYTES)
+}
+
+/// `units` cut into the second pass's chunks by their `bytes` (see [`chunk_lengths`]).
 fn byte_chunks(units: &[usize], bytes: impl Fn(usize) -> usize) -> Vec<&[usize]> {
-    let mut chunks = Vec::new();
-    let (mut start, mut size) = (0, 0);
-    for (at, &unit) in units.iter().enumerate() {
-        size += bytes(unit);
-        if at + 1 - start == CHUNK_UNITS || size > CHUNK_BYTES {
-            chunks.push(&units[start..=at]);
-            (start, size) = (at + 1, 0);
+    let mut rest = units;
+    let sizes = units.iter().map(|&unit| bytes(unit));
+    chunk_lengths(sizes, WRITE_CHUNK_UNITS, WRITE_CHUNK_BYTES)
+        .into_iter()
+        .map(|len| {
+            let (chunk, after) = rest.split_at(len);
+            rest = after;
+            chunk
+        })
+        .collect()
+}
+
+/// The lengths of the chunks a run of units of `sizes` bytes is cut into: each ends at
+/// `max_units` units or once its units pass `max_bytes`.
+fn chunk_lengths(
+    sizes: impl IntoIterator<Item = usize>,
+    max_units: usize,
+    max_bytes: usize,
+) -> Vec<usize> {
+    let mut lengths = Vec::new();
+    let (mut units, mut bytes) = (0usize, 0usize);
+    for size in sizes {
+        units += 1;
+        bytes = bytes.saturating_add(size);
+        if units == max_units || bytes > max_bytes {
+            lengths.push(units);
+            (units, bytes) = (0, 0);
         }
     }
-    if start < units.len() {
-        chunks.push(&units[start..]);
+    if units > 0 {
+        lengths.push(units);
     }
-    chunks
+    lengths
 }
 
 /// A kept unit's block: from its kept text, or from its file read again, which must hash to
@@ -1712,14 +1763,18 @@ mod tests {
 
     #[test]
     fn byte_chunks_end_at_a_unit_count_or_past_a_byte_count() {
-        let units: Vec<usize> = (0..600).collect();
+        let units: Vec<usize> = (0..150).collect();
         let small = byte_chunks(&units, |_| 10);
         assert_eq!(
             small.iter().map(|c| c.len()).collect::<Vec<_>>(),
-            [CHUNK_UNITS, CHUNK_UNITS, 600 - 2 * CHUNK_UNITS]
+            [
+                WRITE_CHUNK_UNITS,
+                WRITE_CHUNK_UNITS,
+                150 - 2 * WRITE_CHUNK_UNITS
+            ]
         );
         // Unit 3 is huge: its chunk ends with it.
-        let sizes = |i: usize| if i == 3 { CHUNK_BYTES } else { 1 };
+        let sizes = |i: usize| if i == 3 { WRITE_CHUNK_BYTES } else { 1 };
         let chunks = byte_chunks(&units[..10], sizes);
         assert_eq!(chunks, [&units[..4], &units[4..10]]);
         assert!(byte_chunks(&[], sizes).is_empty());
