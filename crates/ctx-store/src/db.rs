@@ -756,6 +756,7 @@ impl Metadata for SqliteMetadata {
         cached_summaries(keys: &[SummaryKey<'_>]) -> Result<Vec<Option<Vec<u8>>>, StoreError>;
         cache_summaries(entries: &[(SummaryKey<'_>, &[u8])]) -> Result<(), StoreError>;
         clear_summaries() -> Result<usize, StoreError>;
+        remembers_render_files() -> Result<bool, StoreError>;
         render_files(paths: &[&str]) -> Result<Vec<Option<RenderFileRow>>, StoreError>;
         remember_render_files(rows: &[RenderFileRow]) -> Result<(), StoreError>;
         forget_render_files(paths: &[&str]) -> Result<(), StoreError>;

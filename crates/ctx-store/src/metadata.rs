@@ -194,6 +194,10 @@ pub trait Metadata: Send + Sync {
 
     // --- render cache -----------------------------------------------------------------------
 
+    /// Whether the render cache remembers any file at all (a store that has rendered nothing
+    /// yet does not): a render can then expect to count every file.
+    fn remembers_render_files(&self) -> Result<bool, StoreError>;
+
     /// The render-cache row remembered for each path (`None` when unknown).
     fn render_files(&self, paths: &[&str]) -> Result<Vec<Option<RenderFileRow>>, StoreError>;
 

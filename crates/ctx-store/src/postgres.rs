@@ -1069,6 +1069,11 @@ impl Metadata for PostgresMetadata {
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
+    fn remembers_render_files(&self) -> Result<bool, StoreError> {
+        let rows = self.query("SELECT EXISTS (SELECT 1 FROM render_files)", &[])?;
+        Ok(rows.first().is_some_and(|r| r.get::<_, bool>(0)))
+    }
+
     fn render_files(&self, paths: &[&str]) -> Result<Vec<Option<RenderFileRow>>, StoreError> {
         if paths.is_empty() {
             return Ok(Vec::new());

@@ -555,8 +555,10 @@ fn render_files_round_trip(cx: &Cx) {
     let a = render_row("/p/a.py", 1_700_000_000_000_000_000, 7);
     let b = render_row("/p/b.py", 5, 9);
     assert_eq!(db.render_files(&["/p/a.py"]).expect("get"), [None]);
+    assert!(!db.remembers_render_files().expect("any"), "nothing yet");
     db.remember_render_files(&[a.clone(), b.clone()])
         .expect("remember");
+    assert!(db.remembers_render_files().expect("any"));
     assert_eq!(
         db.render_files(&["/p/b.py", "/p/none", "/p/a.py"])
             .expect("get"),
@@ -572,6 +574,8 @@ fn render_files_round_trip(cx: &Cx) {
         db.render_files(&["/p/a.py", "/p/b.py"]).expect("get"),
         [None, Some(b)]
     );
+    db.forget_render_files(&["/p/b.py"]).expect("forget");
+    assert!(!db.remembers_render_files().expect("any"), "all forgotten");
 }
 
 fn summaries_and_file_stamps_round_trip(cx: &Cx) {

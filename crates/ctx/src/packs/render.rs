@@ -832,7 +832,8 @@ fn stream_job_retaining(
     let policy = &job.policy;
     // The tokenizer's tables are built on a thread of their own once a text is read that the
     // cache holds no count for, while the rest of its chunk is read and redacted (every thread
-    // that counts would wait for them). A render the cache vouches for never builds them.
+    // that counts would wait for them), or at once, while the tree is listed, when the store
+    // has rendered nothing yet. A render the cache vouches for never builds them.
     let load_tokenizer = std::sync::Once::new();
     let tokenizer_needed = || {
         let tokenizer = policy.tokenizer;
@@ -842,6 +843,12 @@ fn stream_job_retaining(
             });
         }
     };
+    if let Some(db) = job.db
+        && policy.tokenizer.is_exact()
+        && !db.remembers_render_files()?
+    {
+        tokenizer_needed();
+    }
     // Units in order; collections are listed (in byte order), not read.
     let mut planned = Vec::new();
     for (index, source) in job.sources.iter().enumerate() {
