@@ -691,8 +691,17 @@ fn persist_over(file: tempfile::NamedTempFile, path: &Path) -> std::io::Result<(
         let (handle, temp) = file.into_parts();
         drop(handle);
         return match renameat_with(CWD, &*temp, CWD, path, RenameFlags::EXCHANGE) {
-            // The temporary path now names the old file.
-            Ok(()) => temp.close(),
+            // The temporary path now names the old file. Its name goes at once; freeing its
+            // pages (milliseconds for a large payload) waits for the last descriptor, closed
+            // on a thread of its own (or by the kernel, if the process ends first).
+            Ok(()) => {
+                let old = std::fs::File::open(&*temp);
+                temp.close()?;
+                if let Ok(old) = old {
+                    std::thread::spawn(move || drop(old));
+                }
+                Ok(())
+            }
             Err(_) => temp.persist(path).map_err(|err| err.error),
         };
     }
