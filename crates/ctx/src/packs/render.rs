@@ -12,7 +12,7 @@
 //! the payload, while blocks are made on the thread pool and written by the calling thread.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::io::{IoSlice, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,6 +23,7 @@ use ctx_core::{ContentHash, ContentHasher, NoProgress, Progress, TokenizerKind, 
 use ctx_sources::{ExpandOptions, FileStamp, PlannedUnit, Skip, SourceSpec, Unit, UnitKind, plan};
 use ctx_store::{Metadata, RenderFileRow, SnapshotItemRecord, SnapshotRecord};
 use rayon::prelude::*;
+use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 
 use super::payload::{
@@ -878,7 +879,7 @@ fn stream_job_retaining(
     progress.phase("read", Some(planned.len() as u64));
     let mut prepared: Vec<Prepared> = Vec::with_capacity(planned.len());
     let mut counts: Vec<Option<u64>> = Vec::with_capacity(planned.len());
-    let mut seen = HashSet::new();
+    let mut seen = FxHashSet::default();
     let mut retained = 0usize;
     // Chunks end at CHUNK_UNITS units or past CHUNK_BYTES of files (as listed).
     let chunk_sizes = unit_chunks(&planned);
@@ -959,30 +960,29 @@ fn stream_job_retaining(
                 start += size;
                 // Rows were read a chunk ahead; checking and decoding them is spread over the
                 // threads.
-                let hits: Vec<Option<(Ready, u64)>> = match (&cache, &found) {
-                    (Some(cache), Some(found)) => found
-                        .recv()
-                        .expect("the cache reader sends a chunk's rows or why it failed")?
-                        .par_iter()
-                        .zip(chunk.par_iter())
-                        .map(|(row, (_, p))| {
-                            cached_unit(
-                                row.as_ref()?,
-                                p.listed_stamp()?,
-                                &cache.rules,
-                                policy,
-                                &p.unit,
-                            )
-                        })
-                        .collect(),
-                    _ => (0..chunk.len()).map(|_| None).collect(),
-                };
-                // One parallel stage: each unit the cache does not vouch for is read, redacted and
+                // Rows were read a chunk ahead. One parallel stage: each row is checked and
+                // decoded, and each unit the cache does not vouch for is read, redacted and
                 // keyed.
+                let rows = match &found {
+                    Some(found) => found
+                        .recv()
+                        .expect("the cache reader sends a chunk's rows or why it failed")?,
+                    None => Vec::new(),
+                };
+                let rules = cache.as_ref().map(|cache| cache.rules.as_str());
                 let mut chunk: Vec<(Prepared, Option<u64>, Option<FileStamp>)> = chunk
                     .into_par_iter()
-                    .zip(hits)
-                    .map(|((source, planned), hit)| {
+                    .enumerate()
+                    .map(|(at, (source, planned))| {
+                        let hit = rows.get(at).and_then(|row| {
+                            cached_unit(
+                                row.as_ref()?,
+                                planned.listed_stamp()?,
+                                rules?,
+                                policy,
+                                &planned.unit,
+                            )
+                        });
                         prepare_unit(policy, redactor, source, planned, hit, &tokenizer_needed)
                     })
                     .collect();
