@@ -482,6 +482,15 @@ impl SqliteMetadata {
             .map_err(|e| self.err(e))
     }
 
+    /// Whether any token count is cached.
+    pub fn remembers_token_counts(&self) -> Result<bool, StoreError> {
+        let conn = self.connection();
+        conn.query_row("SELECT EXISTS (SELECT 1 FROM token_counts)", [], |row| {
+            row.get(0)
+        })
+        .map_err(|e| self.err(e))
+    }
+
     /// The cached token counts of `hashes` under `tokenizer`, in order, in one read
     /// transaction (one shared lock and one look at the WAL for all of them, not one each).
     pub fn cached_token_counts(
@@ -756,7 +765,7 @@ impl Metadata for SqliteMetadata {
         cached_summaries(keys: &[SummaryKey<'_>]) -> Result<Vec<Option<Vec<u8>>>, StoreError>;
         cache_summaries(entries: &[(SummaryKey<'_>, &[u8])]) -> Result<(), StoreError>;
         clear_summaries() -> Result<usize, StoreError>;
-        remembers_render_files() -> Result<bool, StoreError>;
+        remembers_token_counts() -> Result<bool, StoreError>;
         render_files(paths: &[&str]) -> Result<Vec<Option<RenderFileRow>>, StoreError>;
         remember_render_files(rows: &[RenderFileRow]) -> Result<(), StoreError>;
         forget_render_files(paths: &[&str]) -> Result<(), StoreError>;

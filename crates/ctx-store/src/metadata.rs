@@ -50,6 +50,10 @@ pub trait Metadata: Send + Sync {
         tokenizer: TokenizerKind,
     ) -> Result<Option<u64>, StoreError>;
 
+    /// Whether the token cache holds any count at all (a fresh store's does not): a caller
+    /// about to count many texts then knows no lookup would answer.
+    fn remembers_token_counts(&self) -> Result<bool, StoreError>;
+
     /// The cached token counts of the contents with `hashes` under `tokenizer`, in order
     /// (`None` where unknown), read in one go (one transaction, or one query).
     fn cached_token_counts(
@@ -193,10 +197,6 @@ pub trait Metadata: Send + Sync {
     fn clear_summaries(&self) -> Result<usize, StoreError>;
 
     // --- render cache -----------------------------------------------------------------------
-
-    /// Whether the render cache remembers any file at all (a store that has rendered nothing
-    /// yet does not): a render can then expect to count every file.
-    fn remembers_render_files(&self) -> Result<bool, StoreError>;
 
     /// The render-cache row remembered for each path (`None` when unknown).
     fn render_files(&self, paths: &[&str]) -> Result<Vec<Option<RenderFileRow>>, StoreError>;

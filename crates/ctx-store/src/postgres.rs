@@ -469,6 +469,11 @@ impl Metadata for PostgresMetadata {
         Ok(rows.first().map(|r| to_u64(r.get(0))))
     }
 
+    fn remembers_token_counts(&self) -> Result<bool, StoreError> {
+        let rows = self.query("SELECT EXISTS (SELECT 1 FROM token_counts)", &[])?;
+        Ok(rows.first().is_some_and(|r| r.get::<_, bool>(0)))
+    }
+
     fn cached_token_counts(
         &self,
         hashes: &[ContentHash],
@@ -1067,11 +1072,6 @@ impl Metadata for PostgresMetadata {
     fn clear_summaries(&self) -> Result<usize, StoreError> {
         let n = self.execute("DELETE FROM code_summaries", &[])?;
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
-    }
-
-    fn remembers_render_files(&self) -> Result<bool, StoreError> {
-        let rows = self.query("SELECT EXISTS (SELECT 1 FROM render_files)", &[])?;
-        Ok(rows.first().is_some_and(|r| r.get::<_, bool>(0)))
     }
 
     fn render_files(&self, paths: &[&str]) -> Result<Vec<Option<RenderFileRow>>, StoreError> {

@@ -35,15 +35,6 @@ pub struct RenderFileRow {
 }
 
 impl SqliteMetadata {
-    /// Whether any file is remembered.
-    pub fn remembers_render_files(&self) -> Result<bool, StoreError> {
-        let conn = self.connection();
-        conn.query_row("SELECT EXISTS (SELECT 1 FROM render_files)", [], |row| {
-            row.get(0)
-        })
-        .map_err(|e| self.err(e))
-    }
-
     /// The row remembered for each path (`None` when unknown), read in one transaction (one
     /// shared lock and one look at the WAL for all of them, not one each).
     pub fn render_files(&self, paths: &[&str]) -> Result<Vec<Option<RenderFileRow>>, StoreError> {

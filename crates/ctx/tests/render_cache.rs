@@ -259,3 +259,26 @@ fn stamps_too_recent_to_trust_are_not_remembered() {
     render(&ctx).expect("render");
     assert!(!remembered(&store, &root, "src/a.py"));
 }
+
+/// A store whose token cache is empty counts every block as it reads it; once the cache holds
+/// counts, a render that may not trust its files' stamps (so remembers none) still takes every
+/// block's count from it, and counts the same.
+#[test]
+fn counts_come_from_the_token_cache_when_no_file_is_remembered() {
+    let (_dir, root) = tree();
+    let store = setup(&root);
+    assert!(!store.db().remembers_token_counts().expect("any"));
+    let ctx = context(&store, &root, &unsettled);
+    let first = render(&ctx).expect("first render");
+    assert!(first.report.tokens_counted >= 3, "every block counted");
+    assert!(store.db().remembers_token_counts().expect("any"));
+    assert!(!remembered(&store, &root, "src/a.py"));
+    let second = render(&ctx).expect("second render");
+    assert_eq!(
+        second.report.tokens_counted, 0,
+        "every count from the cache"
+    );
+    assert!(second.report.tokens_cached >= 3, "every block from the cache");
+    assert_eq!(second.payload, first.payload);
+    assert_eq!(second.report.tokens_used, first.report.tokens_used);
+}

@@ -842,8 +842,7 @@ fn stream_job_retaining(
     let policy = &job.policy;
     // The tokenizer's tables are built on a thread of their own once a text is read that the
     // cache holds no count for, while the rest of its chunk is read and redacted (every thread
-    // that counts would wait for them), or at once, while the tree is listed, when the store
-    // has rendered nothing yet. A render the cache vouches for never builds them.
+    // that counts would wait for them). A render the cache vouches for never builds them.
     let load_tokenizer = std::sync::Once::new();
     let tokenizer_needed = || {
         let tokenizer = policy.tokenizer;
@@ -853,10 +852,15 @@ fn stream_job_retaining(
             });
         }
     };
-    if let Some(db) = job.db
-        && policy.tokenizer.is_exact()
-        && !db.remembers_render_files()?
-    {
+    // Blocks are counted in the stage that reads them when no cache would answer for them:
+    // without a token cache (no store, or counts that are not exact), or while the store's
+    // token cache is empty (then the tokenizer's tables are built at once, while the tree is
+    // listed). Otherwise a chunk's blocks are looked up first, and only the misses counted.
+    let count_in_stage = match job.db {
+        Some(db) if policy.tokenizer.is_exact() => !db.remembers_token_counts()?,
+        _ => true,
+    };
+    if count_in_stage {
         tokenizer_needed();
     }
     // Units in order; collections are listed (in byte order), not read.
@@ -883,7 +887,7 @@ fn stream_job_retaining(
     let mut retained = 0usize;
     // Chunks end at CHUNK_UNITS units or past CHUNK_BYTES of files (as listed).
     let chunk_sizes = unit_chunks(&planned);
-    let mut planned = planned.into_iter();
+    let planned = planned.into_iter();
     // The render cache, for a store whose token counts are exact: files whose listed stamp it
     // vouches for are planned without being read, redacted or counted, and read once, when
     // written (checked against the hash it remembered).
@@ -898,30 +902,25 @@ fn stream_job_retaining(
                     .saturating_sub(STAMP_TRUST_NS)
             }),
         });
-    // Absolute paths key the render cache (only made when there is one).
-    let paths: Vec<Option<String>> = match &cache {
-        Some(_) => planned
-            .as_slice()
-            .par_iter()
-            .map(|(_, p)| {
-                p.file_path()
-                    .and_then(|path| path.into_os_string().into_string().ok())
-            })
-            .collect(),
-        None => Vec::new(),
-    };
-    // Beside this thread, a reader thread looks up each chunk's rows in the render cache a
-    // chunk ahead, and a writer thread stores each chunk's fresh counts and rows while the
-    // next chunk is read.
+    // Beside this thread, a reader thread takes each chunk's units a chunk ahead and looks up
+    // their rows in the render cache (keyed by absolute path), and a writer thread stores each
+    // chunk's fresh counts and rows while the next chunk is read.
     std::thread::scope(|scope| -> Result<(), CtxError> {
+        let mut planned = Some(planned);
         let found = cache.as_ref().map(|cache| {
             let (to_render, found) = std::sync::mpsc::sync_channel(1);
-            let (paths, chunk_sizes) = (&paths, &chunk_sizes);
+            let (mut planned, chunk_sizes) = (planned.take().expect("not taken"), &chunk_sizes);
             scope.spawn(move || {
-                let mut start = 0;
                 for &size in chunk_sizes {
-                    let rows = cache.lookup(&paths[start..start + size]);
-                    start += size;
+                    let chunk: Vec<(usize, PlannedUnit)> = planned.by_ref().take(size).collect();
+                    let paths: Vec<Option<String>> = chunk
+                        .iter()
+                        .map(|(_, p)| {
+                            p.file_path()
+                                .and_then(|path| path.into_os_string().into_string().ok())
+                        })
+                        .collect();
+                    let rows = cache.lookup(&paths).map(|rows| (chunk, paths, rows));
                     let failed = rows.is_err();
                     if to_render.send(rows).is_err() || failed {
                         break;
@@ -953,24 +952,29 @@ fn stream_job_retaining(
             None => (None, None),
         };
         let read = (|| -> Result<(), CtxError> {
-            let mut start = 0;
             for &size in &chunk_sizes {
-                let chunk: Vec<(usize, PlannedUnit)> = planned.by_ref().take(size).collect();
-                let chunk_paths = paths.get(start..start + size).unwrap_or_default();
-                start += size;
-                // Rows were read a chunk ahead; checking and decoding them is spread over the
-                // threads.
-                // Rows were read a chunk ahead. One parallel stage: each row is checked and
-                // decoded, and each unit the cache does not vouch for is read, redacted and
-                // keyed.
-                let rows = match &found {
-                    Some(found) => found
+                // A chunk's units, with their rows read a chunk ahead (when there is a cache).
+                let (chunk, chunk_paths, rows) = match (&found, &mut planned) {
+                    (Some(found), _) => found
                         .recv()
-                        .expect("the cache reader sends a chunk's rows or why it failed")?,
-                    None => Vec::new(),
+                        .expect("the cache reader sends every chunk or why it failed")?,
+                    (None, Some(planned)) => (
+                        planned.by_ref().take(size).collect(),
+                        Vec::new(),
+                        Vec::new(),
+                    ),
+                    (None, None) => unreachable!("the units are read here without a cache"),
                 };
+                // One parallel stage: each row is checked and decoded, and each unit the cache
+                // does not vouch for is read, redacted and keyed.
                 let rules = cache.as_ref().map(|cache| cache.rules.as_str());
-                let mut chunk: Vec<(Prepared, Option<u64>, Option<FileStamp>)> = chunk
+                let stage = Stage {
+                    policy,
+                    redactor,
+                    tokenizer_needed: &tokenizer_needed,
+                    count: count_in_stage,
+                };
+                let mut chunk: Vec<(Prepared, Counted, Option<FileStamp>)> = chunk
                     .into_par_iter()
                     .enumerate()
                     .map(|(at, (source, planned))| {
@@ -983,7 +987,7 @@ fn stream_job_retaining(
                                 &planned.unit,
                             )
                         });
-                        prepare_unit(policy, redactor, source, planned, hit, &tokenizer_needed)
+                        stage.prepare(source, planned, hit)
                     })
                     .collect();
                 // The second unit with a key already included is a duplicate.
@@ -993,19 +997,19 @@ fn stream_job_retaining(
                             "duplicate".to_owned(),
                             format!("{} is already included", p.planned.unit.key),
                         ));
-                        *tokens = None;
+                        *tokens = Counted::No;
                     }
                 }
                 let ready: Vec<&Prepared> = chunk
                     .iter()
-                    .filter(|(p, tokens, _)| p.body.is_ok() && tokens.is_none())
+                    .filter(|(p, tokens, _)| p.body.is_ok() && matches!(tokens, Counted::No))
                     .map(|(p, _, _)| p)
                     .collect();
                 let keys: Vec<ContentHash> = ready
                     .iter()
                     .filter_map(|p| p.body.as_ref().ok().map(|r| r.block_key))
                     .collect();
-                let (chunk_counts, fresh_counts) = counter.count_fresh(&keys, |i| {
+                let (chunk_counts, mut fresh_counts) = counter.count_fresh(&keys, |i| {
                     let p = ready[i];
                     let r = p.body.as_ref().expect("only ready units are counted");
                     let content = r.content.as_deref().expect("texts are held until counted");
@@ -1014,15 +1018,22 @@ fn stream_job_retaining(
                 let mut chunk_counts = chunk_counts.into_iter();
                 drop(ready);
                 let mut remember = Vec::new();
-                let mut chunk_paths = chunk_paths.iter();
+                let mut chunk_paths = chunk_paths.into_iter();
                 for (p, cached, stamp) in &mut chunk {
                     let path = chunk_paths.next();
                     let count = match (&p.body, *cached) {
-                        (Ok(_), Some(tokens)) => {
+                        (Ok(_), Counted::Cached(tokens)) => {
                             counter.cached += 1;
                             Some(tokens)
                         }
-                        (Ok(_), None) => {
+                        (Ok(ready), Counted::Fresh(tokens)) => {
+                            counter.counted += 1;
+                            if cache.is_some() {
+                                fresh_counts.push((ready.block_key, tokens));
+                            }
+                            Some(tokens)
+                        }
+                        (Ok(_), Counted::No) => {
                             Some(chunk_counts.next().expect("one count per ready block"))
                         }
                         (Err(_), _) => None,
@@ -1035,7 +1046,7 @@ fn stream_job_retaining(
                         && let Some(Some(path)) = path
                     {
                         remember.push(RenderFileRow {
-                            path: path.clone(),
+                            path,
                             size: stamp.size,
                             mtime_ns: stamp.mtime_ns,
                             inode: stamp.inode,
@@ -1321,56 +1332,82 @@ fn stream_job_retaining(
     })
 }
 
-/// A unit of pass one: planned from the cache's `hit`, or read, redacted and keyed (calling
-/// `tokenizer_needed` for a text to count); its count when the cache gave it, and the stamp
-/// of the file as read.
-fn prepare_unit(
-    policy: &RenderPolicy,
-    redactor: &Redactor,
-    source: usize,
-    mut planned: PlannedUnit,
-    hit: Option<(Ready, u64)>,
-    tokenizer_needed: &(dyn Fn() + Sync),
-) -> (Prepared, Option<u64>, Option<FileStamp>) {
-    if let Some((ready, tokens)) = hit {
+/// A unit's count after pass one's parallel stage.
+#[derive(Clone, Copy)]
+enum Counted {
+    /// Not counted yet: its block is looked up in the token cache, and counted if missing.
+    No,
+    /// From the render cache.
+    Cached(u64),
+    /// Counted in the stage (for the token cache to learn).
+    Fresh(u64),
+}
+
+/// Pass one's parallel stage, for one unit at a time.
+struct Stage<'a> {
+    policy: &'a RenderPolicy,
+    redactor: &'a Redactor,
+    /// Called for a text to count (the tokenizer's tables are built on first need).
+    tokenizer_needed: &'a (dyn Fn() + Sync),
+    /// Whether blocks are counted here (no cache would answer for them).
+    count: bool,
+}
+
+impl Stage<'_> {
+    /// The unit planned from the cache's `hit`, or read, redacted, keyed (and counted, when
+    /// the stage counts); its count, and the stamp of the file as read.
+    fn prepare(
+        &self,
+        source: usize,
+        mut planned: PlannedUnit,
+        hit: Option<(Ready, u64)>,
+    ) -> (Prepared, Counted, Option<FileStamp>) {
+        let policy = self.policy;
+        if let Some((ready, tokens)) = hit {
+            let prepared = Prepared {
+                source,
+                planned,
+                body: Ok(ready),
+            };
+            return (prepared, Counted::Cached(tokens), None);
+        }
+        let mut stamp = None;
+        if let Some(read) = planned.read_stamped() {
+            planned.unit.body = read.map(|(text, read_stamp)| {
+                stamp = read_stamp;
+                text
+            });
+        }
+        let unit = &mut planned.unit;
+        let mut counted = Counted::No;
+        let body = match std::mem::replace(&mut unit.body, Err(Skip::Missing)) {
+            Ok(text) => {
+                (self.tokenizer_needed)();
+                let redacted = redact_text(self.redactor, text);
+                let block_key = block_identity(policy, unit, &redacted.content_hash);
+                if self.count {
+                    let block = make_block(policy, unit, &redacted.content_hash, &redacted.content);
+                    counted = Counted::Fresh(policy.tokenizer.count(&block) as u64);
+                }
+                Ok(Ready {
+                    content_hash: redacted.content_hash,
+                    raw_hash: redacted.raw_hash,
+                    bytes: redacted.content.len(),
+                    content: Some(redacted.content),
+                    findings: redacted.findings,
+                    block_key,
+                    from_cache: false,
+                })
+            }
+            Err(skip) => Err((skip.code().to_owned(), skip.to_string())),
+        };
         let prepared = Prepared {
             source,
             planned,
-            body: Ok(ready),
+            body,
         };
-        return (prepared, Some(tokens), None);
+        (prepared, counted, stamp)
     }
-    let mut stamp = None;
-    if let Some(read) = planned.read_stamped() {
-        planned.unit.body = read.map(|(text, read_stamp)| {
-            stamp = read_stamp;
-            text
-        });
-    }
-    let unit = &mut planned.unit;
-    let body = match std::mem::replace(&mut unit.body, Err(Skip::Missing)) {
-        Ok(text) => {
-            tokenizer_needed();
-            let redacted = redact_text(redactor, text);
-            let block_key = block_identity(policy, unit, &redacted.content_hash);
-            Ok(Ready {
-                content_hash: redacted.content_hash,
-                raw_hash: redacted.raw_hash,
-                bytes: redacted.content.len(),
-                content: Some(redacted.content),
-                findings: redacted.findings,
-                block_key,
-                from_cache: false,
-            })
-        }
-        Err(skip) => Err((skip.code().to_owned(), skip.to_string())),
-    };
-    let prepared = Prepared {
-        source,
-        planned,
-        body,
-    };
-    (prepared, None, stamp)
 }
 
 /// The sizes of the chunks pass one cuts `planned` into (by their files' sizes as listed).
