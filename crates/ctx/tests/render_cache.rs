@@ -278,7 +278,10 @@ fn counts_come_from_the_token_cache_when_no_file_is_remembered() {
         second.report.tokens_counted, 0,
         "every count from the cache"
     );
-    assert!(second.report.tokens_cached >= 3, "every block from the cache");
+    assert!(
+        second.report.tokens_cached >= 3,
+        "every block from the cache"
+    );
     assert_eq!(second.payload, first.payload);
     assert_eq!(second.report.tokens_used, first.report.tokens_used);
 }
