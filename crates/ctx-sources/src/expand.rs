@@ -216,6 +216,19 @@ impl PlannedUnit {
         self.file.as_ref().filter(|f| f.lines.is_none())?.listed
     }
 
+    /// A whole file's bytes, read to the size its open descriptor reports, neither checked
+    /// for text nor decoded: for a file whose bytes are then checked against the hash of the
+    /// text read before (`None` for a line range, or a unit that is not a file).
+    pub fn read_raw(&self) -> Option<Result<Vec<u8>, Skip>> {
+        let file = self.file.as_ref().filter(|f| f.lines.is_none())?;
+        Some(read_file_bytes(
+            &file.sandbox,
+            &file.id,
+            file.max_bytes,
+            file.listed_id,
+        ))
+    }
+
     /// [`Self::read`] of a whole file, with its stamp as read (from the open descriptor, so
     /// the stamp belongs to exactly these bytes unless the file is written while read).
     pub fn read_stamped(&self) -> Option<Result<(String, Option<FileStamp>), Skip>> {
@@ -682,12 +695,13 @@ const FIRST_READ: usize = 64 * 1024;
 
 /// [`read_text`], with the stamp of the file read. A file a walk listed (`listed`) is opened
 /// once and must still be the inode listed.
-fn read_file_text(
+/// `rel` opened for reading, a regular file within `max_bytes` (as its descriptor reports).
+fn open_sized(
     sandbox: &Workspace,
     rel: &str,
     max_bytes: u64,
     listed: Option<FileId>,
-) -> Result<(String, Option<FileStamp>), Skip> {
+) -> Result<(std::fs::File, std::fs::Metadata), Skip> {
     let (file, meta) = if let Some(listed) = listed {
         sandbox.open_listed(rel, listed).map_err(sandbox_skip)?
     } else {
@@ -705,6 +719,32 @@ fn read_file_text(
             limit: max_bytes,
         });
     }
+    Ok((file, meta))
+}
+
+/// `rel`'s bytes, to the size its open descriptor reports (see [`PlannedUnit::read_raw`]).
+fn read_file_bytes(
+    sandbox: &Workspace,
+    rel: &str,
+    max_bytes: u64,
+    listed: Option<FileId>,
+) -> Result<Vec<u8>, Skip> {
+    let (mut file, meta) = open_sized(sandbox, rel, max_bytes, listed)?;
+    let size = usize::try_from(meta.len()).unwrap_or(usize::MAX);
+    let mut bytes = Vec::new();
+    read_up_to(&mut file, &mut bytes, size).map_err(|e| Skip::Unreadable {
+        error: e.to_string(),
+    })?;
+    Ok(bytes)
+}
+
+fn read_file_text(
+    sandbox: &Workspace,
+    rel: &str,
+    max_bytes: u64,
+    listed: Option<FileId>,
+) -> Result<(String, Option<FileStamp>), Skip> {
+    let (file, meta) = open_sized(sandbox, rel, max_bytes, listed)?;
     let unreadable = |e: std::io::Error| Skip::Unreadable {
         error: e.to_string(),
     };

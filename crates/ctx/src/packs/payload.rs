@@ -84,8 +84,12 @@ pub struct BlockHeader<'a> {
 
 /// Lines in `text` (a last line without a newline counts).
 pub fn line_count(text: &str) -> u64 {
-    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
-    newlines + u64::from(!text.is_empty() && !text.ends_with('\n'))
+    line_count_of(text.as_bytes())
+}
+
+fn line_count_of(bytes: &[u8]) -> u64 {
+    let newlines = memchr::memchr_iter(b'\n', bytes).count() as u64;
+    newlines + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
 }
 
 /// `text` with every line prefixed by its number, right-aligned, from `first`.
@@ -100,8 +104,8 @@ pub fn number_lines(text: &str, first: u64) -> String {
 }
 
 /// The line span a header shows: `(first, last)` of a range, or `None` for a whole file.
-fn span(header: &BlockHeader<'_>, content: &str) -> (Option<(u64, u64)>, u64) {
-    let count = line_count(content);
+fn span(header: &BlockHeader<'_>, content: &[u8]) -> (Option<(u64, u64)>, u64) {
+    let count = line_count_of(content);
     let range = header
         .lines
         .map(|(start, _)| (start, start + count.saturating_sub(1)));
@@ -158,7 +162,7 @@ pub fn write_block(
     header: &BlockHeader<'_>,
     content: &str,
 ) {
-    let (range, count) = span(header, content);
+    let (range, count) = span(header, content.as_bytes());
     let numbered;
     let content = if options.line_numbers && header.kind == UnitKind::File {
         numbered = number_lines(content, range.map_or(1, |(s, _)| s));
@@ -166,7 +170,7 @@ pub fn write_block(
     } else {
         content
     };
-    if let Some((head, tail)) = frame(style, options, header, content, range, count) {
+    if let Some((head, tail)) = frame(style, options, header, content.as_bytes(), range, count) {
         out.reserve(head.len() + content.len() + tail.len());
         out.push_str(&head);
         out.push_str(content);
@@ -179,12 +183,13 @@ pub fn write_block(
 /// The text before and after a block's content when the block holds the content as it is
 /// (every style but JSON, without line numbers), so that a writer can send the three parts
 /// without copying the content into one string: `head + content + tail` is exactly
-/// [`write_block`]'s block. `None` when the content is escaped or numbered.
+/// [`write_block`]'s block. `None` when the content is escaped or numbered. The content is
+/// bytes: a text read again and checked against its hash is framed without being decoded.
 pub fn verbatim_frame(
     style: PayloadStyle,
     options: PayloadOptions,
     header: &BlockHeader<'_>,
-    content: &str,
+    content: &[u8],
 ) -> Option<(String, String)> {
     if options.line_numbers && header.kind == UnitKind::File {
         return None;
@@ -198,11 +203,11 @@ fn frame(
     style: PayloadStyle,
     options: PayloadOptions,
     header: &BlockHeader<'_>,
-    content: &str,
+    content: &[u8],
     range: Option<(u64, u64)>,
     count: u64,
 ) -> Option<(String, String)> {
-    let newline = if content.is_empty() || content.ends_with('\n') {
+    let newline = if content.is_empty() || content.ends_with(b"\n") {
         ""
     } else {
         "\n"
@@ -442,7 +447,7 @@ impl Frame {
             PayloadStyle::Markdown => {
                 let _ = write!(out, "# Packed files\n\n{intro}\n\n");
                 if !tree.is_empty() {
-                    let fence = "`".repeat(longest_backtick_run(&tree).max(2) + 1);
+                    let fence = "`".repeat(longest_backtick_run(tree.as_bytes()).max(2) + 1);
                     let _ = write!(out, "# Tree\n\n{fence}\n{tree}{fence}\n\n");
                 }
                 out.push_str("# Files\n\n");
@@ -573,8 +578,7 @@ impl std::io::Write for StringWriter<'_> {
     }
 }
 
-fn longest_backtick_run(text: &str) -> usize {
-    let bytes = text.as_bytes();
+fn longest_backtick_run(bytes: &[u8]) -> usize {
     let (mut longest, mut at) = (0, 0);
     while let Some(offset) = memchr::memchr(b'`', &bytes[at..]) {
         let start = at + offset;
@@ -642,7 +646,7 @@ mod tests {
                             };
                             let header = header(kind, label);
                             let whole = block(style, options, &header, content);
-                            match verbatim_frame(style, options, &header, content) {
+                            match verbatim_frame(style, options, &header, content.as_bytes()) {
                                 Some((head, tail)) => {
                                     assert_eq!(format!("{head}{content}{tail}"), whole);
                                 }
@@ -869,10 +873,10 @@ mod tests {
 
     #[test]
     fn backtick_runs_are_measured() {
-        assert_eq!(longest_backtick_run(""), 0);
-        assert_eq!(longest_backtick_run("a `b` ``c`` d"), 2);
-        assert_eq!(longest_backtick_run("````"), 4);
-        assert_eq!(longest_backtick_run("x```y`"), 3);
+        assert_eq!(longest_backtick_run(b""), 0);
+        assert_eq!(longest_backtick_run(b"a `b` ``c`` d"), 2);
+        assert_eq!(longest_backtick_run(b"````"), 4);
+        assert_eq!(longest_backtick_run(b"x```y`"), 3);
     }
 
     #[test]

@@ -240,8 +240,8 @@ impl Prepared {
 /// The BLAKE3 hash of a file's bytes as read.
 type RawHash = [u8; 32];
 
-fn raw_hash(text: &str) -> RawHash {
-    *blake3::hash(text.as_bytes()).as_bytes()
+fn raw_hash(bytes: &[u8]) -> RawHash {
+    *blake3::hash(bytes).as_bytes()
 }
 
 /// A raw hash as the render cache keeps it.
@@ -264,7 +264,7 @@ struct RedactedText {
 }
 
 fn redact_text(redactor: &Redactor, text: String) -> RedactedText {
-    let raw_hash = raw_hash(&text);
+    let raw_hash = raw_hash(text.as_bytes());
     let redacted = redactor.redact(&text);
     let findings = redacted.findings;
     let content = match redacted.text {
@@ -380,7 +380,7 @@ impl PayloadSink<'_> {
             .iter()
             .flat_map(KeptBlock::parts)
             .filter(|part| !part.is_empty())
-            .map(|part| IoSlice::new(part.as_bytes()))
+            .map(IoSlice::new)
             .collect();
         let mut rest = &mut slices[..];
         while !rest.is_empty() {
@@ -436,7 +436,8 @@ fn block_header<'a>(unit: &'a Unit, hash: &'a str) -> BlockHeader<'a> {
 #[derive(Debug)]
 struct KeptBlock {
     head: String,
-    body: String,
+    /// The content as it is written: text, or bytes read again that hash to a text's.
+    body: Vec<u8>,
     tail: String,
 }
 
@@ -445,32 +446,36 @@ impl KeptBlock {
     fn whole(block: String) -> Self {
         Self {
             head: block,
-            body: String::new(),
+            body: Vec::new(),
             tail: String::new(),
         }
     }
 
-    /// The block of `unit` around `content`, which it takes.
+    /// The block of `unit` around `content`, which it takes: a text's bytes, framed as they
+    /// are where the style holds them verbatim; `None` if a style that rewrites them meets
+    /// bytes that are not UTF-8 (never, for bytes checked against a text's hash).
     fn around(
         policy: &RenderPolicy,
         unit: &Unit,
         content_hash: &ContentHash,
-        content: String,
-    ) -> Self {
+        content: Vec<u8>,
+    ) -> Option<Self> {
         let hash = content_hash.to_string();
         let header = block_header(unit, &hash);
-        match verbatim_frame(policy.style, policy.options, &header, &content) {
-            Some((head, tail)) => Self {
+        if let Some((head, tail)) = verbatim_frame(policy.style, policy.options, &header, &content)
+        {
+            return Some(Self {
                 head,
                 body: content,
                 tail,
-            },
-            None => Self::whole(make_block(policy, unit, content_hash, &content)),
+            });
         }
+        let text = String::from_utf8(content).ok()?;
+        Some(Self::whole(make_block(policy, unit, content_hash, &text)))
     }
 
-    fn parts(&self) -> [&str; 3] {
-        [&self.head, &self.body, &self.tail]
+    fn parts(&self) -> [&[u8]; 3] {
+        [self.head.as_bytes(), &self.body, self.tail.as_bytes()]
     }
 
     fn len(&self) -> usize {
@@ -1172,7 +1177,7 @@ fn stream_job_retaining(
         let hashing = scope.spawn(move || {
             for blocks in from_maker_hashed {
                 for part in blocks.iter().flat_map(KeptBlock::parts) {
-                    hasher.update(part.as_bytes());
+                    hasher.update(part);
                 }
             }
             hasher
@@ -1477,28 +1482,36 @@ fn kept_block(
     let changed = || CtxError::ChangedDuringRender {
         path: unit.label.clone(),
     };
-    let text = p
-        .planned
-        .read()
-        .ok_or_else(changed)?
-        .map_err(|_| changed())?;
-    if raw_hash(&text) != ready.raw_hash {
+    // A whole file's bytes as they are; they must hash to the text read before, so they are
+    // that text (and need not be checked for text or decoded again).
+    let bytes = match p.planned.read_raw() {
+        Some(read) => read.map_err(|_| changed())?,
+        None => p
+            .planned
+            .read()
+            .ok_or_else(changed)?
+            .map_err(|_| changed())?
+            .into_bytes(),
+    };
+    if raw_hash(&bytes) != ready.raw_hash {
         return Err(changed());
     }
     // Nothing was redacted (a redaction always finds something): the text is the content.
     if ready.findings.is_empty() {
-        return Ok(KeptBlock::around(policy, unit, &ready.content_hash, text));
+        return KeptBlock::around(policy, unit, &ready.content_hash, bytes).ok_or_else(changed);
     }
+    let text = String::from_utf8(bytes).map_err(|_| changed())?;
     let redacted = redact_text(redactor, text);
     if redacted.content_hash != ready.content_hash {
         return Err(changed());
     }
-    Ok(KeptBlock::around(
+    KeptBlock::around(
         policy,
         unit,
         &redacted.content_hash,
-        redacted.content,
-    ))
+        redacted.content.into_bytes(),
+    )
+    .ok_or_else(changed)
 }
 
 fn over_budget_detail(tokens: u64, budget: u64, reserve: u64) -> String {
@@ -1955,8 +1968,22 @@ mod tests {
             std::fs::write(root.join(format!("d/f{i:04}.txt")), body).expect("write");
         }
         let settings = settings();
-        for budget in [1_000_000, 20_000] {
-            let job = job(&root, &settings, budget);
+        // Every style, and numbered lines: files read again are framed from their bytes
+        // where the style holds them verbatim, and decoded where it rewrites them.
+        let styles = [
+            (PayloadStyle::Markdown, false),
+            (PayloadStyle::Markdown, true),
+            (PayloadStyle::Xml, false),
+            (PayloadStyle::Plain, false),
+            (PayloadStyle::Json, false),
+        ];
+        for (budget, (style, line_numbers)) in [1_000_000, 20_000]
+            .into_iter()
+            .flat_map(|budget| styles.map(|style| (budget, style)))
+        {
+            let mut job = job(&root, &settings, budget);
+            job.policy.style = style;
+            job.policy.options.line_numbers = line_numbers;
             let (all_kept, report, pieces) = stream(&job, usize::MAX);
             let (none_kept, report_again, pieces_again) = stream(&job, 0);
             assert!(all_kept == none_kept, "the same payload bytes");
@@ -2014,7 +2041,11 @@ mod tests {
             planned,
         };
         let block = kept_block(&policy, &settings.redactor, &prepared).expect("unchanged");
-        assert!(block.parts().concat().contains("first"));
+        assert!(
+            String::from_utf8(block.parts().concat())
+                .expect("text")
+                .contains("first")
+        );
         std::fs::write(root.join("a.txt"), "second\n").expect("edit");
         let err = kept_block(&policy, &settings.redactor, &prepared).expect_err("changed");
         assert!(matches!(err, CtxError::ChangedDuringRender { ref path } if path == "a.txt"));
