@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::Parser as _;
 
-use crate::args::{Cli, Command};
+use crate::args::Cli;
 use crate::output::Output;
 
 fn main() -> ExitCode {
@@ -21,21 +21,6 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return output::command_line_error(&err),
     };
-    // Commands that show file contents redact them: their rules are read meanwhile.
-    if matches!(
-        cli.command,
-        Command::Pack(_)
-            | Command::Search(_)
-            | Command::Mcp(_)
-            | Command::Select(_)
-            | Command::Inject(_)
-            | Command::Hook(_)
-            | Command::Read(_)
-            | Command::Serve(_)
-            | Command::Run(_)
-    ) {
-        ctx::preload_redaction_rules();
-    }
     init_tracing(cli.global.verbose, cli.global.quiet);
     set_store_backends(&cli.global.store_url);
     let out = Output::new(&cli.global);

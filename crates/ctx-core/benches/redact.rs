@@ -72,14 +72,6 @@ fn bench_redact(c: &mut Criterion) {
         b.iter(|| redactor.redact(black_box(&dense)).findings.len());
     });
     group.finish();
-    // Building the rules from the catalog: every command that redacts pays it once, before
-    // its first file.
-    let mut group = c.benchmark_group("redactor");
-    group.sample_size(20);
-    group.bench_function("build", |b| {
-        b.iter(|| Redactor::with_custom(&[]).expect("the built-in rules"));
-    });
-    group.finish();
 }
 
 criterion_group!(benches, bench_redact);

@@ -26,14 +26,3 @@ pub use ctx_core as core;
 pub use ctx_fs as fs;
 pub use ctx_sources as sources;
 pub use ctx_store as store;
-
-/// Starts building the built-in redaction rules on a thread of their own. Reading their
-/// catalog takes about 3 ms on one core, once per process, and the first command to redact
-/// would otherwise wait for it before its first file; a short-lived process (the CLI) calls
-/// this as it starts, so the catalog is read while arguments are parsed, settings are
-/// merged and the store is opened. Later uses wait for the same build, never repeat it.
-pub fn preload_redaction_rules() {
-    std::thread::spawn(|| {
-        let _ = core::redact::Redactor::builtin();
-    });
-}
