@@ -689,27 +689,46 @@ pub fn render_to_file(
 /// Over an existing regular file, Linux's `renameat2(RENAME_EXCHANGE)` swaps the two names and
 /// the old file is then removed. A plain rename over it would make ext4 start writing the new
 /// file out within the call (its `auto_da_alloc` guard for files replaced by rename), which
-/// for a 36 MB payload took 22 ms, a sixth of a warm render.
+/// for a 36 MB payload took 22 ms, a sixth of a warm render. Neither way waits for the disk:
+/// after a power loss soon after a render, `path` may be empty until rendered again.
 fn persist_over(file: tempfile::NamedTempFile, path: &Path) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
     if std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_file()) {
-        use rustix::fs::{CWD, RenameFlags, renameat_with};
+        use rustix::fs::{CWD, OFlags, RenameFlags, renameat_with};
         let (handle, temp) = file.into_parts();
         drop(handle);
-        return match renameat_with(CWD, &*temp, CWD, path, RenameFlags::EXCHANGE) {
-            // The temporary path now names the old file. Its name goes at once; freeing its
-            // pages (milliseconds for a large payload) waits for the last descriptor, closed
-            // on a thread of its own (or by the kernel, if the process ends first).
-            Ok(()) => {
-                let old = std::fs::File::open(&*temp);
-                temp.close()?;
-                if let Ok(old) = old {
-                    std::thread::spawn(move || drop(old));
-                }
-                Ok(())
-            }
-            Err(_) => temp.persist(path).map_err(|err| err.error),
-        };
+        if renameat_with(CWD, &*temp, CWD, path, RenameFlags::EXCHANGE).is_err() {
+            return temp.persist(path).map_err(|err| err.error);
+        }
+        // The temporary path now names what was at `path`: a regular file, unless something
+        // else was put there since it was looked at, which is then put back.
+        let old = rustix::fs::open(
+            &*temp,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        );
+        let regular = old.as_ref().is_ok_and(|old| {
+            rustix::fs::fstat(old).is_ok_and(|stat| {
+                rustix::fs::FileType::from_raw_mode(stat.st_mode)
+                    == rustix::fs::FileType::RegularFile
+            })
+        });
+        if !regular {
+            renameat_with(CWD, &*temp, CWD, path, RenameFlags::EXCHANGE)?;
+            return Err(std::io::Error::other(format!(
+                "{} changed while the payload was written; it was left as it was",
+                path.display()
+            )));
+        }
+        // Its name goes at once (a failure leaves a hidden temporary file, not a failed
+        // render: the payload is in place). Freeing its pages (milliseconds for a large
+        // payload) waits for the last descriptor, closed on a thread of its own, or by the
+        // kernel if the process ends first.
+        let _ = temp.close();
+        if let Ok(old) = old {
+            let _ = std::thread::Builder::new().spawn(move || drop(old));
+        }
+        return Ok(());
     }
     file.persist(path).map(drop).map_err(|err| err.error)
 }
@@ -853,7 +872,8 @@ fn stream_job_retaining(
         let tokenizer = policy.tokenizer;
         if tokenizer.is_exact() {
             load_tokenizer.call_once(|| {
-                std::thread::spawn(move || tokenizer.load());
+                // Without a thread, the first count builds them.
+                let _ = std::thread::Builder::new().spawn(move || tokenizer.load());
             });
         }
     };
