@@ -88,8 +88,8 @@ fn remembered(store: &Store, root: &Path, rel: &str) -> bool {
 
 /// Rewrites `rel` in place with `text` (same length) and puts its modification time back:
 /// size, modification time and inode, the whole stamp, stay the same.
-fn rewrite_keeping_stamp(root: &Path, rel: &str, text: &str) {
-    let path = root.join(rel);
+fn rewrite_keeping_stamp(root: &Path, rel: &str, text: impl AsRef<[u8]>) {
+    let (path, text) = (root.join(rel), text.as_ref());
     let before = std::fs::metadata(&path).expect("stat");
     assert_eq!(before.len(), text.len() as u64, "same length");
     std::fs::write(&path, text).expect("rewrite");
@@ -284,4 +284,28 @@ fn counts_come_from_the_token_cache_when_no_file_is_remembered() {
     );
     assert_eq!(second.payload, first.payload);
     assert_eq!(second.report.tokens_used, first.report.tokens_used);
+}
+
+/// A forged (or damaged) cache row that vouches for bytes that are not text: the render
+/// fails as damaged, it does not panic, and no such bytes reach a payload.
+#[test]
+fn a_row_vouching_for_bytes_that_are_not_text_is_an_error_not_a_panic() {
+    let (_dir, root) = tree();
+    let store = setup(&root);
+    let ctx = context(&store, &root, &settled);
+    render(&ctx).expect("cold render");
+    // `src/a.py` becomes bytes that are not UTF-8 (same length, stamp kept), and its row is
+    // forged to vouch for them.
+    let path = root.join("src/a.py");
+    let mut bytes = std::fs::read(&path).expect("read");
+    bytes[0] = 0xff;
+    rewrite_keeping_stamp(&root, "src/a.py", &bytes);
+    let key = path.to_str().expect("utf-8");
+    let mut row = store.db().render_files(&[key]).expect("lookup")[0]
+        .clone()
+        .expect("remembered");
+    row.raw_hash = format!("blake3:{}", blake3::hash(&bytes).to_hex());
+    store.db().remember_render_files(&[row]).expect("forge");
+    let err = render(&ctx).expect_err("not text");
+    assert_eq!(ctx::kind_of(&err), Some(ctx::ErrorKind::Damaged), "{err}");
 }

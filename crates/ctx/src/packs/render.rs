@@ -829,7 +829,11 @@ fn fill(counts: &[Option<u64>], budget: u64, reserve: u64) -> (Vec<bool>, u64) {
 pub(crate) fn run_job(job: &RenderJob<'_>, progress: &dyn Progress) -> Result<Render, CtxError> {
     let mut payload = Vec::new();
     let streamed = stream_job(job, progress, &mut payload)?;
-    let payload = String::from_utf8(payload).expect("a payload is made of UTF-8 pieces");
+    // Made of UTF-8 pieces, and of files whose bytes hash to texts read before: only a
+    // damaged (or forged) render cache could make it anything else.
+    let payload = String::from_utf8(payload).map_err(|_| {
+        CtxError::Corrupt("the render cache vouched for bytes that are not text".to_owned())
+    })?;
     Ok(Render {
         report: streamed.report,
         payload,
