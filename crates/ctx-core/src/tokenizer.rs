@@ -638,23 +638,6 @@ mod tests {
     }
 
     #[test]
-    fn loading_first_changes_no_count() {
-        let text = "fn main() { println!(\"héllo\"); }";
-        for kind in TokenizerKind::ALL {
-            kind.load();
-            kind.load();
-        }
-        assert_eq!(
-            TokenizerKind::Cl100kBase.count(text),
-            bpe_openai::cl100k_base().count(text)
-        );
-        assert_eq!(
-            TokenizerKind::O200kBase.count(text),
-            bpe_openai::o200k_base().count(text)
-        );
-    }
-
-    #[test]
     fn special_token_text_counts_as_ordinary_text() {
         // tiktoken's encode_ordinary: "<|endoftext|>" is 7 tokens of plain text, not 1 special.
         assert_eq!(TokenizerKind::Cl100kBase.count("<|endoftext|>"), 7);

@@ -932,39 +932,40 @@ fn stream_job_retaining(
             }),
         });
     // Beside this thread, a reader thread takes each chunk's units a chunk ahead and looks up
-    // their rows in the render cache (keyed by absolute path), and a writer thread stores each
-    // chunk's fresh counts and rows while the next chunk is read.
+    // their rows in the render cache (keyed by absolute path), and a writer thread (with a
+    // cache) stores each chunk's fresh counts and rows while the next chunk is read.
     std::thread::scope(|scope| -> Result<(), CtxError> {
-        let mut planned = Some(planned);
-        let found = cache.as_ref().map(|cache| {
-            let (to_render, found) = std::sync::mpsc::sync_channel(1);
-            let (mut planned, chunk_sizes) = (planned.take().expect("not taken"), &chunk_sizes);
-            scope.spawn(move || {
-                for &size in chunk_sizes {
-                    let chunk: Vec<(usize, PlannedUnit)> = planned.by_ref().take(size).collect();
-                    let paths: Vec<Option<String>> = chunk
-                        .iter()
-                        .map(|(_, p)| {
-                            p.file_path()
-                                .and_then(|path| path.into_os_string().into_string().ok())
-                        })
-                        .collect();
-                    let rows = cache.lookup(&paths).map(|rows| (chunk, paths, rows));
-                    let failed = rows.is_err();
-                    if to_render.send(rows).is_err() || failed {
-                        break;
+        let (to_render, looked_up) = std::sync::mpsc::sync_channel(1);
+        let (mut planned, chunk_sizes, cache) = (planned, &chunk_sizes, cache.as_ref());
+        scope.spawn(move || {
+            for &size in chunk_sizes {
+                let chunk: Vec<(usize, PlannedUnit)> = planned.by_ref().take(size).collect();
+                let rows = match cache {
+                    Some(cache) => {
+                        let paths: Vec<Option<String>> = chunk
+                            .iter()
+                            .map(|(_, p)| {
+                                p.file_path()
+                                    .and_then(|path| path.into_os_string().into_string().ok())
+                            })
+                            .collect();
+                        cache.lookup(&paths).map(|rows| (chunk, paths, rows))
                     }
+                    None => Ok((chunk, Vec::new(), Vec::new())),
+                };
+                let failed = rows.is_err();
+                if to_render.send(rows).is_err() || failed {
+                    break;
                 }
-            });
-            found
+            }
         });
-        let (to_store, writer) = match job.db {
-            Some(db) => {
+        let (to_store, writer) = match cache {
+            Some(cache) => {
                 let (to_store, chunks) = std::sync::mpsc::sync_channel::<(
                     Vec<(ContentHash, u64)>,
                     Vec<RenderFileRow>,
                 )>(1);
-                let tokenizer = policy.tokenizer;
+                let (db, tokenizer) = (cache.db, policy.tokenizer);
                 let writer = scope.spawn(move || -> Result<(), CtxError> {
                     for (counts, rows) in chunks {
                         if !counts.is_empty() {
@@ -981,22 +982,13 @@ fn stream_job_retaining(
             None => (None, None),
         };
         let read = (|| -> Result<(), CtxError> {
-            for &size in &chunk_sizes {
-                // A chunk's units, with their rows read a chunk ahead (when there is a cache).
-                let (chunk, chunk_paths, rows) = match (&found, &mut planned) {
-                    (Some(found), _) => found
-                        .recv()
-                        .expect("the cache reader sends every chunk or why it failed")?,
-                    (None, Some(planned)) => (
-                        planned.by_ref().take(size).collect(),
-                        Vec::new(),
-                        Vec::new(),
-                    ),
-                    (None, None) => unreachable!("the units are read here without a cache"),
-                };
+            // Each chunk's units, with their cache paths and rows (when there is a cache).
+            for looked_up in &looked_up {
+                let (chunk, chunk_paths, rows) = looked_up?;
+                let size = chunk.len() as u64;
                 // One parallel stage: each row is checked and decoded, and each unit the cache
                 // does not vouch for is read, redacted and keyed.
-                let rules = cache.as_ref().map(|cache| cache.rules.as_str());
+                let rules = cache.map(|cache| cache.rules.as_str());
                 let stage = Stage {
                     policy,
                     redactor,
@@ -1109,7 +1101,7 @@ fn stream_job_retaining(
                     break;
                 }
                 prepared.extend(chunk.into_iter().map(|(p, _, _)| p));
-                progress.advance(size as u64);
+                progress.advance(size);
             }
             Ok(())
         })();
