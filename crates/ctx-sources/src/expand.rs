@@ -230,13 +230,15 @@ impl PlannedUnit {
     }
 
     /// [`Self::read`] of a whole file, with its stamp as read (from the open descriptor, so
-    /// the stamp belongs to exactly these bytes unless the file is written while read).
-    pub fn read_stamped(&self) -> Option<Result<(String, Option<FileStamp>), Skip>> {
+    /// the stamp belongs to exactly these bytes unless the file is written while read). A file
+    /// its bytes leave out ([`Skip::Binary`], [`Skip::NotUtf8`]) has its stamp too: the
+    /// verdict holds while the stamp does.
+    pub fn read_stamped(&self) -> Option<(Result<String, Skip>, Option<FileStamp>)> {
         let file = self.file.as_ref()?;
         if file.lines.is_some() {
-            return self.read().map(|text| text.map(|text| (text, None)));
+            return self.read().map(|text| (text, None));
         }
-        Some(read_file_text(
+        Some(read_file_text_stamped(
             &file.sandbox,
             &file.id,
             file.max_bytes,
@@ -744,37 +746,66 @@ fn read_file_text(
     max_bytes: u64,
     listed: Option<FileId>,
 ) -> Result<(String, Option<FileStamp>), Skip> {
-    let (file, meta) = open_sized(sandbox, rel, max_bytes, listed)?;
-    let unreadable = |e: std::io::Error| Skip::Unreadable {
-        error: e.to_string(),
+    let (text, stamp) = read_file_text_stamped(sandbox, rel, max_bytes, listed);
+    text.map(|text| (text, stamp))
+}
+
+/// [`read_file_text`], with the stamp also of a file its bytes leave out (binary, or not
+/// UTF-8): `None` for other skips, or when the file grew while it was read.
+fn read_file_text_stamped(
+    sandbox: &Workspace,
+    rel: &str,
+    max_bytes: u64,
+    listed: Option<FileId>,
+) -> (Result<String, Skip>, Option<FileStamp>) {
+    let (file, meta) = match open_sized(sandbox, rel, max_bytes, listed) {
+        Ok(opened) => opened,
+        Err(skip) => return (Err(skip), None),
+    };
+    let unreadable = |e: std::io::Error| {
+        Err(Skip::Unreadable {
+            error: e.to_string(),
+        })
     };
     // The size is at most `max_bytes`, which a caller keeps far below memory sizes.
     let size = usize::try_from(meta.len()).unwrap_or(usize::MAX);
     let mut bytes = Vec::new();
     let mut file = file.take(max_bytes + 1);
     // The head first: a binary file is known by it, and the rest of it is never read.
-    read_up_to(&mut file, &mut bytes, size.min(FIRST_READ)).map_err(unreadable)?;
+    if let Err(e) = read_up_to(&mut file, &mut bytes, size.min(FIRST_READ)) {
+        return (unreadable(e), None);
+    }
     if bytes[..bytes.len().min(BINARY_PROBE)].contains(&0) {
-        return Err(Skip::Binary);
+        // The head read is the one the descriptor's size promised (or the whole file).
+        let whole_head = bytes.len() == size.min(FIRST_READ);
+        return (
+            Err(Skip::Binary),
+            FileStamp::of(&meta).filter(|_| whole_head),
+        );
     }
     let rest = size.saturating_sub(bytes.len());
-    if rest > 0 {
-        read_up_to(&mut file, &mut bytes, rest).map_err(unreadable)?;
+    if rest > 0
+        && let Err(e) = read_up_to(&mut file, &mut bytes, rest)
+    {
+        return (unreadable(e), None);
     }
     // Then the end (more, when the file grew since its `fstat`).
-    file.read_to_end(&mut bytes).map_err(unreadable)?;
+    if let Err(e) = file.read_to_end(&mut bytes) {
+        return (unreadable(e), None);
+    }
     if bytes.len() as u64 > max_bytes {
-        return Err(Skip::TooLarge {
+        let skip = Skip::TooLarge {
             bytes: bytes.len() as u64,
             limit: max_bytes,
-        });
+        };
+        return (Err(skip), None);
     }
     // The stamp only vouches for these bytes if the file was not growing while read.
     let stamp = FileStamp::of(&meta).filter(|s| s.size == bytes.len() as u64);
     let text = String::from_utf8(bytes).map_err(|e| Skip::NotUtf8 {
         offset: e.utf8_error().valid_up_to(),
-    })?;
-    Ok((text, stamp))
+    });
+    (text, stamp)
 }
 
 /// Lines `range.start..=range.end` (1-based) with their line endings; the end is clamped.
@@ -1123,7 +1154,7 @@ mod tests {
         std::fs::rename(root.join("docs/new"), root.join("docs/a.md")).expect("mv");
         let read: Vec<Result<String, Skip>> = planned
             .iter()
-            .map(|p| p.read_stamped().expect("a file").map(|(text, _)| text))
+            .map(|p| p.read_stamped().expect("a file").0)
             .collect();
         let skip = read[0].clone().expect_err("replaced since listed");
         assert_eq!(skip.code(), "unreadable", "{skip}");

@@ -210,6 +210,15 @@ pub const MIGRATIONS: &[Migration] = &[
         ) STRICT, WITHOUT ROWID;
     ",
     },
+    Migration {
+        version: 10,
+        sql: "
+        -- Why a render left a file out, when its bytes decided it (`binary`, or `not_utf8`
+        -- and the offset): a warm render then leaves it out by its stamp without opening it.
+        -- Empty for a file whose text was read.
+        ALTER TABLE render_files ADD COLUMN skip TEXT NOT NULL DEFAULT '';
+    ",
+    },
 ];
 
 /// Every column that holds the hash of an object in the object store, as (table, column).

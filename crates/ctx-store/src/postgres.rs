@@ -140,6 +140,10 @@ pub const PG_MIGRATIONS: &[&str] = &[
         tokens       BIGINT NOT NULL
     );
 ",
+    "
+    -- state.db's version 10: why a render left a file out, when its bytes decided it.
+    ALTER TABLE render_files ADD COLUMN skip TEXT NOT NULL DEFAULT '';
+",
 ];
 
 /// The advisory-lock key under which migrations run (`ctx` in ASCII, then `mig`).
@@ -1080,7 +1084,7 @@ impl Metadata for PostgresMetadata {
         }
         let rows = self.query(
             "SELECT path, size, mtime_ns, inode, raw_hash, rules, content_hash, findings,
-                    block_key, tokenizer, tokens
+                    block_key, tokenizer, tokens, skip
              FROM render_files WHERE path = ANY($1)",
             &[&paths],
         )?;
@@ -1100,6 +1104,7 @@ impl Metadata for PostgresMetadata {
                     block_key: r.get(8),
                     tokenizer: r.get(9),
                     tokens: to_u64(r.get(10)),
+                    skip: r.get(11),
                 };
                 (path, row)
             })
@@ -1123,14 +1128,15 @@ impl Metadata for PostgresMetadata {
         let tokens: Vec<i64> = unique.values().map(|r| to_i64(r.tokens)).collect();
         self.execute(
             "INSERT INTO render_files (path, size, mtime_ns, inode, raw_hash, rules, content_hash,
-                 findings, block_key, tokenizer, tokens)
+                 findings, block_key, tokenizer, tokens, skip)
              SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[],
-                 $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[])
+                 $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[],
+                 $12::text[])
              ON CONFLICT (path) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,
                  inode = excluded.inode, raw_hash = excluded.raw_hash, rules = excluded.rules,
                  content_hash = excluded.content_hash, findings = excluded.findings,
                  block_key = excluded.block_key, tokenizer = excluded.tokenizer,
-                 tokens = excluded.tokens",
+                 tokens = excluded.tokens, skip = excluded.skip",
             &[
                 &paths,
                 &sizes,
@@ -1143,6 +1149,7 @@ impl Metadata for PostgresMetadata {
                 &column(|r| &r.block_key),
                 &column(|r| &r.tokenizer),
                 &tokens,
+                &column(|r| &r.skip),
             ],
         )
         .map(drop)

@@ -9,7 +9,8 @@ use crate::summary_cache::inode_column;
 
 /// A file as a render last read it: its stamp (path, size, modification time, inode), the
 /// hash of its bytes, and, under one redaction rule set and block layout, the redacted text's
-/// hash, the findings, the block's token-cache key and its token count.
+/// hash, the findings, the block's token-cache key and its token count. Or, for a file its
+/// bytes kept out (`skip` not empty), only the stamp and why.
 ///
 /// Rows are derived data: a row only lets a render skip work, never changes what it writes.
 /// A render still reads every file it includes and checks its bytes hash to `raw_hash`.
@@ -32,6 +33,9 @@ pub struct RenderFileRow {
     pub block_key: String,
     pub tokenizer: String,
     pub tokens: u64,
+    /// Why the file was left out, when its bytes decided it (the render's own encoding, such
+    /// as `binary`); empty for a file whose text was read. Only the stamp matters then.
+    pub skip: String,
 }
 
 impl SqliteMetadata {
@@ -46,7 +50,7 @@ impl SqliteMetadata {
             let tx = read_transaction(&conn)?;
             let mut stmt = tx.prepare_cached(
                 "SELECT size, mtime_ns, inode, raw_hash, rules, content_hash, findings, block_key,
-                        tokenizer, tokens
+                        tokenizer, tokens, skip
                  FROM render_files WHERE path = ?1",
             )?;
             let rows = paths
@@ -65,6 +69,7 @@ impl SqliteMetadata {
                             block_key: row.get(7)?,
                             tokenizer: row.get(8)?,
                             tokens: u64::try_from(row.get::<_, i64>(9)?).unwrap_or(0),
+                            skip: row.get(10)?,
                         })
                     })
                     .optional()
@@ -89,8 +94,8 @@ impl SqliteMetadata {
             {
                 let mut stmt = tx.prepare_cached(
                     "INSERT OR REPLACE INTO render_files (path, size, mtime_ns, inode, raw_hash,
-                        rules, content_hash, findings, block_key, tokenizer, tokens)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                        rules, content_hash, findings, block_key, tokenizer, tokens, skip)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 )?;
                 for row in rows {
                     let (Ok(size), Ok(tokens)) =
@@ -109,7 +114,8 @@ impl SqliteMetadata {
                         row.findings,
                         row.block_key,
                         row.tokenizer,
-                        tokens
+                        tokens,
+                        row.skip
                     ])?;
                 }
             }

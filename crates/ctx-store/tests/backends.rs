@@ -548,6 +548,7 @@ fn render_row(path: &str, mtime_ns: i64, tokens: u64) -> RenderFileRow {
         block_key: "sha256:03".to_owned(),
         tokenizer: "cl100k_base".to_owned(),
         tokens,
+        skip: String::new(),
     }
 }
 
@@ -564,8 +565,11 @@ fn render_files_round_trip(cx: &Cx) {
             .expect("get"),
         [Some(b.clone()), None, Some(a.clone())]
     );
-    // A path's row is replaced, not added to.
-    let a2 = render_row("/p/a.py", a.mtime_ns + 1, 8);
+    // A path's row is replaced, not added to: here by a row that says why the file is out.
+    let a2 = RenderFileRow {
+        skip: "not_utf8 17".to_owned(),
+        ..render_row("/p/a.py", a.mtime_ns + 1, 0)
+    };
     db.remember_render_files(std::slice::from_ref(&a2))
         .expect("replace");
     assert_eq!(db.render_files(&["/p/a.py"]).expect("get"), [Some(a2)]);

@@ -225,6 +225,95 @@ fn a_file_changed_without_its_stamp_moving_fails_the_render_once() {
     assert!(!again.payload.contains("def a():"));
 }
 
+/// A file its bytes left out (binary, not UTF-8) is left out again by its stamp, unopened:
+/// rewritten as text keeping its stamp, it stays out (with the same reason and detail) until
+/// its stamp moves. A smaller size limit still reports it as too large.
+#[test]
+fn files_their_bytes_left_out_stay_out_by_their_stamps() {
+    let (_dir, root) = tree();
+    std::fs::write(root.join("src/blob.bin"), b"\0\x01binary\n").expect("write");
+    std::fs::write(root.join("src/latin1.txt"), b"caf\xe9 au lait\n").expect("write");
+    let store = setup(&root);
+    let ctx = context(&store, &root, &settled);
+    let out = |r: &Render| {
+        r.report
+            .excluded
+            .iter()
+            .map(|e| (e.path.clone(), e.reason.clone(), e.detail.clone()))
+            .collect::<Vec<_>>()
+    };
+    let cold = render(&ctx).expect("cold render");
+    let expected = vec![
+        (
+            "src/blob.bin".to_owned(),
+            "binary".to_owned(),
+            "binary file".to_owned(),
+        ),
+        (
+            "src/latin1.txt".to_owned(),
+            "not_utf8".to_owned(),
+            "not valid UTF-8 (byte 3)".to_owned(),
+        ),
+    ];
+    assert_eq!(out(&cold), expected);
+    assert!(remembered(&store, &root, "src/blob.bin"));
+    assert!(remembered(&store, &root, "src/latin1.txt"));
+
+    // Text now, under the same stamps: the verdicts stand, so the files were not read.
+    rewrite_keeping_stamp(&root, "src/blob.bin", "binary!!\n");
+    rewrite_keeping_stamp(&root, "src/latin1.txt", "cafe au lait\n");
+    let warm = render(&ctx).expect("warm render");
+    assert_eq!(out(&warm), expected);
+    assert_eq!(warm.payload, cold.payload);
+
+    // Under a limit the files pass, they are too large, as their sizes say: those the cache
+    // left out and those it vouched for alike (once a render failed on the latter).
+    let mut small = context(&store, &root, &settled);
+    small.settings.max_file_bytes = 8;
+    let limited = render(&small).expect("render under a small limit");
+    let too_large: Vec<&str> = limited
+        .report
+        .excluded
+        .iter()
+        .filter(|e| e.reason == "too_large")
+        .map(|e| e.path.as_str())
+        .collect();
+    assert_eq!(
+        too_large,
+        [
+            "src/a.py",
+            "src/b.rs",
+            "src/blob.bin",
+            "src/deploy.sh",
+            "src/latin1.txt"
+        ]
+    );
+
+    // A moved stamp: read again, and now included.
+    std::fs::write(root.join("src/blob.bin"), "plain text!\n").expect("edit");
+    let moved = render(&ctx).expect("render after the edit");
+    assert!(
+        moved
+            .report
+            .included
+            .iter()
+            .any(|i| i.path == "src/blob.bin")
+    );
+    assert!(moved.payload.contains("plain text!"));
+    assert!(!remembered_skip(&store, &root, "src/blob.bin"));
+    assert!(remembered_skip(&store, &root, "src/latin1.txt"));
+}
+
+fn remembered_skip(store: &Store, root: &Path, rel: &str) -> bool {
+    let path = root.join(rel);
+    store
+        .db()
+        .render_files(&[path.to_str().expect("utf-8")])
+        .expect("lookup")[0]
+        .as_ref()
+        .is_some_and(|row| !row.skip.is_empty())
+}
+
 #[test]
 fn a_file_changed_with_its_stamp_is_read_again() {
     let (_dir, root) = tree();

@@ -312,9 +312,12 @@ fn cached_unit(
     policy: &RenderPolicy,
     unit: &Unit,
 ) -> Option<(Ready, u64)> {
-    if row.size != stamp.size
+    if !row.skip.is_empty()
+        || row.size != stamp.size
         || row.mtime_ns != stamp.mtime_ns
         || row.inode != stamp.inode
+        // A file past the size limit is left out as too large (which its stamp alone tells).
+        || stamp.size > policy.max_file_bytes
         || row.rules != rules
         || row.tokenizer != policy.tokenizer.name()
     {
@@ -337,6 +340,49 @@ fn cached_unit(
         },
         row.tokens,
     ))
+}
+
+/// A file the render cache says its bytes leave out: the stamp as listed is the one
+/// remembered with the verdict, and the file is within the size limit (a file past it is left
+/// out as too large, which its stamp alone tells).
+fn cached_skip(row: &RenderFileRow, stamp: FileStamp, max_file_bytes: u64) -> Option<Skip> {
+    if row.skip.is_empty()
+        || row.size != stamp.size
+        || row.mtime_ns != stamp.mtime_ns
+        || row.inode != stamp.inode
+        || stamp.size > max_file_bytes
+    {
+        return None;
+    }
+    decode_skip(&row.skip)
+}
+
+/// A verdict of a file's bytes as the render cache keeps it (`binary`, `not_utf8 OFFSET`);
+/// `None` for a skip that the bytes do not decide.
+fn encode_skip(skip: &Skip) -> Option<String> {
+    match skip {
+        Skip::Binary => Some("binary".to_owned()),
+        Skip::NotUtf8 { offset } => Some(format!("not_utf8 {offset}")),
+        _ => None,
+    }
+}
+
+fn decode_skip(text: &str) -> Option<Skip> {
+    match text.split_once(' ') {
+        None if text == "binary" => Some(Skip::Binary),
+        Some(("not_utf8", offset)) => Some(Skip::NotUtf8 {
+            offset: offset.parse().ok()?,
+        }),
+        _ => None,
+    }
+}
+
+/// What the render cache answers for a unit.
+enum Hit {
+    /// Its block, planned without reading the file, and its count.
+    Ready(Ready, u64),
+    /// Why its bytes leave it out.
+    Skipped(Skip),
 }
 
 /// The render cache of a job's store: looked up a chunk at a time, remembered a chunk at a
@@ -995,18 +1041,17 @@ fn stream_job_retaining(
                     tokenizer_needed: &tokenizer_needed,
                     count: count_in_stage,
                 };
-                let mut chunk: Vec<(Prepared, Counted, Option<FileStamp>)> = chunk
+                let mut chunk: Vec<(Prepared, Counted, Option<Learned>)> = chunk
                     .into_par_iter()
                     .enumerate()
                     .map(|(at, (source, planned))| {
                         let hit = rows.get(at).and_then(|row| {
-                            cached_unit(
-                                row.as_ref()?,
-                                planned.listed_stamp()?,
-                                rules?,
-                                policy,
-                                &planned.unit,
-                            )
+                            let (row, stamp) = (row.as_ref()?, planned.listed_stamp()?);
+                            if let Some(skip) = cached_skip(row, stamp, policy.max_file_bytes) {
+                                return Some(Hit::Skipped(skip));
+                            }
+                            cached_unit(row, stamp, rules?, policy, &planned.unit)
+                                .map(|(ready, tokens)| Hit::Ready(ready, tokens))
                         });
                         stage.prepare(source, planned, hit)
                     })
@@ -1040,7 +1085,7 @@ fn stream_job_retaining(
                 drop(ready);
                 let mut remember = Vec::new();
                 let mut chunk_paths = chunk_paths.into_iter();
-                for (p, cached, stamp) in &mut chunk {
+                for (p, cached, learned) in &mut chunk {
                     let path = chunk_paths.next();
                     let count = match (&p.body, *cached) {
                         (Ok(_), Counted::Cached(tokens)) => {
@@ -1060,25 +1105,46 @@ fn stream_job_retaining(
                         (Err(_), _) => None,
                     };
                     counts.push(count);
-                    if let (Some(cache), Ok(ready), Some(stamp), Some(tokens)) =
-                        (&cache, &p.body, *stamp, count)
-                        && !ready.from_cache
-                        && stamp.mtime_ns < cache.trust_before_ns
+                    if let (Some(cache), Some(learned)) = (&cache, learned.take())
+                        && learned.stamp.mtime_ns < cache.trust_before_ns
                         && let Some(Some(path)) = path
                     {
-                        remember.push(RenderFileRow {
-                            path,
-                            size: stamp.size,
-                            mtime_ns: stamp.mtime_ns,
-                            inode: stamp.inode,
-                            raw_hash: raw_hash_text(&ready.raw_hash),
-                            rules: cache.rules.clone(),
-                            content_hash: ready.content_hash.to_string(),
-                            findings: encode_findings(&ready.findings),
-                            block_key: ready.block_key.to_string(),
-                            tokenizer: policy.tokenizer.name().to_owned(),
-                            tokens,
-                        });
+                        let stamp = learned.stamp;
+                        let row = match (&p.body, count, learned.skip) {
+                            (Ok(ready), Some(tokens), None) if !ready.from_cache => {
+                                Some(RenderFileRow {
+                                    path,
+                                    size: stamp.size,
+                                    mtime_ns: stamp.mtime_ns,
+                                    inode: stamp.inode,
+                                    raw_hash: raw_hash_text(&ready.raw_hash),
+                                    rules: cache.rules.clone(),
+                                    content_hash: ready.content_hash.to_string(),
+                                    findings: encode_findings(&ready.findings),
+                                    block_key: ready.block_key.to_string(),
+                                    tokenizer: policy.tokenizer.name().to_owned(),
+                                    tokens,
+                                    skip: String::new(),
+                                })
+                            }
+                            // Left out by its bytes: only the stamp and the verdict count.
+                            (Err(_), _, Some(skip)) => Some(RenderFileRow {
+                                path,
+                                size: stamp.size,
+                                mtime_ns: stamp.mtime_ns,
+                                inode: stamp.inode,
+                                raw_hash: String::new(),
+                                rules: String::new(),
+                                content_hash: String::new(),
+                                findings: String::new(),
+                                block_key: String::new(),
+                                tokenizer: String::new(),
+                                tokens: 0,
+                                skip,
+                            }),
+                            _ => None,
+                        };
+                        remember.extend(row);
                     }
                     // Texts past the limit are dropped, and read again when written; a command's
                     // output or a diff cannot be, and is kept.
@@ -1364,6 +1430,13 @@ enum Counted {
     Fresh(u64),
 }
 
+/// What pass one read of a file that the render cache may remember: its stamp as read, and
+/// the verdict when its bytes left it out (as [`encode_skip`] writes it).
+struct Learned {
+    stamp: FileStamp,
+    skip: Option<String>,
+}
+
 /// Pass one's parallel stage, for one unit at a time.
 struct Stage<'a> {
     policy: &'a RenderPolicy,
@@ -1376,28 +1449,41 @@ struct Stage<'a> {
 
 impl Stage<'_> {
     /// The unit planned from the cache's `hit`, or read, redacted, keyed (and counted, when
-    /// the stage counts); its count, and the stamp of the file as read.
+    /// the stage counts); its count, and what the render cache may learn of its file.
     fn prepare(
         &self,
         source: usize,
         mut planned: PlannedUnit,
-        hit: Option<(Ready, u64)>,
-    ) -> (Prepared, Counted, Option<FileStamp>) {
+        hit: Option<Hit>,
+    ) -> (Prepared, Counted, Option<Learned>) {
         let policy = self.policy;
-        if let Some((ready, tokens)) = hit {
-            let prepared = Prepared {
-                source,
-                planned,
-                body: Ok(ready),
-            };
-            return (prepared, Counted::Cached(tokens), None);
+        match hit {
+            Some(Hit::Ready(ready, tokens)) => {
+                let prepared = Prepared {
+                    source,
+                    planned,
+                    body: Ok(ready),
+                };
+                return (prepared, Counted::Cached(tokens), None);
+            }
+            Some(Hit::Skipped(skip)) => {
+                let prepared = Prepared {
+                    source,
+                    planned,
+                    body: Err((skip.code().to_owned(), skip.to_string())),
+                };
+                return (prepared, Counted::No, None);
+            }
+            None => {}
         }
         let mut stamp = None;
-        if let Some(read) = planned.read_stamped() {
-            planned.unit.body = read.map(|(text, read_stamp)| {
-                stamp = read_stamp;
-                text
-            });
+        let mut verdict = None;
+        if let Some((read, read_stamp)) = planned.read_stamped() {
+            stamp = read_stamp;
+            if let Err(skip) = &read {
+                verdict = encode_skip(skip);
+            }
+            planned.unit.body = read;
         }
         let unit = &mut planned.unit;
         let mut counted = Counted::No;
@@ -1427,7 +1513,11 @@ impl Stage<'_> {
             planned,
             body,
         };
-        (prepared, counted, stamp)
+        let learned = stamp.map(|stamp| Learned {
+            stamp,
+            skip: verdict,
+        });
+        (prepared, counted, learned)
     }
 }
 
