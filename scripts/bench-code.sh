@@ -10,8 +10,8 @@
 #     the read floor (`cat` of every file the walk lists);
 #   - `ctx related FILE` (warm) and `ctx index build` (fresh store).
 # Every tool writes its output to a file (ripgrep stops at the first match when its output is
-# /dev/null). Each time is the median of RUNS runs (default 3) under GNU time, which also
-# gives the peak memory (the largest of the runs). The load (`uptime`) is printed: other work
+# /dev/null). Each time is the median of RUNS runs (default 3), timed to the microsecond,
+# under GNU time, which gives the peak memory (the largest of the runs). The load (`uptime`) is printed: other work
 # on the cores skews the figures.
 #
 # Usage: scripts/bench-code.sh [CORPUS...]
@@ -24,6 +24,7 @@
 #   (symbols search packs index). PEER_RUNS: runs of code2prompt, repomix and yek (default
 #   RUNS; repomix takes minutes and gigabytes on the registry).
 set -euo pipefail
+export LC_ALL=C  # EPOCHREALTIME with a decimal point
 here="$(cd "$(dirname "$0")/.." && pwd)"
 bench="${BENCH:-${CARGO_TARGET_DIR:-$here/target}/bench}"
 ctx="${CTX:-${CARGO_TARGET_DIR:-$here/target}/profiling/ctx}"
@@ -78,11 +79,15 @@ measure() {
   case "$label" in code2prompt|repomix|yek) n=$peer_runs ;; esac
   for _ in $(seq "$n"); do
     bash -c "$prepare"
-    if ! /usr/bin/time -f "%e %M" -o "$work/time" "$@" </dev/null >"$outfile" 2>"$work/stderr"; then
+    # The wall time to the microsecond (GNU time's %e is rounded to 10 ms, too coarse for
+    # runs of a tenth of a second); GNU time gives the peak memory.
+    local start=$EPOCHREALTIME
+    if ! /usr/bin/time -f "%M" -o "$work/time" "$@" </dev/null >"$outfile" 2>"$work/stderr"; then
       if [[ ! -s "$outfile" ]]; then echo "  $label failed: $(tail -n 3 "$work/stderr")" >&2; return 0; fi
     fi
-    read -r secs kb < <(tail -n 1 "$work/time")
-    times+=("$secs"); peaks+=("$kb")
+    local end=$EPOCHREALTIME
+    read -r kb < <(tail -n 1 "$work/time")
+    times+=("$(python3 -c "print(f'{$end - $start:.4f}')")"); peaks+=("$kb")
   done
   printf '%s\t%s\t%s\n' "$label" "${times[*]}" "${peaks[*]}" >>"$results"
 }
@@ -109,7 +114,7 @@ for label, (secs, mb) in rows.items():
         extra = ", ".join(x for x in (extra, ratio(label, "repomix"), ratio(label, "yek")) if x)
     if label == "ctx pack cold":
         extra = ", ".join(x for x in (extra, ratio(label, "repomix"), ratio(label, "yek")) if x)
-    print(f"{label:28} {secs:9.2f} {mb:8d}  {extra}")
+    print(f"{label:28} {secs:9.3f} {mb:8d}  {extra}")
 PY
 }
 

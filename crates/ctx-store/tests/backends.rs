@@ -184,6 +184,7 @@ contract!(
     runs_are_listed_newest_first_and_keep_their_objects,
     summaries_and_file_stamps_round_trip,
     render_files_round_trip,
+    render_files_answer_any_mix_of_paths,
     objects_round_trip_and_reads_are_hash_checked,
     an_uncommitted_stage_is_invisible,
     large_objects_round_trip,
@@ -578,6 +579,41 @@ fn render_files_round_trip(cx: &Cx) {
         db.render_files(&["/p/a.py", "/p/b.py"]).expect("get"),
         [None, Some(b)]
     );
+}
+
+/// Paths asked in any order, with repeats, unknown ones among and around known ones, and long
+/// runs of rows nobody asked for between them: each gets its own row or `None`.
+fn render_files_answer_any_mix_of_paths(cx: &Cx) {
+    let store = cx.host();
+    let db = store.db();
+    let rows: Vec<RenderFileRow> = (0..300)
+        .map(|i| render_row(&format!("/p/{i:03}.py"), i64::from(i), u64::from(i as u32)))
+        .collect();
+    db.remember_render_files(&rows).expect("remember");
+    let asked = [
+        "/p/250.py",
+        "/p/000.py",
+        "/p/000.py",
+        "/p/0",
+        "/p/001.py",
+        "/p/002.py",
+        "/p/100.py",
+        "/p/100.pyc",
+        "/p/299.py",
+        "/q",
+        "/",
+        "/p/050.py",
+        "/p/051.py",
+        "/p/053.py",
+    ];
+    let expected: Vec<Option<RenderFileRow>> = asked
+        .iter()
+        .map(|path| rows.iter().find(|row| row.path == *path).cloned())
+        .collect();
+    assert_eq!(db.render_files(&asked).expect("get"), expected);
+    let every: Vec<&str> = rows.iter().map(|row| row.path.as_str()).collect();
+    let all = db.render_files(&every).expect("get all");
+    assert_eq!(all, rows.iter().cloned().map(Some).collect::<Vec<_>>());
 }
 
 fn summaries_and_file_stamps_round_trip(cx: &Cx) {

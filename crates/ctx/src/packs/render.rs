@@ -720,7 +720,9 @@ pub fn render_to_file(
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
     let file = builder.tempfile_in(dir).map_err(write_error)?;
-    let mut writer = std::io::BufWriter::with_capacity(1 << 20, file);
+    // A buffer for the frame's small writes; a chunk of blocks (mostly larger) goes to the
+    // file in one vectored write, not copied through it.
+    let mut writer = std::io::BufWriter::with_capacity(64 << 10, file);
     let report = render_to(ctx, request, options, progress, &mut writer)?;
     let file = writer
         .into_inner()
@@ -938,6 +940,7 @@ fn stream_job_retaining(
     if count_in_stage {
         tokenizer_needed();
     }
+    let started = std::time::Instant::now();
     // Units in order; collections are listed (in byte order), not read.
     let mut planned = Vec::new();
     for (index, source) in job.sources.iter().enumerate() {
@@ -955,6 +958,7 @@ fn stream_job_retaining(
         cached: 0,
         counted: 0,
     };
+    tracing::debug!(units = planned.len(), elapsed = ?started.elapsed(), "render: listed");
     progress.phase("read", Some(planned.len() as u64));
     let mut prepared: Vec<Prepared> = Vec::with_capacity(planned.len());
     let mut counts: Vec<Option<u64>> = Vec::with_capacity(planned.len());
@@ -1181,6 +1185,12 @@ fn stream_job_retaining(
     // Budget: fill greedily with a reserve for the head and tail; if the frame of what was
     // kept needs more than the reserve, raise it and fill again (the reserve only grows, and
     // is bounded by the largest frame, so this ends).
+    tracing::debug!(
+        cached = counter.cached,
+        counted = counter.counted,
+        elapsed = ?started.elapsed(),
+        "render: read (pass one)"
+    );
     let budget = policy.budget_tokens;
     let mut reserve = 0u64;
     let (keep, blocks_used, (head, head_tokens), (tail, tail_tokens)) = loop {
@@ -1219,6 +1229,7 @@ fn stream_job_retaining(
     let kept: Vec<usize> = (0..prepared.len())
         .filter(|&i| keep[i] && prepared[i].body.is_ok())
         .collect();
+    tracing::debug!(kept = kept.len(), elapsed = ?started.elapsed(), "render: framed");
     progress.phase("write", Some(kept.len() as u64));
     let chunks = byte_chunks(&kept, |i| {
         prepared[i].body.as_ref().map_or(0, |ready| ready.bytes)
@@ -1300,6 +1311,7 @@ fn stream_job_retaining(
         .flush()
         .map_err(|source| CtxError::WritePayload { source })?;
     debug_assert_eq!(pieces.iter().map(|p| p.bytes).sum::<usize>(), sink.bytes);
+    tracing::debug!(bytes = sink.bytes, elapsed = ?started.elapsed(), "render: written (pass two)");
 
     let mut included = Vec::new();
     let mut excluded = Vec::new();
