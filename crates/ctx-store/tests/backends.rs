@@ -586,8 +586,8 @@ fn render_files_round_trip(cx: &Cx) {
 fn render_files_answer_any_mix_of_paths(cx: &Cx) {
     let store = cx.host();
     let db = store.db();
-    let rows: Vec<RenderFileRow> = (0..300)
-        .map(|i| render_row(&format!("/p/{i:03}.py"), i64::from(i), u64::from(i as u32)))
+    let rows: Vec<RenderFileRow> = (0u32..300)
+        .map(|i| render_row(&format!("/p/{i:03}.py"), i64::from(i), u64::from(i)))
         .collect();
     db.remember_render_files(&rows).expect("remember");
     let asked = [
