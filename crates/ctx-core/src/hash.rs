@@ -45,6 +45,14 @@ impl ContentHash {
         String::from_utf8(digits.to_vec()).expect("hex digits are ASCII")
     }
 
+    /// `sha256:<64 hex>`, as [`fmt::Display`] writes it, without allocating.
+    pub fn to_text(&self) -> HashText {
+        let mut text = [0u8; PREFIX.len() + 64];
+        text[..PREFIX.len()].copy_from_slice(PREFIX.as_bytes());
+        hex::encode_to_slice(self.0, &mut text[PREFIX.len()..]).expect("64 digits for 32 bytes");
+        HashText(text)
+    }
+
     /// Parses 64 lowercase hex digits without the prefix.
     pub fn from_hex(hex_digits: &str) -> Result<Self, ContentHashError> {
         let malformed = || ContentHashError::Malformed(hex_digits.to_owned());
@@ -54,6 +62,16 @@ impl ContentHash {
         let mut out = [0u8; 32];
         hex::decode_to_slice(hex_digits, &mut out).map_err(|_| malformed())?;
         Ok(Self(out))
+    }
+}
+
+/// A [`ContentHash`] as text, on the stack (see [`ContentHash::to_text`]).
+#[derive(Clone, Copy)]
+pub struct HashText([u8; PREFIX.len() + 64]);
+
+impl HashText {
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).expect("a prefix and hex digits are ASCII")
     }
 }
 
@@ -130,6 +148,7 @@ mod tests {
     fn display_and_parse_round_trip() {
         let h = ContentHash::of(b"hello");
         assert_eq!(h.to_string().parse::<ContentHash>(), Ok(h));
+        assert_eq!(h.to_text().as_str(), h.to_string());
         let json = serde_json::to_string(&h).expect("serializes");
         assert_eq!(json, format!("\"{h}\""));
         assert_eq!(

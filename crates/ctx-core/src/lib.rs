@@ -20,7 +20,7 @@ pub mod redact;
 pub mod tokenizer;
 
 pub use document::{Document, DocumentError};
-pub use hash::{ContentHash, ContentHashError, ContentHasher};
+pub use hash::{ContentHash, ContentHashError, ContentHasher, HashText};
 pub use id::{DocumentId, DocumentIdError};
 pub use metadata::{MergePrecedence, Metadata, MetadataValue};
 pub use progress::{NoProgress, Progress};

@@ -325,7 +325,7 @@ fn cached_unit(
     }
     let content_hash: ContentHash = row.content_hash.parse().ok()?;
     let block_key = block_identity(policy, unit, &content_hash);
-    if row.block_key != block_key.to_string() {
+    if row.block_key != block_key.to_text().as_str() {
         return None;
     }
     Some((
@@ -544,30 +544,50 @@ fn make_block(
 /// (style, options, header fields, and the content's hash), so the content is hashed once,
 /// not twice.
 fn block_identity(policy: &RenderPolicy, unit: &Unit, content_hash: &ContentHash) -> ContentHash {
+    // Every field as text, without allocating: a warm render checks one key per file.
+    let mut lines_text = [0u8; 41];
+    let lines = match unit.lines {
+        Some(r) => {
+            let mut cursor = std::io::Cursor::new(&mut lines_text[..]);
+            write!(cursor, "{}-{}", r.start, r.end).expect("two u64s fit");
+            let len = usize::try_from(cursor.position()).expect("a short text");
+            std::str::from_utf8(&lines_text[..len]).expect("digits and a dash")
+        }
+        None => "",
+    };
+    let options = match (policy.options.hashes, policy.options.line_numbers) {
+        (false, false) => "hashes=false numbers=false",
+        (false, true) => "hashes=false numbers=true",
+        (true, false) => "hashes=true numbers=false",
+        (true, true) => "hashes=true numbers=true",
+    };
+    let hash = content_hash.to_text();
     let mut hasher = ContentHasher::new();
-    let lines = unit
-        .lines
-        .map(|r| format!("{}-{}", r.start, r.end))
-        .unwrap_or_default();
-    let kind = format!("{:?}", unit.kind);
-    let options = format!(
-        "hashes={} numbers={}",
-        policy.options.hashes, policy.options.line_numbers
-    );
     for field in [
         "ctx-block-v2",
         policy.style.name(),
-        &options,
-        &kind,
+        options,
+        kind_name(unit.kind),
         &unit.label,
-        &lines,
+        lines,
         unit.lang,
-        &content_hash.to_string(),
+        hash.as_str(),
     ] {
         hasher.update(&(field.len() as u64).to_le_bytes());
         hasher.update(field.as_bytes());
     }
     hasher.finish()
+}
+
+/// A unit kind as its `Debug` form writes it (which block keys have always held).
+fn kind_name(kind: UnitKind) -> &'static str {
+    match kind {
+        UnitKind::File => "File",
+        UnitKind::Diff => "Diff",
+        UnitKind::Log => "Log",
+        UnitKind::Command => "Command",
+        UnitKind::Text => "Text",
+    }
 }
 
 /// Blocks' counts, and the fresh ones the token cache should learn.
@@ -1943,6 +1963,81 @@ mod tests {
             names(dir.path()),
             ["elsewhere.md", "link.md", "out.md", "sub"]
         );
+    }
+
+    /// The key as it was first written (with `format!`): keys made since match it, so token
+    /// caches and render caches of earlier versions still answer.
+    fn block_identity_as_first_written(
+        policy: &RenderPolicy,
+        unit: &Unit,
+        content_hash: &ContentHash,
+    ) -> ContentHash {
+        let mut hasher = ContentHasher::new();
+        let lines = unit
+            .lines
+            .map(|r| format!("{}-{}", r.start, r.end))
+            .unwrap_or_default();
+        let kind = format!("{:?}", unit.kind);
+        let options = format!(
+            "hashes={} numbers={}",
+            policy.options.hashes, policy.options.line_numbers
+        );
+        for field in [
+            "ctx-block-v2",
+            policy.style.name(),
+            &options,
+            &kind,
+            &unit.label,
+            &lines,
+            unit.lang,
+            &content_hash.to_string(),
+        ] {
+            hasher.update(&(field.len() as u64).to_le_bytes());
+            hasher.update(field.as_bytes());
+        }
+        hasher.finish()
+    }
+
+    #[test]
+    fn block_keys_are_the_keys_first_written() {
+        let hash = ContentHash::of(b"text");
+        for kind in [
+            UnitKind::File,
+            UnitKind::Diff,
+            UnitKind::Log,
+            UnitKind::Command,
+            UnitKind::Text,
+        ] {
+            for lines in [None, Some((1, 1)), Some((7, u64::MAX))] {
+                for (hashes, line_numbers) in
+                    [(false, false), (false, true), (true, false), (true, true)]
+                {
+                    let mut policy = policy_for(
+                        &settings(),
+                        100,
+                        TokenizerKind::Cl100kBase,
+                        PayloadStyle::default(),
+                        PayloadOptions::default(),
+                    );
+                    policy.options.hashes = hashes;
+                    policy.options.line_numbers = line_numbers;
+                    let unit = Unit {
+                        key: "src/a.rs".into(),
+                        kind,
+                        label: "src/a.rs".into(),
+                        lines: lines.map(|(start, end)| ctx_sources::LineRange { start, end }),
+                        lang: "rust",
+                        body: Err(Skip::Missing),
+                        notes: Vec::new(),
+                    };
+                    assert_eq!(
+                        block_identity(&policy, &unit, &hash),
+                        block_identity_as_first_written(&policy, &unit, &hash),
+                        "{kind:?} {lines:?} {hashes} {line_numbers}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
