@@ -114,9 +114,7 @@ pub fn search_text(
     let matcher = build_matcher(query)?;
     let files: Vec<&WalkEntry> = entries.iter().filter(|e| !e.is_dir).collect();
     let per_file = par_map(&files, query.threads, |entry| {
-        search_one(&matcher, query.context, &entry.path, None, || {
-            entry.rel.clone()
-        })
+        search_one(&matcher, query.context, entry, None, || entry.rel.clone())
     });
     Ok(per_file.into_iter().flatten().collect())
 }
@@ -139,12 +137,14 @@ pub fn search_tree(
         } else {
             query.threads
         },
-        // The searcher opens each file itself; no `stat` needed.
-        metadata: false,
+        // Through the sandbox, the walk's `stat` of a file stands for the probe of it, so
+        // the file is opened once (`WalkReader::open_entry`); a plain search opens each file
+        // itself, and needs no `stat`.
+        metadata: reader.is_some(),
         ..walk.clone()
     };
     let (found, _errors) = ctx_fs::walk::walk_each(root, &walk, |entry| {
-        let found = search_one(&matcher, query.context, &entry.path, reader, || {
+        let found = search_one(&matcher, query.context, entry, reader, || {
             if file_root {
                 prefix.to_owned()
             } else if prefix.is_empty() {
@@ -206,12 +206,12 @@ fn with_searcher<R>(context: usize, f: impl FnOnce(&mut Searcher) -> R) -> R {
     })
 }
 
-/// Searches the file at `path` with this thread's searcher; `name` gives the path shown in
-/// results (only called when something matches).
+/// Searches the file a walk listed as `entry` with this thread's searcher; `name` gives the
+/// path shown in results (only called when something matches).
 fn search_one(
     matcher: &RegexMatcher,
     context: usize,
-    path: &Path,
+    entry: &WalkEntry,
     reader: Option<&ctx_fs::WalkReader<'_>>,
     name: impl FnOnce() -> String,
 ) -> Vec<SearchMatch> {
@@ -219,11 +219,11 @@ fn search_one(
         let mut sink = collect(matcher, name);
         // An unreadable (or refused) file is skipped, like ripgrep does after reporting it.
         let _ = match reader {
-            Some(reader) => match reader.open(path) {
+            Some(reader) => match reader.open_entry(entry) {
                 Ok((file, _)) => searcher.search_file(matcher, &file, &mut sink),
                 Err(_) => return Vec::new(),
             },
-            None => searcher.search_path(matcher, path, &mut sink),
+            None => searcher.search_path(matcher, &entry.path, &mut sink),
         };
         sink.out
     })

@@ -149,9 +149,9 @@ impl fmt::Debug for Redactor {
     }
 }
 
-/// The built-in catalog, read once.
+/// The built-in catalog as the redactor uses it (without samples), read once.
 static CATALOG: LazyLock<Vec<catalog::CatalogRule>> = LazyLock::new(|| {
-    catalog::parse(catalog::CATALOG_TOML)
+    catalog::parse(catalog::RUNTIME_TOML, false)
         .unwrap_or_else(|err| panic!("the built-in redaction catalog is valid: {err}"))
 });
 
@@ -166,15 +166,8 @@ static BUILTIN: LazyLock<Redactor> = LazyLock::new(|| {
             scope: entry.scope,
             check: entry.check,
             min_entropy: entry.entropy,
-            allow: entry
-                .allow
-                .iter()
-                .map(|allow| {
-                    Regex::new(allow).unwrap_or_else(|err| {
-                        panic!("built-in rule {} has a valid allow regex: {err}", entry.id)
-                    })
-                })
-                .collect(),
+            allow: entry.allow.clone(),
+            allow_compiled: OnceLock::new(),
         })
         .collect();
     Redactor::from_rules(rules)
@@ -188,7 +181,8 @@ impl Redactor {
 
     /// The built-in catalog's entries, in rule order.
     pub fn builtin_catalog() -> Vec<CatalogEntry> {
-        CATALOG
+        catalog::parse(catalog::CATALOG_TOML, true)
+            .unwrap_or_else(|err| panic!("the built-in redaction catalog is valid: {err}"))
             .iter()
             .map(|entry| CatalogEntry {
                 id: entry.id.clone(),
@@ -237,6 +231,7 @@ impl Redactor {
                 check: Check::Any,
                 min_entropy: None,
                 allow: Vec::new(),
+                allow_compiled: OnceLock::new(),
             }));
         }
         Ok(redactor)
@@ -272,7 +267,7 @@ impl Redactor {
                 rule.scope, rule.check, rule.min_entropy
             ));
             for allow in &rule.allow {
-                field(allow.as_str());
+                field(allow);
             }
         }
         hasher.finish().to_string()
@@ -516,7 +511,29 @@ struct Rule {
     check: Check,
     min_entropy: Option<f64>,
     /// Secrets matching one of these are known non-secrets.
-    allow: Vec<Regex>,
+    allow: Vec<String>,
+    /// `allow`, compiled when the rule first finds a candidate (most never do in a run).
+    allow_compiled: OnceLock<Vec<Regex>>,
+}
+
+impl Rule {
+    fn allowed(&self, secret: &str) -> bool {
+        !self.allow.is_empty()
+            && self
+                .allow_compiled
+                .get_or_init(|| {
+                    self.allow
+                        .iter()
+                        .map(|allow| {
+                            Regex::new(allow).unwrap_or_else(|err| {
+                                panic!("rule {} has a valid allow regex: {err}", self.id)
+                            })
+                        })
+                        .collect()
+                })
+                .iter()
+                .any(|allow| allow.is_match(secret))
+    }
 }
 
 struct CompiledRule {
@@ -595,11 +612,7 @@ impl Rule {
                     .typed_group
                     .is_some_and(|typed| locations.get(typed).is_some()),
             };
-            if self.check.accepts(&candidate, self.min_entropy)
-                && !self
-                    .allow
-                    .iter()
-                    .any(|allow| allow.is_match(candidate.secret()))
+            if self.check.accepts(&candidate, self.min_entropy) && !self.allowed(candidate.secret())
             {
                 spans.push(Span {
                     start: candidate.start,
