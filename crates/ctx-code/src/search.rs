@@ -137,10 +137,9 @@ pub fn search_tree(
         } else {
             query.threads
         },
-        // Through the sandbox, the walk's `stat` of a file stands for the probe of it, so
-        // the file is opened once (`WalkReader::open_entry`); a plain search opens each file
-        // itself, and needs no `stat`.
-        metadata: reader.is_some(),
+        // Each file is opened once, by the type the walk's directory entry gave (through the
+        // sandbox: `WalkReader::open_entry`); no `stat` needed.
+        metadata: false,
         ..walk.clone()
     };
     let (found, _errors) = ctx_fs::walk::walk_each(root, &walk, |entry| {

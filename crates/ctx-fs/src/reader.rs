@@ -78,17 +78,18 @@ impl<'a> WalkReader<'a> {
         Ok((resolved.file, resolved.meta))
     }
 
-    /// Opens a file the walk listed, checked against the walk's own stat of it (one open,
-    /// see [`Workspace::open_listed`]): a file replaced since the listing (another inode) is
-    /// refused with [`SandboxError::Changed`]. An entry listed without metadata is opened as
-    /// [`Self::open`] opens a path.
+    /// Opens a file the walk listed, with one open: checked against the walk's own stat of it
+    /// ([`Workspace::open_listed`]: a file replaced since the listing, another inode, is
+    /// refused with [`SandboxError::Changed`]), or, for an entry listed without metadata, by
+    /// the type its directory entry gave ([`Workspace::open_listed_file`]).
     pub fn open_entry(&self, entry: &WalkEntry) -> Result<(File, Metadata), SandboxError> {
+        if entry.is_dir {
+            return self.open(&entry.path);
+        }
+        let rel = self.relative(&entry.path)?;
         match entry.file_id() {
-            Some(listed) if !entry.is_dir => {
-                let rel = self.relative(&entry.path)?;
-                self.workspace.open_listed(&rel, listed)
-            }
-            _ => self.open(&entry.path),
+            Some(listed) => self.workspace.open_listed(&rel, listed),
+            None => self.workspace.open_listed_file(&rel),
         }
     }
 

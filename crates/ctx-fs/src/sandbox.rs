@@ -210,6 +210,17 @@ impl Workspace {
         open_listed_beneath(self.root_fd.as_fd(), &rel, path, listed, self.options)
     }
 
+    /// Opens a file a walk listed as a regular file by its directory entry alone (a walk that
+    /// took no `stat`), at `path` (checked lexically like [`Self::resolve`]'s): one open, then
+    /// the descriptor must be a regular file, and the hard-link rule holds. As safe as
+    /// [`Self::open_listed`] for what the module docs weigh: the walk lists no FIFO or device,
+    /// one swapped in since is opened without blocking and refused before a byte is read.
+    /// What it does not check is that the file is the very inode listed.
+    pub fn open_listed_file(&self, path: &str) -> Result<(File, Metadata), SandboxError> {
+        let rel = self.relative_path(path)?;
+        open_listed_file_beneath(self.root_fd.as_fd(), &rel, path, self.options)
+    }
+
     /// Resolves an already-normalized relative path (`"."` for the root); `shown` is the path
     /// as the request named it, for error messages.
     fn open_rel(&self, rel: &str, shown: &str) -> Result<Resolved, SandboxError> {
@@ -385,6 +396,36 @@ pub fn open_listed_beneath(
     };
     // The listing was a regular file, and the inode is the same, so this holds; kept so that
     // a caller's wrong `listed` cannot hand out a directory.
+    if !meta.is_file() {
+        return Err(SandboxError::SpecialFile {
+            path: shown.to_owned(),
+            kind: if meta.is_dir() {
+                "a directory"
+            } else {
+                special_kind(meta.file_type())
+            },
+        });
+    }
+    Ok((file, meta))
+}
+
+/// Opens the file a walk listed as a regular file (by its type, without a `stat`) at `rel`
+/// beneath `dir` (see [`Workspace::open_listed_file`]). `rel` must already be normalized.
+pub fn open_listed_file_beneath(
+    dir: BorrowedFd<'_>,
+    rel: &str,
+    shown: &str,
+    options: SandboxOptions,
+) -> Result<(File, Metadata), SandboxError> {
+    let (file, meta) = if uses_openat2(dir, options) {
+        let fd = openat2_beneath(dir, rel, READ_FLAGS).map_err(|errno| map_errno(errno, shown))?;
+        let file = File::from(fd);
+        let meta = file.metadata().map_err(|source| io_error(shown, source))?;
+        check_kind(&meta, shown, options)?;
+        (file, meta)
+    } else {
+        open_by_components(dir, rel, shown, options)?
+    };
     if !meta.is_file() {
         return Err(SandboxError::SpecialFile {
             path: shown.to_owned(),

@@ -356,3 +356,122 @@ fn listed_files_replaced_after_the_walk_are_refused() {
         assert!(ws.open_listed("kept.txt", kept).is_ok());
     }
 }
+
+/// A walk that took no `stat` (as `search` walks): each file is opened once, by the type its
+/// directory entry gave, and the descriptor must be a regular file. A FIFO, a directory, a
+/// hard link or a symlink out put there after the listing is refused; another regular file
+/// (an editor's save by rename) is read.
+#[test]
+fn files_listed_by_type_alone_are_opened_once_and_checked() {
+    for resolver in resolvers() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().join("ws");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(root.join("sub")).expect("mkdir");
+        std::fs::create_dir_all(&outside).expect("mkdir");
+        for name in [
+            "kept.txt",
+            "replaced.txt",
+            "fifo.txt",
+            "dir.txt",
+            "linked.txt",
+            "sub/x.txt",
+        ] {
+            std::fs::write(root.join(name), format!("inside {name}\n")).expect("write");
+        }
+        std::fs::write(outside.join("x.txt"), "top secret\n").expect("write");
+        let ws = Workspace::with_options(
+            &root,
+            SandboxOptions {
+                resolver,
+                ..SandboxOptions::default()
+            },
+        )
+        .expect("workspace");
+        if resolver == Resolver::Openat2
+            && matches!(ws.resolve("kept.txt"), Err(ctx_fs::SandboxError::Io { .. }))
+        {
+            continue;
+        }
+        let options = ctx_fs::WalkOptions {
+            metadata: false,
+            ..ctx_fs::WalkOptions::default()
+        };
+        let entries = ctx_fs::walk(ws.root(), &options).expect("walk");
+        let entry = |rel: &str| {
+            entries
+                .iter()
+                .find(|e| e.rel == rel)
+                .unwrap_or_else(|| panic!("{rel} listed"))
+                .clone()
+        };
+        assert!(entries.iter().all(|e| e.file_id().is_none()), "not stamped");
+        let reader = ctx_fs::WalkReader::new(&ws, ws.root()).expect("reader");
+        assert_eq!(
+            reader.read_entry(&entry("kept.txt")).expect("read"),
+            b"inside kept.txt\n"
+        );
+        let listed = entry("replaced.txt");
+        std::fs::write(root.join("new.tmp"), "written after the listing\n").expect("write");
+        std::fs::rename(root.join("new.tmp"), root.join("replaced.txt")).expect("rename");
+        assert_eq!(
+            reader.read_entry(&listed).expect("another regular file"),
+            b"written after the listing\n"
+        );
+        // A FIFO: refused, without blocking (no writer ever comes).
+        let listed = entry("fifo.txt");
+        std::fs::remove_file(root.join("fifo.txt")).expect("rm");
+        let status = std::process::Command::new("mkfifo")
+            .arg(root.join("fifo.txt"))
+            .status()
+            .expect("mkfifo");
+        assert!(status.success());
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let _ = done.send(reader.open_entry(&listed).map(drop));
+            });
+            // A guard against a hang, not a timing assertion (see the test above).
+            let answer = finished.recv_timeout(std::time::Duration::from_secs(60));
+            if answer.is_err() {
+                let _ = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(root.join("fifo.txt"));
+            }
+            let err = answer
+                .expect("the open of a FIFO swapped in does not block")
+                .expect_err("a FIFO is refused");
+            assert!(
+                matches!(err, ctx_fs::SandboxError::SpecialFile { .. }),
+                "{resolver:?}: {err}"
+            );
+        });
+        // A directory.
+        let listed = entry("dir.txt");
+        std::fs::remove_file(root.join("dir.txt")).expect("rm");
+        std::fs::create_dir(root.join("dir.txt")).expect("mkdir");
+        let err = reader.open_entry(&listed).expect_err("a directory");
+        assert!(
+            matches!(err, ctx_fs::SandboxError::SpecialFile { .. }),
+            "{resolver:?}: {err}"
+        );
+        // A second link.
+        std::fs::hard_link(root.join("linked.txt"), tmp.path().join("elsewhere")).expect("link");
+        let err = reader
+            .open_entry(&entry("linked.txt"))
+            .expect_err("hard link");
+        assert!(
+            matches!(err, ctx_fs::SandboxError::HardLink { .. }),
+            "{resolver:?}: {err}"
+        );
+        // A directory on the way swapped for a symlink that leads out.
+        let listed = entry("sub/x.txt");
+        std::fs::rename(root.join("sub"), root.join("sub.old")).expect("rename");
+        std::os::unix::fs::symlink("../outside", root.join("sub")).expect("symlink");
+        let err = reader.open_entry(&listed).expect_err("symlink out");
+        assert!(
+            matches!(err, ctx_fs::SandboxError::SymlinkEscapes { .. }),
+            "{resolver:?}: {err}"
+        );
+    }
+}
