@@ -15,8 +15,9 @@
 # on the cores skews the figures.
 #
 # Usage: scripts/bench-code.sh [CORPUS...]
-#   Corpora default to Django 5.1.4's sdist (from PyPI, committed into a git repo under
-#   $BENCH, default target/bench) and the cargo registry sources (~/.cargo/registry/src/*).
+#   Corpora default to the sdists (from PyPI, committed into git repos under $BENCH, default
+#   target/bench) of sympy 1.13.3 (~2,000 files) and Django 5.1.4 (~6,800), and the cargo
+#   registry sources (~/.cargo/registry/src/*).
 #   CTX: the binary (default target/profiling/ctx, from `cargo build --profile profiling -p
 #   ctx-cli`: release code, thin LTO, symbols kept). C2P, REPOMIX, YEK: the other tools
 #   (`cargo install --locked code2prompt yek`, `npm install repomix`); a missing one is
@@ -42,17 +43,25 @@ REPOMIX="${REPOMIX:-$(command -v repomix || true)}"
 
 corpora=("$@")
 if [[ ${#corpora[@]} -eq 0 ]]; then
-  django="$bench/django"
-  if [[ ! -d "$django/.git" ]]; then
-    rm -rf "$django" "$bench/dl" && mkdir -p "$bench/dl"
-    pip download --quiet --no-deps --no-binary :all: django==5.1.4 -d "$bench/dl"
-    tar --no-same-owner -xzf "$bench"/dl/Django-5.1.4.tar.gz -C "$bench"
-    mv "$bench/Django-5.1.4" "$django"
-    git -C "$django" init -q
-    git -C "$django" add -A
-    git -C "$django" -c user.name=bench -c user.email=bench@example.com commit -qm import
-  fi
-  corpora=("$django" "$(ls -d "$HOME"/.cargo/registry/src/*/ | head -1)")
+  # An sdist from PyPI, committed into a git repo under $BENCH.
+  sdist() { # NAME VERSION DIR
+    local dir="$bench/$3"
+    if [[ ! -d "$dir/.git" ]]; then
+      rm -rf "$dir" "$bench/dl-$3" && mkdir -p "$bench/dl-$3"
+      pip download --quiet --no-deps --no-binary :all: "$1==$2" -d "$bench/dl-$3"
+      tar --no-same-owner -xzf "$bench/dl-$3"/*.tar.gz -C "$bench/dl-$3"
+      local extracted=("$bench/dl-$3"/*/)
+      mv "${extracted[0]}" "$dir"
+      git -C "$dir" init -q
+      git -C "$dir" add -A
+      git -C "$dir" -c user.name=bench -c user.email=bench@example.com commit -qm import
+    fi
+    echo "$dir"
+  }
+  # A ~2,000-file Python repo (sympy 1.13.3: 1,982 files, 31 MB), a larger one with many
+  # small files (Django 5.1.4: 6,790 files in 3,200 directories, 1,261 of them compiled
+  # translations), and the cargo registry sources.
+  corpora=("$(sdist sympy 1.13.3 sympy)" "$(sdist django 5.1.4 django)" "$(ls -d "$HOME"/.cargo/registry/src/*/ | head -1)")
 fi
 
 work="$(mktemp -d)"

@@ -1088,7 +1088,7 @@ impl Metadata for PostgresMetadata {
              FROM render_files WHERE path = ANY($1)",
             &[&paths],
         )?;
-        let mut by_path: BTreeMap<String, RenderFileRow> = rows
+        let by_path: BTreeMap<String, RenderFileRow> = rows
             .iter()
             .map(|r| {
                 let path: String = r.get(0);
@@ -1109,7 +1109,8 @@ impl Metadata for PostgresMetadata {
                 (path, row)
             })
             .collect();
-        Ok(paths.iter().map(|p| by_path.remove(*p)).collect())
+        // A path asked for twice gets its row twice.
+        Ok(paths.iter().map(|p| by_path.get(*p).cloned()).collect())
     }
 
     fn remember_render_files(&self, rows: &[RenderFileRow]) -> Result<(), StoreError> {
