@@ -1,8 +1,10 @@
-//! Writes the redaction catalog as the redactor reads it at run time: `rules.toml` without
-//! what only people and tests read (each rule's `positives`, `negatives` and `description`,
-//! and the comments), a third of its size. Every process that redacts parses it once at
-//! start; the full catalog is still compiled in for the tests that run its samples.
+//! Writes the redaction catalog as the redactor reads it at run time: the rules of
+//! `src/redact/rules.toml` as Rust literals (`RawRule`s, checked and built at run time as the
+//! TOML's are), without what only people and tests read (each rule's `positives`, `negatives`
+//! and `description`). A process that redacts then parses no TOML; the full catalog is still
+//! compiled in for the tests, which check that the two agree.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 fn main() {
@@ -10,30 +12,51 @@ fn main() {
     println!("cargo:rerun-if-changed={SOURCE}");
     let text = std::fs::read_to_string(SOURCE).expect("src/redact/rules.toml is readable");
     let document: toml_edit::DocumentMut = text.parse().expect("src/redact/rules.toml parses");
-    let mut rules = toml_edit::ArrayOfTables::new();
-    if let Some(entries) = document
+    let entries = document
         .get("rule")
         .and_then(toml_edit::Item::as_array_of_tables)
-    {
-        for entry in entries {
-            let mut kept = toml_edit::Table::new();
-            for (key, item) in entry {
-                if !matches!(key, "positives" | "negatives" | "description") {
-                    kept.insert(key, item.clone());
-                }
-            }
-            rules.push(kept);
+        .expect("src/redact/rules.toml has [[rule]] entries");
+    let mut out = String::from(
+        "// Written by build.rs from src/redact/rules.toml.\n\
+         pub(crate) fn rules() -> Vec<RawRule<'static>> {\n    vec![\n",
+    );
+    for entry in entries {
+        out.push_str("        RawRule {\n");
+        for key in [
+            "id", "provider", "regex", "context", "value", "check", "scope",
+        ] {
+            let value = entry.get(key).map(|item| {
+                item.as_str()
+                    .unwrap_or_else(|| panic!("rules.toml: `{key}` must be a string"))
+            });
+            writeln!(out, "            {key}: {value:?},").expect("a String takes writes");
         }
-    }
-    // Other top-level keys are kept, so the run-time parse refuses them as the tests do.
-    let mut stripped = toml_edit::DocumentMut::new();
-    for (key, item) in document.iter() {
-        if key != "rule" {
-            stripped.insert(key, item.clone());
+        for key in ["keywords", "allow"] {
+            let values: Vec<&str> = entry
+                .get(key)
+                .and_then(toml_edit::Item::as_array)
+                .map(|array| {
+                    array
+                        .iter()
+                        .map(|v| {
+                            v.as_str().unwrap_or_else(|| {
+                                panic!("rules.toml: `{key}` must be an array of strings")
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            writeln!(out, "            {key}: vec!{values:?},").expect("a String takes writes");
         }
+        let entropy = entry.get("entropy").map(|item| {
+            item.as_float()
+                .or_else(|| item.as_integer().map(|i| i as f64))
+                .expect("rules.toml: `entropy` must be a number")
+        });
+        writeln!(out, "            entropy: {entropy:?},").expect("a String takes writes");
+        out.push_str("            ..RawRule::default()\n        },\n");
     }
-    stripped.insert("rule", toml_edit::Item::ArrayOfTables(rules));
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    std::fs::write(out.join("rules.runtime.toml"), stripped.to_string())
-        .expect("OUT_DIR is writable");
+    out.push_str("    ]\n}\n");
+    let dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    std::fs::write(dir.join("rules_runtime.rs"), out).expect("OUT_DIR is writable");
 }

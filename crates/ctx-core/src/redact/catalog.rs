@@ -26,10 +26,49 @@ use super::{Scope, rule_id_of};
 /// The catalog's text, with its samples (for tests and [`super::Redactor::builtin_catalog`]).
 pub(crate) const CATALOG_TOML: &str = include_str!("rules.toml");
 
-/// The catalog without what only people and tests read (`positives`, `negatives`,
-/// `description`, comments), written by `build.rs`: a third of the text, so each process that
-/// redacts parses a third as much (about a millisecond less at every start).
-pub(crate) const RUNTIME_TOML: &str = include_str!(concat!(env!("OUT_DIR"), "/rules.runtime.toml"));
+/// The catalog as the redactor reads it at run time, without what only people and tests read
+/// (`positives`, `negatives`, `description`): `build.rs` reads `rules.toml` and writes its
+/// rules as Rust ([`RawRule`] literals), so no process parses TOML to redact (that was a
+/// millisecond, and a thousand page faults, at the start of every command that redacts).
+mod runtime {
+    use super::RawRule;
+    include!(concat!(env!("OUT_DIR"), "/rules_runtime.rs"));
+}
+
+/// A rule's fields as written (in `rules.toml`, or as `build.rs` wrote them), before they are
+/// checked and a keyed rule's regex is built.
+#[derive(Debug, Default)]
+pub(crate) struct RawRule<'a> {
+    pub id: Option<&'a str>,
+    pub provider: Option<&'a str>,
+    pub keywords: Vec<&'a str>,
+    pub regex: Option<&'a str>,
+    pub context: Option<&'a str>,
+    pub value: Option<&'a str>,
+    pub check: Option<&'a str>,
+    pub entropy: Option<f64>,
+    pub allow: Vec<&'a str>,
+    pub scope: Option<&'a str>,
+    pub positives: Vec<&'a str>,
+    pub negatives: Vec<&'a str>,
+}
+
+/// The built-in catalog as the redactor uses it (without samples).
+pub(crate) fn runtime_rules() -> Result<Vec<CatalogRule>, String> {
+    runtime::rules()
+        .iter()
+        .enumerate()
+        .map(|(index, raw)| {
+            check_rule(raw, false).map_err(|message| {
+                format!(
+                    "rule {} (`{}`): {message}",
+                    index + 1,
+                    raw.id.unwrap_or("?")
+                )
+            })
+        })
+        .collect()
+}
 
 /// One rule as the catalog describes it.
 #[derive(Debug, Clone)]
@@ -51,8 +90,7 @@ pub(crate) struct CatalogRule {
 const ASSIGNMENT: &str = r#"[A-Za-z0-9_.\-]{0,30}?["'\]]{0,2}[ \t]*(?::=|=>|=|:|,)[ \t]*["'`]?"#;
 
 /// Reads the catalog; an error names the entry and what is wrong with it. With `samples`,
-/// every rule must have `positives` and `negatives` (the catalog as written); without, they
-/// are not looked for (the catalog as `build.rs` strips it).
+/// every rule must have `positives` and `negatives` (the catalog as written).
 pub(crate) fn parse(text: &str, samples: bool) -> Result<Vec<CatalogRule>, String> {
     let document = toml_edit::Document::parse(text).map_err(|err| err.to_string())?;
     let root = document.as_table();
@@ -68,15 +106,18 @@ pub(crate) fn parse(text: &str, samples: bool) -> Result<Vec<CatalogRule>, Strin
         .iter()
         .enumerate()
         .map(|(index, table)| {
-            parse_rule(table, samples).map_err(|message| {
+            let named = |message: String| {
                 let id = table.get("id").and_then(|v| v.as_str()).unwrap_or("?");
                 format!("rule {} (`{id}`): {message}", index + 1)
-            })
+            };
+            let raw = raw_rule(table).map_err(named)?;
+            check_rule(&raw, samples).map_err(named)
         })
         .collect()
 }
 
-fn parse_rule(table: &toml_edit::Table, samples: bool) -> Result<CatalogRule, String> {
+/// A `[[rule]]` table's fields, typed.
+fn raw_rule(table: &toml_edit::Table) -> Result<RawRule<'_>, String> {
     const KNOWN: &[&str] = &[
         "id",
         "provider",
@@ -97,30 +138,6 @@ fn parse_rule(table: &toml_edit::Table, samples: bool) -> Result<CatalogRule, St
             return Err(format!("unknown key `{key}`"));
         }
     }
-    let id = string(table, "id")?.ok_or("no `id`")?;
-    if rule_id_of(&id).as_deref() != Some(id.as_str()) {
-        return Err("`id` must be upper snake case".to_owned());
-    }
-    let pattern = match (
-        string(table, "regex")?,
-        string(table, "context")?,
-        string(table, "value")?,
-    ) {
-        (Some(regex), None, None) => regex,
-        (None, Some(context), Some(value)) => {
-            format!("(?i:(?:{context})){ASSIGNMENT}({value})")
-        }
-        _ => return Err("give either `regex`, or `context` and `value`".to_owned()),
-    };
-    let check = match string(table, "check")? {
-        None => Check::Token,
-        Some(name) => Check::from_name(&name).ok_or(format!("unknown check `{name}`"))?,
-    };
-    let scope = match string(table, "scope")?.as_deref() {
-        None | Some("line") => Scope::Line,
-        Some("text") => Scope::Text,
-        Some(other) => return Err(format!("unknown scope `{other}` (line or text)")),
-    };
     let entropy = match table.get("entropy") {
         None => None,
         Some(item) => Some(
@@ -129,42 +146,78 @@ fn parse_rule(table: &toml_edit::Table, samples: bool) -> Result<CatalogRule, St
                 .ok_or("`entropy` must be a number")?,
         ),
     };
-    let keywords = strings(table, "keywords")?;
-    if keywords.is_empty() || keywords.iter().any(|k| k.len() < 3 || k.contains('\n')) {
+    Ok(RawRule {
+        id: string(table, "id")?,
+        provider: string(table, "provider")?,
+        keywords: strings(table, "keywords")?,
+        regex: string(table, "regex")?,
+        context: string(table, "context")?,
+        value: string(table, "value")?,
+        check: string(table, "check")?,
+        entropy,
+        allow: strings(table, "allow")?,
+        scope: string(table, "scope")?,
+        positives: strings(table, "positives")?,
+        negatives: strings(table, "negatives")?,
+    })
+}
+
+/// Checks a rule's fields and builds it (a keyed rule's regex from its context and value).
+fn check_rule(raw: &RawRule<'_>, samples: bool) -> Result<CatalogRule, String> {
+    let id = raw.id.ok_or("no `id`")?.to_owned();
+    if rule_id_of(&id).as_deref() != Some(id.as_str()) {
+        return Err("`id` must be upper snake case".to_owned());
+    }
+    let pattern = match (raw.regex, raw.context, raw.value) {
+        (Some(regex), None, None) => regex.to_owned(),
+        (None, Some(context), Some(value)) => {
+            format!("(?i:(?:{context})){ASSIGNMENT}({value})")
+        }
+        _ => return Err("give either `regex`, or `context` and `value`".to_owned()),
+    };
+    let check = match raw.check {
+        None => Check::Token,
+        Some(name) => Check::from_name(name).ok_or(format!("unknown check `{name}`"))?,
+    };
+    let scope = match raw.scope {
+        None | Some("line") => Scope::Line,
+        Some("text") => Scope::Text,
+        Some(other) => return Err(format!("unknown scope `{other}` (line or text)")),
+    };
+    if raw.keywords.is_empty() || raw.keywords.iter().any(|k| k.len() < 3 || k.contains('\n')) {
         return Err(
             "`keywords` must list literals of three bytes or more, without newlines".to_owned(),
         );
     }
-    let positives = strings(table, "positives")?;
-    let negatives = strings(table, "negatives")?;
-    if samples && (positives.is_empty() || negatives.is_empty()) {
+    if samples && (raw.positives.is_empty() || raw.negatives.is_empty()) {
         return Err("every rule needs `positives` and `negatives`".to_owned());
     }
+    let owned = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
     Ok(CatalogRule {
-        provider: string(table, "provider")?.ok_or("no `provider`")?,
+        provider: raw.provider.ok_or("no `provider`")?.to_owned(),
         id,
-        keywords,
+        keywords: owned(&raw.keywords),
         pattern,
         check,
-        entropy,
-        allow: strings(table, "allow")?,
+        entropy: raw.entropy,
+        allow: owned(&raw.allow),
         scope,
-        positives,
-        negatives,
+        positives: owned(&raw.positives),
+        negatives: owned(&raw.negatives),
     })
 }
 
-fn string(table: &toml_edit::Table, key: &str) -> Result<Option<String>, String> {
+fn string<'a>(table: &'a toml_edit::Table, key: &str) -> Result<Option<&'a str>, String> {
     match table.get(key) {
         None => Ok(None),
         Some(item) => item
             .as_str()
-            .map(|s| Some(s.to_owned()))
+            .map(Some)
             .ok_or(format!("`{key}` must be a string")),
     }
 }
 
-fn strings(table: &toml_edit::Table, key: &str) -> Result<Vec<String>, String> {
+fn strings<'a>(table: &'a toml_edit::Table, key: &str) -> Result<Vec<&'a str>, String> {
     match table.get(key) {
         None => Ok(Vec::new()),
         Some(item) => item
@@ -173,7 +226,6 @@ fn strings(table: &toml_edit::Table, key: &str) -> Result<Vec<String>, String> {
             .iter()
             .map(|v| {
                 v.as_str()
-                    .map(str::to_owned)
                     .ok_or(format!("`{key}` must be an array of strings"))
             })
             .collect(),
@@ -184,17 +236,12 @@ fn strings(table: &toml_edit::Table, key: &str) -> Result<Vec<String>, String> {
 mod tests {
     use super::*;
 
-    /// The catalog the redactor reads is the catalog as written, less its samples: every rule,
-    /// in order, with everything a redaction uses.
+    /// The catalog the redactor reads (as `build.rs` wrote it) is the catalog as written, less
+    /// its samples: every rule, in order, with everything a redaction uses.
     #[test]
     fn the_runtime_catalog_is_the_catalog_without_its_samples() {
         let full = parse(CATALOG_TOML, true).expect("the catalog parses");
-        let runtime = parse(RUNTIME_TOML, false).expect("the stripped catalog parses");
-        assert!(
-            RUNTIME_TOML.len() * 2 < CATALOG_TOML.len(),
-            "samples stripped"
-        );
-        assert!(!RUNTIME_TOML.contains("positives") && !RUNTIME_TOML.contains("negatives"));
+        let runtime = runtime_rules().expect("the catalog as build.rs wrote it");
         let used = |rule: &CatalogRule| {
             (
                 rule.id.clone(),

@@ -151,7 +151,7 @@ impl fmt::Debug for Redactor {
 
 /// The built-in catalog as the redactor uses it (without samples), read once.
 static CATALOG: LazyLock<Vec<catalog::CatalogRule>> = LazyLock::new(|| {
-    catalog::parse(catalog::RUNTIME_TOML, false)
+    catalog::runtime_rules()
         .unwrap_or_else(|err| panic!("the built-in redaction catalog is valid: {err}"))
 });
 
