@@ -396,17 +396,7 @@ pub fn open_listed_beneath(
     };
     // The listing was a regular file, and the inode is the same, so this holds; kept so that
     // a caller's wrong `listed` cannot hand out a directory.
-    if !meta.is_file() {
-        return Err(SandboxError::SpecialFile {
-            path: shown.to_owned(),
-            kind: if meta.is_dir() {
-                "a directory"
-            } else {
-                special_kind(meta.file_type())
-            },
-        });
-    }
-    Ok((file, meta))
+    only_a_file(file, meta, shown)
 }
 
 /// Opens the file a walk listed as a regular file (by its type, without a `stat`) at `rel`
@@ -426,6 +416,11 @@ pub fn open_listed_file_beneath(
     } else {
         open_by_components(dir, rel, shown, options)?
     };
+    only_a_file(file, meta, shown)
+}
+
+/// `file` if it is a regular file (a directory or a special file is refused).
+fn only_a_file(file: File, meta: Metadata, shown: &str) -> Result<(File, Metadata), SandboxError> {
     if !meta.is_file() {
         return Err(SandboxError::SpecialFile {
             path: shown.to_owned(),

@@ -230,6 +230,36 @@ fn a_symlink_swapped_during_requests_never_escapes() {
     }
 }
 
+/// Replaces the listed file at `path` with a FIFO and opens the listing's `entry`: the error
+/// it must be refused with, returned without blocking (no writer ever comes).
+fn open_with_a_fifo_swapped_in(
+    reader: &ctx_fs::WalkReader<'_>,
+    entry: &ctx_fs::WalkEntry,
+    path: &std::path::Path,
+) -> ctx_fs::SandboxError {
+    std::fs::remove_file(path).expect("rm");
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            let _ = done.send(reader.open_entry(entry).map(drop));
+        });
+        // A guard against a hang, not a timing assertion: an open that blocked would never
+        // answer, and the write end below unblocks it so the test can end.
+        let answer = finished.recv_timeout(std::time::Duration::from_secs(60));
+        if answer.is_err() {
+            let _ = std::fs::OpenOptions::new().write(true).open(path);
+        }
+        answer
+            .expect("the open of a FIFO swapped in does not block")
+            .expect_err("a FIFO is refused")
+    })
+}
+
 /// A tree listed by the walker, then changed under the listing: each file a walk listed is
 /// opened once ([`ctx_fs::WalkReader::open_entry`]) and must still be what was listed.
 #[test]
@@ -291,37 +321,14 @@ fn listed_files_replaced_after_the_walk_are_refused() {
         );
 
         // Replaced by a FIFO: refused, and the open does not block (no writer ever comes).
-        let listed = entry("fifo.txt");
-        std::fs::remove_file(root.join("fifo.txt")).expect("rm");
-        let status = std::process::Command::new("mkfifo")
-            .arg(root.join("fifo.txt"))
-            .status()
-            .expect("mkfifo");
-        assert!(status.success());
-        let (done, finished) = std::sync::mpsc::channel();
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                let _ = done.send(reader.open_entry(&listed).map(drop));
-            });
-            // A guard against a hang, not a timing assertion: an open that blocked would
-            // never answer, and the write end below unblocks it so the test can end.
-            let answer = finished.recv_timeout(std::time::Duration::from_secs(60));
-            if answer.is_err() {
-                let _ = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(root.join("fifo.txt"));
-            }
-            let err = answer
-                .expect("the open of a FIFO swapped in does not block")
-                .expect_err("a FIFO is never opened as the listed file");
-            assert!(
-                matches!(
-                    err,
-                    ctx_fs::SandboxError::Changed { .. } | ctx_fs::SandboxError::SpecialFile { .. }
-                ),
-                "{resolver:?}: {err}"
-            );
-        });
+        let err = open_with_a_fifo_swapped_in(&reader, &entry("fifo.txt"), &root.join("fifo.txt"));
+        assert!(
+            matches!(
+                err,
+                ctx_fs::SandboxError::Changed { .. } | ctx_fs::SandboxError::SpecialFile { .. }
+            ),
+            "{resolver:?}: {err}"
+        );
 
         // Given a second link after the listing: the hard-link rule still holds.
         std::fs::hard_link(root.join("linked.txt"), tmp.path().join("elsewhere")).expect("link");
@@ -419,33 +426,11 @@ fn files_listed_by_type_alone_are_opened_once_and_checked() {
             b"written after the listing\n"
         );
         // A FIFO: refused, without blocking (no writer ever comes).
-        let listed = entry("fifo.txt");
-        std::fs::remove_file(root.join("fifo.txt")).expect("rm");
-        let status = std::process::Command::new("mkfifo")
-            .arg(root.join("fifo.txt"))
-            .status()
-            .expect("mkfifo");
-        assert!(status.success());
-        let (done, finished) = std::sync::mpsc::channel();
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                let _ = done.send(reader.open_entry(&listed).map(drop));
-            });
-            // A guard against a hang, not a timing assertion (see the test above).
-            let answer = finished.recv_timeout(std::time::Duration::from_secs(60));
-            if answer.is_err() {
-                let _ = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(root.join("fifo.txt"));
-            }
-            let err = answer
-                .expect("the open of a FIFO swapped in does not block")
-                .expect_err("a FIFO is refused");
-            assert!(
-                matches!(err, ctx_fs::SandboxError::SpecialFile { .. }),
-                "{resolver:?}: {err}"
-            );
-        });
+        let err = open_with_a_fifo_swapped_in(&reader, &entry("fifo.txt"), &root.join("fifo.txt"));
+        assert!(
+            matches!(err, ctx_fs::SandboxError::SpecialFile { .. }),
+            "{resolver:?}: {err}"
+        );
         // A directory.
         let listed = entry("dir.txt");
         std::fs::remove_file(root.join("dir.txt")).expect("rm");
