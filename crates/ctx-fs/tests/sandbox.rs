@@ -260,117 +260,18 @@ fn open_with_a_fifo_swapped_in(
     })
 }
 
-/// A tree listed by the walker, then changed under the listing: each file a walk listed is
-/// opened once ([`ctx_fs::WalkReader::open_entry`]) and must still be what was listed.
-#[test]
-fn listed_files_replaced_after_the_walk_are_refused() {
-    for resolver in resolvers() {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let root = tmp.path().join("ws");
-        let outside = tmp.path().join("outside");
-        std::fs::create_dir_all(root.join("sub")).expect("mkdir");
-        std::fs::create_dir_all(&outside).expect("mkdir");
-        for name in [
-            "kept.txt",
-            "replaced.txt",
-            "fifo.txt",
-            "linked.txt",
-            "sub/x.txt",
-        ] {
-            std::fs::write(root.join(name), format!("inside {name}\n")).expect("write");
-        }
-        std::fs::write(outside.join("x.txt"), "top secret\n").expect("write");
-        let ws = Workspace::with_options(
-            &root,
-            SandboxOptions {
-                resolver,
-                ..SandboxOptions::default()
-            },
-        )
-        .expect("workspace");
-        if resolver == Resolver::Openat2
-            && matches!(ws.resolve("kept.txt"), Err(ctx_fs::SandboxError::Io { .. }))
-        {
-            continue;
-        }
-        let entries = ctx_fs::walk(ws.root(), &ctx_fs::WalkOptions::default()).expect("walk");
-        let entry = |rel: &str| {
-            entries
-                .iter()
-                .find(|e| e.rel == rel)
-                .unwrap_or_else(|| panic!("{rel} listed"))
-                .clone()
-        };
-        assert!(entries.iter().all(|e| e.file_id().is_some()), "stamped");
-        let reader = ctx_fs::WalkReader::new(&ws, ws.root()).expect("reader");
-
-        // Unchanged: read, with one open.
-        assert_eq!(
-            reader.read_entry(&entry("kept.txt")).expect("read"),
-            b"inside kept.txt\n"
-        );
-
-        // Replaced by another file (another inode, as an editor's save by rename does).
-        let listed = entry("replaced.txt");
-        std::fs::write(root.join("new.tmp"), "written after the listing\n").expect("write");
-        std::fs::rename(root.join("new.tmp"), root.join("replaced.txt")).expect("rename");
-        let err = reader.open_entry(&listed).expect_err("replaced");
-        assert!(
-            matches!(err, ctx_fs::SandboxError::Changed { .. }),
-            "{resolver:?}: {err}"
-        );
-
-        // Replaced by a FIFO: refused, and the open does not block (no writer ever comes).
-        let err = open_with_a_fifo_swapped_in(&reader, &entry("fifo.txt"), &root.join("fifo.txt"));
-        assert!(
-            matches!(
-                err,
-                ctx_fs::SandboxError::Changed { .. } | ctx_fs::SandboxError::SpecialFile { .. }
-            ),
-            "{resolver:?}: {err}"
-        );
-
-        // Given a second link after the listing: the hard-link rule still holds.
-        std::fs::hard_link(root.join("linked.txt"), tmp.path().join("elsewhere")).expect("link");
-        let err = reader
-            .open_entry(&entry("linked.txt"))
-            .expect_err("hard link");
-        assert!(
-            matches!(err, ctx_fs::SandboxError::HardLink { .. }),
-            "{resolver:?}: {err}"
-        );
-
-        // A directory on the way swapped for a symlink that leads out.
-        let listed = entry("sub/x.txt");
-        std::fs::rename(root.join("sub"), root.join("sub.old")).expect("rename");
-        std::os::unix::fs::symlink("../outside", root.join("sub")).expect("symlink");
-        let err = reader.open_entry(&listed).expect_err("symlink out");
-        assert!(
-            matches!(err, ctx_fs::SandboxError::SymlinkEscapes { .. }),
-            "{resolver:?}: {err}"
-        );
-
-        // An identity that is not the file's is refused by `open_listed` itself.
-        let kept = entry("kept.txt").file_id().expect("id");
-        let wrong = ctx_fs::FileId {
-            ino: kept.ino + 1,
-            ..kept
-        };
-        assert!(matches!(
-            ws.open_listed("kept.txt", wrong),
-            Err(ctx_fs::SandboxError::Changed { .. })
-        ));
-        assert!(ws.open_listed("kept.txt", kept).is_ok());
-    }
+/// A workspace `ws/` (beside `outside/`, which holds a secret) with the files the two tests
+/// below change under a listing, and the listing (with or without a `stat` of each file);
+/// `None` when `openat2` was asked for and this kernel has none.
+struct ListedTree {
+    tmp: tempfile::TempDir,
+    root: std::path::PathBuf,
+    ws: Workspace,
+    entries: Vec<ctx_fs::WalkEntry>,
 }
 
-/// A walk that took no `stat` (as `search` walks): each file is opened once, by the type its
-/// directory entry gave, and the descriptor must be a regular file. A FIFO, a directory, a
-/// hard link or a symlink out put there after the listing is refused; another regular file
-/// (an editor's save by rename) is read.
-#[test]
-fn files_listed_by_type_alone_are_opened_once_and_checked() {
-    for resolver in resolvers() {
+impl ListedTree {
+    fn new(resolver: Resolver, metadata: bool) -> Option<Self> {
         let tmp = tempfile::tempdir().expect("tempdir");
         let root = tmp.path().join("ws");
         let outside = tmp.path().join("outside");
@@ -398,65 +299,160 @@ fn files_listed_by_type_alone_are_opened_once_and_checked() {
         if resolver == Resolver::Openat2
             && matches!(ws.resolve("kept.txt"), Err(ctx_fs::SandboxError::Io { .. }))
         {
-            continue;
+            return None;
         }
         let options = ctx_fs::WalkOptions {
-            metadata: false,
+            metadata,
             ..ctx_fs::WalkOptions::default()
         };
         let entries = ctx_fs::walk(ws.root(), &options).expect("walk");
-        let entry = |rel: &str| {
-            entries
-                .iter()
-                .find(|e| e.rel == rel)
-                .unwrap_or_else(|| panic!("{rel} listed"))
-                .clone()
-        };
-        assert!(entries.iter().all(|e| e.file_id().is_none()), "not stamped");
-        let reader = ctx_fs::WalkReader::new(&ws, ws.root()).expect("reader");
-        assert_eq!(
-            reader.read_entry(&entry("kept.txt")).expect("read"),
-            b"inside kept.txt\n"
-        );
-        let listed = entry("replaced.txt");
-        std::fs::write(root.join("new.tmp"), "written after the listing\n").expect("write");
-        std::fs::rename(root.join("new.tmp"), root.join("replaced.txt")).expect("rename");
-        assert_eq!(
-            reader.read_entry(&listed).expect("another regular file"),
-            b"written after the listing\n"
-        );
-        // A FIFO: refused, without blocking (no writer ever comes).
-        let err = open_with_a_fifo_swapped_in(&reader, &entry("fifo.txt"), &root.join("fifo.txt"));
-        assert!(
-            matches!(err, ctx_fs::SandboxError::SpecialFile { .. }),
-            "{resolver:?}: {err}"
-        );
-        // A directory.
-        let listed = entry("dir.txt");
-        std::fs::remove_file(root.join("dir.txt")).expect("rm");
-        std::fs::create_dir(root.join("dir.txt")).expect("mkdir");
-        let err = reader.open_entry(&listed).expect_err("a directory");
-        assert!(
-            matches!(err, ctx_fs::SandboxError::SpecialFile { .. }),
-            "{resolver:?}: {err}"
-        );
-        // A second link.
-        std::fs::hard_link(root.join("linked.txt"), tmp.path().join("elsewhere")).expect("link");
+        Some(Self {
+            tmp,
+            root,
+            ws,
+            entries,
+        })
+    }
+
+    fn entry(&self, rel: &str) -> ctx_fs::WalkEntry {
+        self.entries
+            .iter()
+            .find(|e| e.rel == rel)
+            .unwrap_or_else(|| panic!("{rel} listed"))
+            .clone()
+    }
+
+    /// `rel` replaced by another file (another inode, as an editor's save by rename does).
+    fn replace(&self, rel: &str, text: &str) {
+        std::fs::write(self.root.join("new.tmp"), text).expect("write");
+        std::fs::rename(self.root.join("new.tmp"), self.root.join(rel)).expect("rename");
+    }
+
+    /// A second link to `linked.txt`, then `sub` swapped for a symlink that leads out: both
+    /// listed files are refused (the hard-link rule, the escape).
+    fn assert_links_are_refused(&self, reader: &ctx_fs::WalkReader<'_>, resolver: Resolver) {
+        std::fs::hard_link(
+            self.root.join("linked.txt"),
+            self.tmp.path().join("elsewhere"),
+        )
+        .expect("link");
         let err = reader
-            .open_entry(&entry("linked.txt"))
+            .open_entry(&self.entry("linked.txt"))
             .expect_err("hard link");
         assert!(
             matches!(err, ctx_fs::SandboxError::HardLink { .. }),
             "{resolver:?}: {err}"
         );
-        // A directory on the way swapped for a symlink that leads out.
-        let listed = entry("sub/x.txt");
-        std::fs::rename(root.join("sub"), root.join("sub.old")).expect("rename");
-        std::os::unix::fs::symlink("../outside", root.join("sub")).expect("symlink");
+        let listed = self.entry("sub/x.txt");
+        std::fs::rename(self.root.join("sub"), self.root.join("sub.old")).expect("rename");
+        std::os::unix::fs::symlink("../outside", self.root.join("sub")).expect("symlink");
         let err = reader.open_entry(&listed).expect_err("symlink out");
         assert!(
             matches!(err, ctx_fs::SandboxError::SymlinkEscapes { .. }),
             "{resolver:?}: {err}"
         );
+    }
+}
+
+/// A tree listed by the walker, then changed under the listing: each file a walk listed is
+/// opened once ([`ctx_fs::WalkReader::open_entry`]) and must still be what was listed.
+#[test]
+fn listed_files_replaced_after_the_walk_are_refused() {
+    for resolver in resolvers() {
+        let Some(tree) = ListedTree::new(resolver, true) else {
+            continue;
+        };
+        let ws = &tree.ws;
+        assert!(
+            tree.entries.iter().all(|e| e.file_id().is_some()),
+            "stamped"
+        );
+        let reader = ctx_fs::WalkReader::new(ws, ws.root()).expect("reader");
+
+        // Unchanged: read, with one open.
+        assert_eq!(
+            reader.read_entry(&tree.entry("kept.txt")).expect("read"),
+            b"inside kept.txt\n"
+        );
+
+        // Replaced by another file: refused.
+        let listed = tree.entry("replaced.txt");
+        tree.replace("replaced.txt", "written after the listing\n");
+        let err = reader.open_entry(&listed).expect_err("replaced");
+        assert!(
+            matches!(err, ctx_fs::SandboxError::Changed { .. }),
+            "{resolver:?}: {err}"
+        );
+
+        // Replaced by a FIFO: refused, and the open does not block (no writer ever comes).
+        let fifo = tree.root.join("fifo.txt");
+        let err = open_with_a_fifo_swapped_in(&reader, &tree.entry("fifo.txt"), &fifo);
+        assert!(
+            matches!(
+                err,
+                ctx_fs::SandboxError::Changed { .. } | ctx_fs::SandboxError::SpecialFile { .. }
+            ),
+            "{resolver:?}: {err}"
+        );
+
+        tree.assert_links_are_refused(&reader, resolver);
+
+        // An identity that is not the file's is refused by `open_listed` itself.
+        let kept = tree.entry("kept.txt").file_id().expect("id");
+        let wrong = ctx_fs::FileId {
+            ino: kept.ino + 1,
+            ..kept
+        };
+        assert!(matches!(
+            ws.open_listed("kept.txt", wrong),
+            Err(ctx_fs::SandboxError::Changed { .. })
+        ));
+        assert!(ws.open_listed("kept.txt", kept).is_ok());
+    }
+}
+
+/// A walk that took no `stat` (as `search` walks): each file is opened once, by the type its
+/// directory entry gave, and the descriptor must be a regular file. A FIFO, a directory, a
+/// hard link or a symlink out put there after the listing is refused; another regular file
+/// (an editor's save by rename) is read.
+#[test]
+fn files_listed_by_type_alone_are_opened_once_and_checked() {
+    for resolver in resolvers() {
+        let Some(tree) = ListedTree::new(resolver, false) else {
+            continue;
+        };
+        let ws = &tree.ws;
+        assert!(
+            tree.entries.iter().all(|e| e.file_id().is_none()),
+            "not stamped"
+        );
+        let reader = ctx_fs::WalkReader::new(ws, ws.root()).expect("reader");
+        assert_eq!(
+            reader.read_entry(&tree.entry("kept.txt")).expect("read"),
+            b"inside kept.txt\n"
+        );
+        let listed = tree.entry("replaced.txt");
+        tree.replace("replaced.txt", "written after the listing\n");
+        assert_eq!(
+            reader.read_entry(&listed).expect("another regular file"),
+            b"written after the listing\n"
+        );
+        // A FIFO: refused, without blocking (no writer ever comes).
+        let fifo = tree.root.join("fifo.txt");
+        let err = open_with_a_fifo_swapped_in(&reader, &tree.entry("fifo.txt"), &fifo);
+        assert!(
+            matches!(err, ctx_fs::SandboxError::SpecialFile { .. }),
+            "{resolver:?}: {err}"
+        );
+        // A directory.
+        let listed = tree.entry("dir.txt");
+        std::fs::remove_file(tree.root.join("dir.txt")).expect("rm");
+        std::fs::create_dir(tree.root.join("dir.txt")).expect("mkdir");
+        let err = reader.open_entry(&listed).expect_err("a directory");
+        assert!(
+            matches!(err, ctx_fs::SandboxError::SpecialFile { .. }),
+            "{resolver:?}: {err}"
+        );
+        tree.assert_links_are_refused(&reader, resolver);
     }
 }

@@ -695,9 +695,8 @@ const BINARY_PROBE: usize = 8192;
 /// without the rest being read.
 const FIRST_READ: usize = 64 * 1024;
 
-/// [`read_text`], with the stamp of the file read. A file a walk listed (`listed`) is opened
-/// once and must still be the inode listed.
-/// `rel` opened for reading, a regular file within `max_bytes` (as its descriptor reports).
+/// `rel` opened for reading, a regular file within `max_bytes` (as its descriptor reports). A
+/// file a walk listed (`listed`) is opened once and must still be the inode listed.
 fn open_sized(
     sandbox: &Workspace,
     rel: &str,
@@ -740,6 +739,7 @@ fn read_file_bytes(
     Ok(bytes)
 }
 
+/// [`read_text`], with the stamp of the file read.
 fn read_file_text(
     sandbox: &Workspace,
     rel: &str,

@@ -14,7 +14,7 @@ use crate::summary_cache::inode_column;
 ///
 /// Rows are derived data: a row only lets a render skip work, never changes what it writes.
 /// A render still reads every file it includes and checks its bytes hash to `raw_hash`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RenderFileRow {
     /// The absolute path.
     pub path: String,

@@ -313,11 +313,7 @@ fn cached_unit(
     unit: &Unit,
 ) -> Option<(Ready, u64)> {
     if !row.skip.is_empty()
-        || row.size != stamp.size
-        || row.mtime_ns != stamp.mtime_ns
-        || row.inode != stamp.inode
-        // A file past the size limit is left out as too large (which its stamp alone tells).
-        || stamp.size > policy.max_file_bytes
+        || !stamp_holds(row, stamp, policy.max_file_bytes)
         || row.rules != rules
         || row.tokenizer != policy.tokenizer.name()
     {
@@ -342,19 +338,27 @@ fn cached_unit(
     ))
 }
 
-/// A file the render cache says its bytes leave out: the stamp as listed is the one
-/// remembered with the verdict, and the file is within the size limit (a file past it is left
-/// out as too large, which its stamp alone tells).
+/// Whether `row` speaks for the file listed with `stamp`: the stamp remembered is the stamp
+/// listed, and the file is within the size limit (a file past it is left out as too large,
+/// which its stamp alone tells, whatever the row says).
+fn stamp_holds(row: &RenderFileRow, stamp: FileStamp, max_file_bytes: u64) -> bool {
+    row.size == stamp.size
+        && row.mtime_ns == stamp.mtime_ns
+        && row.inode == stamp.inode
+        && stamp.size <= max_file_bytes
+}
+
+/// A file the render cache says its bytes leave out, and why.
 fn cached_skip(row: &RenderFileRow, stamp: FileStamp, max_file_bytes: u64) -> Option<Skip> {
-    if row.skip.is_empty()
-        || row.size != stamp.size
-        || row.mtime_ns != stamp.mtime_ns
-        || row.inode != stamp.inode
-        || stamp.size > max_file_bytes
-    {
+    if row.skip.is_empty() || !stamp_holds(row, stamp, max_file_bytes) {
         return None;
     }
     decode_skip(&row.skip)
+}
+
+/// A skipped unit's reason and detail, as the report gives them.
+fn skip_reason(skip: &Skip) -> (String, String) {
+    (skip.code().to_owned(), skip.to_string())
 }
 
 /// A verdict of a file's bytes as the render cache keeps it (`binary`, `not_utf8 OFFSET`);
@@ -1051,6 +1055,13 @@ fn stream_job_retaining(
             }
             None => (None, None),
         };
+        let rules = cache.map(|cache| cache.rules.as_str());
+        let stage = Stage {
+            policy,
+            redactor,
+            tokenizer_needed: &tokenizer_needed,
+            count: count_in_stage,
+        };
         let read = (|| -> Result<(), CtxError> {
             // Each chunk's units, with their cache paths and rows (when there is a cache).
             for looked_up in &looked_up {
@@ -1058,13 +1069,6 @@ fn stream_job_retaining(
                 let size = chunk.len() as u64;
                 // One parallel stage: each row is checked and decoded, and each unit the cache
                 // does not vouch for is read, redacted and keyed.
-                let rules = cache.map(|cache| cache.rules.as_str());
-                let stage = Stage {
-                    policy,
-                    redactor,
-                    tokenizer_needed: &tokenizer_needed,
-                    count: count_in_stage,
-                };
                 let mut chunk: Vec<(Prepared, Counted, Option<Learned>)> = chunk
                     .into_par_iter()
                     .enumerate()
@@ -1148,7 +1152,7 @@ fn stream_job_retaining(
                                     block_key: ready.block_key.to_string(),
                                     tokenizer: policy.tokenizer.name().to_owned(),
                                     tokens,
-                                    skip: String::new(),
+                                    ..RenderFileRow::default()
                                 })
                             }
                             // Left out by its bytes: only the stamp and the verdict count.
@@ -1157,14 +1161,8 @@ fn stream_job_retaining(
                                 size: stamp.size,
                                 mtime_ns: stamp.mtime_ns,
                                 inode: stamp.inode,
-                                raw_hash: String::new(),
-                                rules: String::new(),
-                                content_hash: String::new(),
-                                findings: String::new(),
-                                block_key: String::new(),
-                                tokenizer: String::new(),
-                                tokens: 0,
                                 skip,
+                                ..RenderFileRow::default()
                             }),
                             _ => None,
                         };
@@ -1502,7 +1500,7 @@ impl Stage<'_> {
                 let prepared = Prepared {
                     source,
                     planned,
-                    body: Err((skip.code().to_owned(), skip.to_string())),
+                    body: Err(skip_reason(&skip)),
                 };
                 return (prepared, Counted::No, None);
             }
@@ -1538,7 +1536,7 @@ impl Stage<'_> {
                     from_cache: false,
                 })
             }
-            Err(skip) => Err((skip.code().to_owned(), skip.to_string())),
+            Err(skip) => Err(skip_reason(&skip)),
         };
         let prepared = Prepared {
             source,
