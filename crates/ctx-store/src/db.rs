@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use crate::StoreError;
 use crate::metadata::{Metadata, ObjectReference};
 use crate::packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
-use crate::render_cache::RenderFileRow;
+use crate::render_cache::{RenderFileRow, RenderPayloadRow};
 use crate::runs::RunRow;
 use crate::summary_cache::{FileStampRow, StampedKey, SummaryKey};
 
@@ -217,6 +217,21 @@ pub const MIGRATIONS: &[Migration] = &[
         -- and the offset): a warm render then leaves it out by its stamp without opening it.
         -- Empty for a file whose text was read.
         ALTER TABLE render_files ADD COLUMN skip TEXT NOT NULL DEFAULT '';
+    ",
+    },
+    Migration {
+        version: 11,
+        sql: "
+        -- The hash and length of a payload by its layout (a hash of its head, its blocks'
+        -- keys and its tail, which decide its bytes): a render whose files all check out
+        -- against their hashes writes those bytes again without hashing them. The newest
+        -- rows are kept (`seq`). Derived data: deleting rows only costs work.
+        CREATE TABLE render_payloads (
+            layout       TEXT PRIMARY KEY NOT NULL,
+            payload_hash TEXT NOT NULL,
+            bytes        INTEGER NOT NULL,
+            seq          INTEGER NOT NULL
+        ) STRICT, WITHOUT ROWID;
     ",
     },
 ];
@@ -778,6 +793,9 @@ impl Metadata for SqliteMetadata {
         render_files(paths: &[&str]) -> Result<Vec<Option<RenderFileRow>>, StoreError>;
         remember_render_files(rows: &[RenderFileRow]) -> Result<(), StoreError>;
         forget_render_files(paths: &[&str]) -> Result<(), StoreError>;
+        render_payload(layout: &str) -> Result<Option<RenderPayloadRow>, StoreError>;
+        remember_render_payload(row: &RenderPayloadRow) -> Result<(), StoreError>;
+        forget_render_payload(layout: &str) -> Result<(), StoreError>;
         object_references() -> Result<Vec<ObjectReference>, StoreError>;
         restore_artifact(record: &ArtifactRecord) -> Result<(), StoreError>;
         ref_namespaces() -> Result<Vec<String>, StoreError>;

@@ -54,7 +54,7 @@ pub use objects::{LocalObjects, ObjectEntry, Objects, StagedObject};
 pub use packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
 #[cfg(feature = "shared")]
 pub use postgres::{PG_MIGRATIONS, PostgresMetadata};
-pub use render_cache::RenderFileRow;
+pub use render_cache::{RENDER_PAYLOADS_KEPT, RenderFileRow, RenderPayloadRow};
 pub use runs::RunRow;
 #[cfg(feature = "shared")]
 pub use s3::{MULTIPART_THRESHOLD, S3Objects};

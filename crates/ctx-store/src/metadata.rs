@@ -10,7 +10,7 @@ use std::time::Duration;
 use ctx_core::{ContentHash, TokenizerKind};
 
 use crate::packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
-use crate::render_cache::RenderFileRow;
+use crate::render_cache::{RenderFileRow, RenderPayloadRow};
 use crate::runs::RunRow;
 use crate::summary_cache::{FileStampRow, StampedKey, SummaryKey};
 use crate::{RefEntry, StoreError};
@@ -206,6 +206,16 @@ pub trait Metadata: Send + Sync {
 
     /// Forgets the render-cache rows of `paths`.
     fn forget_render_files(&self, paths: &[&str]) -> Result<(), StoreError>;
+
+    /// The payload remembered for a layout, if any.
+    fn render_payload(&self, layout: &str) -> Result<Option<RenderPayloadRow>, StoreError>;
+
+    /// Remembers a payload's hash and length by its layout (replacing any row for it); only
+    /// the newest [`crate::RENDER_PAYLOADS_KEPT`] rows are kept.
+    fn remember_render_payload(&self, row: &RenderPayloadRow) -> Result<(), StoreError>;
+
+    /// Forgets the payload remembered for `layout`.
+    fn forget_render_payload(&self, layout: &str) -> Result<(), StoreError>;
 
     // --- copying a store --------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ use r2d2_postgres::PostgresConnectionManager;
 
 use crate::metadata::{Metadata, ObjectReference};
 use crate::packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
-use crate::render_cache::RenderFileRow;
+use crate::render_cache::{RENDER_PAYLOADS_KEPT, RenderFileRow, RenderPayloadRow};
 use crate::runs::RunRow;
 use crate::summary_cache::{FileStampRow, StampedKey, SummaryKey, inode_column};
 use crate::{OBJECT_REFERENCES, RefEntry, StoreError};
@@ -143,6 +143,16 @@ pub const PG_MIGRATIONS: &[&str] = &[
     "
     -- state.db's version 10: why a render left a file out, when its bytes decided it.
     ALTER TABLE render_files ADD COLUMN skip TEXT NOT NULL DEFAULT '';
+",
+    "
+    -- state.db's version 11: payload hashes by layout (derived data, see `render_payloads`
+    -- there).
+    CREATE TABLE render_payloads (
+        layout       TEXT PRIMARY KEY NOT NULL,
+        payload_hash TEXT NOT NULL,
+        bytes        BIGINT NOT NULL,
+        seq          BIGINT NOT NULL
+    );
 ",
 ];
 
@@ -1161,6 +1171,43 @@ impl Metadata for PostgresMetadata {
             return Ok(());
         }
         self.execute("DELETE FROM render_files WHERE path = ANY($1)", &[&paths])
+            .map(drop)
+    }
+
+    fn render_payload(&self, layout: &str) -> Result<Option<RenderPayloadRow>, StoreError> {
+        let rows = self.query(
+            "SELECT payload_hash, bytes FROM render_payloads WHERE layout = $1",
+            &[&layout],
+        )?;
+        Ok(rows.first().map(|r| RenderPayloadRow {
+            layout: layout.to_owned(),
+            payload_hash: r.get(0),
+            bytes: to_u64(r.get(1)),
+        }))
+    }
+
+    fn remember_render_payload(&self, row: &RenderPayloadRow) -> Result<(), StoreError> {
+        let bytes = to_i64(row.bytes);
+        let kept = i64::try_from(RENDER_PAYLOADS_KEPT).unwrap_or(i64::MAX);
+        self.in_transaction(|tx| {
+            tx.execute(
+                "INSERT INTO render_payloads (layout, payload_hash, bytes, seq)
+                 SELECT $1, $2, $3, COALESCE(MAX(seq), 0) + 1 FROM render_payloads
+                 ON CONFLICT (layout) DO UPDATE SET payload_hash = excluded.payload_hash,
+                     bytes = excluded.bytes, seq = excluded.seq",
+                &[&row.layout, &row.payload_hash, &bytes],
+            )?;
+            tx.execute(
+                "DELETE FROM render_payloads
+                 WHERE seq <= (SELECT MAX(seq) FROM render_payloads) - $1",
+                &[&kept],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn forget_render_payload(&self, layout: &str) -> Result<(), StoreError> {
+        self.execute("DELETE FROM render_payloads WHERE layout = $1", &[&layout])
             .map(drop)
     }
 

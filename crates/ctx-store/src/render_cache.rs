@@ -38,6 +38,22 @@ pub struct RenderFileRow {
     pub skip: String,
 }
 
+/// A payload's hash and length by its layout: a hash of everything its bytes are a function
+/// of (its head, its blocks' token-cache keys in order, its tail). A render whose blocks are
+/// all made from texts that hash to what their keys say writes the bytes of a layout it has
+/// written before, and takes their hash from here instead of hashing them again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RenderPayloadRow {
+    pub layout: String,
+    /// The payload's hash (`sha256:…`).
+    pub payload_hash: String,
+    /// The payload's length in bytes.
+    pub bytes: u64,
+}
+
+/// How many payload rows a store keeps: the newest, by when they were first remembered.
+pub const RENDER_PAYLOADS_KEPT: usize = 256;
+
 /// Rows a render-cache scan reads past without answering a path before it looks the next
 /// path up afresh.
 const SCAN_ROWS: usize = 8;
@@ -186,5 +202,63 @@ impl SqliteMetadata {
             tx.commit()
         };
         run().map_err(|e| self.err(e))
+    }
+
+    /// The payload remembered for `layout`, if any.
+    pub fn render_payload(&self, layout: &str) -> Result<Option<RenderPayloadRow>, StoreError> {
+        let run = || -> rusqlite::Result<Option<RenderPayloadRow>> {
+            let conn = self.connection();
+            let mut stmt = conn.prepare_cached(
+                "SELECT payload_hash, bytes FROM render_payloads WHERE layout = ?1",
+            )?;
+            let mut rows = stmt.query([layout])?;
+            let Some(row) = rows.next()? else {
+                return Ok(None);
+            };
+            Ok(Some(RenderPayloadRow {
+                layout: layout.to_owned(),
+                payload_hash: row.get(0)?,
+                bytes: u64::try_from(row.get::<_, i64>(1)?).unwrap_or(u64::MAX),
+            }))
+        };
+        run().map_err(|e| self.err(e))
+    }
+
+    /// Remembers a payload by its layout (replacing any row for it), keeping only the newest
+    /// [`RENDER_PAYLOADS_KEPT`] rows; nothing on a read-only store.
+    pub fn remember_render_payload(&self, row: &RenderPayloadRow) -> Result<(), StoreError> {
+        let Ok(bytes) = i64::try_from(row.bytes) else {
+            return Ok(());
+        };
+        if self.is_read_only() {
+            return Ok(());
+        }
+        let run = || -> rusqlite::Result<()> {
+            let conn = self.connection();
+            let tx = conn.unchecked_transaction()?;
+            tx.execute(
+                "INSERT OR REPLACE INTO render_payloads (layout, payload_hash, bytes, seq)
+                 SELECT ?1, ?2, ?3, COALESCE(MAX(seq), 0) + 1 FROM render_payloads",
+                params![row.layout, row.payload_hash, bytes],
+            )?;
+            tx.execute(
+                "DELETE FROM render_payloads
+                 WHERE seq <= (SELECT MAX(seq) FROM render_payloads) - ?1",
+                [i64::try_from(RENDER_PAYLOADS_KEPT).unwrap_or(i64::MAX)],
+            )?;
+            tx.commit()
+        };
+        run().map_err(|e| self.err(e))
+    }
+
+    /// Forgets the payload remembered for `layout`; nothing on a read-only store.
+    pub fn forget_render_payload(&self, layout: &str) -> Result<(), StoreError> {
+        if self.is_read_only() {
+            return Ok(());
+        }
+        let conn = self.connection();
+        conn.execute("DELETE FROM render_payloads WHERE layout = ?1", [layout])
+            .map(drop)
+            .map_err(|e| self.err(e))
     }
 }

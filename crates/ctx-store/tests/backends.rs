@@ -19,8 +19,9 @@ use std::time::{Duration, SystemTime};
 
 use ctx_core::{ContentHash, TokenizerKind};
 use ctx_store::{
-    Backends, FileStampRow, GcOptions, NewArtifact, Problem, RenderFileRow, RunRow, S3Settings,
-    SnapshotItemRecord, SnapshotRecord, Store, StoreError, SummaryKey,
+    Backends, FileStampRow, GcOptions, NewArtifact, Problem, RENDER_PAYLOADS_KEPT, RenderFileRow,
+    RenderPayloadRow, RunRow, S3Settings, SnapshotItemRecord, SnapshotRecord, Store, StoreError,
+    SummaryKey,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,6 +186,7 @@ contract!(
     summaries_and_file_stamps_round_trip,
     render_files_round_trip,
     render_files_answer_any_mix_of_paths,
+    render_payloads_keep_the_newest,
     objects_round_trip_and_reads_are_hash_checked,
     an_uncommitted_stage_is_invisible,
     large_objects_round_trip,
@@ -614,6 +616,41 @@ fn render_files_answer_any_mix_of_paths(cx: &Cx) {
     let every: Vec<&str> = rows.iter().map(|row| row.path.as_str()).collect();
     let all = db.render_files(&every).expect("get all");
     assert_eq!(all, rows.iter().cloned().map(Some).collect::<Vec<_>>());
+}
+
+/// Payload rows by layout: replaced by layout, the newest kept, forgotten on request.
+fn render_payloads_keep_the_newest(cx: &Cx) {
+    let store = cx.host();
+    let db = store.db();
+    let row = |i: usize, bytes: u64| RenderPayloadRow {
+        layout: format!("sha256:{i:064x}"),
+        payload_hash: ContentHash::of(i.to_string().as_bytes()).to_string(),
+        bytes,
+    };
+    assert_eq!(db.render_payload(&row(0, 0).layout).expect("get"), None);
+    db.remember_render_payload(&row(0, 1)).expect("remember");
+    db.remember_render_payload(&row(0, 7)).expect("replace");
+    assert_eq!(
+        db.render_payload(&row(0, 0).layout).expect("get"),
+        Some(row(0, 7))
+    );
+    for i in 1..=RENDER_PAYLOADS_KEPT {
+        db.remember_render_payload(&row(i, i as u64))
+            .expect("remember");
+    }
+    assert_eq!(
+        db.render_payload(&row(0, 0).layout).expect("get"),
+        None,
+        "the oldest went"
+    );
+    for i in [1, RENDER_PAYLOADS_KEPT] {
+        assert_eq!(
+            db.render_payload(&row(i, 0).layout).expect("get"),
+            Some(row(i, i as u64))
+        );
+    }
+    db.forget_render_payload(&row(1, 0).layout).expect("forget");
+    assert_eq!(db.render_payload(&row(1, 0).layout).expect("get"), None);
 }
 
 fn summaries_and_file_stamps_round_trip(cx: &Cx) {

@@ -8,12 +8,12 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use ctx::CtxError;
-use ctx::core::TokenizerKind;
 use ctx::core::redact::Redactor;
+use ctx::core::{ContentHash, TokenizerKind};
 use ctx::packs::{self, PackContext, PackSettings, Render, RenderRequest};
 use ctx::sources::AddOptions;
 use ctx::sources::sensitive::SensitivePaths;
-use ctx::store::Store;
+use ctx::store::{RENDER_PAYLOADS_KEPT, RenderPayloadRow, Store};
 
 /// Unix seconds far past any file written by a test: every stamp is old enough to trust.
 fn settled() -> i64 {
@@ -205,6 +205,135 @@ fn a_warm_render_of_many_chunks_writes_the_same_bytes_from_the_cache() {
         report
     };
     assert_eq!(report(&warm), report(&cold));
+}
+
+/// The payload rows the store remembers, as (layout, hash, bytes).
+fn payload_rows(root: &Path) -> Vec<(String, String, u64)> {
+    let db = rusqlite::Connection::open(root.join(".ctx").join(ctx::store::DATABASE_FILE))
+        .expect("open state.db");
+    let mut stmt = db
+        .prepare("SELECT layout, payload_hash, bytes FROM render_payloads ORDER BY layout")
+        .expect("select");
+    stmt.query_map([], |row| {
+        let bytes: i64 = row.get(2)?;
+        Ok((row.get(0)?, row.get(1)?, bytes.cast_unsigned()))
+    })
+    .expect("query")
+    .collect::<Result<_, _>>()
+    .expect("rows")
+}
+
+/// A render remembers its payload's hash by its layout (head, block keys, tail); a render of
+/// the same layout takes the hash from there instead of hashing the bytes again, and any
+/// change to a file is a new layout, hashed afresh.
+#[test]
+fn a_layout_written_before_gives_the_payload_hash_without_hashing_again() {
+    let (_dir, root) = tree();
+    let store = setup(&root);
+    let ctx = context(&store, &root, &settled);
+    let cold = render(&ctx).expect("cold render");
+    let hash = ContentHash::of(cold.payload.as_bytes());
+    assert_eq!(cold.report.payload_hash, hash);
+    let rows = payload_rows(&root);
+    let [(layout, remembered_hash, bytes)] = &rows[..] else {
+        panic!("one layout remembered: {rows:?}");
+    };
+    assert_eq!(
+        (remembered_hash.as_str(), *bytes),
+        (hash.to_string().as_str(), cold.payload.len() as u64)
+    );
+
+    // The same layout again: the hash comes from the row (a forged one shows it does).
+    let forged = ContentHash::of(b"forged");
+    store
+        .db()
+        .remember_render_payload(&RenderPayloadRow {
+            layout: layout.clone(),
+            payload_hash: forged.to_string(),
+            bytes: *bytes,
+        })
+        .expect("forge");
+    let warm = render(&ctx).expect("warm render");
+    assert_eq!(warm.payload, cold.payload);
+    assert_eq!(warm.report.payload_hash, forged, "taken from the row");
+
+    // A changed file is a new layout: hashed, and remembered beside the old one.
+    std::fs::write(
+        root.join("src/a.py"),
+        "def a():
+    return 2
+",
+    )
+    .expect("edit");
+    let edited = render(&ctx).expect("edited render");
+    assert_ne!(edited.payload, cold.payload);
+    assert_eq!(
+        edited.report.payload_hash,
+        ContentHash::of(edited.payload.as_bytes())
+    );
+    assert_eq!(payload_rows(&root).len(), 2);
+
+    // A row whose length disagrees with the bytes written is damage: the render fails, the
+    // row is forgotten, and the next render hashes again.
+    let rows = payload_rows(&root);
+    let current = rows
+        .iter()
+        .find(|(_, hash, _)| *hash == edited.report.payload_hash.to_string())
+        .expect("the edited layout's row");
+    store
+        .db()
+        .remember_render_payload(&RenderPayloadRow {
+            layout: current.0.clone(),
+            payload_hash: current.1.clone(),
+            bytes: current.2 + 1,
+        })
+        .expect("forge");
+    let err = render(&ctx).expect_err("a damaged row");
+    assert_eq!(ctx::kind_of(&err), Some(ctx::ErrorKind::Damaged), "{err}");
+    let again = render(&ctx).expect("hashed again");
+    assert_eq!(
+        again.report.payload_hash,
+        ContentHash::of(again.payload.as_bytes())
+    );
+}
+
+/// Only the newest rows are kept.
+#[test]
+fn the_store_keeps_the_newest_payload_rows() {
+    let (_dir, root) = tree();
+    let store = setup(&root);
+    let row = |i: usize| RenderPayloadRow {
+        layout: format!("layout {i}"),
+        payload_hash: ContentHash::of(i.to_string().as_bytes()).to_string(),
+        bytes: i as u64,
+    };
+    for i in 0..RENDER_PAYLOADS_KEPT + 5 {
+        store
+            .db()
+            .remember_render_payload(&row(i))
+            .expect("remember");
+    }
+    let rows = payload_rows(&root);
+    assert_eq!(rows.len(), RENDER_PAYLOADS_KEPT);
+    for i in 0..5 {
+        assert_eq!(
+            store.db().render_payload(&row(i).layout).expect("lookup"),
+            None
+        );
+    }
+    let newest = row(RENDER_PAYLOADS_KEPT + 4);
+    assert_eq!(
+        store.db().render_payload(&newest.layout).expect("lookup"),
+        Some(newest.clone())
+    );
+    store
+        .db()
+        .forget_render_payload(&newest.layout)
+        .expect("forget");
+    assert_eq!(
+        store.db().render_payload(&newest.layout).expect("lookup"),
+        None
+    );
 }
 
 #[test]

@@ -21,7 +21,7 @@ use ctx_core::redact::RedactionFinding;
 use ctx_core::redact::Redactor;
 use ctx_core::{ContentHash, ContentHasher, NoProgress, Progress, TokenizerKind, canonical};
 use ctx_sources::{ExpandOptions, FileStamp, PlannedUnit, Skip, SourceSpec, Unit, UnitKind, plan};
-use ctx_store::{Metadata, RenderFileRow, SnapshotItemRecord, SnapshotRecord};
+use ctx_store::{Metadata, RenderFileRow, RenderPayloadRow, SnapshotItemRecord, SnapshotRecord};
 use rayon::prelude::*;
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
@@ -580,6 +580,30 @@ fn block_identity(policy: &RenderPolicy, unit: &Unit, content_hash: &ContentHash
         hasher.update(&(field.len() as u64).to_le_bytes());
         hasher.update(field.as_bytes());
     }
+    hasher.finish()
+}
+
+/// A payload's layout: a hash of everything its bytes are a function of, its head, its
+/// blocks' keys (each covers its block's header, layout and text) in order, and its tail,
+/// under this version of ctx (which writes them).
+fn payload_layout<'a>(
+    head: &str,
+    blocks: impl Iterator<Item = &'a ContentHash>,
+    tail: &str,
+) -> ContentHash {
+    let mut hasher = ContentHasher::new();
+    for field in ["ctx-payload-layout-v1", env!("CARGO_PKG_VERSION"), head] {
+        hasher.update(&(field.len() as u64).to_le_bytes());
+        hasher.update(field.as_bytes());
+    }
+    let mut count = 0u64;
+    for key in blocks {
+        hasher.update(key.to_text().as_str().as_bytes());
+        count += 1;
+    }
+    hasher.update(&count.to_le_bytes());
+    hasher.update(&(tail.len() as u64).to_le_bytes());
+    hasher.update(tail.as_bytes());
     hasher.finish()
 }
 
@@ -1252,14 +1276,35 @@ fn stream_job_retaining(
     let chunks = byte_chunks(&kept, |i| {
         prepared[i].body.as_ref().map_or(0, |ready| ready.bytes)
     });
+    // A payload's bytes are a function of its layout: a layout written before has its hash
+    // remembered, and every block is made from a text checked against its hash as it is
+    // written, so the bytes need not be hashed again.
+    let layout = job.db.map(|_| {
+        payload_layout(
+            &head,
+            kept.iter().map(|&i| match &prepared[i].body {
+                Ok(ready) => &ready.block_key,
+                Err(_) => unreachable!("kept units are ready"),
+            }),
+            &tail,
+        )
+    });
+    let known = match (job.db, &layout) {
+        (Some(db), Some(layout)) => db
+            .render_payload(layout.to_text().as_str())?
+            .and_then(|row| Some((row.payload_hash.parse::<ContentHash>().ok()?, row.bytes))),
+        _ => None,
+    };
     // Three stages, a chunk apart: blocks are made (files read, checked and redacted) in
-    // parallel; one thread adds them to the payload's hash; this one writes them.
+    // parallel; one thread adds them to the payload's hash (unless it is known); this one
+    // writes them.
     let mut hasher = std::mem::replace(&mut sink.hasher, ContentHasher::new());
     sink.hasher = std::thread::scope(|scope| -> Result<ContentHasher, CtxError> {
         let (to_writer, from_maker) = std::sync::mpsc::sync_channel(1);
         let chunks = &chunks;
         let (to_hasher, from_maker_hashed) =
             std::sync::mpsc::sync_channel::<Arc<Vec<KeptBlock>>>(1);
+        let to_hasher = known.is_none().then_some(to_hasher);
         let prepared = &prepared;
         scope.spawn(move || {
             for &chunk in chunks {
@@ -1272,7 +1317,9 @@ fn stream_job_retaining(
                 let sent = match blocks {
                     Ok(blocks) => {
                         let blocks = Arc::new(blocks);
-                        to_hasher.send(Arc::clone(&blocks)).is_ok()
+                        to_hasher
+                            .as_ref()
+                            .is_none_or(|to_hasher| to_hasher.send(Arc::clone(&blocks)).is_ok())
                             && to_writer.send(Ok(blocks)).is_ok()
                     }
                     Err(failed) => {
@@ -1285,13 +1332,15 @@ fn stream_job_retaining(
                 }
             }
         });
-        let hashing = scope.spawn(move || {
-            for blocks in from_maker_hashed {
-                for part in blocks.iter().flat_map(KeptBlock::parts) {
-                    hasher.update(part);
+        let hashing = known.is_none().then(|| {
+            scope.spawn(move || {
+                for blocks in from_maker_hashed {
+                    for part in blocks.iter().flat_map(KeptBlock::parts) {
+                        hasher.update(part);
+                    }
                 }
-            }
-            hasher
+                hasher
+            })
         });
         for (&chunk, blocks) in chunks.iter().zip(from_maker) {
             let blocks = blocks.map_err(|failed| {
@@ -1316,7 +1365,9 @@ fn stream_job_retaining(
             }
             progress.advance(chunk.len() as u64);
         }
-        Ok(hashing.join().expect("the hashing thread does not panic"))
+        Ok(hashing.map_or_else(ContentHasher::new, |hashing| {
+            hashing.join().expect("the hashing thread does not panic")
+        }))
     })?;
     sink.write(&tail)?;
     if !tail.is_empty() {
@@ -1329,6 +1380,30 @@ fn stream_job_retaining(
         .flush()
         .map_err(|source| CtxError::WritePayload { source })?;
     debug_assert_eq!(pieces.iter().map(|p| p.bytes).sum::<usize>(), sink.bytes);
+    let payload_hash = match (job.db, layout, known) {
+        (Some(db), Some(layout), Some((hash, bytes))) => {
+            if bytes != sink.bytes as u64 {
+                // Only a damaged store could say so: forget it, so the next render hashes.
+                let _ = db.forget_render_payload(layout.to_text().as_str());
+                return Err(CtxError::Corrupt(format!(
+                    "the render cache remembered a payload of {bytes} bytes for this layout, \
+                     but {} were written; it is forgotten: render again",
+                    sink.bytes
+                )));
+            }
+            hash
+        }
+        (Some(db), Some(layout), None) => {
+            let hash = sink.hasher.finish();
+            db.remember_render_payload(&RenderPayloadRow {
+                layout: layout.to_string(),
+                payload_hash: hash.to_string(),
+                bytes: sink.bytes as u64,
+            })?;
+            hash
+        }
+        _ => sink.hasher.finish(),
+    };
     tracing::debug!(bytes = sink.bytes, elapsed = ?started.elapsed(), "render: written (pass two)");
 
     let mut included = Vec::new();
@@ -1436,7 +1511,7 @@ fn stream_job_retaining(
             )
             .collect(),
         render_hash,
-        payload_hash: sink.hasher.finish(),
+        payload_hash,
         payload_bytes: sink.bytes as u64,
         tokens_cached: counter.cached,
         tokens_counted: counter.counted,
