@@ -50,6 +50,13 @@ impl<'a> WalkReader<'a> {
 
     /// The path of `path` (a walk entry's path) relative to the workspace root.
     fn relative(&self, path: &Path) -> Result<String, SandboxError> {
+        if let Some(inner) = crate::walk::plain_rest(&self.walk_root, path) {
+            return Ok(if self.base == "." {
+                inner.to_owned()
+            } else {
+                format!("{}/{inner}", self.base)
+            });
+        }
         let inner =
             path.strip_prefix(&self.walk_root)
                 .map_err(|_| SandboxError::AbsoluteOutside {

@@ -555,6 +555,15 @@ fn map_errno(errno: Errno, shown: &str) -> SandboxError {
 
 /// Checks `path` lexically and returns it relative to `root` (see
 /// [`Workspace::relative_path`]).
+/// Whether `path` is relative and made of plain names only (none empty, `.` or `..`): then
+/// it is its own normal form, `/`-separated, as [`normalize`] would give it.
+pub(crate) fn is_plain_relative(path: &str) -> bool {
+    !path.is_empty()
+        && path
+            .split('/')
+            .all(|name| !name.is_empty() && name != "." && name != "..")
+}
+
 fn normalize(root: &Path, path: &str) -> Result<String, SandboxError> {
     if path.contains('\0') {
         return Err(SandboxError::Nul {
@@ -563,6 +572,10 @@ fn normalize(root: &Path, path: &str) -> Result<String, SandboxError> {
     }
     if path.is_empty() {
         return Err(SandboxError::Empty);
+    }
+    // Already normal (as every path a walk lists is): itself.
+    if is_plain_relative(path) {
+        return Ok(path.to_owned());
     }
     let as_path = Path::new(path);
     let inside = if as_path.is_absolute() {
@@ -631,6 +644,11 @@ mod tests {
     fn normalize_keeps_paths_inside_and_refuses_climbing() {
         let root = Path::new("/ws/root");
         let ok = |p: &str| normalize(root, p).expect(p);
+        assert_eq!(ok("a"), "a");
+        assert_eq!(ok("a/b.c/.d/..e"), "a/b.c/.d/..e");
+        assert_eq!(ok("a/./b"), "a/b");
+        assert_eq!(ok("a/b/"), "a/b");
+        assert_eq!(ok("./a"), "a");
         assert_eq!(ok("a/b"), "a/b");
         assert_eq!(ok("./a//b/"), "a/b");
         assert_eq!(ok("a/../b"), "b");
