@@ -555,35 +555,72 @@ fn resolve_include(path: &str, statement: &str, layout: &ProjectLayout) -> Optio
 /// Imports, importers and tests of `source` among `summaries` (every source file of the
 /// repository). Co-change is added by the caller (it needs git).
 pub fn related(source: &str, summaries: &[FileSummary], layout: &ProjectLayout) -> Related {
-    let imports = summaries
-        .iter()
-        .find(|f| f.path == source)
-        .map(|f| resolve_imports(f, layout))
-        .unwrap_or_default();
-    let source_dir = split_dir(source).0;
-    let source_is_go = Language::from_path(std::path::Path::new(source)) == Some(Language::Go);
-    let mut imported_by = Vec::new();
+    let mut found = RelatedFinder::new(source, layout);
     for file in summaries {
-        if file.path == source {
-            continue;
+        found.add(file);
+    }
+    found.finish()
+}
+
+/// [`related`] over summaries handed in one at a time (as a streamed summary run makes them),
+/// keeping what each tells of `source` and nothing else: memory is bounded by the answer, not
+/// by the tree.
+pub struct RelatedFinder<'a> {
+    source: &'a str,
+    layout: &'a ProjectLayout,
+    source_dir: &'a str,
+    source_is_go: bool,
+    /// The source's own imports, once its summary was added.
+    imports: Option<Vec<RelatedFile>>,
+    imported_by: Vec<RelatedFile>,
+}
+
+impl<'a> RelatedFinder<'a> {
+    pub fn new(source: &'a str, layout: &'a ProjectLayout) -> Self {
+        Self {
+            source,
+            layout,
+            source_dir: split_dir(source).0,
+            source_is_go: Language::from_path(std::path::Path::new(source)) == Some(Language::Go),
+            imports: None,
+            imported_by: Vec::new(),
         }
-        if let Some(hit) = resolve_imports(file, layout).into_iter().find(|r| {
+    }
+
+    /// Adds a file's summary: the source's gives its imports (the first one added counts), any
+    /// other file that imports the source is an importer.
+    pub fn add(&mut self, file: &FileSummary) {
+        if file.path == self.source {
+            if self.imports.is_none() {
+                self.imports = Some(resolve_imports(file, self.layout));
+            }
+            return;
+        }
+        let (source, dir) = (self.source, self.source_dir);
+        if let Some(hit) = resolve_imports(file, self.layout).into_iter().find(|r| {
             r.path == source
-                || (source_is_go
-                    && (r.path == source_dir || (r.path == "." && source_dir.is_empty())))
+                || (self.source_is_go && (r.path == dir || (r.path == "." && dir.is_empty())))
         }) {
-            imported_by.push(RelatedFile {
+            self.imported_by.push(RelatedFile {
                 path: file.path.clone(),
                 reason: hit.reason,
             });
         }
     }
-    Related {
-        source: source.to_owned(),
-        imports,
-        imported_by,
-        co_changed: Vec::new(),
-        test_files: test_files(source, layout),
+
+    /// Whether the source's own summary was added.
+    pub fn has_source(&self) -> bool {
+        self.imports.is_some()
+    }
+
+    pub fn finish(self) -> Related {
+        Related {
+            source: self.source.to_owned(),
+            imports: self.imports.unwrap_or_default(),
+            imported_by: self.imported_by,
+            co_changed: Vec::new(),
+            test_files: test_files(self.source, self.layout),
+        }
     }
 }
 

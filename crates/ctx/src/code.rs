@@ -733,16 +733,25 @@ pub fn related(
     let entries = ctx_fs::walk(&root, &WalkOptions::default())?;
     let cache = cx.cache();
     let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);
-    let mut run = ctx_code::summarize_files(&entries, opts, cache_ref)?;
-    if !run.files.iter().any(|f| f.path == rel) {
+    let files: BTreeSet<String> = entries.iter().map(|e| e.rel.clone()).collect();
+    // Manifests (go.mod, Cargo.toml) are read through the sandbox, like every listed file.
+    let layout = ProjectLayout::new(files, |p| {
+        String::from_utf8(reader.read(&root.join(p)).ok()?).ok()
+    });
+    // Each summary is looked at as it is made and let go: only what it tells of the file
+    // is kept (the whole tree's summaries were 480 MB of the registry's sources).
+    let mut finder = ctx_code::related::RelatedFinder::new(&rel, &layout);
+    ctx_code::summarize_files_each(&entries, opts, cache_ref, &mut |summary| {
+        finder.add(&summary);
+        Ok(())
+    })?;
+    if !finder.has_source() {
         // The file may be ignored or hidden; it still gets its own imports resolved.
         if let Ok(summary) = ctx_code::summarize_file(&full, &rel, opts, cache_ref) {
-            run.files.push(summary);
+            finder.add(&summary);
         }
     }
-    let files: BTreeSet<String> = entries.iter().map(|e| e.rel.clone()).collect();
-    let layout = ProjectLayout::new(files, |p| std::fs::read_to_string(root.join(p)).ok());
-    let mut related = ctx_code::related::related(&rel, &run.files, &layout);
+    let mut related = finder.finish();
     for list in [
         &mut related.imports,
         &mut related.imported_by,
