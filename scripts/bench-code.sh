@@ -12,7 +12,10 @@
 # Every tool writes its output to a file (ripgrep stops at the first match when its output is
 # /dev/null). Each time is the median of RUNS runs (default 3), timed to the microsecond,
 # under GNU time, which gives the peak memory (the largest of the runs). The load (`uptime`) is printed: other work
-# on the cores skews the figures.
+# on the cores skews the figures. The short pairs (search against ripgrep, the warm pack
+# against `cat`: tens of milliseconds on a small tree, where a median of three moves by a
+# tenth) run alternately, one of each in turn, at least SHORT_RUNS times (default 15): a
+# burst of other work then weighs on both sides alike.
 #
 # Usage: scripts/bench-code.sh [CORPUS...]
 #   Corpora default to the sdists (from PyPI, committed into git repos under $BENCH, default
@@ -30,6 +33,8 @@ here="$(cd "$(dirname "$0")/.." && pwd)"
 bench="${BENCH:-${CARGO_TARGET_DIR:-$here/target}/bench}"
 ctx="${CTX:-${CARGO_TARGET_DIR:-$here/target}/profiling/ctx}"
 runs="${RUNS:-3}"
+short_runs="${SHORT_RUNS:-15}"
+(( short_runs < runs )) && short_runs=$runs
 peer_runs="${PEER_RUNS:-$runs}"
 skip=" ${SKIP:-} "
 for tool in ctags rg python3 git /usr/bin/time; do
@@ -84,7 +89,7 @@ results="$work/results.tsv"
 measure() {
   local label=$1 outfile=$2 prepare=$3; shift 4
   local times=() peaks=()
-  local n=$runs
+  local n=${MEASURE_RUNS:-$runs}
   case "$label" in code2prompt|repomix|yek) n=$peer_runs ;; esac
   for _ in $(seq "$n"); do
     bash -c "$prepare"
@@ -104,10 +109,14 @@ measure() {
 report() { # corpus name
   python3 - "$results" "$1" <<'PY'
 import statistics, sys
-rows = {}
+runs = {}
 for line in open(sys.argv[1]):
+    # A label measured in turns has a line per turn.
     label, times, peaks = line.rstrip("\n").split("\t")
-    rows[label] = (statistics.median(float(t) for t in times.split()), max(int(k) for k in peaks.split()) // 1024)
+    seen = runs.setdefault(label, ([], []))
+    seen[0].extend(float(t) for t in times.split())
+    seen[1].extend(int(k) for k in peaks.split())
+rows = {label: (statistics.median(times), max(peaks) // 1024) for label, (times, peaks) in runs.items()}
 def ratio(a, b):
     return f"{rows[a][0] / rows[b][0]:.2f}x {b}" if a in rows and b in rows and rows[b][0] > 0 else ""
 against = {
@@ -166,23 +175,29 @@ for f in json.load(open(sys.argv[1]))["files"]:
     else
       literal="${LITERAL:-unsafe fn}"; regex="${REGEX:-fn [a-z_]+_mut\(}"
     fi
-    echo "search: literal '$literal', regex '$regex'"
-    measure "rg literal" "$work/rg.txt" "" -- "${rg_base[@]}" -F "$literal" .
-    measure "ctx search literal" "$work/ctx-search.txt" "" -- "$ctx" search "$literal" .
-    measure "rg regex" "$work/rg.txt" "" -- "${rg_base[@]}" "$regex" .
-    measure "ctx search regex" "$work/ctx-search.txt" "" -- "$ctx" search --regex "$regex" .
+    echo "search: literal '$literal', regex '$regex' ($short_runs runs each, in turns)"
+    for _ in $(seq "$short_runs"); do
+      MEASURE_RUNS=1 measure "rg literal" "$work/rg.txt" "" -- "${rg_base[@]}" -F "$literal" .
+      MEASURE_RUNS=1 measure "ctx search literal" "$work/ctx-search.txt" "" -- "$ctx" search "$literal" .
+    done
+    for _ in $(seq "$short_runs"); do
+      MEASURE_RUNS=1 measure "rg regex" "$work/rg.txt" "" -- "${rg_base[@]}" "$regex" .
+      MEASURE_RUNS=1 measure "ctx search regex" "$work/ctx-search.txt" "" -- "$ctx" search --regex "$regex" .
+    done
   fi
   if [[ $skip != *" packs "* ]]; then
     # A fresh project store before each cold render: its token cache starts empty.
     fresh="rm -rf '$dir/.ctx' && '$ctx' -C '$dir' -q init >/dev/null && '$ctx' -C '$dir' -q pack create all --budget 1000000000 --tokenizer cl100k_base >/dev/null && '$ctx' -C '$dir' -q pack add all 'glob:**/*' >/dev/null 2>&1"
     measure "ctx pack cold" "$work/pack.out" "$fresh" -- "$ctx" -C "$dir" pack render all -o "$work/ctx-pack.md"
-    measure "ctx pack warm" "$work/pack.out" "" -- "$ctx" -C "$dir" pack render all -o "$work/ctx-pack.md"
-    echo "ctx payload: $(du -h "$work/ctx-pack.md" | cut -f1)"
-    rm -f "$work/ctx-pack.md"
-    # The files ctx's walk lists, read once: the floor of any packer.
+    # The files ctx's walk lists, read once: the floor of any packer; in turns with the warm
+    # render.
     "${rg_base[@]}" --files -0 . >"$work/list"
-    measure "cat floor" "$work/cat.out" "" -- sh -c "xargs -0 cat <'$work/list' >'$work/cat.txt'"
-    rm -f "$work/cat.txt"
+    for _ in $(seq "$short_runs"); do
+      MEASURE_RUNS=1 measure "ctx pack warm" "$work/pack.out" "" -- "$ctx" -C "$dir" pack render all -o "$work/ctx-pack.md"
+      MEASURE_RUNS=1 measure "cat floor" "$work/cat.out" "" -- sh -c "xargs -0 cat <'$work/list' >'$work/cat.txt'"
+    done
+    echo "ctx payload: $(du -h "$work/ctx-pack.md" | cut -f1)"
+    rm -f "$work/ctx-pack.md" "$work/cat.txt"
     if [[ -n "$C2P" ]]; then
       measure "code2prompt" "$work/c2p.out" "" -- "$C2P" "$dir" --output-file "$work/c2p.md" --encoding cl100k --token-format raw --quiet
       rm -f "$work/c2p.md"
