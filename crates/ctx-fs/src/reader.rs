@@ -10,6 +10,7 @@
 //! ([`WalkReader::open_entry`], [`Workspace::open_listed`]): the walk's stat stands for the
 //! sandbox's `O_PATH` probe, and the opened file must be the inode the walk listed.
 
+use std::borrow::Cow;
 use std::fs::{File, Metadata};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -50,20 +51,17 @@ impl<'a> WalkReader<'a> {
 
     /// The path of `path` (a walk entry's path) relative to the workspace root.
     fn relative(&self, path: &Path) -> Result<String, SandboxError> {
-        if let Some(inner) = crate::walk::plain_rest(&self.walk_root, path) {
-            return Ok(if self.base == "." {
-                inner.to_owned()
-            } else {
-                format!("{}/{inner}", self.base)
-            });
-        }
-        let inner =
-            path.strip_prefix(&self.walk_root)
+        // A walk's own paths by their bytes; anything else component by component.
+        let inner = match crate::walk::plain_rest(&self.walk_root, path) {
+            Some(inner) => Cow::Borrowed(inner),
+            None => path
+                .strip_prefix(&self.walk_root)
                 .map_err(|_| SandboxError::AbsoluteOutside {
                     path: path.to_string_lossy().into_owned(),
                     root: self.walk_root.clone(),
-                })?;
-        let inner = inner.to_string_lossy();
+                })?
+                .to_string_lossy(),
+        };
         Ok(match (self.base.as_str(), inner.as_ref()) {
             (base, "") => base.to_owned(),
             (".", inner) => inner.to_owned(),

@@ -553,8 +553,6 @@ fn map_errno(errno: Errno, shown: &str) -> SandboxError {
     }
 }
 
-/// Checks `path` lexically and returns it relative to `root` (see
-/// [`Workspace::relative_path`]).
 /// Whether `path` is relative and made of plain names only (none empty, `.` or `..`): then
 /// it is its own normal form, `/`-separated, as [`normalize`] would give it.
 pub(crate) fn is_plain_relative(path: &str) -> bool {
@@ -572,6 +570,8 @@ pub(crate) fn is_plain_relative(path: &str) -> bool {
     true
 }
 
+/// Checks `path` lexically and returns it relative to `root` (see
+/// [`Workspace::relative_path`]).
 fn normalize(root: &Path, path: &str) -> Result<String, SandboxError> {
     if path.contains('\0') {
         return Err(SandboxError::Nul {

@@ -1,7 +1,7 @@
 //! The render cache (`render_files`): what a render learned about a file at a stamp, so a
 //! warm render plans without reading, redacting or counting unchanged files.
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use crate::StoreError;
 use crate::db::{SqliteMetadata, read_transaction};
@@ -51,7 +51,7 @@ pub struct RenderPayloadRow {
     pub bytes: u64,
 }
 
-/// How many payload rows a store keeps: the newest, by when they were first remembered.
+/// How many payload rows a store keeps: the newest, by when they were last remembered.
 pub const RENDER_PAYLOADS_KEPT: usize = 256;
 
 /// Rows a render-cache scan reads past without answering a path before it looks the next
@@ -206,22 +206,19 @@ impl SqliteMetadata {
 
     /// The payload remembered for `layout`, if any.
     pub fn render_payload(&self, layout: &str) -> Result<Option<RenderPayloadRow>, StoreError> {
-        let run = || -> rusqlite::Result<Option<RenderPayloadRow>> {
-            let conn = self.connection();
-            let mut stmt = conn.prepare_cached(
-                "SELECT payload_hash, bytes FROM render_payloads WHERE layout = ?1",
-            )?;
-            let mut rows = stmt.query([layout])?;
-            let Some(row) = rows.next()? else {
-                return Ok(None);
-            };
-            Ok(Some(RenderPayloadRow {
-                layout: layout.to_owned(),
-                payload_hash: row.get(0)?,
-                bytes: u64::try_from(row.get::<_, i64>(1)?).unwrap_or(u64::MAX),
-            }))
-        };
-        run().map_err(|e| self.err(e))
+        self.connection()
+            .prepare_cached("SELECT payload_hash, bytes FROM render_payloads WHERE layout = ?1")
+            .and_then(|mut stmt| {
+                stmt.query_row([layout], |row| {
+                    Ok(RenderPayloadRow {
+                        layout: layout.to_owned(),
+                        payload_hash: row.get(0)?,
+                        bytes: u64::try_from(row.get::<_, i64>(1)?).unwrap_or(u64::MAX),
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| self.err(e))
     }
 
     /// Remembers a payload by its layout (replacing any row for it), keeping only the newest

@@ -577,10 +577,16 @@ fn block_identity(policy: &RenderPolicy, unit: &Unit, content_hash: &ContentHash
         unit.lang,
         hash.as_str(),
     ] {
-        hasher.update(&(field.len() as u64).to_le_bytes());
-        hasher.update(field.as_bytes());
+        hash_field(&mut hasher, field);
     }
     hasher.finish()
+}
+
+/// Feeds `field` to `hasher` after its length, so that no two lists of fields feed the same
+/// bytes.
+fn hash_field(hasher: &mut ContentHasher, field: &str) {
+    hasher.update(&(field.len() as u64).to_le_bytes());
+    hasher.update(field.as_bytes());
 }
 
 /// A payload's layout: a hash of everything its bytes are a function of, its head, its
@@ -593,8 +599,7 @@ fn payload_layout<'a>(
 ) -> ContentHash {
     let mut hasher = ContentHasher::new();
     for field in ["ctx-payload-layout-v1", env!("CARGO_PKG_VERSION"), head] {
-        hasher.update(&(field.len() as u64).to_le_bytes());
-        hasher.update(field.as_bytes());
+        hash_field(&mut hasher, field);
     }
     let mut count = 0u64;
     for key in blocks {
@@ -602,8 +607,7 @@ fn payload_layout<'a>(
         count += 1;
     }
     hasher.update(&count.to_le_bytes());
-    hasher.update(&(tail.len() as u64).to_le_bytes());
-    hasher.update(tail.as_bytes());
+    hash_field(&mut hasher, tail);
     hasher.finish()
 }
 
@@ -1279,21 +1283,18 @@ fn stream_job_retaining(
     // A payload's bytes are a function of its layout: a layout written before has its hash
     // remembered, and every block is made from a text checked against its hash as it is
     // written, so the bytes need not be hashed again.
-    let layout = job.db.map(|_| {
-        payload_layout(
-            &head,
-            kept.iter().map(|&i| match &prepared[i].body {
-                Ok(ready) => &ready.block_key,
-                Err(_) => unreachable!("kept units are ready"),
-            }),
-            &tail,
-        )
+    let memo = job.db.map(|db| {
+        let blocks = kept.iter().map(|&i| {
+            let ready = prepared[i].body.as_ref().expect("kept units are ready");
+            &ready.block_key
+        });
+        (db, payload_layout(&head, blocks, &tail))
     });
-    let known = match (job.db, &layout) {
-        (Some(db), Some(layout)) => db
+    let known = match &memo {
+        Some((db, layout)) => db
             .render_payload(layout.to_text().as_str())?
             .and_then(|row| Some((row.payload_hash.parse::<ContentHash>().ok()?, row.bytes))),
-        _ => None,
+        None => None,
     };
     // Three stages, a chunk apart: blocks are made (files read, checked and redacted) in
     // parallel; one thread adds them to the payload's hash (unless it is known); this one
@@ -1380,8 +1381,8 @@ fn stream_job_retaining(
         .flush()
         .map_err(|source| CtxError::WritePayload { source })?;
     debug_assert_eq!(pieces.iter().map(|p| p.bytes).sum::<usize>(), sink.bytes);
-    let payload_hash = match (job.db, layout, known) {
-        (Some(db), Some(layout), Some((hash, bytes))) => {
+    let payload_hash = match (memo, known) {
+        (Some((db, layout)), Some((hash, bytes))) => {
             if bytes != sink.bytes as u64 {
                 // Only a damaged store could say so: forget it, so the next render hashes.
                 let _ = db.forget_render_payload(layout.to_text().as_str());
@@ -1393,7 +1394,7 @@ fn stream_job_retaining(
             }
             hash
         }
-        (Some(db), Some(layout), None) => {
+        (Some((db, layout)), None) => {
             let hash = sink.hasher.finish();
             db.remember_render_payload(&RenderPayloadRow {
                 layout: layout.to_string(),
@@ -1402,7 +1403,7 @@ fn stream_job_retaining(
             })?;
             hash
         }
-        _ => sink.hasher.finish(),
+        (None, _) => sink.hasher.finish(),
     };
     tracing::debug!(bytes = sink.bytes, elapsed = ?started.elapsed(), "render: written (pass two)");
 
@@ -1562,24 +1563,17 @@ impl Stage<'_> {
         hit: Option<Hit>,
     ) -> (Prepared, Counted, Option<Learned>) {
         let policy = self.policy;
-        match hit {
-            Some(Hit::Ready(ready, tokens)) => {
-                let prepared = Prepared {
-                    source,
-                    planned,
-                    body: Ok(ready),
-                };
-                return (prepared, Counted::Cached(tokens), None);
-            }
-            Some(Hit::Skipped(skip)) => {
-                let prepared = Prepared {
-                    source,
-                    planned,
-                    body: Err(skip_reason(&skip)),
-                };
-                return (prepared, Counted::No, None);
-            }
-            None => {}
+        if let Some(hit) = hit {
+            let (body, counted) = match hit {
+                Hit::Ready(ready, tokens) => (Ok(ready), Counted::Cached(tokens)),
+                Hit::Skipped(skip) => (Err(skip_reason(&skip)), Counted::No),
+            };
+            let prepared = Prepared {
+                source,
+                planned,
+                body,
+            };
+            return (prepared, counted, None);
         }
         let mut stamp = None;
         let mut verdict = None;
