@@ -97,8 +97,11 @@ impl Store {
     }
 
     fn init_embedded(dir: &Path) -> Result<(Self, bool), StoreError> {
-        let existed = dir.join(DATABASE_FILE).is_file();
         create_dir_all(dir)?;
+        // Two processes may make the same store at once (two hooks on a new machine): the
+        // database is made under a lock, and an open that finds it still empty waits for it.
+        let _lock = init_lock(dir, true)?;
+        let existed = dir.join(DATABASE_FILE).is_file();
         for sub in ["objects/sha256", "tmp", "indexes"] {
             create_dir_all(&dir.join(sub))?;
         }
@@ -121,7 +124,13 @@ impl Store {
 
     fn open_embedded(dir: &Path) -> Result<Self, StoreError> {
         let db_path = dir.join(DATABASE_FILE);
-        match fs::metadata(&db_path) {
+        let mut meta = fs::metadata(&db_path);
+        if meta.as_ref().is_ok_and(|m| m.is_file() && m.len() == 0) {
+            // Maybe being made by `init` in another process: once its lock is free, look again.
+            drop(init_lock(dir, false)?);
+            meta = fs::metadata(&db_path);
+        }
+        match meta {
             Ok(meta) if meta.is_file() && meta.len() == 0 => {
                 return Err(StoreError::EmptyDatabase { path: db_path });
             }
@@ -210,6 +219,33 @@ pub(crate) fn create_dir_all(dir: &Path) -> Result<(), StoreError> {
         source,
     })
 }
+
+/// The lock `init` holds while it makes a store's database (exclusive), and an open waits on
+/// (shared) when it finds the database empty. `None` where it cannot be made (a read-only
+/// store: nothing can be initialised there either).
+fn init_lock(dir: &Path, exclusive: bool) -> Result<Option<fs::File>, StoreError> {
+    let path = dir.join(INIT_LOCK_FILE);
+    let file = match fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+    {
+        Ok(file) => file,
+        Err(_) if !exclusive => return Ok(None),
+        Err(source) => return Err(StoreError::Io { path, source }),
+    };
+    let locked = if exclusive {
+        file.lock()
+    } else {
+        file.lock_shared()
+    };
+    locked.map_err(|source| StoreError::Io { path, source })?;
+    Ok(Some(file))
+}
+
+/// The file [`init_lock`] locks, in the store directory.
+const INIT_LOCK_FILE: &str = "init.lock";
 
 fn write_gitignore(dir: &Path) -> Result<(), StoreError> {
     let ignore = dir.join(".gitignore");

@@ -192,3 +192,34 @@ fn two_processes_write_the_same_object() {
         "no temp files left"
     );
 }
+
+/// Two hooks on a new machine make the global store at once: every maker and every opener
+/// gets a working store, none finds a half-made (empty) database.
+#[test]
+fn stores_made_and_opened_at_once_all_work() {
+    for round in 0..5 {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let dir = tmp.path().join(format!("store{round}"));
+        let barrier = std::sync::Barrier::new(8);
+        std::thread::scope(|scope| {
+            for i in 0..8 {
+                let (dir, barrier) = (&dir, &barrier);
+                scope.spawn(move || {
+                    barrier.wait();
+                    // Half make it, half open it once its database file shows up (as the
+                    // CLI does: it opens a store whose state.db exists).
+                    let store = if i % 2 == 0 {
+                        Store::init(dir).expect("init").0
+                    } else {
+                        let db = dir.join(ctx_store::DATABASE_FILE);
+                        while !db.exists() {
+                            std::thread::yield_now();
+                        }
+                        Store::open(dir).expect("an open while another makes it")
+                    };
+                    store.db().list_packs().expect("a working database");
+                });
+            }
+        });
+    }
+}
