@@ -5,8 +5,9 @@ internal. Each front end maps it its own way, and this suite triggers each kind 
 
 - the CLI: exit 2 for the request's faults (user input, not found, conflict, damaged), 74 for
   an I/O failure;
-- MCP (stdio and `ctx serve`'s /mcp, through the official client): an `isError` result whose
-  `structuredContent.error.kind` names the kind;
+- MCP (stdio and `ctx serve`'s /mcp, through the official client): an `isError` result with
+  ctx's message as its text, no `structuredContent` (a client validating it against the
+  tool's output schema would replace the message), and the kind in `_meta["ctx/error"]`;
 - the HTTP `/tool` endpoint: 4xx for the request's faults, with `kind` in the body (the file
   engine is read-only: it has no conflict, damage or store I/O to report);
 - the Python module: one exception class per kind.
@@ -152,8 +153,9 @@ async def kind_of_failure(session: ClientSession, tool: str, arguments: dict) ->
     result = await session.call_tool(tool, arguments)
     text = "".join(getattr(c, "text", "") for c in result.content)
     assert result.is_error, f"{tool} {arguments} should fail: {text[:300]}"
-    error = (result.structured_content or {}).get("error", {})
-    assert error.get("message") == text, result.structured_content
+    assert result.structured_content is None, result.structured_content
+    error = (result.meta or {}).get("ctx/error", {})
+    assert error.get("message") == text, result.meta
     return error.get("kind")
 
 

@@ -279,12 +279,16 @@ async def test_every_read_only_tool(repo: Repo, transport: str) -> None:
     async with session(repo, transport) as s:
         await s.list_tools()
         answers = {}
+        texts = {}
         for name, args in calls.items():
             # call_tool validates structuredContent against the tool's outputSchema.
-            answers[name] = structured(await s.call_tool(name, args))
+            result = await s.call_tool(name, args)
+            answers[name] = structured(result)
+            texts[name] = "".join(getattr(c, "text", "") for c in result.content)
         assert [p["name"] for p in answers["ctx_packs_list"]["packs"]] == ["code", "docs"]
         assert answers["ctx_packs_get"]["artifacts"][0]["uri"] == "file:README.md"
-        assert "# Demo" in answers["ctx_packs_preview"]["payload"]
+        # A payload is the answer's text, not repeated in structuredContent.
+        assert "# Demo" in texts["ctx_packs_preview"] and "payload" not in answers["ctx_packs_preview"]
         assert answers["ctx_packs_render"]["snapshot_id"].startswith("sha256:")
         assert answers["ctx_status"]["branch"] == "main"
         assert any(e["path"] == "src/lib.rs" for e in answers["ctx_map"]["entries"])
@@ -292,11 +296,12 @@ async def test_every_read_only_tool(repo: Repo, transport: str) -> None:
         assert answers["ctx_search"]["total"] >= 2
         assert answers["ctx_related"]["imports"][0]["path"] == "src/lib.rs"
         assert answers["ctx_diff_context"]["files"][0]["path"] == "src/lib.rs"
-        assert answers["fs_read"]["results"][0]["result"]["content"].startswith("//! The library.")
+        assert "//! The library." in texts["fs_read"]
+        assert "content" not in answers["fs_read"]["results"][0]["result"]
         selected = answers["ctx_select"]
         assert selected["documents"][0]["id"] == "src/lib.rs"
         assert {sig["name"] for sig in selected["documents"][0]["why"]["signals"]} >= {"filename_mentioned"}
-        assert selected["payload"].startswith("## src/lib.rs\n")
+        assert texts["ctx_select"].startswith("## src/lib.rs\n") and "payload" not in selected
         assert selected["selection"]["tokens_used"] <= 2000
         inspected = answers["ctx_index_inspect"]
         assert inspected["valid"] is True and inspected.get("fix") is None  # absent, not null

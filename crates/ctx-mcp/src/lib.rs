@@ -32,7 +32,7 @@ pub mod workspace;
 
 pub use config::{CORE_TOOLS, CallRecorder, McpConfig, RecordedCall, ToolSet, system_clock};
 pub use error::{McpError, ToolError};
-pub use server::CtxServer;
+pub use server::{CtxServer, ERROR_META_KEY};
 pub use tools::MAX_ARGUMENT_BYTES;
 pub use transport::{
     CtxHttpService, HostPolicy, HostRejection, HttpOptions, MAX_MESSAGE_BYTES, block_on, router,

@@ -21,14 +21,10 @@ use crate::error::McpError;
 use crate::server::CtxServer;
 
 /// A tool result as the bytes a run records: the structured answer as pretty JSON (plus a
-/// newline), else the text blocks joined by newlines; and whether it is an error.
+/// newline) and, after it, the text blocks joined by newlines (what the model read, which
+/// alone carries a payload); an error's text alone; and whether it is an error.
 pub fn recorded_output(result: &CallToolResult) -> (Vec<u8>, bool) {
     let is_error = result.is_error.unwrap_or(false);
-    if !is_error && let Some(value) = &result.structured_content {
-        let mut bytes = serde_json::to_vec_pretty(value).expect("JSON values serialize");
-        bytes.push(b'\n');
-        return (bytes, false);
-    }
     let texts: Vec<&str> = result
         .content
         .iter()
@@ -37,6 +33,12 @@ pub fn recorded_output(result: &CallToolResult) -> (Vec<u8>, bool) {
     let mut text = texts.join("\n");
     if !text.ends_with('\n') {
         text.push('\n');
+    }
+    if !is_error && let Some(value) = &result.structured_content {
+        let mut bytes = serde_json::to_vec_pretty(value).expect("JSON values serialize");
+        bytes.push(b'\n');
+        bytes.extend_from_slice(text.as_bytes());
+        return (bytes, false);
     }
     (text.into_bytes(), is_error)
 }

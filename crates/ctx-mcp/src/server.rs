@@ -326,16 +326,25 @@ impl CtxServer {
 /// Calls at least this long are logged (to a client that set a log level).
 const LONG_CALL: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// A failed call: the message for the agent, and in `structuredContent` the same message with
-/// its kind (`user_input`, `not_found`, `conflict`, `damaged`, `io`, `internal`) for programs.
+/// A failed call: the message for the agent as text, and its kind (`user_input`,
+/// `not_found`, `conflict`, `damaged`, `io`, `internal`) for programs in `_meta` under
+/// [`ERROR_META_KEY`]. No `structuredContent`: it would have to match the tool's output
+/// schema, and clients that validate it (the TypeScript SDK does, even on errors) would
+/// replace ctx's message with their own complaint about the shape.
 fn error_result(err: &ToolError) -> CallToolResult {
     let message = err.to_string();
     let mut result = CallToolResult::error(vec![ContentBlock::text(message.clone())]);
-    result.structured_content = Some(serde_json::json!({
-        "error": {"kind": err.kind().as_str(), "message": message},
-    }));
+    let mut meta = JsonObject::new();
+    meta.insert(
+        ERROR_META_KEY.to_owned(),
+        serde_json::json!({"kind": err.kind().as_str(), "message": message}),
+    );
+    result.meta = Some(rmcp::model::MetaObject(meta));
     result
 }
+
+/// Where a failed call's kind and message are, in the result's `_meta`.
+pub const ERROR_META_KEY: &str = "ctx/error";
 
 /// What the server tells the agent at the start of a session: one line per kind of tool it
 /// offers, then how answers, paths and errors work.

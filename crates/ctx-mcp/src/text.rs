@@ -36,8 +36,12 @@ fn scalar(value: &Value) -> String {
 /// Keys every paged answer has; the page's text says how to continue instead.
 const PAGING_KEYS: [&str; 2] = ["next_cursor", "page"];
 
+/// Items of a list of plain values an outline shows.
+const OUTLINE_LIST: usize = 12;
+
 /// Any answer as an outline: `key: value` lines, lists as `- ` items (objects on one line as
-/// `k: v; k: v`), nested objects indented.
+/// `k: v; k: v`), nested objects indented; a list of more than [`OUTLINE_LIST`] plain values
+/// shows its start and its length.
 pub fn outline(value: &Value) -> String {
     let mut out = String::new();
     if let Value::Object(map) = value {
@@ -61,8 +65,20 @@ fn outline_object(map: &Map<String, Value>, indent: usize, out: &mut String) {
                 let _ = writeln!(out, "{pad}{key}: none");
             }
             Value::Array(list) if list.iter().all(|v| !v.is_object() && !v.is_array()) => {
-                let joined: Vec<String> = list.iter().map(scalar).collect();
-                let _ = writeln!(out, "{pad}{key}: {}", joined.join(", "));
+                let joined: Vec<String> = list.iter().take(OUTLINE_LIST).map(scalar).collect();
+                let more = list.len().saturating_sub(OUTLINE_LIST);
+                if more == 0 {
+                    let _ = writeln!(out, "{pad}{key}: {}", joined.join(", "));
+                } else {
+                    // A long list of names (an index's redaction rules) is in the structured
+                    // answer; the text gives its start and its length.
+                    let _ = writeln!(
+                        out,
+                        "{pad}{key}: {}, … ({} in all; the rest in structuredContent)",
+                        joined.join(", "),
+                        list.len()
+                    );
+                }
             }
             Value::Array(list) => {
                 let _ = writeln!(out, "{pad}{key}:");

@@ -210,8 +210,12 @@ async fn handshake_lists_and_calls() {
         .await;
     let contents = &snapshot["result"]["contents"][0];
     assert_eq!(
-        contents["text"], structured["payload"],
-        "the resource is the payload"
+        contents["text"], rendered["result"]["content"][0]["text"],
+        "the resource is the payload, the render's text"
+    );
+    assert!(
+        structured.get("payload").is_none(),
+        "said once, in the text"
     );
     assert_eq!(contents["mimeType"], "text/markdown");
     let missing = client

@@ -19,7 +19,7 @@ async fn select_builds_the_index_and_says_why() {
         "{message}"
     );
 
-    let answer = ok(
+    let (answer, text) = common::ok_text(
         &server,
         "ctx_select",
         json!({ "query": "where is the Parser struct in lib.rs", "budget": 4000 }),
@@ -41,14 +41,18 @@ async fn select_builds_the_index_and_says_why() {
         "details only with explain"
     );
     assert!(docs[0]["why"]["term_matches"]["parser"].as_u64() > Some(0));
-    let payload = answer["payload"].as_str().expect("payload");
+    let payload = text.as_str();
+    assert!(
+        answer.get("payload").is_none(),
+        "the payload is the text only"
+    );
     assert!(payload.starts_with("## src/lib.rs\n```rs\n"), "{payload}");
     assert!(payload.contains("pub struct Parser"), "{payload}");
     assert!(answer["selection"]["tokens_used"].as_u64() <= Some(4000));
     assert_eq!(answer["next_cursor"], Value::Null);
 
     // The second call reuses the index; the answer is the same.
-    let again = ok(
+    let (again, again_text) = common::ok_text(
         &server,
         "ctx_select",
         json!({ "query": "where is the Parser struct in lib.rs", "budget": 4000 }),
@@ -56,7 +60,7 @@ async fn select_builds_the_index_and_says_why() {
     .await;
     assert_eq!(again["index"]["up_to_date"], true);
     assert_eq!(again["documents"], answer["documents"]);
-    assert_eq!(again["payload"], answer["payload"]);
+    assert_eq!(again_text, text);
 
     let explained = ok(
         &server,
@@ -81,7 +85,7 @@ async fn select_builds_the_index_and_says_why() {
     )
     .await;
     assert_eq!(empty["documents"], json!([]));
-    assert_eq!(empty["payload"], "");
+    assert_eq!(empty.get("payload"), None);
 
     let inspect = ok(&server, "ctx_index_inspect", json!({})).await;
     assert_eq!(inspect["name"], "default");
@@ -100,7 +104,7 @@ async fn select_pages_long_answers() {
     let fx = Fixture::new();
     let server = fx.server(false);
     let args = json!({ "query": "helper parser greet demo guide", "budget": 4000 });
-    let whole = ok(&server, "ctx_select", args.clone()).await;
+    let (whole, whole_payload) = common::ok_text(&server, "ctx_select", args.clone()).await;
     assert!(whole["documents"].as_array().expect("docs").len() >= 3);
     let mut small = args.clone();
     small["max_tokens"] = json!(100);
@@ -108,10 +112,10 @@ async fn select_pages_long_answers() {
     let mut payload = String::new();
     let mut pages = 0;
     loop {
-        let page = ok(&server, "ctx_select", small.clone()).await;
+        let (page, text) = common::ok_text(&server, "ctx_select", small.clone()).await;
         pages += 1;
         documents.extend(page["documents"].as_array().expect("docs").iter().cloned());
-        payload.push_str(page["payload"].as_str().expect("payload"));
+        payload.push_str(&text);
         match page["next_cursor"].as_str() {
             Some(cursor) => small["cursor"] = json!(cursor),
             None => break,
@@ -120,7 +124,7 @@ async fn select_pages_long_answers() {
     }
     assert!(pages > 1, "a 100-token cap pages the answer");
     assert_eq!(Value::Array(documents), whole["documents"]);
-    assert_eq!(payload, whole["payload"].as_str().expect("payload"));
+    assert_eq!(payload, whole_payload);
 
     // A cursor from another query is refused.
     let mut other = json!({ "query": "greet", "max_tokens": 400 });

@@ -175,17 +175,16 @@ async fn pack_tools() {
     let preview = ok(&server, "ctx_packs_preview", json!({ "packs": ["docs"] })).await;
     assert_eq!(preview["included_count"], 2);
     assert!(preview.get("payload").is_none(), "no payload unless asked");
-    let with_payload = ok(
+    let (with_payload, text) = common::ok_text(
         &server,
         "ctx_packs_preview",
         json!({ "packs": ["docs"], "show_payload": true }),
     )
     .await;
+    assert!(text.contains("# Demo"), "{text}");
     assert!(
-        with_payload["payload"]
-            .as_str()
-            .expect("payload")
-            .contains("# Demo")
+        with_payload.get("payload").is_none(),
+        "the payload is the text only"
     );
     for (args, needle) in [
         (json!({ "packs": [] }), "at least one pack"),
@@ -197,7 +196,7 @@ async fn pack_tools() {
     }
 
     // render records a snapshot; rendering it by id returns the same bytes.
-    let rendered = ok(
+    let (rendered, rendered_text) = common::ok_text(
         &server,
         "ctx_packs_render",
         json!({ "packs": ["docs", "code"] }),
@@ -205,8 +204,9 @@ async fn pack_tools() {
     .await;
     let id = rendered["snapshot_id"].as_str().expect("id").to_owned();
     assert!(id.starts_with("sha256:"));
-    let again = ok(&server, "ctx_packs_render", json!({ "snapshot_id": id })).await;
-    assert_eq!(again["payload"], rendered["payload"]);
+    let (again, again_text) =
+        common::ok_text(&server, "ctx_packs_render", json!({ "snapshot_id": id })).await;
+    assert_eq!(again_text, rendered_text);
     assert_eq!(again["payload_hash"], rendered["payload_hash"]);
     for (args, needle) in [
         (json!({}), "name `packs`"),
@@ -371,7 +371,7 @@ async fn code_tools() {
         assert!(message.contains(needle), "{message}");
     }
 
-    let summary = ok(
+    let (summary, summary_text) = common::ok_text(
         &server,
         "ctx_summarize",
         json!({ "path": "src/lib.rs", "skeleton": true }),
@@ -390,12 +390,9 @@ async fn code_tools() {
         symbols.contains(&"Parser") && symbols.contains(&"helper"),
         "{symbols:?}"
     );
-    assert!(
-        file["skeleton"]
-            .as_str()
-            .expect("skeleton")
-            .contains("pub fn helper")
-    );
+    // The skeleton is code: in the text, not repeated in the structured answer.
+    assert!(summary_text.contains("pub fn helper"), "{summary_text}");
+    assert_eq!(file.get("skeleton"), None);
     let dir = ok(&server, "ctx_summarize", json!({ "path": "." })).await;
     assert!(dir["files"].as_array().expect("files").len() >= 3);
     for (args, needle) in [
@@ -571,18 +568,17 @@ async fn render_pages_concatenate_to_the_snapshot_bytes() {
         );
     }
     let server = fx.with_packs().await;
-    let first = ok(
+    let (first, mut payload) = common::ok_text(
         &server,
         "ctx_packs_render",
         json!({ "packs": ["code"], "max_tokens": 400 }),
     )
     .await;
     let id = first["snapshot_id"].as_str().expect("id").to_owned();
-    let mut payload = first["payload"].as_str().expect("payload").to_owned();
     let mut cursor = first["next_cursor"].as_str().map(str::to_owned);
     assert!(cursor.is_some(), "a long payload is paged");
     while let Some(c) = cursor {
-        let page = ok(
+        let (page, text) = common::ok_text(
             &server,
             "ctx_packs_render",
             json!({ "packs": ["code"], "max_tokens": 400, "cursor": c }),
@@ -593,7 +589,7 @@ async fn render_pages_concatenate_to_the_snapshot_bytes() {
             id.as_str(),
             "later pages come from the same snapshot"
         );
-        payload.push_str(page["payload"].as_str().expect("payload"));
+        payload.push_str(&text);
         cursor = page["next_cursor"].as_str().map(str::to_owned);
     }
     let store = ctx::store::Store::open(&fx.root.join(".ctx")).expect("store");
@@ -675,7 +671,7 @@ async fn a_recorder_sees_every_call() {
 async fn fs_read() {
     let fx = Fixture::new();
     let server = fx.server(false);
-    let answer = ok(
+    let (answer, text) = common::ok_text(
         &server,
         "fs_read",
         json!({ "operations": [
@@ -688,12 +684,10 @@ async fn fs_read() {
     .await;
     let results = answer["results"].as_array().expect("results");
     assert_eq!(results.len(), 4);
-    assert!(
-        results[0]["result"]["content"]
-            .as_str()
-            .expect("content")
-            .starts_with("//! The library.")
-    );
+    // The lines are the answer's text; the structured answer keeps their range.
+    assert!(text.contains("//! The library."), "{text}");
+    assert_eq!(results[0]["result"].get("content"), None);
+    assert_eq!(results[0]["result"]["end_line"], 3);
     assert_eq!(
         results[3]["ok"], false,
         "one failing operation does not fail the call"

@@ -456,8 +456,9 @@ pub struct FileItem {
     pub imports: Vec<String>,
     /// Whether the file has syntax errors (symbols may be partial).
     pub has_errors: bool,
-    /// The code with bodies elided, when asked for.
+    /// The code with bodies elided, when asked for: in the answer's text only.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
     pub skeleton: Option<String>,
 }
 
@@ -538,11 +539,13 @@ fn summarize(call: &Call<'_>) -> Result<Page, ToolError> {
         next_cursor: None,
         page: PageInfo::default(),
     };
-    call.paged(
+    // A skeleton is code: the answer's text carries it, the structured answer does not.
+    call.paged_text_only(
         &answer,
         &[Section::Items("files"), Section::Items("skipped")],
         &request,
         text::summarize,
+        &["files/*/skeleton"],
     )
 }
 

@@ -72,7 +72,7 @@ pub fn definitions() -> Vec<ToolDef> {
                         "mode": { "type": "string", "description": "The operation's mode as requested." },
                         "path": { "type": "string", "description": "The operation's path as requested." },
                         "ok": { "type": "boolean", "description": "Whether it succeeded." },
-                        "result": { "type": "object", "description": "Line: content, start_line, end_line, total_lines, truncated, next_start_line. Directory: entries, total_entries, truncated, next_offset. Search: matches, total_matches, truncated." },
+                        "result": { "type": "object", "description": "Line: start_line, end_line, total_lines, truncated, next_start_line (the lines are the answer's text). Directory: entries, total_entries, truncated, next_offset. Search: matches, total_matches, truncated." },
                         "error": {
                             "type": "object",
                             "description": "Why it failed.",
@@ -136,6 +136,12 @@ fn fs_read(call: &Call<'_>) -> Result<Page, ToolError> {
             format!("`max_tokens` must be at least {MIN_MAX_TOKENS} (got {max_tokens})"),
         ));
     }
+    if !arguments.contains_key("operations") {
+        return Err(ToolError::invalid(
+            call.tool,
+            "missing `operations`: give a list of operations, as in {\"operations\": [{\"mode\": \"Line\", \"path\": \"README.md\"}]}".to_owned(),
+        ));
+    }
     let input = FsReadInput::from_json(&Value::Object(arguments))
         .map_err(|e| ToolError::invalid(call.tool, e.to_string()))?;
     let sandbox = call.workspace.sandbox()?;
@@ -177,10 +183,17 @@ fn fs_read(call: &Call<'_>) -> Result<Page, ToolError> {
                 };
                 return Err(ToolError::failed(kind, messages.join("\n")));
             }
-            return Ok(Page {
-                structured: value,
-                text,
-            });
+            // A file's lines are the answer's text; the structured answer keeps their range
+            // and counts, not the lines again.
+            let mut structured = value;
+            if let Some(results) = structured["results"].as_array_mut() {
+                for result in results {
+                    if let Some(read) = result["result"].as_object_mut() {
+                        read.remove("content");
+                    }
+                }
+            }
+            return Ok(Page { structured, text });
         }
         // Too many tokens: shrink the byte cap in proportion, with a margin for the frame.
         let scaled = (bytes as u128 * max as u128 * 9) / (10 * tokens as u128);

@@ -60,8 +60,18 @@ pub struct Call<'a> {
 impl Call<'_> {
     /// Parses the arguments into the tool's argument type.
     pub fn parse<A: DeserializeOwned>(&self) -> Result<A, ToolError> {
-        serde_json::from_value(Value::Object(self.arguments.clone()))
-            .map_err(|e| ToolError::invalid(self.tool, e.to_string()))
+        // The argument at fault is named (`depth`: invalid type …), so the agent knows
+        // which one to change.
+        serde_path_to_error::deserialize(Value::Object(self.arguments.clone())).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let message = if path.is_empty() || path == "." {
+                inner.to_string()
+            } else {
+                format!("`{path}`: {inner}")
+            };
+            ToolError::invalid(self.tool, message)
+        })
     }
 
     /// The page a call asks for, after checking `max_tokens` and `cursor`. `pin_extra` ties
@@ -114,10 +124,41 @@ impl Call<'_> {
         render: Render,
     ) -> Result<Page, ToolError> {
         let value = serde_json::to_value(answer).expect("answers serialize");
-        paginate(value, sections, request, render).map(|page| Page {
-            text: page.text,
-            structured: crate::schema::without_nulls(page.structured),
+        paginate(value, sections, request, render).map(|page| {
+            let mut structured = crate::schema::without_nulls(page.structured);
+            // A text section (a payload) is the answer's text: it is not repeated in the
+            // structured answer, whose schema leaves it out (`#[schemars(skip)]`).
+            if let Some(object) = structured.as_object_mut() {
+                for section in sections {
+                    if let Section::Text(name) = section {
+                        object.remove(*name);
+                    }
+                }
+            }
+            Page {
+                text: page.text,
+                structured,
+            }
         })
+    }
+
+    /// [`Call::paged`], then leaves out of the structured answer the fields at `text_only`
+    /// (`/`-separated paths, `*` for every item of a list): texts the page's text already
+    /// carries, which the tool's output schema leaves out (`#[schemars(skip)]`).
+    pub fn paged_text_only(
+        &self,
+        answer: &impl Serialize,
+        sections: &[Section],
+        request: &PageRequest,
+        render: Render,
+        text_only: &[&str],
+    ) -> Result<Page, ToolError> {
+        let mut page = self.paged(answer, sections, request, render)?;
+        for path in text_only {
+            let parts: Vec<&str> = path.split('/').collect();
+            remove_at(&mut page.structured, &parts);
+        }
+        Ok(page)
     }
 
     /// Serializes an answer that is never paged, with its text.
@@ -127,6 +168,30 @@ impl Call<'_> {
         Page {
             text: render(&value),
             structured: value,
+        }
+    }
+}
+
+/// Removes the field at `path` (`*` for every item of a list) from `value`.
+fn remove_at(value: &mut Value, path: &[&str]) {
+    match path {
+        [] => {}
+        [last] => {
+            if let Some(object) = value.as_object_mut() {
+                object.remove(*last);
+            }
+        }
+        ["*", rest @ ..] => {
+            if let Some(items) = value.as_array_mut() {
+                for item in items {
+                    remove_at(item, rest);
+                }
+            }
+        }
+        [key, rest @ ..] => {
+            if let Some(inner) = value.get_mut(*key) {
+                remove_at(inner, rest);
+            }
         }
     }
 }

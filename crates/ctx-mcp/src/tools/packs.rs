@@ -448,8 +448,10 @@ pub struct PreviewAnswer {
     pub excluded: Vec<Excluded>,
     /// Secrets replaced, by rule and line.
     pub redactions: Vec<Redaction>,
-    /// The payload (this page's part of it), only with show_payload.
+    /// The payload (this page's part of it), only with show_payload: the end of the answer's
+    /// text content, not repeated in the structured answer.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
     pub payload: Option<String>,
     /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
@@ -569,7 +571,9 @@ pub struct RenderAnswer {
     pub payload_bytes: u64,
     /// The snapshot as a resource.
     pub uri: String,
-    /// The payload (this page's part of it; the pages concatenate to the exact bytes).
+    /// The payload (this page's part of it; the pages concatenate to the exact bytes): the
+    /// answer's text content, not repeated in the structured answer.
+    #[schemars(skip)]
     pub payload: String,
     /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,

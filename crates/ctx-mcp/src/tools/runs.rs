@@ -152,7 +152,8 @@ pub struct PromptItem {
     pub role: String,
     /// The hash of its text.
     pub content_ref: String,
-    /// The text (with include_content), cut at max_output_bytes.
+    /// The text (with include_content), cut at max_output_bytes: in the answer's text only.
+    #[schemars(skip)]
     pub text: Option<String>,
 }
 
@@ -186,11 +187,15 @@ pub struct StepItem {
     pub arguments: Value,
     /// The hash of the output (tool result or model message).
     pub output_ref: Option<String>,
-    /// The output text (with include_content), cut at max_output_bytes.
+    /// The output text (with include_content), cut at max_output_bytes: in the answer's text
+    /// only.
+    #[schemars(skip)]
     pub output: Option<String>,
     /// Whether `output` was cut.
     pub output_truncated: bool,
-    /// The reasoning stated before the step (with include_content).
+    /// The reasoning stated before the step (with include_content): in the answer's text
+    /// only.
+    #[schemars(skip)]
     pub reasoning: Option<String>,
     /// Whether re-running the step must give the same output.
     pub deterministic: bool,
@@ -372,7 +377,15 @@ fn runs_show(call: &Call<'_>) -> Result<Page, ToolError> {
         let answer = show_answer(store, &run, refs, content, &window).map_err(|e| failed(&e))?;
         Ok((answer, request))
     })?;
-    call.paged(&answer, &[Section::Items("steps")], &request, text::outline)
+    // With include_content the texts are the answer's text; the structured answer keeps
+    // their hashes only.
+    call.paged_text_only(
+        &answer,
+        &[Section::Items("steps")],
+        &request,
+        text::outline,
+        &["steps/*/output", "steps/*/reasoning", "run/prompts/*/text"],
+    )
 }
 
 // ---- ctx_runs_diff -------------------------------------------------------------------------

@@ -171,7 +171,9 @@ pub struct SelectAnswer {
     pub index: IndexState,
     /// The selected documents in ranked order, with why each was chosen.
     pub documents: Vec<SelectedOut>,
-    /// The selected files' text in the same order, each under a `## path` line in a fenced block (the answer's text).
+    /// The selected files' text in the same order, each under a `## path` line in a fenced
+    /// block: the answer's text content, not repeated in the structured answer.
+    #[schemars(skip)]
     pub payload: String,
     /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,

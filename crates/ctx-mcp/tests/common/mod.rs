@@ -165,7 +165,12 @@ pub async fn call(server: &CtxServer, tool: &str, args: Value) -> CallToolResult
 /// is checked to be there).
 pub async fn ok(server: &CtxServer, tool: &str, args: Value) -> Value {
     let result = call(server, tool, args.clone()).await;
-    let text = text_of(&result);
+    succeeded(&result, tool, &args)
+}
+
+/// The structured answer of `result`, a success of `tool` called with `args`.
+fn succeeded(result: &CallToolResult, tool: &str, args: &Value) -> Value {
+    let text = text_of(result);
     assert_eq!(result.is_error, Some(false), "{tool} {args} failed: {text}");
     assert!(!text.is_empty(), "{tool} {args}: no text content");
     assert!(
@@ -178,13 +183,29 @@ pub async fn ok(server: &CtxServer, tool: &str, args: Value) -> Value {
         .expect("structured content")
 }
 
+/// A successful call's structured answer and its text without the cursor line a paged text
+/// ends with: for `ctx_select`, `ctx_packs_render` and `ctx_runs_show` with content, the
+/// payload, which the structured answer does not repeat.
+pub async fn ok_text(server: &CtxServer, tool: &str, args: Value) -> (Value, String) {
+    let result = call(server, tool, args.clone()).await;
+    let answer = succeeded(&result, tool, &args);
+    let mut text = text_of(&result);
+    if answer["next_cursor"].is_string()
+        && let Some(at) = text.rfind("[parts ")
+    {
+        text.truncate(at);
+    }
+    (answer, text)
+}
+
 /// A failed call's message (an isError result).
 pub async fn fails(server: &CtxServer, tool: &str, args: Value) -> String {
     fails_with_kind(server, tool, args).await.1
 }
 
-/// A failed call's kind and message. The kind is in `structuredContent.error`, with the same
-/// message as the text the agent reads.
+/// A failed call's kind and message. The kind is in `_meta["ctx/error"]`, with the same
+/// message as the text the agent reads; there is no `structuredContent` (it would not match
+/// the tool's output schema).
 pub async fn fails_with_kind(server: &CtxServer, tool: &str, args: Value) -> (String, String) {
     let result = call(server, tool, args.clone()).await;
     assert_eq!(
@@ -194,12 +215,11 @@ pub async fn fails_with_kind(server: &CtxServer, tool: &str, args: Value) -> (St
         text_of(&result)
     );
     let text = text_of(&result);
-    let structured = result.structured_content.clone().expect("the error's kind");
-    assert_eq!(structured["error"]["message"], Value::from(text.clone()));
-    let kind = structured["error"]["kind"]
-        .as_str()
-        .expect("kind")
-        .to_owned();
+    assert_eq!(result.structured_content, None, "{tool} {args}");
+    let meta = result.meta.clone().expect("the error's kind");
+    let error = &meta.0[ctx_mcp::ERROR_META_KEY];
+    assert_eq!(error["message"], Value::from(text.clone()));
+    let kind = error["kind"].as_str().expect("kind").to_owned();
     assert!(
         [
             "user_input",
