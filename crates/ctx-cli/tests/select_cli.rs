@@ -242,6 +242,13 @@ fn inject_puts_context_before_the_prompt() {
     git(&env.work(), &["init", "-q", "-b", "main"]);
     git(&env.work(), &["add", "."]);
     git(&env.work(), &["commit", "-q", "-m", "initial"]);
+    // The import commit says nothing of what is worked on; a later change does.
+    fs::write(
+        env.work().join("src/parser.rs"),
+        "/// Parses source text into a syntax tree.\npub fn parse_source(text: &str) -> usize {\n    text.trim().len()\n}\n",
+    )
+    .expect("write");
+    git(&env.work(), &["commit", "-qam", "trim before parsing"]);
     let run = with_stdin(
         &env,
         &["inject", "--budget", "1000"],
@@ -253,7 +260,8 @@ fn inject_puts_context_before_the_prompt() {
         text.starts_with("[CTX: project=work lang=rust branch=main]\n"),
         "{text}"
     );
-    assert!(text.contains("[RECENT: "), "{text}");
+    assert!(text.contains("[RECENT: src/parser.rs modified"), "{text}");
+    assert_eq!(text.matches("[RECENT: ").count(), 1, "{text}");
     let relevant = text
         .lines()
         .find(|l| l.starts_with("[RELEVANT: src/parser.rs ("))

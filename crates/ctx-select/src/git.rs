@@ -88,16 +88,25 @@ impl RepoAt {
     }
 
     /// Files changed by the newest commits, newest first: (id, commit time in Unix seconds),
-    /// at most `limit`, each once.
+    /// at most `limit`, each once. As in [`RepoAt::activity`], a commit that says nothing
+    /// about what is being worked on is passed over: a root commit (the import of a tree: a
+    /// one-commit clone has nothing else) and one of more than [`MAX_ACTIVITY_FILES`] files
+    /// (an import, a reformat, a vendored update).
     pub fn recent_files(&self, limit: usize) -> Vec<(String, i64)> {
         let mut out: Vec<(String, i64)> = Vec::new();
         let Ok(commits) = ctx_code::git::recent_commits(&self.repo, 20) else {
             return out;
         };
         for commit in &commits {
+            if commit.parent_count() == 0 {
+                continue;
+            }
             let Ok(paths) = ctx_code::git::changed_paths(&self.repo, commit) else {
                 continue;
             };
+            if paths.len() > MAX_ACTIVITY_FILES {
+                continue;
+            }
             for path in paths {
                 if let Some(id) = self.to_id(&path)
                     && !out.iter().any(|(p, _)| *p == id)
@@ -164,5 +173,30 @@ mod tests {
         let activity = repo.activity(ACTIVITY_WINDOW);
         assert_eq!(activity.get("a.py"), Some(&1));
         assert_eq!(activity.get("b.py"), None);
+    }
+
+    #[test]
+    fn recent_files_pass_over_root_and_bulk_commits() {
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::write(dir.path().join(".editorconfig"), "root = true\n").expect("write");
+        std::fs::write(dir.path().join("a.py"), "x = 1\n").expect("write");
+        git(dir.path(), &["init", "-q"]);
+        git(dir.path(), &["add", "-A"]);
+        git(dir.path(), &["commit", "-qm", "import"]);
+        let repo = RepoAt::discover(dir.path()).expect("repo");
+        // One commit: no signal, no recent files.
+        assert_eq!(repo.recent_files(3), Vec::new());
+        // A bulk commit (more than MAX_ACTIVITY_FILES files) says nothing either.
+        for i in 0..=MAX_ACTIVITY_FILES {
+            std::fs::write(dir.path().join(format!("gen{i}.py")), "z = 1\n").expect("write");
+        }
+        git(dir.path(), &["add", "-A"]);
+        git(dir.path(), &["commit", "-qm", "vendor"]);
+        assert_eq!(repo.recent_files(3), Vec::new());
+        // A real change does.
+        std::fs::write(dir.path().join("a.py"), "x = 2\n").expect("write");
+        git(dir.path(), &["commit", "-qam", "change a"]);
+        let recent: Vec<String> = repo.recent_files(3).into_iter().map(|(p, _)| p).collect();
+        assert_eq!(recent, ["a.py"]);
     }
 }
