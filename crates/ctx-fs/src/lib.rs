@@ -20,4 +20,6 @@ pub use error::{ErrorKind, SandboxError, WalkError};
 pub use read::{FsReadError, FsReadInput, FsReadOutput, Operation, ReadOptions, fs_read};
 pub use reader::WalkReader;
 pub use sandbox::{FileId, SandboxOptions, Workspace};
-pub use walk::{WalkEntry, WalkOptions, WalkOutcome, walk, walk_with_errors};
+pub use walk::{
+    WalkEntry, WalkOptions, WalkOutcome, walk, walk_each, walk_until, walk_with_errors,
+};

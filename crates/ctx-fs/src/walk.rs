@@ -18,6 +18,7 @@
 //! `/`-separated relative path, so the same tree always gives the same list.
 
 use std::collections::HashSet;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -219,6 +220,20 @@ pub fn walk_each<T: Send>(
     opts: &WalkOptions,
     visit: impl Fn(&WalkEntry) -> Option<T> + Sync,
 ) -> Result<Visited<T>, WalkError> {
+    walk_until(root, opts, |entry| ControlFlow::Continue(visit(entry)))
+}
+
+/// [`walk_each`] that stops as soon as `visit` breaks (a bound reached): the walk ends
+/// without reading further directories, and returns what it kept until then.
+///
+/// # Errors
+///
+/// A missing or unreadable root, or an invalid glob.
+pub fn walk_until<T: Send>(
+    root: &Path,
+    opts: &WalkOptions,
+    visit: impl Fn(&WalkEntry) -> ControlFlow<(), Option<T>> + Sync,
+) -> Result<Visited<T>, WalkError> {
     let meta = std::fs::metadata(root).map_err(|source| WalkError::Root {
         path: root.to_owned(),
         source,
@@ -231,7 +246,10 @@ pub fn walk_each<T: Send>(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let entry = WalkEntry::from_metadata(root.to_owned(), rel, &meta);
-        let found = visit(&entry).map(|t| (entry, t)).into_iter().collect();
+        let found = match visit(&entry) {
+            ControlFlow::Continue(Some(t)) => vec![(entry, t)],
+            _ => Vec::new(),
+        };
         return Ok((found, Vec::new()));
     }
 
@@ -296,10 +314,12 @@ pub fn walk_each<T: Send>(
         for result in builder.build() {
             match result {
                 Ok(entry) => {
-                    if let Some(item) = accept(root, &entry, opts, &includes)
-                        && let Some(value) = visit(&item)
-                    {
-                        found.push((item, value));
+                    if let Some(item) = accept(root, &entry, opts, &includes) {
+                        match visit(&item) {
+                            ControlFlow::Continue(Some(value)) => found.push((item, value)),
+                            ControlFlow::Continue(None) => {}
+                            ControlFlow::Break(()) => break,
+                        }
                     }
                 }
                 Err(err) => errors.push(err.to_string()),
@@ -319,10 +339,14 @@ pub fn walk_each<T: Send>(
             Box::new(move |result| {
                 match result {
                     Ok(entry) => {
-                        if let Some(item) = accept(root, &entry, opts, includes)
-                            && let Some(value) = visit(&item)
-                        {
-                            local.found.push((item, value));
+                        if let Some(item) = accept(root, &entry, opts, includes) {
+                            match visit(&item) {
+                                ControlFlow::Continue(Some(value)) => {
+                                    local.found.push((item, value));
+                                }
+                                ControlFlow::Continue(None) => {}
+                                ControlFlow::Break(()) => return WalkState::Quit,
+                            }
                         }
                     }
                     Err(err) => local.errors.push(err.to_string()),
