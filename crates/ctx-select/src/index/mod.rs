@@ -282,7 +282,10 @@ fn build_index_inner(
 ) -> Result<BuildReport, IndexError> {
     validate_index_name(&opts.name)?;
     fs::create_dir_all(indexes_dir).map_err(|e| IndexError::io(indexes_dir, e))?;
-    let _lock = lock(indexes_dir, &opts.name, true)?;
+    // One build at a time (the builder lock, held throughout); readers wait only while the
+    // new index is swapped in (the index lock, exclusive for the swap alone), so a prompt
+    // can select from the index a long update is rebuilding.
+    let _builder = builder_lock(indexes_dir, &opts.name)?;
     remove_stale(indexes_dir, &opts.name)?;
     let final_dir = indexes_dir.join(&opts.name);
     let config = CacheBuildConfig {
@@ -360,6 +363,7 @@ fn build_index_inner(
             return Err(err);
         }
     };
+    let _swap = lock(indexes_dir, &opts.name, true)?;
     swap_in(&tmp, &final_dir, indexes_dir, &opts.name)?;
     Ok(report)
 }
@@ -867,13 +871,34 @@ pub(crate) fn shown(path: &Path) -> String {
     }
 }
 
-/// Takes the index's lock file (exclusive for builds, shared for readers); released on drop.
+/// Takes the lock a build holds from start to end (one build of an index at a time; readers
+/// do not take it); released on drop.
+pub fn builder_lock(indexes_dir: &Path, name: &str) -> Result<Option<File>, IndexError> {
+    lock_file(indexes_dir, &format!(".{name}.build.lock"), true)
+}
+
+/// Whether a build of index `name` is running (its builder lock is taken).
+pub fn is_building(indexes_dir: &Path, name: &str) -> bool {
+    File::open(indexes_dir.join(format!(".{name}.build.lock")))
+        .is_ok_and(|file| file.try_lock().is_err())
+}
+
+/// Takes the index's lock file (exclusive while a build swaps the new index in, shared for
+/// readers); released on drop.
 ///
 /// A reader of a store it cannot write (a read-only mount or directory) takes the lock
 /// through a read-only handle, or goes without when the lock file cannot be made: nothing
 /// can build there either.
 pub fn lock(indexes_dir: &Path, name: &str, exclusive: bool) -> Result<Option<File>, IndexError> {
-    let path = indexes_dir.join(format!(".{name}.lock"));
+    lock_file(indexes_dir, &format!(".{name}.lock"), exclusive)
+}
+
+fn lock_file(
+    indexes_dir: &Path,
+    file_name: &str,
+    exclusive: bool,
+) -> Result<Option<File>, IndexError> {
+    let path = indexes_dir.join(file_name);
     let created = fs::create_dir_all(indexes_dir).and_then(|()| {
         fs::OpenOptions::new()
             .create(true)
@@ -905,8 +930,8 @@ fn cannot_write(err: &std::io::Error) -> bool {
     )
 }
 
-/// Removes temporary and retired directories left by crashed builds (we hold the lock, so
-/// no build of this index is running).
+/// Removes temporary and retired directories left by crashed builds (we hold the builder
+/// lock, so no build of this index is running).
 fn remove_stale(indexes_dir: &Path, name: &str) -> Result<(), IndexError> {
     let prefixes = [format!(".{name}.tmp-"), format!(".{name}.old-")];
     let listing = fs::read_dir(indexes_dir).map_err(|e| IndexError::io(indexes_dir, e))?;
