@@ -56,6 +56,30 @@ impl Context {
         })
     }
 
+    /// The same surroundings as if ctx had been started in `cwd` (the Claude Code hook answers
+    /// for the session's directory, not its own).
+    pub fn with_cwd(&self, cwd: PathBuf) -> Self {
+        Self {
+            cwd,
+            explicit_store: self.explicit_store.clone(),
+            ctx_home: self.ctx_home.clone(),
+            home: self.home.clone(),
+            config_home: self.config_home.clone(),
+            ctx_config_home: self.ctx_config_home.clone(),
+            env: self.env.clone(),
+        }
+    }
+
+    /// `HOME`, as read at start-up.
+    pub fn home(&self) -> Option<&std::path::Path> {
+        self.home.as_deref()
+    }
+
+    /// The store named with `--store` (or `CTX_STORE`), if any.
+    pub fn explicit_store(&self) -> Option<&std::path::Path> {
+        self.explicit_store.as_deref()
+    }
+
     /// Where the store is (it may not exist yet if it is the global one).
     pub fn locate_store(&self) -> Result<StoreLocation> {
         Ok(discover(&DiscoverRequest {

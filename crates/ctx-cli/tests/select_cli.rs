@@ -31,7 +31,11 @@ fn project(env: &Env) {
 }
 
 fn with_stdin(env: &Env, args: &[&str], input: &str) -> Run {
-    let mut cmd = env.cmd(args);
+    spawn_with_stdin(env.cmd(args), input)
+}
+
+/// Runs `cmd` with `input` on its stdin.
+fn spawn_with_stdin(mut cmd: std::process::Command, input: &str) -> Run {
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -282,52 +286,338 @@ fn inject_puts_context_before_the_prompt() {
     assert_eq!(run.ok().stdout, "bake a chocolate cake\n");
 }
 
+/// Claude Code's hook input for `event` in `cwd`.
+fn hook_input(cwd: &std::path::Path, prompt: &str) -> String {
+    serde_json::json!({
+        "session_id": "abc",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": cwd,
+        "permission_mode": "default",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    })
+    .to_string()
+}
+
+/// Runs the hook from `from` (its process directory) with `input`, and `vars` set; the
+/// answer, parsed, and how long it took.
+fn run_hook(
+    env: &Env,
+    from: &std::path::Path,
+    args: &[&str],
+    input: &str,
+    vars: &[(&str, &str)],
+) -> (serde_json::Value, std::time::Duration, Run) {
+    let mut cmd = env.cmd(args);
+    cmd.current_dir(from);
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let started = std::time::Instant::now();
+    let run = spawn_with_stdin(cmd, input);
+    let took = started.elapsed();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {:?} {}", run.stdout, run.stderr));
+    (value, took, run)
+}
+
+fn context_of(answer: &serde_json::Value) -> &str {
+    answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or("")
+}
+
+/// A git repository of the `project` files, one commit.
+fn git_project(env: &Env) {
+    project(env);
+    git(&env.work(), &["init", "-q"]);
+    git(&env.work(), &["add", "-A"]);
+    git(&env.work(), &["commit", "-qm", "import"]);
+}
+
 #[test]
 fn claude_code_hook_answers_both_events_and_never_blocks() {
     let env = Env::new();
-    project(&env);
-    let prompt = r#"{"session_id":"abc","transcript_path":"/tmp/t.jsonl","cwd":"/w","permission_mode":"default","hook_event_name":"UserPromptSubmit","prompt":"Where is parse_source defined?"}"#;
-    let run = with_stdin(&env, &["hook", "claude-code"], prompt);
+    git_project(&env);
+    let work = env.work();
+    let prompt = hook_input(&work, "Where is parse_source defined?");
+    let run = with_stdin(&env, &["hook", "claude-code"], &prompt);
     run.ok();
     assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
     let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit");
-    let ctx = v["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .expect("context");
+    let ctx = context_of(&v);
     assert!(ctx.contains("[RELEVANT: src/parser.rs"), "{ctx}");
-    assert!(ctx.chars().count() <= 10_000);
+    assert!(run.stdout.chars().count() <= 9_000);
+    // One commit is no history: no `[RECENT: …]` lines of files "modified just now".
+    assert!(!ctx.contains("[RECENT"), "{ctx}");
 
-    let start = r#"{"session_id":"abc","transcript_path":"/tmp/t.jsonl","cwd":"/w","hook_event_name":"SessionStart","source":"startup"}"#;
-    let run = with_stdin(&env, &["hook", "claude-code"], start);
+    let start = serde_json::json!({"session_id":"abc","cwd":work,"hook_event_name":"SessionStart","source":"startup"}).to_string();
+    let run = with_stdin(&env, &["hook", "claude-code"], &start);
     run.ok();
     let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
-    assert!(
-        v["hookSpecificOutput"]["additionalContext"]
-            .as_str()
-            .is_some_and(|c| c.starts_with("[CTX: project=work"))
-    );
+    assert!(context_of(&v).starts_with("[CTX: project=work"), "{v}");
 
-    for bad in ["not json", r#"{"hook_event_name":"Stop"}"#, ""] {
-        let run = with_stdin(&env, &["hook", "claude-code"], bad);
+    for bad in [
+        "not json".to_owned(),
+        r#"{"hook_event_name":"Stop"}"#.to_owned(),
+        String::new(),
+        hook_input(&work.join("missing"), "parse source"),
+    ] {
+        let run = with_stdin(&env, &["hook", "claude-code"], &bad);
         assert_eq!(run.code, 0, "{bad}: {}", run.stderr);
         assert!(run.stdout.is_empty(), "{bad}: {}", run.stdout);
         assert!(run.stderr.contains("ctx hook"), "{bad}: {}", run.stderr);
     }
-    // A huge prompt still answers within the limit.
-    let big = format!(
-        r#"{{"hook_event_name":"UserPromptSubmit","prompt":"{}"}}"#,
-        "parse source render ".repeat(5000)
+}
+
+#[test]
+fn hook_stays_silent_on_small_talk_and_instructions_without_a_code_subject() {
+    let env = Env::new();
+    git_project(&env);
+    let work = env.work();
+    for prompt in [
+        "thanks, looks good",
+        "run the tests",
+        "commit this",
+        "explain your last answer",
+        "ok",
+        "go ahead and push",
+    ] {
+        let (answer, _, _) = run_hook(
+            &env,
+            &work,
+            &["hook", "claude-code"],
+            &hook_input(&work, prompt),
+            &[],
+        );
+        assert_eq!(answer, serde_json::json!({}), "{prompt}");
+    }
+    // A prompt with a code subject still gets its context.
+    let (answer, _, _) = run_hook(
+        &env,
+        &work,
+        &["hook", "claude-code"],
+        &hook_input(&work, "the parser miscounts source text"),
+        &[],
     );
-    let run = with_stdin(&env, &["hook", "claude-code", "--budget", "100000"], &big);
-    run.ok();
-    let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("json");
-    assert!(
-        v["hookSpecificOutput"]["additionalContext"]
-            .as_str()
-            .is_some_and(|c| c.chars().count() <= 10_000)
+    assert!(context_of(&answer).contains("src/parser.rs"), "{answer}");
+}
+
+#[test]
+fn hook_answers_for_the_sessions_cwd_not_its_own() {
+    let env = Env::new();
+    git_project(&env);
+    let other = env.root.join("billing");
+    write_files(
+        &other,
+        &[
+            (
+                "billing/invoice.py",
+                "def compute_invoice_total(lines):\n    \"\"\"Sums invoice lines with tax.\"\"\"\n    return sum(l.amount for l in lines)\n",
+            ),
+            ("README.md", "# billing\n"),
+        ],
     );
+    git(&other, &["init", "-q"]);
+    // Started in the first project, asked about the second.
+    let (answer, _, _) = run_hook(
+        &env,
+        &env.work(),
+        &["hook", "claude-code"],
+        &hook_input(&other, "where is compute_invoice_total defined?"),
+        &[],
+    );
+    let context = context_of(&answer);
+    assert!(context.contains("[CTX: project=billing"), "{context}");
+    assert!(context.contains("billing/invoice.py"), "{context}");
+    assert!(!context.contains("parser.rs"), "{context}");
+}
+
+/// Bytes of every file under `dir`.
+fn tree_bytes(dir: &std::path::Path) -> u64 {
+    let Ok(listing) = fs::read_dir(dir) else {
+        return 0;
+    };
+    listing
+        .flatten()
+        .map(|e| {
+            let meta = e.metadata().expect("meta");
+            if meta.is_dir() {
+                tree_bytes(&e.path())
+            } else {
+                meta.len()
+            }
+        })
+        .sum()
+}
+
+#[test]
+fn hook_in_a_non_project_directory_of_200000_files_answers_at_once_and_writes_nothing() {
+    let env = Env::new();
+    let big = env.root.join("downloads");
+    for d in 0..200 {
+        let dir = big.join(format!("d{d:03}"));
+        fs::create_dir_all(&dir).expect("mkdir");
+        for f in 0..1000 {
+            fs::File::create(dir.join(format!("parser{f}.py"))).expect("file");
+        }
+    }
+    let home = env.root.join("ctx-home");
+    let home_var = home.to_string_lossy().into_owned();
+    let deadline_ms = 5_000;
+    for event in [
+        hook_input(&big, "where is the parser defined?"),
+        serde_json::json!({"hook_event_name":"SessionStart","cwd":big,"source":"startup"})
+            .to_string(),
+    ] {
+        let (answer, took, run) = run_hook(
+            &env,
+            &env.work(),
+            &["hook", "claude-code"],
+            &event,
+            &[("CTX_HOME", &home_var)],
+        );
+        assert_eq!(answer, serde_json::json!({}), "{event}");
+        assert!(
+            run.stderr.contains("not inside a project"),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            took < std::time::Duration::from_millis(deadline_ms),
+            "{took:?}"
+        );
+    }
+    // Neither the store nor anything else was written for it.
+    assert!(tree_bytes(&home) < 10 << 20);
+    assert!(tree_bytes(&env.home) < 10 << 20);
+}
+
+#[test]
+fn hook_on_a_cold_40000_file_tree_answers_within_its_deadline_and_builds_once_in_the_background() {
+    let env = Env::new();
+    let repo = env.root.join("big");
+    for d in 0..200 {
+        let dir = repo.join(format!("pkg{d:03}"));
+        fs::create_dir_all(&dir).expect("mkdir");
+        for f in 0..200 {
+            fs::write(
+                dir.join(format!("mod{f:03}.py")),
+                format!("def helper_{d}_{f}(x):\n    return x + {f}\n"),
+            )
+            .expect("file");
+        }
+    }
+    write_files(
+        &repo,
+        &[(
+            "payments/refund.py",
+            "def issue_partial_refund(order, amount):\n    \"\"\"Refunds part of an order.\"\"\"\n    return order.refund(amount)\n",
+        )],
+    );
+    git(&repo, &["init", "-q"]);
+    let home = env.root.join("ctx-home");
+    let home_var = home.to_string_lossy().into_owned();
+    let deadline_ms: u64 = 1_500;
+    let deadline = deadline_ms.to_string();
+    let vars = [
+        ("CTX_HOME", home_var.as_str()),
+        ("CTX_HOOK_DEADLINE_MS", deadline.as_str()),
+    ];
+    let input = hook_input(&repo, "where is issue_partial_refund defined?");
+    // Three prompts at once on a cold index: each answers within its deadline (a process
+    // start and a little more of slack), and one build runs.
+    let runs: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..3)
+            .map(|_| scope.spawn(|| run_hook(&env, &repo, &["hook", "claude-code"], &input, &vars)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("join"))
+            .collect()
+    });
+    for (_, took, run) in &runs {
+        assert!(
+            *took < std::time::Duration::from_millis(deadline_ms + 3_000),
+            "{took:?}: {}",
+            run.stderr
+        );
+    }
+    // Later prompts get the built index.
+    let started = std::time::Instant::now();
+    loop {
+        let (answer, took, _) = run_hook(&env, &repo, &["hook", "claude-code"], &input, &vars);
+        assert!(took < std::time::Duration::from_millis(deadline_ms + 3_000));
+        if context_of(&answer).contains("[RELEVANT: payments/refund.py") {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(900),
+            "the background build never finished"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    // One build read the tree; any other worker found the lock taken or nothing to read.
+    let log = fs::read_dir(home.join("indexes"))
+        .expect("indexes")
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with(".background.log"))
+        .map(|e| fs::read_to_string(e.path()).expect("log"))
+        .expect("a background log");
+    let builds = log
+        .lines()
+        .filter(|l| l.contains("documents (") && !l.contains("(0 read"))
+        .count();
+    assert_eq!(builds, 1, "{log}");
+    // No staging is left behind.
+    let staging: Vec<_> = fs::read_dir(home.join("indexes"))
+        .expect("indexes")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp-") || n.contains(".old-"))
+        .collect();
+    assert!(staging.is_empty(), "{staging:?}");
+}
+
+#[test]
+fn hook_output_stays_under_max_chars_with_fences_closed_at_any_budget() {
+    let env = Env::new();
+    git_project(&env);
+    // Large matching files, with backticks and quotes that JSON and fences must survive.
+    let body = "/// Parses ```source``` text: \"quoted\" and\ttabbed.\npub fn parse_source_line(text: &str) -> usize {\n    text.len()\n}\n".repeat(400);
+    write_files(
+        &env.work(),
+        &[("src/parse_a.rs", &body), ("src/parse_b.rs", &body)],
+    );
+    let work = env.work();
+    for (max, vars) in [
+        (9_000, vec![]),
+        (3_000, vec![("CTX_HOOK_MAX_CHARS", "3000")]),
+    ] {
+        let (answer, _, run) = run_hook(
+            &env,
+            &work,
+            &["hook", "claude-code", "--budget", "100000"],
+            &hook_input(&work, "how does parse_source_line parse source text?"),
+            &vars,
+        );
+        let printed = run.stdout.trim_end();
+        assert!(
+            printed.chars().count() <= max,
+            "{max}: {} characters",
+            printed.chars().count()
+        );
+        let context = context_of(&answer);
+        assert!(ctx::hooks::fences_balanced(context), "{context}");
+        let last = context.lines().last().expect("a last line");
+        assert!(
+            last.starts_with("[ctx: not shown in full") && last.contains("fs_read"),
+            "{last}"
+        );
+    }
 }
 
 #[test]

@@ -354,11 +354,16 @@ async fn select_inject_hook_and_mcp_rank_alike_and_inject_nothing_when_nothing_i
         "inject takes the selection's first files"
     );
 
+    let limits = ctx::select::HookLimits {
+        budget,
+        max_chars: ctx::select::DEFAULT_MAX_CHARS,
+    };
     let input = ctx::select::parse_hook_input(
         &json!({ "hook_event_name": "UserPromptSubmit", "prompt": prompt }).to_string(),
     )
     .expect("hook input");
-    let hook = ctx::select::hook_answer(&cx, &input, budget).expect("hook");
+    let hook =
+        ctx::select::hook_answer(&cx, &input, limits, ctx::select::IndexUpdate::Now).expect("hook");
     assert_eq!(
         hook["hookSpecificOutput"]["additionalContext"], injection.context,
         "the hook injects what inject does"
@@ -376,7 +381,7 @@ async fn select_inject_hook_and_mcp_rank_alike_and_inject_nothing_when_nothing_i
     )
     .expect("hook input");
     assert_eq!(
-        ctx::select::hook_answer(&cx, &input, budget).expect("hook"),
+        ctx::select::hook_answer(&cx, &input, limits, ctx::select::IndexUpdate::Now).expect("hook"),
         json!({})
     );
 }

@@ -65,6 +65,197 @@ pub const FILLER_WORDS: &[&str] = &[
     "wrong",
 ];
 
+/// Words of conversation and of instructions to an agent that name no code: what a prompt
+/// like "thanks, looks good", "run the tests" or "commit and push" is made of (as search
+/// terms: stemmed). A prompt with no other word than these, stop words and filler words has
+/// no code subject, and the Claude Code hook stays silent on it.
+pub const CHAT_WORDS: &[&str] = &[
+    "actually",
+    "again",
+    "agree",
+    "agreed",
+    "ahead",
+    "already",
+    "alright",
+    "also",
+    "amend",
+    "answer",
+    "anything",
+    "approach",
+    "ask",
+    "asking",
+    "awesome",
+    "begin",
+    "better",
+    "brief",
+    "broke",
+    "broken",
+    "build",
+    "bye",
+    "careful",
+    "carefully",
+    "cargo",
+    "change",
+    "check",
+    "clarify",
+    "cleaner",
+    "clippy",
+    "commit",
+    "concise",
+    "continue",
+    "cool",
+    "detail",
+    "detailed",
+    "diff",
+    "different",
+    "done",
+    "double",
+    "elaborate",
+    "everything",
+    "exactly",
+    "excellent",
+    "explain",
+    "fail",
+    "failed",
+    "failing",
+    "faster",
+    "fine",
+    "finish",
+    "finished",
+    "first",
+    "fmt",
+    "format",
+    "formatter",
+    "git",
+    "go",
+    "going",
+    "good",
+    "great",
+    "happen",
+    "happened",
+    "happening",
+    "hello",
+    "hey",
+    "hi",
+    "hm",
+    "hmm",
+    "idea",
+    "instead",
+    "keep",
+    "last",
+    "lgtm",
+    "lint",
+    "linter",
+    "lol",
+    "longer",
+    "look",
+    "maybe",
+    "mean",
+    "meant",
+    "merge",
+    "message",
+    "mind",
+    "mistake",
+    "next",
+    "nice",
+    "nope",
+    "now",
+    "npm",
+    "ok",
+    "okay",
+    "one",
+    "open",
+    "opinion",
+    "perfect",
+    "pip",
+    "plan",
+    "pnpm",
+    "pr",
+    "previous",
+    "proceed",
+    "pull",
+    "push",
+    "pytest",
+    "question",
+    "quick",
+    "quickly",
+    "really",
+    "rebase",
+    "redo",
+    "rerun",
+    "retry",
+    "revert",
+    "right",
+    "rollback",
+    "run",
+    "running",
+    "said",
+    "say",
+    "second",
+    "seem",
+    "ship",
+    "shorter",
+    "show",
+    "simpler",
+    "slower",
+    "something",
+    "sorry",
+    "sound",
+    "squash",
+    "start",
+    "stash",
+    "step",
+    "still",
+    "stop",
+    "stuff",
+    "summarize",
+    "summary",
+    "sure",
+    "tell",
+    "test",
+    "testing",
+    "thank",
+    "thing",
+    "think",
+    "thx",
+    "time",
+    "tox",
+    "try",
+    "two",
+    "ty",
+    "undo",
+    "verbose",
+    "verify",
+    "wait",
+    "whatever",
+    "work",
+    "worked",
+    "wow",
+    "write",
+    "wrote",
+    "yarn",
+    "yeah",
+    "yep",
+    "yes",
+    "yet",
+    "yup",
+];
+
+/// Whether `term` (a search term) is a word of conversation or of an instruction to an
+/// agent ([`CHAT_WORDS`]).
+pub fn is_chat_word(term: &str) -> bool {
+    CHAT_WORDS.binary_search(&term).is_ok()
+}
+
+/// The terms of `prompt` that can name code: its query terms less stop, filler and chat
+/// words, in first-seen order. Empty for small talk and code-less instructions.
+pub fn subject_terms(prompt: &str) -> Vec<String> {
+    query_terms(prompt)
+        .into_iter()
+        .filter(|t| !is_filler_word(t) && !is_chat_word(t))
+        .collect()
+}
+
 /// Whether `term` (a search term) is a filler word.
 pub fn is_filler_word(term: &str) -> bool {
     FILLER_WORDS.binary_search(&term).is_ok()
@@ -212,9 +403,36 @@ mod tests {
 
     #[test]
     fn filler_words_are_sorted_for_binary_search() {
+        let mut chat = CHAT_WORDS.to_vec();
+        chat.sort_unstable();
+        chat.dedup();
+        assert_eq!(chat, CHAT_WORDS, "sorted, once each");
+        for word in CHAT_WORDS {
+            assert_eq!(stem(word), *word, "{word} is stored as its stem");
+        }
         let mut sorted = FILLER_WORDS.to_vec();
         sorted.sort_unstable();
         assert_eq!(sorted, FILLER_WORDS);
+    }
+
+    #[test]
+    fn small_talk_and_instructions_have_no_subject_terms() {
+        for prompt in [
+            "thanks, looks good",
+            "run the tests",
+            "commit and push",
+            "explain your last answer",
+            "ok",
+            "try again",
+            "LGTM, ship it!",
+        ] {
+            assert_eq!(subject_terms(prompt), Vec::<String>::new(), "{prompt}");
+        }
+        assert_eq!(
+            subject_terms("thanks! now fix the redirect handling in _client.py"),
+            ["redirect", "handling", "client", "py"]
+        );
+        assert_eq!(subject_terms("run the parser tests"), ["parser"]);
     }
 
     #[test]

@@ -53,6 +53,24 @@ pub const KEYS: &[ConfigKey] = &[
         help: "seconds a cmd: source may run before it is killed",
     },
     ConfigKey {
+        name: "hook.deadline_ms",
+        kind: ValueKind::Count,
+        default: "5000",
+        help: "milliseconds the Claude Code hook may take; past it the hook answers with what is ready (or nothing) and a cold index is built in the background",
+    },
+    ConfigKey {
+        name: "hook.max_chars",
+        kind: ValueKind::Count,
+        default: "9000",
+        help: "most characters of the Claude Code hook's whole output (Claude Code sets output over 10,000 characters aside as a file)",
+    },
+    ConfigKey {
+        name: "hook.max_files",
+        kind: ValueKind::Count,
+        default: "100000",
+        help: "the Claude Code hook indexes a project of at most this many files (larger ones: run `ctx index build` yourself)",
+    },
+    ConfigKey {
         name: "max_file_bytes",
         kind: ValueKind::Count,
         default: "1048576",

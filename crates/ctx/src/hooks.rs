@@ -3,10 +3,40 @@
 //! [`crate::select`] does the file work. The command lines the hooks and the MCP server run
 //! come from the front end (the CLI knows its own executable and arguments).
 
+use std::fmt::Write as _;
+
 use serde_json::{Map, Value, json};
 
-/// The most characters of context a hook returns (Claude Code's limit for injected context).
-pub const MAX_CONTEXT_CHARS: usize = 10_000;
+/// The most characters a hook's whole output holds by default (`hook.max_chars`): Claude Code
+/// replaces hook output over 10,000 characters with a file path and a short preview, so the
+/// context would never reach the model.
+pub const DEFAULT_MAX_CHARS: usize = 9_000;
+
+/// Fewest lines of a file worth showing when the whole file does not fit.
+const MIN_SHOWN_LINES: usize = 8;
+
+/// The project a hook's directory belongs to: the nearest directory at or above `dir` that
+/// holds `.git` or a `.ctx` store; `None` when there is none, or when it is the file system's
+/// root or the user's home (a home directory under git for its dotfiles is not a project to
+/// index). The hook never walks a directory that is not a project.
+pub fn hook_project(
+    dir: &std::path::Path,
+    home: Option<&std::path::Path>,
+) -> Option<std::path::PathBuf> {
+    let root = dir
+        .ancestors()
+        .find(|d| d.join(".git").exists() || d.join(".ctx").is_dir())?;
+    let same = |a: &std::path::Path, b: &std::path::Path| {
+        a == b
+            || a.canonicalize()
+                .ok()
+                .is_some_and(|a| b.canonicalize().ok() == Some(a))
+    };
+    if root.parent().is_none() || home.is_some_and(|h| same(root, h)) {
+        return None;
+    }
+    Some(root.to_owned())
+}
 
 /// Why hook input or a settings file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -72,31 +102,214 @@ pub fn parse_hook_input(text: &str) -> Result<HookInput, HookError> {
     })
 }
 
-/// Cuts `text` to at most `max` characters (on a character boundary), saying so at the end.
-pub fn truncate_chars(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
+/// Characters `text` takes inside a JSON string (escapes counted).
+fn json_chars(text: &str) -> usize {
+    serde_json::to_string(text)
+        .map_or(text.len(), |s| s.chars().count())
+        .saturating_sub(2)
+}
+
+/// One document as a snippet: `path (skeleton):`, then its content (the first `lines` lines
+/// of it when cut) in a fence longer than any backtick run inside.
+fn snippet(doc: &ctx_select::SelectedDocument, lines: Option<usize>) -> String {
+    let id = doc.id.as_str();
+    let lang = id.rsplit_once('.').map_or("", |(_, ext)| ext);
+    let fence = ctx_select::inject::fence_for(&doc.content);
+    let label = if doc.degraded { " (skeleton)" } else { "" };
+    let mut out = format!("{id}{label}:\n{fence}{lang}\n");
+    match lines {
+        None => out.push_str(&doc.content),
+        Some(n) => {
+            for line in doc.content.lines().take(n) {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
     }
-    let marker = "\n[ctx: context truncated]\n";
-    let keep = max.saturating_sub(marker.chars().count());
-    let mut out: String = text.chars().take(keep).collect();
-    out.push_str(marker);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&fence);
+    out.push('\n');
+    if let Some(n) = lines {
+        let total = doc.content.lines().count();
+        let _ = writeln!(out, "[… lines {}-{total} of {id} not shown]", n + 1);
+    }
     out
 }
 
-/// The hook's answer: `{"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}`,
-/// the context cut to [`MAX_CONTEXT_CHARS`].
-pub fn hook_output(event: &HookEvent, context: &str) -> Value {
+/// The last line when something was cut or left out: what, and how to read it, in at most
+/// `budget` characters as printed: every item while they fit, then how many more.
+fn left_out_line(cut: &[(String, String)], budget: usize) -> String {
+    if cut.is_empty() {
+        return String::new();
+    }
+    let line = |items: &[String], more: usize| {
+        let mut listed = items.join(", ");
+        if more > 0 {
+            if !listed.is_empty() {
+                listed.push_str(", and ");
+            }
+            let _ = write!(listed, "{more} more file(s)");
+        }
+        format!(
+            "[ctx: not shown in full to stay under the hook's size limit: {listed}; read them with your file tool or ctx's fs_read]\n"
+        )
+    };
+    let items: Vec<String> = cut
+        .iter()
+        .map(|(id, why)| format!("{id} ({why})"))
+        .collect();
+    let mut shown = items.len();
+    loop {
+        let text = line(&items[..shown], items.len() - shown);
+        if shown == 0 || json_chars(&text) <= budget {
+            return text;
+        }
+        shown -= 1;
+    }
+}
+
+/// Characters the shortest last line about `files` left out takes.
+fn shortest_left_out_line(files: usize) -> usize {
+    let items = vec![(String::new(), String::new()); files];
+    json_chars(&left_out_line(&items, 0))
+}
+
+/// Whether the Markdown fences of `text` open and close in pairs: an opening fence is three
+/// or more backticks (with a language or not), its closing one the same backticks alone.
+pub fn fences_balanced(text: &str) -> bool {
+    let mut open: Option<&str> = None;
+    for line in text.lines() {
+        let ticks = &line[..line.len() - line.trim_start_matches('`').len()];
+        if ticks.len() < 3 {
+            continue;
+        }
+        match open {
+            None => open = Some(ticks),
+            Some(fence) if line == fence => open = None,
+            Some(_) => {}
+        }
+    }
+    open.is_none()
+}
+
+/// The hook's answer, `{"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}`, or
+/// `{}` when there is nothing to add, holding at most `max_chars` characters as printed
+/// (JSON escapes counted) by construction: the lines, then each document whole while it
+/// fits, else its first lines (at least a few) with the fence closed, else nothing of it;
+/// a last line names what was cut or left out and how to read it.
+pub fn fit_output(
+    event: &HookEvent,
+    lines: &[String],
+    documents: &[ctx_select::SelectedDocument],
+    max_chars: usize,
+) -> Value {
+    let wrap = |context: &str| {
+        json!({
+            "hookSpecificOutput": {
+                "hookEventName": event.name(),
+                "additionalContext": context,
+            }
+        })
+    };
+    // The envelope, and the newline before the last line (two characters escaped).
+    let room = max_chars.saturating_sub(wrap("").to_string().chars().count() + 2);
+    // The lines first (only a pathological line could overflow: lines are dropped from the
+    // end until they fit).
+    let mut kept_lines = lines.len();
+    let head = |n: usize| -> String {
+        let mut text = String::new();
+        for line in &lines[..n] {
+            text.push_str(line);
+            text.push('\n');
+        }
+        text
+    };
+    // Room for the shortest last line, should every document be left out.
+    let reserve = if documents.is_empty() {
+        0
+    } else {
+        shortest_left_out_line(documents.len()) + 2
+    };
+    while kept_lines > 0 && json_chars(&head(kept_lines)) + reserve > room {
+        kept_lines -= 1;
+    }
+    let mut context = head(kept_lines);
     if context.is_empty() {
-        // Nothing to add: an empty answer leaves the prompt as it is.
         return json!({});
     }
-    json!({
-        "hookSpecificOutput": {
-            "hookEventName": event.name(),
-            "additionalContext": truncate_chars(context, MAX_CONTEXT_CHARS),
+    if !documents.is_empty() {
+        // A blank line between the lines and the snippets, as `inject` writes them.
+        context.push('\n');
+    }
+    let mut used = json_chars(&context);
+    let mut cut: Vec<(String, String)> = Vec::new();
+    for (i, doc) in documents.iter().enumerate() {
+        // What the last line would say if this and every later document were left out.
+        let rest = |cut: &[(String, String)], from: usize| -> usize {
+            let mut all = cut.to_vec();
+            all.extend(
+                documents[from..]
+                    .iter()
+                    .map(|d| (d.id.as_str().to_owned(), format!("{} tokens", d.tokens))),
+            );
+            json_chars(&left_out_line(&all, usize::MAX))
+        };
+        let whole = snippet(doc, None);
+        if used + json_chars(&whole) + rest(&cut, i + 1) <= room {
+            used += json_chars(&whole);
+            context.push_str(&whole);
+            continue;
         }
-    })
+        // The first lines that fit, if enough of them do.
+        let total = doc.content.lines().count();
+        let mut shown = None;
+        let (mut lo, mut hi) = (MIN_SHOWN_LINES.min(total), total.saturating_sub(1));
+        if lo > 0 && lo <= hi {
+            let fits = |n: usize| {
+                let mut with = cut.clone();
+                with.push((
+                    doc.id.as_str().to_owned(),
+                    format!("cut after line {n} of {total}"),
+                ));
+                used + json_chars(&snippet(doc, Some(n))) + rest(&with, i + 1) <= room
+            };
+            if fits(lo) {
+                while lo < hi {
+                    let mid = (lo + hi).div_ceil(2);
+                    if fits(mid) {
+                        lo = mid;
+                    } else {
+                        hi = mid - 1;
+                    }
+                }
+                shown = Some(lo);
+            }
+        }
+        match shown {
+            Some(n) => {
+                let part = snippet(doc, Some(n));
+                used += json_chars(&part);
+                context.push_str(&part);
+                cut.push((
+                    doc.id.as_str().to_owned(),
+                    format!("cut after line {n} of {total}"),
+                ));
+            }
+            None => cut.push((doc.id.as_str().to_owned(), format!("{} tokens", doc.tokens))),
+        }
+    }
+    // The newline before it is in `room` already.
+    let last = left_out_line(&cut, room.saturating_sub(used));
+    if !last.is_empty() {
+        if !context.ends_with("\n\n") {
+            context.push('\n');
+        }
+        context.push_str(&last);
+    }
+    debug_assert!(fences_balanced(&context), "{context}");
+    wrap(&context)
 }
 
 fn parse_object(existing: Option<&str>, file: &str) -> Result<Map<String, Value>, HookError> {
@@ -310,18 +523,65 @@ mod tests {
         ));
     }
 
+    fn document(id: &str, content: String) -> ctx_select::SelectedDocument {
+        ctx_select::SelectedDocument {
+            id: ctx_core::DocumentId::new(id).expect("id"),
+            version: ctx_core::ContentHash::of(content.as_bytes()),
+            score: 1.0,
+            tokens: content.len() as u64 / 4,
+            content,
+            why: ctx_select::SelectionWhy::default(),
+            degraded: false,
+        }
+    }
+
     #[test]
-    fn output_is_capped_on_a_char_boundary() {
-        let event = HookEvent::SessionStart {
-            source: "startup".to_owned(),
+    fn output_fits_max_chars_as_printed_with_fences_closed() {
+        let event = HookEvent::UserPromptSubmit {
+            prompt: "why".to_owned(),
         };
-        let big = "é".repeat(20_000);
-        let out = hook_output(&event, &big);
-        let ctx = out["hookSpecificOutput"]["additionalContext"]
-            .as_str()
-            .expect("string");
-        assert!(ctx.chars().count() <= MAX_CONTEXT_CHARS);
-        assert!(ctx.ends_with("truncated]\n"));
+        // Escape-heavy text (quotes, backslashes, tabs, control characters, backtick runs,
+        // non-ASCII) so characters as printed differ from characters of the text.
+        let line = "let s = \"a\\tb\" + `x` + ```y``` + \u{1}é;\t// \"quoted\"\n";
+        let docs = vec![
+            document("src/a.rs", line.repeat(300)),
+            document("src/b.py", "def f():\n    return '\"'\n".repeat(200)),
+            document("small.txt", "tiny\n".to_owned()),
+        ];
+        let lines = vec![
+            "[CTX: project=p]".to_owned(),
+            "[RELEVANT: src/a.rs (mentions a)]".to_owned(),
+        ];
+        for max in [300, 900, 2_000, 5_000, 9_000, 30_000, 200_000] {
+            let out = fit_output(&event, &lines, &docs, max);
+            let printed = out.to_string();
+            assert!(
+                printed.chars().count() <= max,
+                "{max}: {} characters",
+                printed.chars().count()
+            );
+            let context = out["hookSpecificOutput"]["additionalContext"]
+                .as_str()
+                .expect("context");
+            assert!(context.starts_with("[CTX: project=p]\n"), "{max}");
+            assert!(fences_balanced(context), "{max}: {context}");
+            let whole = docs.iter().all(|d| context.contains(d.content.as_str()));
+            // Whatever is not there whole is named on the last line.
+            assert_eq!(
+                !whole,
+                context.contains("[ctx: not shown in full"),
+                "{max}: {context}"
+            );
+            if max >= 2_000 {
+                // The first document shows at least its first lines.
+                assert!(context.contains("src/a.rs:\n````rs\nlet s"), "{max}");
+            }
+        }
+        // Room for everything: nothing is cut.
+        let out = fit_output(&event, &lines, &docs, 200_000).to_string();
+        assert!(!out.contains("not shown"));
+        // Nothing to say: an empty answer.
+        assert_eq!(fit_output(&event, &[], &docs, 9_000), json!({}));
     }
 
     #[test]

@@ -9,14 +9,14 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::hooks::{HookEvent, HookInput};
+pub use crate::hooks::{HookEvent, HookInput};
 use ctx_core::{ContentHash, TokenizerKind};
 use ctx_select::git::{ACTIVITY_WINDOW, RepoAt};
 use ctx_select::inject::ProjectFacts;
 use ctx_store::{Metadata, Store, StoreKind, StoreLocation};
 use serde::Serialize;
 
-pub use crate::hooks::{MAX_CONTEXT_CHARS, parse_hook_input};
+pub use crate::hooks::{DEFAULT_MAX_CHARS, parse_hook_input};
 pub use ctx_select::{
     BuildReport, DEFAULT_INDEX_NAME, IndexCheck, IndexError, IndexInspection, Query, ScorerKind,
     SelectOptions, SelectedDocument, SelectionError, SelectionMetadata, SelectionResult,
@@ -238,18 +238,7 @@ pub fn ensure_index(cx: &SelectContext<'_>, name: &str) -> Result<BuildReport, C
             }
             .into());
         }
-        let manifest = ctx_select::index::read_manifest(&dir, name)?;
-        return Ok(BuildReport {
-            name: name.to_owned(),
-            path: dir,
-            cache_version: manifest.cache_version,
-            documents: manifest.documents.len(),
-            read: 0,
-            reused: manifest.documents.len(),
-            removed: 0,
-            up_to_date: true,
-            skipped: Vec::new(),
-        });
+        return built_index(cx, name);
     }
     let ids = if dir.exists() {
         let manifest = ctx_select::index::read_manifest(&dir, name)?;
@@ -270,6 +259,34 @@ pub fn ensure_index(cx: &SelectContext<'_>, name: &str) -> Result<BuildReport, C
     build_with(cx, name, ids, false)
 }
 
+/// Index `name` as it was last built, not brought up to date (nothing is walked).
+pub fn built_index(cx: &SelectContext<'_>, name: &str) -> Result<BuildReport, CtxError> {
+    ctx_select::index::validate_index_name(name)?;
+    let dir = indexes_dir(cx.store).join(name);
+    let manifest = ctx_select::index::read_manifest(&dir, name)?;
+    Ok(BuildReport {
+        name: name.to_owned(),
+        path: dir,
+        cache_version: manifest.cache_version,
+        documents: manifest.documents.len(),
+        read: 0,
+        reused: manifest.documents.len(),
+        removed: 0,
+        up_to_date: true,
+        skipped: Vec::new(),
+    })
+}
+
+/// Whether a selection brings its index up to date first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexUpdate {
+    /// Update it (a walk of the workspace) before selecting: `select`, `inject`, MCP.
+    Now,
+    /// Select from the index as last built; the caller updates it elsewhere (the hook's
+    /// background worker), so a prompt never waits for a walk of a large tree.
+    Elsewhere,
+}
+
 /// A selection and the index update that preceded it.
 #[derive(Debug, Clone, Serialize)]
 pub struct SelectOutcome {
@@ -285,9 +302,23 @@ pub fn select(
     query: &str,
     opts: &SelectOptions,
 ) -> Result<SelectOutcome, CtxError> {
+    select_with(cx, name, query, opts, IndexUpdate::Now)
+}
+
+/// [`select`], updating the index first or not ([`IndexUpdate`]).
+pub fn select_with(
+    cx: &SelectContext<'_>,
+    name: Option<&str>,
+    query: &str,
+    opts: &SelectOptions,
+    update: IndexUpdate,
+) -> Result<SelectOutcome, CtxError> {
     let query = Query::parse(query)?;
     let name = resolve_index(cx, name)?;
-    let build = ensure_index(cx, &name)?;
+    let build = match update {
+        IndexUpdate::Now => ensure_index(cx, &name)?,
+        IndexUpdate::Elsewhere => built_index(cx, &name)?,
+    };
     let index = ctx_select::OpenIndex::open(&indexes_dir(cx.store), &name)?;
     let counter = CachedTokenCounter {
         db: Some(cx.store.db()),
@@ -482,12 +513,12 @@ pub struct Injection {
     /// Context, separator and prompt: what goes to the model.
     pub text: String,
     /// The selection behind the `[RELEVANT: …]` lines and snippets (`None` when the prompt
-    /// has no search terms).
+    /// has no code subject).
     pub selection: Option<SelectionResult>,
 }
 
 /// Builds the injected context for `prompt` within `budget` tokens (lines first, snippets
-/// in the rest).
+/// in the rest); none when the prompt has no code subject or nothing relevant enough.
 pub fn inject(
     cx: &SelectContext<'_>,
     name: Option<&str>,
@@ -495,31 +526,116 @@ pub fn inject(
     budget: u64,
 ) -> Result<Injection, CtxError> {
     let context = prompt_context(cx, name, prompt, budget)?;
-    let text = ctx_select::inject::inject(&context.0, prompt);
+    let text = context.block();
+    let injected = ctx_select::inject::inject(&text, prompt);
     Ok(Injection {
-        context: context.0,
-        text,
-        selection: context.1,
+        context: text,
+        text: injected,
+        selection: context.result,
     })
 }
 
-fn prompt_context(
+/// The context for a prompt: its lines (`[CTX]`, `[RECENT]`, `[RELEVANT]`, `[KEYWORDS]`) and
+/// the selected documents shown as snippets. Empty when the prompt is small talk or an
+/// instruction without a code subject, or when no file is relevant enough ([`relevant`]).
+#[derive(Debug, Clone, Default)]
+pub struct PromptContext {
+    pub lines: Vec<String>,
+    /// The selection (`None` when the prompt has no code subject); its documents are the
+    /// snippets.
+    pub result: Option<SelectionResult>,
+}
+
+impl PromptContext {
+    /// Whether there is anything to inject.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// The lines, then the snippets, as one block.
+    pub fn block(&self) -> String {
+        match &self.result {
+            Some(result) if !self.lines.is_empty() => ctx_select::inject::context_block(
+                &self.lines,
+                &ctx_select::inject::snippets(result),
+            ),
+            _ => ctx_select::inject::context_block(&self.lines, ""),
+        }
+    }
+}
+
+/// Signals that tie a file to the prompt by name: it is named, it defines an identifier the
+/// prompt names, a dotted name spells its module, it holds a quoted message.
+const NAMING_SIGNALS: &[&str] = &[
+    "definition",
+    "filename_mentioned",
+    "message",
+    "module_path",
+    "path_mentioned",
+    "qualified_definition",
+];
+
+/// Whether the selection is relevant enough to put in front of the prompt: one of its best
+/// [`GATE_DEPTH`] documents has a naming signal ([`NAMING_SIGNALS`]), or holds at least
+/// `min(2, n)` of the prompt's `n` subject terms ([`ctx_select::text::subject_terms`]) in its
+/// text or path. A single common word shared with some file is not a reason to speak.
+/// Calibrated on `tests/hook-prompts` (README, "Hooks").
+pub fn relevant(subject: &[String], result: &SelectionResult) -> bool {
+    let need = subject.len().min(2);
+    result.documents.iter().take(GATE_DEPTH).any(|doc| {
+        if doc
+            .why
+            .signals
+            .iter()
+            .any(|s| NAMING_SIGNALS.contains(&s.name.as_str()))
+        {
+            return true;
+        }
+        let mut path_terms = Vec::new();
+        ctx_select::text::terms(doc.id.as_str(), |t| path_terms.push(t.to_owned()));
+        let matched = subject
+            .iter()
+            .filter(|t| doc.why.term_matches.contains_key(*t) || path_terms.contains(t))
+            .count();
+        matched >= need
+    })
+}
+
+/// How many of the best documents [`relevant`] looks at.
+const GATE_DEPTH: usize = 3;
+
+/// The context for `prompt` within `budget` tokens (lines first, snippets in the rest).
+pub fn prompt_context(
     cx: &SelectContext<'_>,
     name: Option<&str>,
     prompt: &str,
     budget: u64,
-) -> Result<(String, Option<SelectionResult>), CtxError> {
-    let query = Query::new(prompt);
-    if query.terms.is_empty() || budget == 0 {
-        return Ok((String::new(), None));
+) -> Result<PromptContext, CtxError> {
+    prompt_context_with(cx, name, prompt, budget, IndexUpdate::Now)
+}
+
+/// [`prompt_context`], updating the index first or not ([`IndexUpdate`]).
+pub fn prompt_context_with(
+    cx: &SelectContext<'_>,
+    name: Option<&str>,
+    prompt: &str,
+    budget: u64,
+    update: IndexUpdate,
+) -> Result<PromptContext, CtxError> {
+    let subject = ctx_select::text::subject_terms(prompt);
+    if subject.is_empty() || budget == 0 {
+        return Ok(PromptContext::default());
     }
     // The one selection: the same call, options and ranking as `ctx select --budget N` and
     // `ctx_select`; the lines and snippets are its first documents.
-    let outcome = select(cx, name, prompt, &prompt_options(budget))?;
+    let outcome = select_with(cx, name, prompt, &prompt_options(budget), update)?;
     let mut result = outcome.result;
-    if result.documents.is_empty() {
-        // Nothing passed the relevance floor: inject nothing at all.
-        return Ok((String::new(), Some(result)));
+    if !relevant(&subject, &result) {
+        result.documents.clear();
+        return Ok(PromptContext {
+            lines: Vec::new(),
+            result: Some(result),
+        });
     }
     result.documents.truncate(MAX_INJECTED_FILES);
     let facts = project_facts(&cx.root, cx.now);
@@ -551,10 +667,10 @@ fn prompt_context(
         result.documents.pop();
         snippets = ctx_select::inject::snippets(&result);
     }
-    Ok((
-        ctx_select::inject::context_block(&lines, &snippets),
-        Some(result),
-    ))
+    Ok(PromptContext {
+        lines,
+        result: Some(result),
+    })
 }
 
 /// Files named and shown in front of a prompt, at most.
@@ -569,24 +685,67 @@ pub fn prompt_options(budget: u64) -> SelectOptions {
     }
 }
 
-/// The hook's answer to Claude Code's input `input` (already parsed): the JSON to print.
+/// How the Claude Code hook answers: the token budget of a prompt's context and the most
+/// characters of its whole output.
+#[derive(Debug, Clone, Copy)]
+pub struct HookLimits {
+    pub budget: u64,
+    pub max_chars: usize,
+}
+
+/// The hook's answer to Claude Code's input `input` (already parsed): the JSON to print, at
+/// most `limits.max_chars` characters in all ([`crate::hooks::fit_output`]), from the
+/// workspace index brought up to date first or not (`update`).
 pub fn hook_answer(
     cx: &SelectContext<'_>,
     input: &HookInput,
-    budget: u64,
+    limits: HookLimits,
+    update: IndexUpdate,
 ) -> Result<serde_json::Value, CtxError> {
     let context = match &input.event {
-        HookEvent::UserPromptSubmit { prompt } => prompt_context(cx, None, prompt, budget)?.0,
-        HookEvent::SessionStart { .. } => session_context(cx),
+        HookEvent::UserPromptSubmit { prompt } => {
+            prompt_context_with(cx, None, prompt, limits.budget, update)?
+        }
+        HookEvent::SessionStart { .. } => PromptContext {
+            lines: session_lines(cx),
+            result: None,
+        },
     };
-    Ok(crate::hooks::hook_output(&input.event, &context))
+    let documents = context
+        .result
+        .as_ref()
+        .map_or(&[][..], |r| r.documents.as_slice());
+    Ok(crate::hooks::fit_output(
+        &input.event,
+        &context.lines,
+        documents,
+        limits.max_chars,
+    ))
 }
 
-fn session_context(cx: &SelectContext<'_>) -> String {
+/// The hook's answer without the index (a session start, which needs none; a prompt while
+/// the index is cold or being built, which gets nothing): the project lines of a session
+/// start, nothing for a prompt.
+pub fn hook_answer_without_index(
+    cx: &SelectContext<'_>,
+    input: &HookInput,
+    limits: HookLimits,
+) -> serde_json::Value {
+    let lines = match &input.event {
+        HookEvent::UserPromptSubmit { .. } => Vec::new(),
+        HookEvent::SessionStart { .. } => session_lines(cx),
+    };
+    crate::hooks::fit_output(&input.event, &lines, &[], limits.max_chars)
+}
+
+fn session_lines(cx: &SelectContext<'_>) -> Vec<String> {
     let facts = project_facts(&cx.root, cx.now);
     let mut lines = ctx_select::inject::header_lines(&facts, &[]);
     if let Some(repo) = RepoAt::discover(&cx.root) {
         for (id, subject, t) in repo.recent_commits(5) {
+            // A commit message can hold a secret (a token pasted into it): redacted as
+            // every file is.
+            let subject = cx.redactor.redact(&subject).text;
             lines.push(format!(
                 "[COMMIT: {id} {subject} ({})]",
                 ctx_code::time::ago(cx.now - t)
@@ -597,7 +756,132 @@ fn session_context(cx: &SelectContext<'_>) -> String {
         "[TOOLS: `ctx select \"<question>\" --budget 8000` gives the files relevant to a question with reasons; `ctx search`, `ctx related FILE`, `ctx summarize PATH --skeleton`]"
             .to_owned(),
     );
-    ctx_select::inject::context_block(&lines, "")
+    lines
+}
+
+/// Whether an index can answer at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexReadiness {
+    /// Built (a build may be updating it: readers wait only for its swap).
+    Ready,
+    /// Never built, and no build of it is running.
+    Missing,
+    /// Never built, and a build is running (in the background or another process).
+    Building,
+}
+
+/// Whether index `name` of `store` can answer ([`IndexReadiness`]). Takes no lock.
+pub fn index_readiness(store: &Store, name: &str) -> Result<IndexReadiness, CtxError> {
+    ctx_select::index::validate_index_name(name)?;
+    let dir = indexes_dir(store);
+    if dir
+        .join(name)
+        .join(ctx_select::index::MANIFEST_FILE)
+        .is_file()
+    {
+        return Ok(IndexReadiness::Ready);
+    }
+    if background_build_running(store, name) || ctx_select::index::is_building(&dir, name) {
+        return Ok(IndexReadiness::Building);
+    }
+    Ok(IndexReadiness::Missing)
+}
+
+/// The lock a background build of index `name` holds while it runs.
+fn background_lock_path(store: &Store, name: &str) -> PathBuf {
+    indexes_dir(store).join(format!(".{name}.background.lock"))
+}
+
+/// Whether a background build of index `name` is running.
+fn background_build_running(store: &Store, name: &str) -> bool {
+    let Ok(file) = std::fs::File::open(background_lock_path(store, name)) else {
+        return false;
+    };
+    file.try_lock().is_err()
+}
+
+/// Claims the background build of index `name`: the lock, held until the returned file is
+/// dropped (or the process ends), or `None` when another process holds it, so two prompts
+/// arriving together never build twice.
+pub fn claim_background_build(
+    store: &Store,
+    name: &str,
+) -> Result<Option<std::fs::File>, CtxError> {
+    ctx_select::index::validate_index_name(name)?;
+    let path = background_lock_path(store, name);
+    let io = |source: std::io::Error| {
+        CtxError::from(IndexError::Io {
+            path: path.clone(),
+            source,
+        })
+    };
+    std::fs::create_dir_all(indexes_dir(store)).map_err(io)?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io)?;
+    Ok(file.try_lock().is_ok().then_some(file))
+}
+
+/// Opens the background build's log at `path` for appending (a worker that finds another
+/// running says so after it), started over once it passes 64 KiB.
+pub fn open_background_log(path: &Path) -> std::io::Result<std::fs::File> {
+    if std::fs::metadata(path).is_ok_and(|m| m.len() > 64 << 10) {
+        std::fs::remove_file(path)?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+}
+
+/// Whether the background build whose log is at `log` last ran longer ago than `every` (or
+/// never ran): a prompt then starts another to bring the index up to date.
+pub fn refresh_due(log: &Path, every: std::time::Duration) -> bool {
+    std::fs::metadata(log)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|age| age >= every)
+}
+
+/// Files and bytes of a tree, counted up to a bound ([`bounded_tree_size`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeSize {
+    pub files: u64,
+    pub bytes: u64,
+    /// The bound was passed (and the counting stopped there).
+    pub over: bool,
+}
+
+/// Files (and their bytes) a build of the workspace at `root` would walk, counted until more
+/// than `max_files` files or `max_bytes` bytes are seen, where the walk stops.
+pub fn bounded_tree_size(
+    root: &Path,
+    max_files: u64,
+    max_bytes: u64,
+) -> Result<TreeSize, CtxError> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let files = AtomicU64::new(0);
+    let bytes = AtomicU64::new(0);
+    ctx_fs::walk_until(root, &ctx_fs::WalkOptions::default(), |entry| {
+        let f = files.fetch_add(1, Ordering::Relaxed) + 1;
+        let b = bytes.fetch_add(entry.size, Ordering::Relaxed) + entry.size;
+        if f > max_files || b > max_bytes {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(None::<()>)
+        }
+    })
+    .map_err(|e| CtxError::InvalidInput(format!("{}: {e}", root.display())))?;
+    let (files, bytes) = (files.into_inner(), bytes.into_inner());
+    Ok(TreeSize {
+        files,
+        bytes,
+        over: files > max_files || bytes > max_bytes,
+    })
 }
 
 /// What `hook install` changed.

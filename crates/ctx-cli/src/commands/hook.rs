@@ -2,7 +2,7 @@
 //! `ctx hook install claude-code` wires it (and the MCP server) into the project;
 //! `ctx hook uninstall claude-code` takes it out again.
 
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 
 use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
@@ -16,13 +16,29 @@ pub enum HookCommand {
     ClaudeCode(ClaudeCodeArgs),
     Install(InstallArgs),
     Uninstall(UninstallArgs),
+    /// Builds the index a hook found missing, in the background (started by the hook).
+    #[command(hide = true)]
+    IndexWorker,
 }
 
 /// Answer a Claude Code hook: reads its JSON on stdin (UserPromptSubmit or SessionStart)
-/// and prints {"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}} with at most
-/// 10,000 characters of context. Never blocks the prompt: on any problem it prints nothing,
-/// notes the problem on stderr and exits 0.
+/// and prints {"hookSpecificOutput":{"hookEventName":…,"additionalContext":…}}, or {} when
+/// it has nothing to add.
+///
+/// It answers for the session's `cwd` (from the input), and only inside a project (a
+/// directory with .git or .ctx, not your home or /). It stays silent on small talk and
+/// instructions that name no code ("thanks", "run the tests"). Its whole output stays
+/// under hook.max_chars characters (default 9000; Claude Code sets larger output aside),
+/// with fences closed and a last line naming what was left out. It returns within
+/// hook.deadline_ms (default 5000): an index not built yet is built in the background and
+/// used from a later prompt on. It never blocks the prompt: on any problem it prints
+/// nothing, notes the problem on stderr and exits 0.
+///
+/// Examples:
+///   echo '{"hook_event_name":"UserPromptSubmit","prompt":"where are redirects followed?","cwd":"'$PWD'"}' | ctx hook claude-code
+///   ctx config set hook.deadline_ms 3000
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct ClaudeCodeArgs {
     /// Token budget for a prompt's context.
     #[arg(long, value_name = "N", default_value_t = 2000)]
@@ -76,11 +92,17 @@ pub fn run(cmd: &HookCommand, ctx: &Context, out: &Output) -> Result<Status> {
     match cmd {
         HookCommand::ClaudeCode(args) => {
             match answer(args, ctx, out) {
-                Ok(json) => out.line(&json)?,
+                Ok(json) => {
+                    answer_once(&json);
+                }
                 Err(err) => out.warn(&format!(
                     "ctx hook: {err:#} (the prompt goes on without context)"
                 )),
             }
+            Ok(Status::Success)
+        }
+        HookCommand::IndexWorker => {
+            index_worker(ctx, out)?;
             Ok(Status::Success)
         }
         HookCommand::Uninstall(args) => {
@@ -142,14 +164,215 @@ fn hook_root(ctx: &Context) -> Result<std::path::PathBuf> {
     })
 }
 
+/// Whether the hook's answer has been printed (by the command or by its deadline).
+static ANSWERED: std::sync::Mutex<bool> = std::sync::Mutex::new(false);
+
+/// Prints the hook's answer unless the deadline already answered; `false` when it had.
+fn answer_once(json: &str) -> bool {
+    let mut answered = ANSWERED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if *answered {
+        return false;
+    }
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{json}");
+    let _ = stdout.flush();
+    *answered = true;
+    true
+}
+
+/// A prompt starts a refresh of the index when the last background build ran longer ago
+/// than this (each refresh walks the tree).
+const REFRESH_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Hook input larger than this is refused (a prompt is a few KiB).
+const MAX_INPUT_BYTES: u64 = 4 << 20;
+
 fn answer(args: &ClaudeCodeArgs, ctx: &Context, out: &Output) -> Result<String> {
     let mut text = String::new();
-    std::io::stdin().read_to_string(&mut text)?;
+    std::io::stdin()
+        .take(MAX_INPUT_BYTES)
+        .read_to_string(&mut text)?;
     let input = ctx::select::parse_hook_input(&text)?;
+    // The session's directory, as Claude Code gives it; else where the hook was started.
+    let dir = match input.cwd.as_deref().map(std::path::Path::new) {
+        Some(cwd) if cwd.is_absolute() && cwd.is_dir() => cwd.to_path_buf(),
+        Some(cwd) => anyhow::bail!(
+            "the hook input's cwd `{}` is not an existing absolute directory",
+            cwd.display()
+        ),
+        None => ctx.cwd.clone(),
+    };
+    let Some(project) = ctx::hooks::hook_project(&dir, ctx.home()) else {
+        out.note(&format!(
+            "hook: {} is not inside a project (no .git or .ctx above it, or it is your home or /); no context",
+            dir.display()
+        ));
+        return Ok("{}".to_owned());
+    };
+    let ctx = ctx.with_cwd(dir.clone());
+    let layers = ctx.config_layers()?;
+    let limits = ctx::select::HookLimits {
+        budget: args.budget,
+        max_chars: usize::try_from(layers.count("hook.max_chars")?).unwrap_or(usize::MAX),
+    };
+    let deadline = std::time::Duration::from_millis(layers.count("hook.deadline_ms")?);
+    let started = std::time::Instant::now();
     let (store, location) = ctx.open_store(out)?;
-    let cx = super::select::select_context(ctx, &store, &location, out)?;
-    let value = ctx::select::hook_answer(&cx, &input, args.budget)?;
+    let mut cx = super::select::select_context(&ctx, &store, &location, out)?;
+    cx.progress = Box::new(ctx::core::NoProgress);
+    let worker = Worker::new(&ctx, &store, &cx.default_index);
+    if matches!(input.event, ctx::select::HookEvent::SessionStart { .. }) {
+        // A session start needs no index, but warms it for the prompts to come.
+        if ctx::select::index_readiness(&store, &cx.default_index)?
+            == ctx::select::IndexReadiness::Missing
+        {
+            let _ = worker.spawn();
+        }
+        let answer = ctx::select::hook_answer_without_index(&cx, &input, limits);
+        return Ok(serde_json::to_string(&answer)?);
+    }
+    // A cold index is built by a detached worker; the hook waits for it until its deadline
+    // (a small project is indexed in well under a second), else answers without it.
+    let mut spawned: Option<std::process::Child> = None;
+    loop {
+        let readiness = ctx::select::index_readiness(&store, &cx.default_index)?;
+        match readiness {
+            ctx::select::IndexReadiness::Ready => break,
+            ctx::select::IndexReadiness::Missing if spawned.is_none() => {
+                spawned = worker.spawn();
+                if spawned.is_none() {
+                    anyhow::bail!("could not start the background index build");
+                }
+            }
+            _ => {}
+        }
+        let gave_up = spawned.as_mut().is_some_and(|child| {
+            readiness == ctx::select::IndexReadiness::Missing
+                && matches!(child.try_wait(), Ok(Some(_)))
+        });
+        if gave_up || started.elapsed() >= deadline {
+            out.note(&format!(
+                "hook: the index of {} is {}; context from a later prompt on (the background build's log: {})",
+                project.display(),
+                if gave_up {
+                    "not built (see the log)"
+                } else {
+                    "being built"
+                },
+                worker.log.display()
+            ));
+            let answer = ctx::select::hook_answer_without_index(&cx, &input, limits);
+            return Ok(serde_json::to_string(&answer)?);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    // The answer comes from the index as built, without a walk of the tree; a worker then
+    // brings it up to date for the next prompt (it ends at once if one is running). Past the
+    // deadline (a swap held up, a huge selection) a watchdog answers with nothing and ends
+    // the process.
+    let remaining = deadline.saturating_sub(started.elapsed());
+    let note_dir = project.display().to_string();
+    std::thread::spawn(move || {
+        std::thread::sleep(remaining);
+        let answered = ANSWERED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !*answered {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "{{}}");
+            let _ = stdout.flush();
+            let _ = writeln!(
+                std::io::stderr(),
+                "ctx: hook: {note_dir}: no answer within the hook's deadline ({} ms, hook.deadline_ms)",
+                deadline.as_millis()
+            );
+            std::process::exit(0);
+        }
+    });
+    let value = ctx::select::hook_answer(&cx, &input, limits, ctx::select::IndexUpdate::Elsewhere)?;
+    let json = serde_json::to_string(&value)?;
+    if spawned.is_none() && ctx::select::refresh_due(&worker.log, REFRESH_EVERY) {
+        // Printed now, so Claude Code is not kept waiting for the refresh to start.
+        answer_once(&json);
+        let _ = worker.spawn();
+    }
     Ok(serde_json::to_string(&value)?)
+}
+
+/// How to start the background index build for the hook's project.
+struct Worker {
+    exe: Option<std::path::PathBuf>,
+    dir: std::path::PathBuf,
+    store: Option<std::path::PathBuf>,
+    log: std::path::PathBuf,
+}
+
+impl Worker {
+    fn new(ctx: &Context, store: &ctx::store::Store, index: &str) -> Self {
+        Self {
+            exe: std::env::current_exe().ok(),
+            dir: ctx.cwd.clone(),
+            store: ctx.explicit_store().map(std::path::Path::to_path_buf),
+            log: ctx::select::indexes_dir(store).join(format!(".{index}.background.log")),
+        }
+    }
+
+    /// Starts `ctx hook index-worker` detached (its own process group, no terminal, output to
+    /// a log beside the index), so the hook can return before it ends and Claude Code does
+    /// not wait for it. A worker started while another runs ends at once (it takes a lock).
+    fn spawn(&self) -> Option<std::process::Child> {
+        use std::os::unix::process::CommandExt as _;
+        let exe = self.exe.as_ref()?;
+        let log = ctx::select::open_background_log(&self.log).ok();
+        let mut command = std::process::Command::new(exe);
+        command.arg("-C").arg(&self.dir);
+        if let Some(store) = &self.store {
+            command.arg("--store").arg(store);
+        }
+        command
+            .args(["hook", "index-worker"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(log.map_or_else(std::process::Stdio::null, std::process::Stdio::from))
+            .process_group(0);
+        command.spawn().ok()
+    }
+}
+
+/// Bytes of files a hook's background build reads at most.
+const WORKER_MAX_BYTES: u64 = 4 << 30;
+
+/// `ctx hook index-worker`: builds (or updates) the workspace index for the hook, unless
+/// another worker holds the lock or the tree is larger than `hook.max_files` files (or 4 GiB),
+/// which it says in its log (the hook starts it again at a later prompt: counting stops at
+/// the bound, so that costs little).
+fn index_worker(ctx: &Context, out: &Output) -> Result<()> {
+    let (store, location) = ctx.open_store(out)?;
+    let mut cx = super::select::select_context(ctx, &store, &location, out)?;
+    cx.progress = Box::new(ctx::core::NoProgress);
+    let Some(_lock) = ctx::select::claim_background_build(&store, &cx.default_index)? else {
+        out.note("another background build of this index is running");
+        return Ok(());
+    };
+    let max_files = ctx.config_layers()?.count("hook.max_files")?;
+    let size = ctx::select::bounded_tree_size(&cx.root, max_files, WORKER_MAX_BYTES)?;
+    if size.over {
+        out.note(&format!(
+            "{} has more than {max_files} files or {WORKER_MAX_BYTES} bytes (stopped counting at {} files, {} bytes); the hook does not index it: run `ctx index build` there, or raise hook.max_files",
+            cx.root.display(),
+            size.files,
+            size.bytes
+        ));
+        return Ok(());
+    }
+    let report = ctx::select::ensure_index(&cx, &cx.default_index)?;
+    out.note(&format!(
+        "index {}: {} documents ({} read, {} reused, {} removed)",
+        report.name, report.documents, report.read, report.reused, report.removed
+    ));
+    Ok(())
 }
 
 /// The command lines Claude Code runs for ctx installed as `program`: the hooks run
