@@ -337,15 +337,22 @@ async def test_resources(repo: Repo, transport: str) -> None:
         assert len(templates.resource_templates) == 2
 
 
-async def page_through(s: ClientSession, tool: str, args: dict, field: str) -> tuple[str, list[dict]]:
+async def page_through(s: ClientSession, tool: str, args: dict) -> tuple[str, list[dict]]:
+    """The payload of a paged answer: each page's first text block, when the page says it carries
+    part of the payload (page.text_bytes), checked against that length."""
     text, pages, cursor = "", [], None
     while True:
         call = dict(args)
         if cursor:
             call["cursor"] = cursor
-        page = structured(await s.call_tool(tool, call))
+        result = await s.call_tool(tool, call)
+        page = structured(result)
         pages.append(page)
-        text += page.get(field) or ""
+        carried = page["page"].get("text_bytes", 0)
+        if carried:
+            part = result.content[0].text
+            assert len(part.encode()) == carried, (len(part.encode()), carried)
+            text += part
         cursor = page.get("next_cursor")  # absent on the last page
         if cursor is None:
             return text, pages
@@ -355,18 +362,16 @@ async def page_through(s: ClientSession, tool: str, args: dict, field: str) -> t
 async def test_preview_payload_is_the_cli_payload_byte_for_byte(repo: Repo) -> None:
     cli = repo.ctx("pack", "preview", "code", "--with-pack", "docs", "--show-payload").stdout
     async with session(repo, "stdio") as s:
-        whole = structured(
-            await s.call_tool(
-                "ctx_packs_preview",
-                {"packs": ["code", "docs"], "show_payload": True, "max_tokens": 1_000_000},
-            )
+        whole = await s.call_tool(
+            "ctx_packs_preview",
+            {"packs": ["code", "docs"], "show_payload": True, "max_tokens": 1_000_000},
         )
-        assert whole["payload"].encode() == cli
+        assert "payload" not in structured(whole), "the payload is the text only"
+        assert whole.content[0].text.encode() == cli
         paged, pages = await page_through(
             s,
             "ctx_packs_preview",
             {"packs": ["code", "docs"], "show_payload": True, "max_tokens": 600},
-            "payload",
         )
         assert len(pages) > 2, "a small max_tokens pages the answer"
         assert paged.encode() == cli, "the pages concatenate to the CLI's bytes"
@@ -378,9 +383,10 @@ async def test_render_with_a_snapshot_id_returns_the_snapshot_bytes(repo: Repo) 
     async with session(repo, "http") as s:
         listed = structured(await s.call_tool("ctx_packs_get", {"pack": "docs"}))
         v1 = next(x for x in listed["snapshots"] if x["label"] == "v1")
-        by_id = structured(await s.call_tool("ctx_packs_render", {"snapshot_id": v1["snapshot_id"]}))
-        assert by_id["payload"].encode() == expected
-        rendered, pages = await page_through(s, "ctx_packs_render", {"packs": ["code"], "max_tokens": 700}, "payload")
+        by_id = await s.call_tool("ctx_packs_render", {"snapshot_id": v1["snapshot_id"]})
+        assert "payload" not in structured(by_id), "the payload is the text only"
+        assert by_id.content[0].text.encode() == expected
+        rendered, pages = await page_through(s, "ctx_packs_render", {"packs": ["code"], "max_tokens": 700})
         assert len(pages) > 2
         snapshot_id = pages[0]["snapshot_id"]
         cli = repo.ctx("pack", "render", "--snapshot", snapshot_id).stdout

@@ -34,6 +34,10 @@ pub struct PageInfo {
     pub count: u64,
     /// Units in the whole answer.
     pub total: u64,
+    /// For an answer with a payload: the bytes of it this page carries, as the first block of
+    /// the text content (0 when none), so the pages concatenate to its exact bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text_bytes: Option<u64>,
 }
 
 /// A field that may be split across pages.
@@ -248,12 +252,46 @@ pub type Render = fn(&Value) -> String;
 #[derive(Debug, Clone)]
 pub struct Page {
     pub structured: Value,
+    /// The page's text: its rendering, then, when more follows, how to get it.
     pub text: String,
+    /// Where the rendering ends in `text` when a line on how to continue follows it: the
+    /// answer's content then has two text blocks, the rendering (so the pages of a payload
+    /// concatenate to its exact bytes) and that line.
+    pub rendered: Option<usize>,
 }
 
-/// The text of a page: its rendering, then, when more follows, how to get it.
-fn page_text(page: &Value, render: Render) -> String {
+impl Page {
+    /// A page that is all rendering.
+    pub fn whole(structured: Value, text: String) -> Self {
+        Self {
+            structured,
+            text,
+            rendered: None,
+        }
+    }
+
+    /// The text as content blocks: the rendering, then the line on how to continue.
+    pub fn blocks(&self) -> Vec<&str> {
+        match self.rendered {
+            Some(at) if at < self.text.len() => {
+                let (rendering, more) = self.text.split_at(at);
+                let more = more.trim_start_matches('\n');
+                if rendering.is_empty() {
+                    vec![more]
+                } else {
+                    vec![rendering, more]
+                }
+            }
+            _ => vec![self.text.as_str()],
+        }
+    }
+}
+
+/// The text of a page: its rendering, then, when more follows, how to get it; and where the
+/// rendering ends, when something follows it.
+fn page_text(page: &Value, render: Render) -> (String, Option<usize>) {
     let mut text = render(page);
+    let rendered = text.len();
     if let (Some(cursor), Some(info)) = (page["next_cursor"].as_str(), page.get("page")) {
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
@@ -267,8 +305,9 @@ fn page_text(page: &Value, render: Render) -> String {
             start + 1,
             start + count
         );
+        return (text, Some(rendered));
     }
-    text
+    (text, None)
 }
 
 /// Cuts `answer` to the page `request` asks for; the page's text (`render` of it, plus how to
@@ -290,15 +329,19 @@ pub fn paginate(
     let max = request.max_tokens;
     let tokenizer = request.tokenizer;
     let finish = |structured: Value| {
-        let text = page_text(&structured, render);
-        Page { structured, text }
+        let (text, rendered) = page_text(&structured, render);
+        Page {
+            structured,
+            text,
+            rendered,
+        }
     };
     let whole = finish(split.page(start, total, &request.pin));
     let Some(_) = tokens_over(&whole.text, max, tokenizer) else {
         return Ok(whole);
     };
     // The page's fixed part: its text with no unit and a cursor.
-    let header = page_text(&split.page(start, start, &request.pin), render);
+    let (header, _) = page_text(&split.page(start, start, &request.pin), render);
     let header_tokens = tokenizer.count(&header) as u64;
     if header_tokens > max {
         return Err(ToolError::TooLarge(format!(

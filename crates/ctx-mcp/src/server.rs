@@ -271,7 +271,12 @@ impl CtxServer {
             };
             match outcome {
                 Ok(Ok(page)) => {
-                    let mut result = CallToolResult::success(vec![ContentBlock::text(page.text)]);
+                    let blocks = page
+                        .blocks()
+                        .into_iter()
+                        .map(|b| ContentBlock::text(b.to_owned()))
+                        .collect();
+                    let mut result = CallToolResult::success(blocks);
                     result.structured_content = Some(page.structured);
                     result
                 }

@@ -193,7 +193,7 @@ fn fs_read(call: &Call<'_>) -> Result<Page, ToolError> {
                     }
                 }
             }
-            return Ok(Page { structured, text });
+            return Ok(Page::whole(structured, text));
         }
         // Too many tokens: shrink the byte cap in proportion, with a margin for the frame.
         let scaled = (bytes as u128 * max as u128 * 9) / (10 * tokens as u128);

@@ -131,14 +131,17 @@ impl Call<'_> {
             if let Some(object) = structured.as_object_mut() {
                 for section in sections {
                     if let Section::Text(name) = section {
-                        object.remove(*name);
+                        let bytes = object
+                            .remove(*name)
+                            .and_then(|v| v.as_str().map(str::len))
+                            .unwrap_or(0);
+                        if let Some(page) = object.get_mut("page").and_then(Value::as_object_mut) {
+                            page.insert("text_bytes".to_owned(), Value::from(bytes));
+                        }
                     }
                 }
             }
-            Page {
-                text: page.text,
-                structured,
-            }
+            Page { structured, ..page }
         })
     }
 
@@ -165,10 +168,8 @@ impl Call<'_> {
     pub fn whole(answer: &impl Serialize, render: Render) -> Page {
         let value =
             crate::schema::without_nulls(serde_json::to_value(answer).expect("answers serialize"));
-        Page {
-            text: render(&value),
-            structured: value,
-        }
+        let text = render(&value);
+        Page::whole(value, text)
     }
 }
 
