@@ -48,9 +48,17 @@ impl CtxHttpService {
     /// cannot read gets its JSON-RPC error (400 for `-32700`/`-32600`, 200 for `-32602`), and
     /// a `DELETE` of a session that does not exist is a 404.
     pub async fn handle(&self, request: axum::extract::Request) -> axum::response::Response {
-        if self.policy.check(request.uri(), request.headers()).is_err() {
-            // rmcp refuses it (403 or 400).
-            return self.inner.handle(request).await.map(axum::body::Body::new);
+        if let Err(rejection) = self.policy.check(request.uri(), request.headers()) {
+            // Refused here, whatever rmcp's own (looser) check would say.
+            let mut response = axum::response::Response::new(axum::body::Body::from(
+                rejection.message,
+            ));
+            *response.status_mut() = rejection.status;
+            response.headers_mut().insert(
+                axum::http::header::CONTENT_TYPE,
+                axum::http::HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            return response;
         }
         let method = request.method().clone();
         if method == axum::http::Method::DELETE
@@ -215,24 +223,41 @@ impl HostPolicy {
         }
     }
 
-    /// Loopback, plus the address the server is bound to when that is a specific one.
+    /// The address the server is bound to, exactly: its loopback names (`localhost`,
+    /// `127.0.0.1`, `::1`) and, when it is bound to a specific address, that address, each
+    /// with the bound port alone, as `Host` and as `http`/`https` origins. A page served on
+    /// another port of the same machine is another origin and is refused; name it in the
+    /// allow-list (`allowed_origins`) to let it in.
     pub fn for_address(addr: SocketAddr) -> Self {
-        let mut policy = Self::loopback();
+        let port = addr.port();
+        let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
         let ip = addr.ip();
         if !ip.is_loopback() && !ip.is_unspecified() {
-            let host = match ip {
+            hosts.push(match ip {
                 IpAddr::V4(v4) => v4.to_string(),
                 IpAddr::V6(v6) => v6.to_string(),
-            };
-            let bracketed = if ip.is_ipv6() {
+            });
+        }
+        let bracket = |host: &str| {
+            if host.contains(':') {
                 format!("[{host}]")
             } else {
-                host.clone()
-            };
-            policy.allowed_hosts.push(host);
-            policy.allowed_origins.push(format!("http://{bracketed}:*"));
+                host.to_owned()
+            }
+        };
+        Self {
+            allowed_hosts: hosts
+                .iter()
+                .map(|h| format!("{}:{port}", bracket(h)))
+                .collect(),
+            allowed_origins: hosts
+                .iter()
+                .flat_map(|h| {
+                    let h = bracket(h);
+                    [format!("http://{h}:{port}"), format!("https://{h}:{port}")]
+                })
+                .collect(),
         }
-        policy
     }
 
     /// Checks a request's `Host` (or, without one, the URI's authority) and `Origin` the way
@@ -246,6 +271,20 @@ impl HostPolicy {
     ) -> Result<(), HostRejection> {
         use axum::http::StatusCode;
         let reject = |status: StatusCode, message: String| HostRejection { status, message };
+        // One Host, one Origin: a second one would be read by someone else (a proxy, a
+        // framework) than the one checked here.
+        if headers.get_all(axum::http::header::HOST).iter().count() > 1 {
+            return Err(reject(
+                StatusCode::BAD_REQUEST,
+                "the request has more than one Host header; send one".into(),
+            ));
+        }
+        if headers.get_all(axum::http::header::ORIGIN).iter().count() > 1 {
+            return Err(reject(
+                StatusCode::FORBIDDEN,
+                "the request has more than one Origin header".into(),
+            ));
+        }
         let host = match headers.get(axum::http::header::HOST) {
             Some(value) => {
                 let text = value.to_str().map_err(|_| {
@@ -254,13 +293,14 @@ impl HostPolicy {
                         "the Host header is not valid text".into(),
                     )
                 })?;
-                let authority = axum::http::uri::Authority::try_from(text).map_err(|_| {
+                Authority::strict(text).ok_or_else(|| {
                     reject(
                         StatusCode::BAD_REQUEST,
-                        format!("the Host header `{text}` is not a host name"),
+                        format!(
+                            "the Host header `{text}` is not a host name with an optional port"
+                        ),
                     )
-                })?;
-                Authority::of(&authority)
+                })?
             }
             None => match uri.authority() {
                 Some(authority) => Authority::of(authority),
@@ -335,6 +375,19 @@ impl Authority {
         }
     }
 
+    /// A `Host` header: a host and an optional port of digits only, nothing else (no user
+    /// part, no port like `8080.evil.com`).
+    fn strict(text: &str) -> Option<Self> {
+        let authority = axum::http::uri::Authority::try_from(text).ok()?;
+        if text.contains('@') {
+            return None;
+        }
+        strict_port(&authority).map(|port| Self {
+            host: normalize_host(authority.host()),
+            port,
+        })
+    }
+
     /// An allowed-host entry: `host` or `host:port` (an unparsable entry is taken as a host).
     fn parse(entry: &str) -> Option<Self> {
         let entry = entry.trim();
@@ -348,6 +401,25 @@ impl Authority {
                 port: None,
             },
         })
+    }
+}
+
+/// The port of `authority`: `Some(None)` without one, `Some(Some(n))` for digits that make a
+/// port, `None` for anything else (`127.0.0.1:8080.evil.com`, `:99999`, `:`).
+fn strict_port(authority: &axum::http::uri::Authority) -> Option<Option<u16>> {
+    let text = authority.as_str();
+    let host = authority.host();
+    let after_host = &text[text.rfind(host).map_or(text.len(), |at| at + host.len())..];
+    let after_host = after_host.strip_prefix(']').unwrap_or(after_host);
+    match after_host.strip_prefix(':') {
+        None if after_host.is_empty() => Some(None),
+        None => None,
+        Some(digits) => {
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            digits.parse::<u16>().ok().map(Some)
+        }
     }
 }
 
@@ -377,13 +449,21 @@ impl Origin {
         if value.eq_ignore_ascii_case("null") {
             return Some(Self::Null);
         }
+        // Exactly `scheme://host[:port]`: no user part, no path, no query, digits for a port.
         let uri = axum::http::Uri::try_from(value).ok()?;
         let scheme = uri.scheme_str()?.to_ascii_lowercase();
         let authority = uri.authority()?;
+        if authority.as_str().contains('@')
+            || uri.query().is_some()
+            || !matches!(uri.path(), "" | "/")
+            || value.ends_with('/')
+        {
+            return None;
+        }
         Some(Self::Tuple {
             scheme,
             host: normalize_host(authority.host()),
-            port: authority.port_u16(),
+            port: strict_port(authority)?,
         })
     }
 }

@@ -144,3 +144,25 @@ async fn malformed_posts_get_their_json_rpc_error() {
     );
     options.cancellation.cancel();
 }
+
+/// `ctx mcp --http` parses `Host` and `Origin` as `ctx serve` does: a second `Host` after a
+/// good one is refused, and so is an origin whose port runs on into another name.
+#[tokio::test(flavor = "multi_thread")]
+async fn host_and_origin_are_parsed_strictly() {
+    let fx = Fixture::new();
+    let (addr, _) = start(fx.server(false)).await;
+    let version = ("mcp-protocol-version", "2025-11-25");
+    let session = ("mcp-session-id", "no-such-session");
+    let (status, text) = delete(addr, &[("host", "attacker.example"), session, version]).await;
+    assert_eq!(status, 400, "two Host headers: {text}");
+    let suffixed = format!("http://{addr}.evil.com");
+    let (status, text) = delete(addr, &[("origin", &suffixed), session, version]).await;
+    assert_eq!(status, 403, "{suffixed}: {text}");
+    let other_port = format!("http://127.0.0.1:{}", addr.port().wrapping_add(1));
+    let (status, text) = delete(addr, &[("origin", &other_port), session, version]).await;
+    assert_eq!(status, 403, "{other_port}: {text}");
+    // The page served on this very address passes the guard (and finds no such session).
+    let own = format!("http://{addr}");
+    let (status, text) = delete(addr, &[("origin", &own), session, version]).await;
+    assert_eq!(status, 404, "{own}: {text}");
+}

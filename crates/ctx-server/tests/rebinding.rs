@@ -87,6 +87,7 @@ fn mount(store: &Path) -> Mcp {
 async fn a_rebound_page_cannot_read_a_file_through_tool() {
     let dir = workspaces();
     let server = Server::start(ServerConfig::new(dir.path())).await;
+    let loopback = format!("127.0.0.1:{}", server.addr.port());
     // The request a page on attacker.example makes once its name resolves to 127.0.0.1:
     // foreign Host and Origin, a text/plain body (no CORS preflight).
     let (status, text) = raw(
@@ -118,17 +119,17 @@ async fn a_rebound_page_cannot_read_a_file_through_tool() {
             ("content-type", "application/json"),
         ][..],
         &[
-            ("host", "127.0.0.1"),
+            ("host", loopback.as_str()),
             ("origin", "http://attacker.example"),
             ("content-type", "application/json"),
         ][..],
         &[
-            ("host", "127.0.0.1"),
+            ("host", loopback.as_str()),
             ("origin", "null"),
             ("content-type", "application/json"),
         ][..],
         &[
-            ("host", "127.0.0.1"),
+            ("host", loopback.as_str()),
             ("origin", "http://127.0.0.1.attacker.example"),
             ("content-type", "application/json"),
         ][..],
@@ -155,6 +156,7 @@ async fn a_rebound_page_cannot_read_a_file_through_tool() {
 async fn post_bodies_must_be_declared_json() {
     let dir = workspaces();
     let server = Server::start(ServerConfig::new(dir.path())).await;
+    let loopback = format!("127.0.0.1:{}", server.addr.port());
     for content_type in [
         Some("text/plain"),
         Some("text/plain; charset=utf-8"),
@@ -162,7 +164,7 @@ async fn post_bodies_must_be_declared_json() {
         Some("multipart/form-data; boundary=x"),
         None,
     ] {
-        let mut headers = vec![("host", "127.0.0.1")];
+        let mut headers = vec![("host", loopback.as_str())];
         if let Some(content_type) = content_type {
             headers.push(("content-type", content_type));
         }
@@ -177,6 +179,7 @@ async fn post_bodies_must_be_declared_json() {
 async fn loopback_clients_still_work() {
     let dir = workspaces();
     let server = Server::start(ServerConfig::new(dir.path())).await;
+    let ipv6 = format!("[::1]:{}", server.addr.port());
     let port = server.addr.port().to_string();
     let with_port = format!("127.0.0.1:{port}");
     let localhost = format!("localhost:{port}");
@@ -195,7 +198,10 @@ async fn loopback_clients_still_work() {
             ("origin", page.as_str()),
             ("content-type", "application/json"),
         ],
-        vec![("host", "[::1]"), ("content-type", "application/json")],
+        vec![
+            ("host", ipv6.as_str()),
+            ("content-type", "application/json"),
+        ],
     ] {
         let (status, text) = raw(server.addr, "POST", "/tool", &headers, &read_body()).await;
         assert_eq!(status, 200, "{headers:?}: {text}");
@@ -210,6 +216,7 @@ async fn every_route_refuses_a_foreign_host() {
     let dir = workspaces();
     let store = tempfile::tempdir().expect("store");
     let server = Server::start_with(ServerConfig::new(dir.path()), Some(mount(store.path()))).await;
+    let loopback = format!("127.0.0.1:{}", server.addr.port());
     let initialize = serde_json::json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }
@@ -247,7 +254,7 @@ async fn every_route_refuses_a_foreign_host() {
             "POST",
             path,
             &[
-                ("host", "127.0.0.1"),
+                ("host", loopback.as_str()),
                 ("origin", "https://attacker.example"),
                 ("content-type", "application/json"),
                 ("accept", "application/json, text/event-stream"),
@@ -263,7 +270,7 @@ async fn every_route_refuses_a_foreign_host() {
         "POST",
         "/mcp",
         &[
-            ("host", "127.0.0.1"),
+            ("host", loopback.as_str()),
             ("content-type", "application/json"),
             ("accept", "application/json, text/event-stream"),
         ],
@@ -321,4 +328,70 @@ async fn allowed_hosts_are_configurable() {
     )
     .await;
     assert_eq!(other_origin.0, 403, "{}", other_origin.1);
+}
+
+/// `Host` and `Origin` are parsed, not matched by prefix: one of each, a host and a port of
+/// digits, the bound port exactly, an origin with nothing after its port.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_and_origin_are_parsed_strictly() {
+    let dir = workspaces();
+    let server = Server::start(ServerConfig::new(dir.path())).await;
+    let port = server.addr.port();
+    let host = format!("127.0.0.1:{port}");
+    let json = ("content-type", "application/json");
+    let origin_ok = format!("http://127.0.0.1:{port}");
+    let ok = raw(
+        server.addr,
+        "POST",
+        "/tool",
+        &[("host", &host), ("origin", &origin_ok), json],
+        &read_body(),
+    )
+    .await;
+    assert_eq!(ok.0, 200, "{}", ok.1);
+    let suffixed = format!("http://127.0.0.1:{port}.evil.com");
+    let with_path = format!("http://127.0.0.1:{port}/x");
+    let with_user = format!("http://user@127.0.0.1:{port}");
+    let other_port = format!("http://127.0.0.1:{}", port.wrapping_add(1));
+    let host_user = format!("evil@127.0.0.1:{port}");
+    let host_suffixed = format!("127.0.0.1:{port}.evil.com");
+    let host_other_port = format!("127.0.0.1:{}", port.wrapping_add(1));
+    let cases: Vec<(Vec<(&str, &str)>, u16)> = vec![
+        // A second Host after a good one.
+        (
+            vec![("host", &host), ("host", "attacker.example"), json],
+            400,
+        ),
+        (
+            vec![
+                ("host", &host),
+                ("origin", &origin_ok),
+                ("origin", "http://attacker.example"),
+                json,
+            ],
+            403,
+        ),
+        (vec![("host", &host), ("origin", &suffixed), json], 403),
+        (vec![("host", &host), ("origin", &with_path), json], 403),
+        (vec![("host", &host), ("origin", &with_user), json], 403),
+        (vec![("host", &host), ("origin", &other_port), json], 403),
+        (vec![("host", &host_user), json], 400),
+        (vec![("host", &host_suffixed), json], 400),
+        (vec![("host", &host_other_port), json], 403),
+        // No port is port 80: not the bound one.
+        (vec![("host", "127.0.0.1"), json], 403),
+    ];
+    for (headers, status) in cases {
+        for path in ["/tool", "/health"] {
+            let method = if path == "/tool" { "POST" } else { "GET" };
+            let body = if path == "/tool" {
+                read_body()
+            } else {
+                String::new()
+            };
+            let (got, text) = raw(server.addr, method, path, &headers, &body).await;
+            assert_eq!(got, status, "{path} {headers:?}: {text}");
+            assert!(!text.contains(SECRET), "{text}");
+        }
+    }
 }
