@@ -310,7 +310,7 @@ fn the_attack_suite_gets_nothing_out_of_the_cli() {
 fn http(addr: &str, method: &str, path: &str, body: &str) -> String {
     let mut stream = std::net::TcpStream::connect(addr).expect("connect");
     let request = format!(
-        "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     );
     stream.write_all(request.as_bytes()).expect("send");

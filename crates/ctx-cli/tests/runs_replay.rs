@@ -330,7 +330,7 @@ fn mcp_post(
     let body = body.to_string();
     let session_header = session.map_or_else(String::new, |id| format!("mcp-session-id: {id}\r\n"));
     let request = format!(
-        "POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-06-18\r\n{session_header}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        "POST {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-06-18\r\n{session_header}content-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     );
     let mut stream = std::net::TcpStream::connect(addr).expect("connect");

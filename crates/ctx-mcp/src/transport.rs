@@ -50,9 +50,8 @@ impl CtxHttpService {
     pub async fn handle(&self, request: axum::extract::Request) -> axum::response::Response {
         if let Err(rejection) = self.policy.check(request.uri(), request.headers()) {
             // Refused here, whatever rmcp's own (looser) check would say.
-            let mut response = axum::response::Response::new(axum::body::Body::from(
-                rejection.message,
-            ));
+            let mut response =
+                axum::response::Response::new(axum::body::Body::from(rejection.message));
             *response.status_mut() = rejection.status;
             response.headers_mut().insert(
                 axum::http::header::CONTENT_TYPE,
@@ -382,7 +381,7 @@ impl Authority {
         if text.contains('@') {
             return None;
         }
-        strict_port(&authority).map(|port| Self {
+        strict_port(&authority).ok().map(|port| Self {
             host: normalize_host(authority.host()),
             port,
         })
@@ -404,24 +403,27 @@ impl Authority {
     }
 }
 
-/// The port of `authority`: `Some(None)` without one, `Some(Some(n))` for digits that make a
-/// port, `None` for anything else (`127.0.0.1:8080.evil.com`, `:99999`, `:`).
-fn strict_port(authority: &axum::http::uri::Authority) -> Option<Option<u16>> {
+/// The port of `authority`: `Ok(None)` without one, `Ok(Some(n))` for digits that make a
+/// port, `Err(BadPort)` for anything else (`127.0.0.1:8080.evil.com`, `:99999`, `:`).
+fn strict_port(authority: &axum::http::uri::Authority) -> Result<Option<u16>, BadPort> {
     let text = authority.as_str();
     let host = authority.host();
     let after_host = &text[text.rfind(host).map_or(text.len(), |at| at + host.len())..];
     let after_host = after_host.strip_prefix(']').unwrap_or(after_host);
     match after_host.strip_prefix(':') {
-        None if after_host.is_empty() => Some(None),
-        None => None,
+        None if after_host.is_empty() => Ok(None),
+        None => Err(BadPort),
         Some(digits) => {
             if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
+                return Err(BadPort);
             }
-            digits.parse::<u16>().ok().map(Some)
+            digits.parse::<u16>().map(Some).map_err(|_| BadPort)
         }
     }
 }
+
+/// A port that is not one: [`strict_port`]'s refusal.
+struct BadPort;
 
 fn normalize_host(host: &str) -> String {
     host.trim_matches('[')
@@ -463,7 +465,7 @@ impl Origin {
         Some(Self::Tuple {
             scheme,
             host: normalize_host(authority.host()),
-            port: strict_port(authority)?,
+            port: strict_port(authority).ok()?,
         })
     }
 }

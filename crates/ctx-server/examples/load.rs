@@ -136,7 +136,7 @@ async fn client(
         let request = hyper::Request::builder()
             .method("POST")
             .uri("/tool")
-            .header("host", "127.0.0.1")
+            .header("host", args.addr.to_string())
             .header("content-type", "application/json")
             .body(Full::new(body))
             .expect("request builds");

@@ -179,7 +179,7 @@ async fn stalled_request(addr: std::net::SocketAddr) -> tokio::net::TcpStream {
     let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
     let body = json!({"workspace": "alpha", "tool": "fs_read", "params": {"mode": "Line", "path": "README.md"}}).to_string();
     let head = format!(
-        "POST /tool HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        "POST /tool HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
         body.len()
     );
     stream.write_all(head.as_bytes()).await.expect("head");

@@ -89,7 +89,7 @@ pub async fn request(
     let request = hyper::Request::builder()
         .method(method)
         .uri(path)
-        .header("host", "127.0.0.1")
+        .header("host", addr.to_string())
         .header("content-type", "application/json")
         .body(Full::new(Bytes::from(body.unwrap_or_default())))
         .expect("request");
