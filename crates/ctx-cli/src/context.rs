@@ -70,6 +70,29 @@ impl Context {
         }
     }
 
+    /// The workspace a command's paths are confined to: the project root (the directory
+    /// holding `.ctx`), else the store's workspace for an explicit store, else the git work
+    /// tree around the working directory, else the working directory.
+    pub fn sandbox_root(&self) -> PathBuf {
+        if let Ok(location) = self.locate_store() {
+            match &location.kind {
+                StoreKind::Project { root } => return root.clone(),
+                StoreKind::Explicit => return self.workspace_root(&location),
+                StoreKind::Global => {}
+            }
+        }
+        self.cwd
+            .ancestors()
+            .find(|dir| dir.join(".git").exists())
+            .unwrap_or(&self.cwd)
+            .to_owned()
+    }
+
+    /// The sandbox at [`Context::sandbox_root`].
+    pub fn sandbox(&self) -> Result<ctx::fs::sandbox::Workspace> {
+        Ok(ctx::fs::sandbox::Workspace::open(self.sandbox_root())?)
+    }
+
     /// `HOME`, as read at start-up.
     pub fn home(&self) -> Option<&std::path::Path> {
         self.home.as_deref()

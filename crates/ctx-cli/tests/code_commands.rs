@@ -72,6 +72,56 @@ fn nonexistent_paths_are_named() {
     env.run(&["related", "src"]).bad_input("is a directory");
 }
 
+/// `search`, `summarize` and `map` resolve paths through the workspace's sandbox, as `read`
+/// does: nothing outside the project is read or named, and a FIFO is refused, not waited on.
+#[test]
+fn code_commands_stay_inside_the_project() {
+    let env = project();
+    let w = env.work();
+    let outside = env.root.join("outside");
+    write(&outside, "secret.rs", b"pub fn hidden_secret_marker() {}\n");
+    std::os::unix::fs::symlink(outside.join("secret.rs"), w.join("src/link.rs")).expect("link");
+    std::os::unix::fs::symlink(&outside, w.join("out")).expect("dir link");
+    let fifo = w.join("pipe.rs");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let absolute = outside.join("secret.rs").display().to_string();
+    let out_dir = outside.display().to_string();
+    for args in [
+        vec!["search", "hidden_secret_marker", absolute.as_str()],
+        vec!["search", "hidden_secret_marker", "../outside"],
+        vec!["search", "hidden_secret_marker", "out"],
+        vec!["search", "x", "pipe.rs"],
+        vec!["summarize", absolute.as_str()],
+        vec!["summarize", "../outside/secret.rs"],
+        vec!["summarize", "src/link.rs"],
+        vec!["summarize", "pipe.rs"],
+        vec!["map", out_dir.as_str()],
+        vec!["map", ".."],
+        vec!["map", "out"],
+    ] {
+        // A FIFO is refused at once: opening one for reading would wait for a writer.
+        let run = env.run(&args);
+        assert_eq!(run.code, 2, "{args:?}: {}{}", run.stdout, run.stderr);
+        assert!(
+            !run.stdout.contains("hidden_secret_marker")
+                && !run.stderr.contains("hidden_secret_marker"),
+            "{args:?}: {}",
+            run.stdout
+        );
+        assert!(
+            run.stderr.contains("outside the workspace")
+                || run.stderr.contains("symlink")
+                || run.stderr.contains("FIFO"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    // The project itself is searched as before, without the link out.
+    let run = env.run(&["search", "check", "."]);
+    assert!(run.ok().stdout.contains("src/util.rs"), "{}", run.stdout);
+}
+
 #[test]
 fn binary_and_unsupported_files() {
     let env = project();

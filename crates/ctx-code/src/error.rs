@@ -31,4 +31,7 @@ pub enum CodeError {
     Git(#[from] git2::Error),
     #[error("summary cache: {0}")]
     Cache(String),
+    /// A path the workspace's sandbox refuses (outside it, through a link out, a FIFO).
+    #[error(transparent)]
+    Sandbox(#[from] ctx_fs::SandboxError),
 }

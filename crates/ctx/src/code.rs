@@ -173,10 +173,28 @@ impl<'a> CodeContext<'a> {
     /// The sandbox for an operation on `full` (a resolved, existing path).
     fn confine(&self, full: &Path, shown: &Path) -> Result<Confined<'a>, CodeError> {
         if let Some(given) = self.sandbox {
+            // The path must resolve inside the workspace: not above it (`..`, an absolute
+            // path elsewhere), not through a link out, not a FIFO or a device.
+            let absolute = lexically_normal(full);
+            let root = given.root();
+            let Ok(inside) = absolute.strip_prefix(root) else {
+                return Err(ctx_fs::SandboxError::AbsoluteOutside {
+                    path: shown.display().to_string(),
+                    root: root.to_owned(),
+                }
+                .into());
+            };
+            let inside = inside.to_string_lossy();
+            let resolved = given.resolve(if inside.is_empty() { "." } else { &inside })?;
+            let walk_root = if resolved.rel == "." {
+                given.root().to_owned()
+            } else {
+                given.root().join(&resolved.rel)
+            };
             return Ok(Confined {
                 own: None,
                 given: Some(given),
-                walk_root: full.to_owned(),
+                walk_root,
             });
         }
         let io = |source: std::io::Error| CodeError::Io {
@@ -214,6 +232,22 @@ impl CodeContext<'_> {
         }
         Ok((full, display_prefix(path)))
     }
+}
+
+/// `path` with `.` and `..` taken out by their names alone (no symlink followed: the sandbox
+/// checks links as it opens the path).
+fn lexically_normal(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 /// A user path as a `/`-separated prefix: `src/` → `src`, `.` → ``, `./a/../b` → `b`.
@@ -416,6 +450,20 @@ impl DirectorySummary<'_> {
 }
 
 /// Summarizes a file at once, or walks a directory for [`DirectorySummary::run`].
+/// Checks a path to summarize before any store is touched: it exists, resolves inside the
+/// workspace (with a sandbox), and a single file is in a supported language.
+pub fn check_summary_target(cx: &CodeContext<'_>, path: &Path) -> Result<(), CodeError> {
+    let (full, _) = cx.resolve(path)?;
+    let confined = cx.confine(&full, path)?;
+    let target = &confined.walk_root;
+    if !target.is_dir() && Language::from_path(target).is_none() {
+        return Err(CodeError::Unsupported {
+            path: path.to_owned(),
+        });
+    }
+    Ok(())
+}
+
 pub fn plan_summary<'a>(
     cx: &CodeContext<'a>,
     path: &Path,

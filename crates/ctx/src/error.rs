@@ -184,6 +184,7 @@ fn code_kind(err: &ctx_code::CodeError) -> ErrorKind {
         C::Io { source, .. } => io_kind(source),
         C::Walk(_) => ErrorKind::Io,
         C::Git(_) | C::Cache(_) => ErrorKind::Internal,
+        C::Sandbox(e) => ErrorKind::of_fs(e.kind().as_str()),
         _ => ErrorKind::UserInput,
     }
 }

@@ -34,10 +34,12 @@ pub struct MapArgs {
 
 pub fn run(args: &MapArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let store = super::summarize::code_store(ctx, out);
+    // Every path resolves inside the workspace, as `ctx read` does.
+    let sandbox = ctx.sandbox()?;
     let cx = ctx::code::CodeContext {
         cwd: ctx.cwd.clone(),
         store: store.as_ref(),
-        sandbox: None,
+        sandbox: Some(&sandbox),
         clock: &super::select::now,
     };
     let (map, stats) = ctx::code::map(&cx, &args.path, args.depth.map(usize::from), args.budget)?;

@@ -7,7 +7,6 @@ use anyhow::{Context as _, Result, bail};
 use clap::Args;
 use ctx::fs::read::{FsReadInput, OpResult, ReadOptions, fs_read};
 use ctx::fs::sandbox::{EntryKind, Workspace};
-use ctx::store::StoreKind;
 use serde_json::{Value, json};
 
 use crate::context::Context;
@@ -88,7 +87,7 @@ pub struct ReadArgs {
 pub fn run(args: &ReadArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let root = match &args.root {
         Some(dir) => ctx.cwd.join(dir),
-        None => default_root(ctx),
+        None => ctx.sandbox_root(),
     };
     let workspace = Workspace::open(&root)?;
     let request = if let Some(file) = &args.batch {
@@ -139,22 +138,6 @@ pub fn run(args: &ReadArgs, ctx: &Context, out: &Output) -> Result<Status> {
     } else {
         Status::Success
     })
-}
-
-/// The project root, else the git work tree, else the working directory.
-fn default_root(ctx: &Context) -> PathBuf {
-    if let Ok(location) = ctx.locate_store() {
-        match &location.kind {
-            StoreKind::Project { root } => return root.clone(),
-            StoreKind::Explicit => return ctx.workspace_root(&location),
-            StoreKind::Global => {}
-        }
-    }
-    ctx.cwd
-        .ancestors()
-        .find(|dir| dir.join(".git").exists())
-        .unwrap_or(&ctx.cwd)
-        .to_owned()
 }
 
 /// A relative PATH is taken from the working directory when that is inside the workspace.

@@ -48,10 +48,12 @@ pub fn run(args: &RelatedArgs, ctx: &Context, out: &Output) -> Result<Status> {
         anyhow::bail!("`{}` is a directory; name a file", args.file.display());
     }
     let store = super::summarize::code_store(ctx, out);
+    // Every path resolves inside the workspace, as `ctx read` does.
+    let sandbox = ctx.sandbox()?;
     let cx = ctx::code::CodeContext {
         cwd: ctx.cwd.clone(),
         store: store.as_ref(),
-        sandbox: None,
+        sandbox: Some(&sandbox),
         clock: &super::select::now,
     };
     let report = ctx::code::related(&cx, &args.file, args.history, args.limit)?;

@@ -107,10 +107,12 @@ pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
     } else {
         None
     };
+    // Every path resolves inside the workspace, as `ctx read` does.
+    let sandbox = ctx.sandbox()?;
     let cx = ctx::code::CodeContext {
         cwd: ctx.cwd.clone(),
         store: store.as_ref(),
-        sandbox: None,
+        sandbox: Some(&sandbox),
         clock: &super::select::now,
     };
     let mut results = ctx::code::search(&cx, &args.path, &kind)?;

@@ -55,25 +55,23 @@ pub(crate) fn code_store(ctx: &Context, out: &Output) -> Option<Store> {
 }
 
 pub fn run(args: &SummarizeArgs, ctx: &Context, out: &Output) -> Result<Status> {
-    if !ctx.cwd.join(&args.path).exists() {
-        anyhow::bail!(
-            "`{}` does not exist; name an existing file or directory",
-            args.path.display()
-        );
-    }
-    let full = ctx.cwd.join(&args.path);
-    // Refuse a single file in another language before touching the store.
-    if full.is_file() && ctx::code::Language::from_path(&full).is_none() {
-        return Err(ctx::code::CodeError::Unsupported {
-            path: args.path.clone(),
-        }
-        .into());
-    }
+    // Every path resolves inside the workspace, as `ctx read` does; a path that does not, or
+    // a single file in another language, is refused before the store is touched.
+    let sandbox = ctx.sandbox()?;
+    ctx::code::check_summary_target(
+        &ctx::code::CodeContext {
+            cwd: ctx.cwd.clone(),
+            store: None,
+            sandbox: Some(&sandbox),
+            clock: &super::select::now,
+        },
+        &args.path,
+    )?;
     let store = code_store(ctx, out);
     let cx = ctx::code::CodeContext {
         cwd: ctx.cwd.clone(),
         store: store.as_ref(),
-        sandbox: None,
+        sandbox: Some(&sandbox),
         clock: &super::select::now,
     };
     let directory =
