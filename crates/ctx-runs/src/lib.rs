@@ -25,7 +25,10 @@ pub mod store;
 
 pub use diff::{Drift, DriftKind, RunDiff, diff_runs};
 pub use error::RunError;
-pub use export::{CtxExport, export_ctx, export_in_toto, export_otel, in_toto_statements};
+pub use export::{
+    CtxExport, RunTree, export_ctx, export_in_toto, export_otel, export_otel_tree,
+    in_toto_statements,
+};
 pub use import::{
     FORMAT_NAMES, FormatChoice, ImportOptions, ImportOutcome, ImportReport, ImportWarning, Loss,
     LossKind, ParsedRun, RunFormat, StoredChild, StoredRun, Tally, import_bytes, import_bytes_with,
@@ -37,6 +40,6 @@ pub use model::{
 };
 pub use store::{
     LATEST, MAX_JSON_INT, MIN_PREFIX_LEN, REF_NAMESPACE, Run, RunBuilder, RunSummary, StepDraft,
-    check_tag, fork_run, list_runs, load_run, load_run_by_id, read_blob, refs_by_run, resolve_run,
-    tag_run,
+    check_tag, fork_run, list_runs, load_run, load_run_by_id, load_run_tree, read_blob,
+    refs_by_run, resolve_run, tag_run,
 };

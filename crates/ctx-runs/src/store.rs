@@ -495,6 +495,16 @@ pub fn load_run_by_id(store: &Store, id: &RunId) -> Result<Run, RunError> {
     })
 }
 
+/// [`load_run_by_id`] with every run nested in it (sub-agents, compactions), recursively.
+pub fn load_run_tree(store: &Store, id: &RunId) -> Result<crate::export::RunTree, RunError> {
+    let run = load_run_by_id(store, id)?;
+    let mut children = Vec::with_capacity(run.manifest.children.len());
+    for child in &run.manifest.children {
+        children.push((child.clone(), load_run_tree(store, &child.run)?));
+    }
+    Ok(crate::export::RunTree { run, children })
+}
+
 /// Stored runs, most recently added first, with the refs naming each.
 pub fn list_runs(store: &Store) -> Result<Vec<RunSummary>, RunError> {
     let rows = store.db().list_run_rows()?;

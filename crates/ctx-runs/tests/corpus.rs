@@ -77,14 +77,12 @@ fn claude_calls(path: &Path) -> (usize, usize) {
         if v["type"] != "assistant" || v["isMeta"] == true {
             continue;
         }
-        let calls = v["message"]["content"]
-            .as_array()
-            .map_or(0, |blocks| {
-                blocks
-                    .iter()
-                    .filter(|b| matches!(b["type"].as_str(), Some("tool_use" | "server_tool_use")))
-                    .count()
-            });
+        let calls = v["message"]["content"].as_array().map_or(0, |blocks| {
+            blocks
+                .iter()
+                .filter(|b| matches!(b["type"].as_str(), Some("tool_use" | "server_tool_use")))
+                .count()
+        });
         if v["isSidechain"] == true && !all_sidechain {
             side += calls;
         } else {
@@ -121,8 +119,8 @@ fn mini_calls(value: &Value) -> usize {
         .filter(|m| m["role"] == "assistant")
         .filter(|m| {
             let text = m["content"].as_str().unwrap_or("");
-            let blocks = text.matches("```bash\n").count()
-                + text.matches("```mswea_bash_command\n").count();
+            let blocks =
+                text.matches("```bash\n").count() + text.matches("```mswea_bash_command\n").count();
             blocks == 1
         })
         .count()
@@ -276,7 +274,12 @@ fn every_corpus_file_imports_with_every_tool_call_it_holds() {
             path.display()
         );
         if known_loss(path).is_none() {
-            assert_eq!(outcome.report.kept, outcome.report.held, "{}", path.display());
+            assert_eq!(
+                outcome.report.kept,
+                outcome.report.held,
+                "{}",
+                path.display()
+            );
         }
     }
     for format in [
@@ -333,7 +336,10 @@ fn sub_agent_files_become_runs_nested_under_the_calls_that_started_them() {
                 .filter(|s| s.kind == StepKind::ToolCall)
                 .count();
             assert_eq!(calls, claude_calls(file).0, "{}", file.display());
-            let link = run.manifest.child_of_step(step as u64).expect("in the manifest");
+            let link = run
+                .manifest
+                .child_of_step(step as u64)
+                .expect("in the manifest");
             assert_eq!(link.run, child.stored.run);
             assert_eq!(link.call_id, call.call_id);
         }
@@ -418,8 +424,8 @@ fn swe_agent_arguments_and_outputs_are_byte_exact() {
     let (_dir, store) = store();
     // Function calling: the model's tool call names the tool, its id and its arguments.
     let path = corpus().join("swe-agent/marshmallow-1867__function_calling.traj");
-    let traj: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("read"))
-        .expect("json");
+    let traj: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
     let calls: Vec<&Value> = traj["history"]
         .as_array()
         .expect("history")
@@ -436,10 +442,9 @@ fn swe_agent_arguments_and_outputs_are_byte_exact() {
     {
         assert_eq!(step.tool.as_deref(), call["function"]["name"].as_str());
         assert_eq!(step.call_id.as_deref(), call["id"].as_str());
-        let arguments: Value = serde_json::from_str(
-            call["function"]["arguments"].as_str().expect("arguments"),
-        )
-        .expect("json arguments");
+        let arguments: Value =
+            serde_json::from_str(call["function"]["arguments"].as_str().expect("arguments"))
+                .expect("json arguments");
         assert_eq!(step.parameters, arguments);
         assert_eq!(
             read_blob(&store, step.output_ref),
@@ -448,8 +453,8 @@ fn swe_agent_arguments_and_outputs_are_byte_exact() {
     }
     // Classic: the command as the argument, its first word as the tool.
     let path = corpus().join("swe-agent/pydicom__pydicom-1458.traj");
-    let traj: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("read"))
-        .expect("json");
+    let traj: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
     let run = load(&store, &import(&store, &path).run);
     for (step, entry) in run
         .steps
@@ -486,13 +491,13 @@ fn openhands_arguments_and_outputs_are_byte_exact() {
             .iter()
             .find(|e| e.get("action").is_some() && e["tool_call_metadata"]["tool_call_id"] == id)
             .expect("the action");
-        let call = action["tool_call_metadata"]["model_response"]["choices"][0]["message"]
-            ["tool_calls"]
-            .as_array()
-            .expect("tool calls")
-            .iter()
-            .find(|c| c["id"] == id)
-            .expect("the call");
+        let call =
+            action["tool_call_metadata"]["model_response"]["choices"][0]["message"]["tool_calls"]
+                .as_array()
+                .expect("tool calls")
+                .iter()
+                .find(|c| c["id"] == id)
+                .expect("the call");
         let arguments: Value =
             serde_json::from_str(call["function"]["arguments"].as_str().expect("string"))
                 .expect("json");
@@ -543,8 +548,8 @@ fn openhands_arguments_and_outputs_are_byte_exact() {
 fn mini_swe_agent_commands_and_outputs_are_byte_exact() {
     let (_dir, store) = store();
     let path = corpus().join("gruckion-mini-swe-agent/django__django-16255.traj.json");
-    let traj: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("read"))
-        .expect("json");
+    let traj: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
     let messages = traj["messages"].as_array().expect("messages");
     let run = load(&store, &import(&store, &path).run);
     let mut steps = run.steps.iter();
@@ -563,7 +568,13 @@ fn mini_swe_agent_commands_and_outputs_are_byte_exact() {
         assert_eq!(step.parameters, serde_json::json!({ "command": command }));
         assert_eq!(
             read_blob(&store, step.output_ref),
-            Some(messages[i + 1]["content"].as_str().expect("text").as_bytes().to_vec())
+            Some(
+                messages[i + 1]["content"]
+                    .as_str()
+                    .expect("text")
+                    .as_bytes()
+                    .to_vec()
+            )
         );
         assert_eq!(
             step.model.as_deref(),

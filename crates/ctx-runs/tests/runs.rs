@@ -232,8 +232,9 @@ fn claude_code_problems_are_warnings_with_line_numbers() {
             .iter()
             .any(|w| w == "line 3: unknown content block `image` skipped")
     );
-    assert!(warnings.iter().any(|w| w
-        == "line 3: tool_use `t1` has no tool_result in the file; its step has no output"));
+    assert!(warnings.iter().any(
+        |w| w == "line 3: tool_use `t1` has no tool_result in the file; its step has no output"
+    ));
     assert!(warnings.iter().any(|w| w == "line 5: not a JSON object"));
     assert_eq!(run.report.skipped_lines, 2);
     assert_eq!(

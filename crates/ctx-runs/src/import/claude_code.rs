@@ -38,8 +38,8 @@ use serde_json::{Map, Value};
 
 use super::{
     ImportOptions, ImportReport, ImportWarning, LogSource, LossKind, ParsedChild, ParsedRun,
-    UnknownKinds, is_deterministic_tool, jsonl, list_files, main_model, millis_between,
-    output_of, usage_of,
+    UnknownKinds, is_deterministic_tool, jsonl, list_files, main_model, millis_between, output_of,
+    usage_of,
 };
 use crate::RunError;
 use crate::model::{ChildRun, ModelInfo, StepStatus, TokenUsage};
@@ -386,7 +386,10 @@ fn parse_file(
         let lin = session.linearize(&group);
         let (child, _) = build_tree(&session, &lin, &[], &mut ledger, &mut warnings);
         children.push(Unlinked {
-            agent_id: group.iter().find_map(|&i| recs[i].str("agentId")).map(str::to_owned),
+            agent_id: group
+                .iter()
+                .find_map(|&i| recs[i].str("agentId"))
+                .map(str::to_owned),
             prompt: child.prompts.first().map(|(_, p)| p.clone()),
             compaction: false,
             run: child,
@@ -534,11 +537,9 @@ impl<'a> Session<'a> {
             if !on_chain.insert(i) || guard > recs.len() * 2 {
                 break;
             }
-            let next = self.parent[i]
-                .filter(|p| in_set.contains(p))
-                .or_else(|| {
-                    self.logical[i].filter(|p| in_set.contains(p) && !on_chain.contains(p))
-                });
+            let next = self.parent[i].filter(|p| in_set.contains(p)).or_else(|| {
+                self.logical[i].filter(|p| in_set.contains(p) && !on_chain.contains(p))
+            });
             cur = next.or_else(|| {
                 // A new tree (a 1.0 compaction, a resumed session): it continues the last
                 // turn before it.
@@ -876,10 +877,12 @@ impl<'s, 'l> Builder<'s, 'l> {
         let output = output_of(block.get("content").unwrap_or(&Value::Null));
         let is_error = block.get("is_error").and_then(Value::as_bool) == Some(true);
         let Some((index, _)) = self.pending.remove(id) else {
-            let answered = self
-                .seen_calls
-                .get(id)
-                .and_then(|_| self.run.steps.iter().find(|s| s.call_id.as_deref() == Some(id)));
+            let answered = self.seen_calls.get(id).and_then(|_| {
+                self.run
+                    .steps
+                    .iter()
+                    .find(|s| s.call_id.as_deref() == Some(id))
+            });
             match answered {
                 // A copy of a result already paired (resumed sessions repeat them).
                 Some(step) if step.output.as_deref() == Some(&output[..]) => {
@@ -992,7 +995,10 @@ impl<'s, 'l> Builder<'s, 'l> {
                         self.tasks.push(TaskCall {
                             step: self.run.steps.len(),
                             call_id: id.to_owned(),
-                            prompt: input.get("prompt").and_then(Value::as_str).map(str::to_owned),
+                            prompt: input
+                                .get("prompt")
+                                .and_then(Value::as_str)
+                                .map(str::to_owned),
                             agent_name: input
                                 .get("subagent_type")
                                 .and_then(Value::as_str)
@@ -1076,7 +1082,9 @@ impl<'s, 'l> Builder<'s, 'l> {
             };
             self.notes.push(ImportWarning::at_line(
                 *line,
-                format!("tool_use `{id}`{others} has no tool_result in the file; its step has no output"),
+                format!(
+                    "tool_use `{id}`{others} has no tool_result in the file; its step has no output"
+                ),
             ));
         }
         self.notes.sort_by_key(|w| w.line);

@@ -143,7 +143,11 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<ParsedRun, RunError> {
                 let timestamp = extra
                     .and_then(|e| e.get("timestamp"))
                     .and_then(Value::as_f64)
-                    .or_else(|| response.and_then(|r| r.get("created")).and_then(Value::as_f64))
+                    .or_else(|| {
+                        response
+                            .and_then(|r| r.get("created"))
+                            .and_then(Value::as_f64)
+                    })
                     .and_then(rfc3339_of_unix_seconds);
                 let mut usage = response.and_then(|r| r.get("usage")).and_then(usage_of);
                 let calls = calls_of(message, &content);

@@ -426,7 +426,11 @@ pub struct StoredChild {
 impl StoredRun {
     /// This run and every run under it.
     pub fn count(&self) -> usize {
-        1 + self.children.iter().map(|c| c.stored.count()).sum::<usize>()
+        1 + self
+            .children
+            .iter()
+            .map(|c| c.stored.count())
+            .sum::<usize>()
             + self.forks.iter().map(Self::count).sum::<usize>()
     }
 }
@@ -654,8 +658,13 @@ fn import_source(
 /// Parses `bytes` as `format` (not [`RunFormat::Ctx`], which is imported object by object)
 /// with default options, and returns the first run.
 pub fn parse(format: RunFormat, path: &Path, bytes: &[u8]) -> Result<ParsedRun, RunError> {
-    parse_with(format, path, bytes, &ImportOptions::from_format(Some(format)))
-        .map(|mut runs| runs.remove(0))
+    parse_with(
+        format,
+        path,
+        bytes,
+        &ImportOptions::from_format(Some(format)),
+    )
+    .map(|mut runs| runs.remove(0))
 }
 
 /// Parses `bytes` as `format`: one run, or one per row of a file of evaluation rows.
@@ -697,6 +706,13 @@ fn parse_source(
         }
     };
     for run in &mut runs {
+        if run.steps.is_empty() && run.prompts.is_empty() && run.report.held == Tally::default() {
+            return Err(RunError::NoRecords {
+                path: path.to_owned(),
+                format: format.name(),
+                warnings: std::mem::take(&mut run.warnings),
+            });
+        }
         if run.steps.is_empty() {
             return Err(RunError::NoSteps {
                 path: path.to_owned(),
@@ -1146,7 +1162,10 @@ mod tests {
         report.settle();
         assert_eq!(report.losses.len(), 2);
         let line = report.loss_line().expect("lost");
-        assert!(line.contains("1 of 3 tool calls dropped (its id is empty)"), "{line}");
+        assert!(
+            line.contains("1 of 3 tool calls dropped (its id is empty)"),
+            "{line}"
+        );
         assert!(line.contains("did not name"), "{line}");
     }
 }

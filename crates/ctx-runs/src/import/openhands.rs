@@ -44,7 +44,10 @@ const BOOKKEEPING: &[&str] = &[
     "condensation_request",
 ];
 
-pub(super) fn parse(source: &LogSource, options: &ImportOptions) -> Result<Vec<ParsedRun>, RunError> {
+pub(super) fn parse(
+    source: &LogSource,
+    options: &ImportOptions,
+) -> Result<Vec<ParsedRun>, RunError> {
     let path = source.path.as_path();
     if source.kind == SourceKind::OpenHandsConversation {
         return openhands_v1::parse_conversation(source).map(|run| vec![run]);
@@ -78,9 +81,8 @@ pub(super) fn parse(source: &LogSource, options: &ImportOptions) -> Result<Vec<P
                 .bytes
                 .split(|b| *b == b'\n')
                 .find(|l| !l.iter().all(u8::is_ascii_whitespace));
-            let first_is_object = first.is_some_and(|l| {
-                serde_json::from_slice::<Value>(l).is_ok_and(|v| v.is_object())
-            });
+            let first_is_object = first
+                .is_some_and(|l| serde_json::from_slice::<Value>(l).is_ok_and(|v| v.is_object()));
             if !first_is_object {
                 return Err(bad(format!(
                     "not valid JSON at line {}, column {}: {e}",
@@ -93,7 +95,14 @@ pub(super) fn parse(source: &LogSource, options: &ImportOptions) -> Result<Vec<P
     // JSON Lines: V1 events, or rows.
     let mut report = ImportReport::default();
     let mut warnings = Vec::new();
-    let lines = jsonl::objects(path, FORMAT, &source.bytes, options, &mut report, &mut warnings)?;
+    let lines = jsonl::objects(
+        path,
+        FORMAT,
+        &source.bytes,
+        options,
+        &mut report,
+        &mut warnings,
+    )?;
     if lines.iter().any(|(_, o)| openhands_v1::looks_like_event(o)) {
         let mut run = openhands_v1::events(&lines, true, None);
         run.warnings.splice(0..0, warnings);
@@ -139,9 +148,15 @@ pub(super) fn parse(source: &LogSource, options: &ImportOptions) -> Result<Vec<P
 /// An `output.jsonl` row: an object with a `history` array and a task or an instance id.
 pub(super) fn looks_like_row(map: &Map<String, Value>) -> bool {
     map.get("history").is_some_and(Value::is_array)
-        && ["instruction", "instance_id", "issue", "instance", "metadata"]
-            .iter()
-            .any(|k| map.contains_key(*k))
+        && [
+            "instruction",
+            "instance_id",
+            "issue",
+            "instance",
+            "metadata",
+        ]
+        .iter()
+        .any(|k| map.contains_key(*k))
 }
 
 /// One `output.jsonl` row as a run.
@@ -205,7 +220,8 @@ fn row(path: &Path, map: &Map<String, Value>, number: Option<u64>) -> Result<Par
     if let Some(instruction) = map.get("instruction").and_then(Value::as_str)
         && !run.prompts.iter().any(|(_, p)| p == instruction)
     {
-        run.prompts.insert(0, ("user".to_owned(), instruction.to_owned()));
+        run.prompts
+            .insert(0, ("user".to_owned(), instruction.to_owned()));
     }
     run.conversation_id = map
         .get("instance_id")
@@ -254,7 +270,9 @@ fn v0_events(events: &[Value], label: &str) -> ParsedRun {
         } else if let Some(observation) = obj.get("observation").and_then(Value::as_str) {
             state.observation(&mut run, obj, observation, &at);
         } else {
-            state.unknown.note("(neither action nor observation)".to_owned(), i);
+            state
+                .unknown
+                .note("(neither action nor observation)".to_owned(), i);
         }
     }
     let unknown = std::mem::take(&mut state.unknown);
@@ -368,10 +386,8 @@ impl V0 {
         // The model's own arguments, when the response that made the call is recorded.
         let model_args = call_id.and_then(|id| model_arguments(response, id));
         let deterministic = is_deterministic(action, tool, &Value::Object(args.clone()));
-        let mut step = StepDraft::tool_call(
-            tool,
-            model_args.unwrap_or_else(|| Value::Object(args)),
-        );
+        let mut step =
+            StepDraft::tool_call(tool, model_args.unwrap_or_else(|| Value::Object(args)));
         step.call_id = call_id.map(str::to_owned);
         step.model = model;
         step.deterministic = deterministic;
@@ -445,7 +461,9 @@ impl V0 {
             ));
             return;
         };
-        if run.steps[index].output.is_some() && run.steps[index].kind == crate::model::StepKind::ToolCall {
+        if run.steps[index].output.is_some()
+            && run.steps[index].kind == crate::model::StepKind::ToolCall
+        {
             self.report.lose(
                 LossKind::Outputs,
                 1,
@@ -591,11 +609,7 @@ fn flat_history(history: &[Value]) -> ParsedRun {
                     report.kept.outputs += 1;
                 }
                 _ => {
-                    report.lose(
-                        LossKind::Outputs,
-                        1,
-                        "observations that follow no action",
-                    );
+                    report.lose(LossKind::Outputs, 1, "observations that follow no action");
                     run.warnings.push(ImportWarning::at_item(
                         at,
                         format!("observation `{observation}` follows no action"),

@@ -36,10 +36,9 @@ const BOOKKEEPING: &[&str] = &[
 
 /// Whether `map` is a V1 event: a `kind` the SDK uses, with an id or a source.
 pub(super) fn looks_like_event(map: &Map<String, Value>) -> bool {
-    map.get("kind")
-        .and_then(Value::as_str)
-        .is_some_and(|k| k.ends_with("Event") || k.starts_with("Condensation") || k.ends_with("Observation"))
-        && (map.contains_key("source") || map.contains_key("id"))
+    map.get("kind").and_then(Value::as_str).is_some_and(|k| {
+        k.ends_with("Event") || k.starts_with("Condensation") || k.ends_with("Observation")
+    }) && (map.contains_key("source") || map.contains_key("id"))
 }
 
 /// A persisted conversation: `base_state.json` (the bytes) and `events/event-*.json` (the
@@ -159,7 +158,10 @@ pub(super) fn events(
             }
             "MessageEvent" => {
                 report.held.messages += 1;
-                let source = event.get("source").and_then(Value::as_str).unwrap_or("user");
+                let source = event
+                    .get("source")
+                    .and_then(Value::as_str)
+                    .unwrap_or("user");
                 let message = event.get("llm_message");
                 let text = message
                     .and_then(|m| m.get("content"))
@@ -207,7 +209,10 @@ pub(super) fn events(
                     .get("tool_call_id")
                     .and_then(Value::as_str)
                     .map(str::to_owned);
-                let thought = event.get("thought").map(text_of_content).unwrap_or_default();
+                let thought = event
+                    .get("thought")
+                    .map(text_of_content)
+                    .unwrap_or_default();
                 step.reasoning = if thought.is_empty() {
                     event
                         .get("reasoning_content")
@@ -355,10 +360,7 @@ pub(super) fn events(
     let mut notes = unknown.warnings("event(s)", by_line);
     if !by_line {
         for w in &mut notes {
-            w.item = w
-                .item
-                .take()
-                .map(|i| format!("{}{i}", label.unwrap_or("")));
+            w.item = w.item.take().map(|i| format!("{}{i}", label.unwrap_or("")));
         }
     }
     run.warnings.extend(notes);

@@ -27,12 +27,15 @@ use crate::store::StepDraft;
 pub(super) fn looks_like_history_only(map: &Map<String, Value>) -> bool {
     !map.contains_key("trajectory")
         && !map.contains_key("trajectory_format")
-        && map.get("history").and_then(Value::as_array).is_some_and(|h| {
-            h.iter().any(|m| {
-                m.get("role").and_then(Value::as_str) == Some("assistant")
-                    && (m.get("action").is_some() || m.get("tool_calls").is_some())
+        && map
+            .get("history")
+            .and_then(Value::as_array)
+            .is_some_and(|h| {
+                h.iter().any(|m| {
+                    m.get("role").and_then(Value::as_str) == Some("assistant")
+                        && (m.get("action").is_some() || m.get("tool_calls").is_some())
+                })
             })
-        })
 }
 
 pub(super) fn parse(path: &Path, text: &str) -> Result<ParsedRun, RunError> {
@@ -164,7 +167,9 @@ fn trajectory_steps(
         // The history message that made this call: the next one with the same action.
         let made_by = actions[next_action.min(actions.len())..]
             .iter()
-            .position(|(_, m)| m.get("action").and_then(Value::as_str).map(str::trim) == Some(command))
+            .position(|(_, m)| {
+                m.get("action").and_then(Value::as_str).map(str::trim) == Some(command)
+            })
             .map(|p| next_action + p);
         let fc = made_by.and_then(|k| {
             next_action = k + 1;
@@ -242,12 +247,9 @@ fn history_steps(
             .map(str::to_owned);
         // The answer: the next tool (or user) message before the next action.
         let end = actions.get(k + 1).map_or(entries.len(), |(i, _)| *i);
-        let answer = entries[index + 1..end].iter().find(|e| {
-            matches!(
-                e.get("role").and_then(Value::as_str),
-                Some("tool" | "user")
-            )
-        });
+        let answer = entries[index + 1..end]
+            .iter()
+            .find(|e| matches!(e.get("role").and_then(Value::as_str), Some("tool" | "user")));
         if let Some(content) = answer.and_then(|a| a.get("content")).and_then(text_of) {
             run.report.held.outputs += 1;
             run.report.kept.outputs += 1;
