@@ -5,7 +5,7 @@
 mod common;
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use common::{Env, snapshot};
 use serde_json::{Value, json};
@@ -28,7 +28,7 @@ fn init() -> Env {
     env
 }
 
-fn path(p: &PathBuf) -> &str {
+fn path(p: &Path) -> &str {
     p.to_str().expect("utf8")
 }
 
@@ -85,8 +85,8 @@ fn a_session_directory_brings_its_sub_agents_into_show_and_otel() {
     assert_eq!(child["gen_ai.agent.name"], "Explore");
     assert_eq!(child["run"]["id"], main["children"][0]["run"]);
     assert_eq!(
-        child["run"]["steps"].as_array().map(Vec::len),
-        main["children"][0]["steps"].as_u64().map(|n| n as usize)
+        child["run"]["steps"].as_array().map(|s| s.len() as u64),
+        main["children"][0]["steps"].as_u64()
     );
 
     // OTel: the sub-agent's spans nest under the Task step's span, in the same trace.

@@ -440,37 +440,37 @@ fn step_pair(i: u64, j: u64, x: &Step, y: &Step, out: &mut Vec<Drift>) {
 
 /// Nested runs (sub-agents, compactions) that differ, paired by the step that started them
 /// (then by order).
-fn children(a: &Run, b: &Run, out: &mut Vec<Drift>) {
+fn children(run_a: &Run, run_b: &Run, out: &mut Vec<Drift>) {
     let key = |c: &crate::model::ChildRun| (c.step, c.kind.clone(), c.call_id.clone());
-    let mut left: Vec<&crate::model::ChildRun> = a.manifest.children.iter().collect();
-    let mut right: Vec<&crate::model::ChildRun> = b.manifest.children.iter().collect();
+    let mut left: Vec<&crate::model::ChildRun> = run_a.manifest.children.iter().collect();
+    let mut right: Vec<&crate::model::ChildRun> = run_b.manifest.children.iter().collect();
     left.sort_by_key(|c| key(c));
     right.sort_by_key(|c| key(c));
     for i in 0..left.len().max(right.len()) {
-        let (x, y) = (left.get(i), right.get(i));
-        if x.map(|c| c.run) == y.map(|c| c.run) {
+        let (in_a, in_b) = (left.get(i), right.get(i));
+        if in_a.map(|c| c.run) == in_b.map(|c| c.run) {
             continue;
         }
-        let which = x.or(y).expect("one side has it");
+        let which = in_a.or(in_b).expect("one side has it");
         let what = match which.step {
             Some(step) => format!("the {} run started by step {step}", which.kind),
             None => format!("{} run {i}", which.kind),
         };
-        let detail = match (x, y) {
+        let detail = match (in_a, in_b) {
             (Some(_), Some(_)) => format!("{what} differs"),
             (Some(_), None) => format!("{what} is only in A"),
             (None, _) => format!("{what} is only in B"),
         };
-        let mut d = entry(
+        let mut drift = entry(
             DriftKind::OutputDrift,
             which.step,
             &format!("children[{i}]"),
-            x.map(|c| c.run),
-            y.map(|c| c.run),
+            in_a.map(|c| c.run),
+            in_b.map(|c| c.run),
             detail,
         );
-        d.step_b = y.and_then(|c| c.step);
-        out.push(d);
+        drift.step_b = in_b.and_then(|c| c.step);
+        out.push(drift);
     }
 }
 

@@ -248,7 +248,7 @@ pub fn export_otel_tree(tree: &RunTree) -> Value {
     let trace_id = tree.run.id.to_hex()[..32].to_owned();
     let mut spans = Vec::new();
     let root_span_id = tree.run.id.to_hex()[32..48].to_owned();
-    otel_run_spans(tree, &trace_id, root_span_id, None, &mut spans);
+    otel_run_spans(tree, &trace_id, &root_span_id, None, &mut spans);
     json!({
         "resourceSpans": [{
             "resource": {"attributes": [kv_str("service.name", "ctx")]},
@@ -275,7 +275,7 @@ type SpanTimes = Option<(u64, u64)>;
 fn otel_run_spans(
     tree: &RunTree,
     trace_id: &str,
-    span_id: String,
+    span_id: &str,
     parent_span: Option<(&str, &ChildRun)>,
     spans: &mut Vec<Value>,
 ) -> SpanTimes {
@@ -396,12 +396,12 @@ fn otel_run_spans(
         let parent = link
             .step
             .and_then(|s| step_spans.get(usize::try_from(s).ok()?))
-            .map_or(span_id.as_str(), String::as_str);
+            .map_or(span_id, String::as_str);
         let child_span = ContentHash::of(format!("{span_id}/{}", child.run.id).as_bytes()).to_hex()
             [..16]
             .to_owned();
         if let Some((start, end)) =
-            otel_run_spans(child, trace_id, child_span, Some((parent, link)), spans)
+            otel_run_spans(child, trace_id, &child_span, Some((parent, link)), spans)
         {
             first = Some(first.map_or(start, |f| f.min(start)));
             last = Some(last.map_or(end, |l| l.max(end)));

@@ -261,7 +261,7 @@ fn every_corpus_file_imports_with_every_tool_call_it_holds() {
         }
         // What the report says was held is what the file holds.
         assert_eq!(
-            outcome.report.held.calls as usize,
+            usize::try_from(outcome.report.held.calls).expect("fits"),
             expected.iter().sum::<usize>() + sidecar_calls(path),
             "{}: {:?}",
             path.display(),
@@ -323,7 +323,7 @@ fn sub_agent_files_become_runs_nested_under_the_calls_that_started_them() {
         assert_eq!(main.children.len(), files.len(), "{session}");
         let run = load(&store, &main.run);
         for (child, file) in main.children.iter().zip(&files) {
-            let step = child.step.expect("linked to its call") as usize;
+            let step = usize::try_from(child.step.expect("linked to its call")).expect("fits");
             let call = &run.steps[step];
             assert!(
                 matches!(call.tool.as_deref(), Some("Task" | "Agent")),

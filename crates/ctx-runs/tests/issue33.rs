@@ -27,11 +27,16 @@ fn store() -> (tempfile::TempDir, Store) {
 }
 
 fn jsonl(lines: &[Value]) -> String {
-    lines.iter().map(|l| format!("{l}\n")).collect()
+    let mut text = String::new();
+    for line in lines {
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    text
 }
 
 /// A Claude Code line: `kind` user or assistant, with `uuid`, `parentUuid` and `content`.
-fn line(kind: &str, uuid: &str, parent: Option<&str>, content: Value, at: &str) -> Value {
+fn line(kind: &str, uuid: &str, parent: Option<&str>, content: &Value, at: &str) -> Value {
     let mut message = json!({"role": kind, "content": content});
     if kind == "assistant" {
         message["model"] = json!("claude-sonnet-4-20250514");
@@ -42,7 +47,7 @@ fn line(kind: &str, uuid: &str, parent: Option<&str>, content: Value, at: &str) 
            "version": "1.0.51", "timestamp": at, "isSidechain": false, "message": message})
 }
 
-fn call(id: &str, name: &str, input: Value) -> Value {
+fn call(id: &str, name: &str, input: &Value) -> Value {
     json!([{"type": "tool_use", "id": id, "name": name, "input": input}])
 }
 
@@ -79,7 +84,7 @@ fn compaction_continues_the_session() {
             "user",
             "u1",
             None,
-            json!("Fix the parser"),
+            &json!("Fix the parser"),
             "2025-07-01T10:00:00Z",
         ),
         // A small model's side call (a title) must not become the run's model.
@@ -88,7 +93,7 @@ fn compaction_continues_the_session() {
                 "assistant",
                 "t1",
                 Some("u1"),
-                json!([{"type": "text", "text": "Parser fix"}]),
+                &json!([{"type": "text", "text": "Parser fix"}]),
                 "2025-07-01T10:00:01Z",
             );
             l["message"]["model"] = json!("claude-3-5-haiku-20241022");
@@ -98,55 +103,55 @@ fn compaction_continues_the_session() {
             "assistant",
             "a1",
             Some("t1"),
-            call("c1", "Read", json!({"file_path": "p.rs"})),
+            &call("c1", "Read", &json!({"file_path": "p.rs"})),
             "2025-07-01T10:00:02Z",
         ),
         line(
             "user",
             "r1",
             Some("a1"),
-            result("c1", "fn parse() {}"),
+            &result("c1", "fn parse() {}"),
             "2025-07-01T10:00:03Z",
         ),
         line(
             "assistant",
             "a2",
             Some("r1"),
-            call("c2", "Edit", json!({"file_path": "p.rs"})),
+            &call("c2", "Edit", &json!({"file_path": "p.rs"})),
             "2025-07-01T10:00:04Z",
         ),
         line(
             "user",
             "r2",
             Some("a2"),
-            result("c2", "edited"),
+            &result("c2", "edited"),
             "2025-07-01T10:00:05Z",
         ),
     ];
     let summary = "This session is being continued from a previous conversation. Summary: …";
     let mut old_style = before.to_vec();
-    let mut s = line("user", "u2", None, json!(summary), "2025-07-01T10:10:00Z");
+    let mut s = line("user", "u2", None, &json!(summary), "2025-07-01T10:10:00Z");
     s["isCompactSummary"] = json!(true);
     old_style.push(s);
     old_style.push(line(
         "assistant",
         "a3",
         Some("u2"),
-        call("c3", "Bash", json!({"command": "cargo test"})),
+        &call("c3", "Bash", &json!({"command": "cargo test"})),
         "2025-07-01T10:10:01Z",
     ));
     old_style.push(line(
         "user",
         "r3",
         Some("a3"),
-        result("c3", "ok"),
+        &result("c3", "ok"),
         "2025-07-01T10:10:09Z",
     ));
     old_style.push(line(
         "assistant",
         "a4",
         Some("r3"),
-        json!([{"type": "text", "text": "Fixed."}]),
+        &json!([{"type": "text", "text": "Fixed."}]),
         "2025-07-01T10:10:10Z",
     ));
 
@@ -161,7 +166,7 @@ fn compaction_continues_the_session() {
         "user",
         "u2",
         Some("cb"),
-        json!(summary),
+        &json!(summary),
         "2025-07-01T10:10:00Z",
     );
     s["isCompactSummary"] = json!(true);
@@ -218,14 +223,14 @@ fn parallel_calls_pair_results_by_tool_use_id() {
             "user",
             "u1",
             None,
-            json!("Look at a and b"),
+            &json!("Look at a and b"),
             "2025-07-01T10:00:00Z",
         ),
         line(
             "assistant",
             "a1",
             Some("u1"),
-            call("c1", "Read", json!({"file_path": "a"})),
+            &call("c1", "Read", &json!({"file_path": "a"})),
             "2025-07-01T10:00:01Z",
         ),
         json!({"type": "progress", "uuid": "p1", "parentUuid": "a1", "sessionId": "s",
@@ -235,7 +240,7 @@ fn parallel_calls_pair_results_by_tool_use_id() {
                 "assistant",
                 "a2",
                 Some("p1"),
-                call("c2", "Read", json!({"file_path": "b"})),
+                &call("c2", "Read", &json!({"file_path": "b"})),
                 "2025-07-01T10:00:02Z",
             );
             l["message"]["id"] = json!("msg_a1");
@@ -245,21 +250,21 @@ fn parallel_calls_pair_results_by_tool_use_id() {
             "user",
             "r1",
             Some("a1"),
-            result("c1", "content of a"),
+            &result("c1", "content of a"),
             "2025-07-01T10:00:03Z",
         ),
         line(
             "user",
             "r2",
             Some("a2"),
-            result("c2", "content of b"),
+            &result("c2", "content of b"),
             "2025-07-01T10:00:04Z",
         ),
         line(
             "assistant",
             "a3",
             Some("r2"),
-            json!([{"type": "text", "text": "Both read."}]),
+            &json!([{"type": "text", "text": "Both read."}]),
             "2025-07-01T10:00:05Z",
         ),
     ];
@@ -316,17 +321,17 @@ fn sub_agents_nest_under_their_task_call() {
             "user",
             "u1",
             None,
-            json!("Explore the code"),
+            &json!("Explore the code"),
             "2025-07-01T10:00:00Z",
         ),
         line(
             "assistant",
             "a1",
             Some("u1"),
-            call(
+            &call(
                 "t1",
                 "Task",
-                json!({"description": "Explore", "prompt": "Find the parser", "subagent_type": "Explore"}),
+                &json!({"description": "Explore", "prompt": "Find the parser", "subagent_type": "Explore"}),
             ),
             "2025-07-01T10:00:01Z",
         ),
@@ -335,7 +340,7 @@ fn sub_agents_nest_under_their_task_call() {
                 "user",
                 "r1",
                 Some("a1"),
-                result("t1", "The parser is in p.rs"),
+                &result("t1", "The parser is in p.rs"),
                 "2025-07-01T10:00:09Z",
             );
             l["toolUseResult"] = json!({"status": "completed", "agentId": "abc123"});
@@ -348,28 +353,28 @@ fn sub_agents_nest_under_their_task_call() {
             "user",
             "s1",
             None,
-            json!("Find the parser"),
+            &json!("Find the parser"),
             "2025-07-01T10:00:01Z",
         ),
         line(
             "assistant",
             "s2",
             Some("s1"),
-            call("g1", "Grep", json!({"pattern": "fn parse"})),
+            &call("g1", "Grep", &json!({"pattern": "fn parse"})),
             "2025-07-01T10:00:02Z",
         ),
         line(
             "user",
             "s3",
             Some("s2"),
-            result("g1", "p.rs:1"),
+            &result("g1", "p.rs:1"),
             "2025-07-01T10:00:03Z",
         ),
         line(
             "assistant",
             "s4",
             Some("s3"),
-            json!([{"type": "text", "text": "In p.rs"}]),
+            &json!([{"type": "text", "text": "In p.rs"}]),
             "2025-07-01T10:00:04Z",
         ),
     ];
@@ -659,7 +664,7 @@ fn truncated_line_fails_the_import_and_stores_nothing() {
     }
     assert!(ctx_runs::list_runs(&store).expect("list").is_empty());
     // A log whose lines hold no step is not stored either.
-    let prompt_only = line("user", "u1", None, json!("hello"), "2025-07-01T10:00:00Z");
+    let prompt_only = line("user", "u1", None, &json!("hello"), "2025-07-01T10:00:00Z");
     let err = import::import_bytes(
         &store,
         Path::new("p.jsonl"),

@@ -328,7 +328,11 @@ fn nested_note(stored: &StoredRun) -> String {
         1 => parts.push("1 fork".to_owned()),
         n => parts.push(format!("{n} forks")),
     }
-    parts.iter().map(|p| format!(", {p}")).collect()
+    parts.iter().fold(String::new(), |mut note, part| {
+        note.push_str(", ");
+        note.push_str(part);
+        note
+    })
 }
 
 fn skipped_note(warnings: &[ImportWarning]) -> String {

@@ -7,6 +7,9 @@ use serde_json::{Map, Value};
 use super::{ImportOptions, ImportReport, ImportWarning, json_problem};
 use crate::RunError;
 
+/// JSON objects with their 1-based line numbers.
+pub(crate) type Objects = Vec<(usize, Map<String, Value>)>;
+
 /// The lines of `bytes` that are JSON objects, with their 1-based numbers. A line that is not
 /// (not UTF-8, not JSON, truncated, not an object) fails the whole file, unless
 /// `options.skip_bad_lines`: then it is reported as a warning and counted in the report.
@@ -17,7 +20,7 @@ pub(crate) fn objects(
     options: &ImportOptions,
     report: &mut ImportReport,
     warnings: &mut Vec<ImportWarning>,
-) -> Result<Vec<(usize, Map<String, Value>)>, RunError> {
+) -> Result<Objects, RunError> {
     let mut out = Vec::new();
     for (n, line) in bytes.split(|b| *b == b'\n').enumerate() {
         let line_no = n + 1;

@@ -641,7 +641,7 @@ fn import_source(
         });
     }
     let mut stored = Vec::with_capacity(runs.len());
-    for run in runs {
+    for run in &runs {
         stored.push(store_parsed_tree(store, format.name(), run)?);
     }
     let first = stored.first().expect("parse_source gives at least one run");
@@ -746,8 +746,8 @@ fn utf8<'a>(format: RunFormat, path: &Path, bytes: &'a [u8]) -> Result<&'a str, 
 }
 
 /// Stores a parsed run (not its children or forks); returns its id.
-pub fn store_parsed(store: &Store, source: &str, parsed: ParsedRun) -> Result<RunId, RunError> {
-    let builder = build(store, source, &parsed, None, Vec::new())?;
+pub fn store_parsed(store: &Store, source: &str, parsed: &ParsedRun) -> Result<RunId, RunError> {
+    let builder = build(store, source, parsed, None, Vec::new())?;
     builder.finish(store)
 }
 
@@ -756,7 +756,7 @@ pub fn store_parsed(store: &Store, source: &str, parsed: ParsedRun) -> Result<Ru
 pub fn store_parsed_tree(
     store: &Store,
     source: &str,
-    parsed: ParsedRun,
+    parsed: &ParsedRun,
 ) -> Result<StoredRun, RunError> {
     store_tree(store, source, parsed, None)
 }
@@ -764,16 +764,16 @@ pub fn store_parsed_tree(
 fn store_tree(
     store: &Store,
     source: &str,
-    parsed: ParsedRun,
+    parsed: &ParsedRun,
     parent: Option<RunId>,
 ) -> Result<StoredRun, RunError> {
     let mut stored_children = Vec::with_capacity(parsed.children.len());
     let mut links = Vec::with_capacity(parsed.children.len());
     let ParsedRun {
         children, forks, ..
-    } = &parsed;
+    } = parsed;
     for child in children {
-        let stored = store_tree(store, source, child.run.clone(), None)?;
+        let stored = store_tree(store, source, &child.run, None)?;
         links.push(ChildRun {
             run: stored.run,
             kind: child.kind.to_owned(),
@@ -788,11 +788,11 @@ fn store_tree(
             stored,
         });
     }
-    let builder = build(store, source, &parsed, parent, links)?;
+    let builder = build(store, source, parsed, parent, links)?;
     let id = builder.manifest().id();
     let mut stored_forks = Vec::with_capacity(forks.len());
     for fork in forks {
-        stored_forks.push(store_tree(store, source, fork.clone(), Some(id))?);
+        stored_forks.push(store_tree(store, source, fork, Some(id))?);
     }
     let steps = builder.step_count() as u64;
     let stored = builder.finish(store)?;
@@ -1037,7 +1037,7 @@ pub(crate) fn millis_between(start: &str, end: &str) -> Option<u64> {
 
 /// An RFC 3339 timestamp (UTC, milliseconds) for Unix seconds, as mini-swe-agent records them.
 pub(crate) fn rfc3339_of_unix_seconds(seconds: f64) -> Option<String> {
-    if !seconds.is_finite() || seconds < 0.0 || seconds > 1.0e11 {
+    if !seconds.is_finite() || !(0.0..=1.0e11).contains(&seconds) {
         return None;
     }
     #[expect(

@@ -235,14 +235,14 @@ fn row(path: &Path, map: &Map<String, Value>, number: Option<u64>) -> Result<Par
                 _ => format!("#{number}"),
             })
         });
-    let patch = map
+    let git_patch = map
         .get("git_patch")
         .or_else(|| map.get("test_result").and_then(|t| t.get("git_patch")))
         .and_then(Value::as_str)
         .filter(|p| !p.is_empty());
-    if let Some(patch) = patch {
+    if let Some(diff) = git_patch {
         run.outputs
-            .push(("git_patch.diff".to_owned(), patch.as_bytes().to_vec()));
+            .push(("git_patch.diff".to_owned(), diff.as_bytes().to_vec()));
     }
     Ok(run)
 }
@@ -386,8 +386,7 @@ impl V0 {
         // The model's own arguments, when the response that made the call is recorded.
         let model_args = call_id.and_then(|id| model_arguments(response, id));
         let deterministic = is_deterministic(action, tool, &Value::Object(args.clone()));
-        let mut step =
-            StepDraft::tool_call(tool, model_args.unwrap_or_else(|| Value::Object(args)));
+        let mut step = StepDraft::tool_call(tool, model_args.unwrap_or(Value::Object(args)));
         step.call_id = call_id.map(str::to_owned);
         step.model = model;
         step.deterministic = deterministic;
