@@ -530,7 +530,8 @@ impl<'a> Session<'a> {
         let recs = self.recs;
         let in_set: HashSet<usize> = set.iter().copied().collect();
         let mut on_chain: HashSet<usize> = HashSet::new();
-        let mut cur = set.iter().rev().copied().find(|&i| recs[i].is_turn());
+        let turns: Vec<usize> = set.iter().copied().filter(|&i| recs[i].is_turn()).collect();
+        let mut cur = turns.last().copied();
         let mut guard = 0;
         while let Some(i) = cur {
             guard += 1;
@@ -543,10 +544,12 @@ impl<'a> Session<'a> {
             cur = next.or_else(|| {
                 // A new tree (a 1.0 compaction, a resumed session): it continues the last
                 // turn before it.
-                set.iter()
+                let before = turns.partition_point(|&j| j < i);
+                turns[..before]
+                    .iter()
                     .rev()
                     .copied()
-                    .find(|&j| j < i && recs[j].is_turn() && !on_chain.contains(&j))
+                    .find(|j| !on_chain.contains(j))
             });
         }
         // The chain's messages hold more lines than the chain runs through (2.x writes each
@@ -780,7 +783,8 @@ impl<'s, 'l> Builder<'s, 'l> {
     }
 
     fn line(&mut self, i: usize) {
-        let rec = &self.session.recs[i];
+        let session = self.session;
+        let rec = &session.recs[i];
         match rec.kind {
             Kind::User if !rec.is_meta() => {
                 self.note_session(rec);
@@ -811,7 +815,8 @@ impl<'s, 'l> Builder<'s, 'l> {
     }
 
     fn user(&mut self, i: usize) {
-        let rec = &self.session.recs[i];
+        let session = self.session;
+        let rec = &session.recs[i];
         let line = rec.line;
         let timestamp = rec.str("timestamp").map(str::to_owned);
         let role = if rec.obj.get("isCompactSummary").and_then(Value::as_bool) == Some(true) {
@@ -920,7 +925,8 @@ impl<'s, 'l> Builder<'s, 'l> {
     }
 
     fn assistant(&mut self, i: usize) {
-        let rec = &self.session.recs[i];
+        let session = self.session;
+        let rec = &session.recs[i];
         let line = rec.line;
         let Some(message) = rec.message() else {
             return;
@@ -935,9 +941,13 @@ impl<'s, 'l> Builder<'s, 'l> {
         }
         let message_id = rec.message_id().map(str::to_owned);
         let usage = self.usage_for(i, message_id.as_deref());
-        let blocks: Vec<Value> = match message.get("content") {
-            Some(Value::String(s)) => vec![serde_json::json!({"type": "text", "text": s})],
-            Some(Value::Array(blocks)) => blocks.clone(),
+        let as_text;
+        let blocks: &[Value] = match message.get("content") {
+            Some(Value::String(s)) => {
+                as_text = [serde_json::json!({"type": "text", "text": s})];
+                &as_text
+            }
+            Some(Value::Array(blocks)) => blocks,
             _ => {
                 self.notes.push(ImportWarning::at_line(
                     line,
