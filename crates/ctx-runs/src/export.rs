@@ -105,15 +105,34 @@ pub(crate) fn import_ctx(
         detail,
     };
     let export: CtxExport = serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
-    import_export(store, path, &export)
+    // Every run (nested ones first) is checked before anything is written.
+    let mut checked = Vec::new();
+    check_export(store, path, &export, &mut checked)?;
+    for run in &checked {
+        let all: Vec<&[u8]> = run.objects.iter().map(Vec::as_slice).collect();
+        crate::store::put_parallel(store.objects(), &all)?;
+        let stored = save_manifest(store, &run.manifest, &run.references, None)?;
+        debug_assert_eq!(stored, run.manifest.id());
+    }
+    Ok((export.run, export.steps.len()))
 }
 
-/// Imports one export, its nested runs first.
-fn import_export(
+/// A run of an export, checked and ready to store.
+struct CheckedRun {
+    manifest: RunManifest,
+    /// Its blobs and step objects.
+    objects: Vec<Vec<u8>>,
+    /// Every object it references.
+    references: BTreeSet<ContentHash>,
+}
+
+/// Checks one export, its nested runs first, appending each to `checked`.
+fn check_export(
     store: &Store,
     path: &Path,
     export: &CtxExport,
-) -> Result<(RunId, usize), RunError> {
+    checked: &mut Vec<CheckedRun>,
+) -> Result<(), RunError> {
     let bad = |detail: String| RunError::BadFile {
         path: path.to_owned(),
         format: "ctx",
@@ -130,7 +149,7 @@ fn import_export(
         )));
     }
     for child in &export.children {
-        import_export(store, path, child)?;
+        check_export(store, path, child, checked)?;
     }
     if !export.format.starts_with(CTX_EXPORT_PREFIX) {
         return Err(bad(format!(
@@ -213,13 +232,14 @@ fn import_export(
             export.run
         )));
     }
-    let all: Vec<&[u8]> = blobs.iter().chain(&step_bytes).map(Vec::as_slice).collect();
-    crate::store::put_parallel(store.objects(), &all)?;
-    let mut objects = referenced;
-    objects.extend(export.manifest.steps.iter().copied());
-    let stored = save_manifest(store, &export.manifest, &objects, None)?;
-    debug_assert_eq!(stored, id);
-    Ok((id, export.steps.len()))
+    let mut all_objects = referenced;
+    all_objects.extend(export.manifest.steps.iter().copied());
+    checked.push(CheckedRun {
+        manifest: export.manifest.clone(),
+        objects: blobs.into_iter().chain(step_bytes).collect(),
+        references: all_objects,
+    });
+    Ok(())
 }
 
 /// Parses a ctx export's manifest object bytes (exposed for tools that read raw objects).

@@ -808,3 +808,50 @@ fn otel_times_and_usage_come_from_the_transcript() {
         "{otel}"
     );
 }
+
+#[test]
+fn a_ctx_export_carries_nested_runs_and_an_edited_one_stores_nothing() {
+    let (_dir, first) = store();
+    let session = corpus("marot-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl");
+    let outcome =
+        ctx_runs::import_path(&first, &session, &ImportOptions::default()).expect("imports");
+    let run = ctx_runs::load_run_by_id(&first, &outcome.run).expect("loads");
+    let export = ctx_runs::export_ctx(&first, &run).expect("export");
+    assert_eq!(export.children.len(), 1);
+    let bytes = serde_json::to_vec(&export).expect("json");
+    // Into a fresh store: the same ids, the nested run included.
+    let (_other_dir, other) = store();
+    let again = import::import_bytes(&other, Path::new("e.json"), &bytes, None).expect("imports");
+    assert_eq!(again.run, outcome.run);
+    let tree = ctx_runs::load_run_tree(&other, &again.run).expect("the tree loads");
+    assert_eq!(tree.children.len(), 1);
+    // A nested run, or the run itself, edited by hand: refused, and nothing at all is stored
+    // (the nested runs are checked and the run is checked before anything is written).
+    for edit in [
+        "/children/0/steps/0/deterministic",
+        "/steps/0/deterministic",
+    ] {
+        let mut edited: Value = serde_json::from_slice(&bytes).expect("json");
+        let flag = edited.pointer_mut(edit).expect("the field");
+        *flag = json!(!flag.as_bool().expect("a flag"));
+        let (_third_dir, third) = store();
+        let err = import::import_bytes(
+            &third,
+            Path::new("e.json"),
+            &serde_json::to_vec(&edited).expect("json"),
+            None,
+        )
+        .expect_err("refused");
+        assert!(
+            err.to_string().contains("the export was edited"),
+            "{edit}: {err}"
+        );
+        assert!(
+            ctx_runs::list_runs(&third).expect("list").is_empty(),
+            "{edit}"
+        );
+        let objects = third.dir().join("objects/sha256");
+        let written = std::fs::read_dir(&objects).map_or(0, Iterator::count);
+        assert_eq!(written, 0, "{edit}: no object written");
+    }
+}
