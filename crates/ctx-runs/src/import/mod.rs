@@ -640,10 +640,13 @@ fn import_source(
             losses: line,
         });
     }
+    // The last run stored is `latest`: store the rows last to first, so that it is the first
+    // row's run, the one the outcome names.
     let mut stored = Vec::with_capacity(runs.len());
-    for run in &runs {
+    for run in runs.iter().rev() {
         stored.push(store_parsed_tree(store, format.name(), run)?);
     }
+    stored.reverse();
     let first = stored.first().expect("parse_source gives at least one run");
     Ok(ImportOutcome {
         run: first.run,
