@@ -182,7 +182,10 @@ fn rows_of_an_output_file_are_runs_of_their_own() {
     assert_eq!(report["runs"][1]["row"], 2);
     // `latest` (and --tag) name the first row's run.
     assert_eq!(report["run"], report["runs"][0]["run"]);
-    assert_eq!(env.run(&["run", "show", "latest"]).json()["id"], report["run"]);
+    assert_eq!(
+        env.run(&["run", "show", "latest"]).json()["id"],
+        report["run"]
+    );
     let one = env.run(&["--json", "run", "import", path(&file), "--row", "2"]);
     one.ok();
     assert_eq!(one.json()["run"], report["runs"][1]["run"]);
