@@ -149,6 +149,12 @@ impl Output {
         }
     }
 
+    /// An error on stderr, for a command that reports a failure through its exit status
+    /// rather than by failing (shown even with -q).
+    pub fn error(&self, text: &str) {
+        eprintln!("{} {text}", paint(self.color_stderr, Style::Red, "error:"));
+    }
+
     /// A warning on stderr (shown even with -q).
     pub fn warn(&self, text: &str) {
         eprintln!(

@@ -275,19 +275,28 @@ fn build_mixed_run(env: &Env) {
     ctx::runs::tag_run(&store, "mixed", &run).expect("tag");
 }
 
+/// Issue 33 changed this: a deterministic step ctx cannot re-run (a command without
+/// --allow-commands, another agent's `Edit`) is `not_replayable`, and so is the run (exit 1),
+/// never `exact`.
 #[test]
-fn commands_run_only_when_allowed_and_foreign_tools_are_skipped() {
+fn commands_run_only_when_allowed_and_foreign_tools_are_not_replayable() {
     let env = fixture();
     build_mixed_run(&env);
 
     let report = env.run(&["run", "replay", "mixed", "--json", "--steps"]);
-    report.ok();
+    assert_eq!(report.code, 1, "{}", report.stderr);
     let report = report.json();
-    assert_eq!(report["fidelity"], "exact", "{report}");
+    assert_eq!(report["fidelity"], "not_replayable", "{report}");
     assert_eq!(
-        (report["exact"].clone(), report["skipped"].clone()),
-        (json!(0), json!(4))
+        (
+            report["exact"].clone(),
+            report["not_replayable"].clone(),
+            report["skipped"].clone()
+        ),
+        (json!(0), json!(2), json!(2))
     );
+    assert_eq!(report["results"][0]["outcome"], "not_replayable");
+    assert_eq!(report["results"][1]["outcome"], "not_replayable");
     let reasons: Vec<&str> = report["results"]
         .as_array()
         .expect("results")
@@ -300,11 +309,16 @@ fn commands_run_only_when_allowed_and_foreign_tools_are_skipped() {
     assert!(reasons[3].contains("not deterministic"), "{reasons:?}");
 
     let allowed = env.run(&["run", "replay", "mixed", "--json", "--allow-commands"]);
-    allowed.ok();
+    assert_eq!(allowed.code, 1, "the Edit still cannot be re-run");
     let allowed = allowed.json();
+    assert_eq!(allowed["fidelity"], "not_replayable");
     assert_eq!(
-        (allowed["exact"].clone(), allowed["skipped"].clone()),
-        (json!(1), json!(3))
+        (
+            allowed["exact"].clone(),
+            allowed["not_replayable"].clone(),
+            allowed["skipped"].clone()
+        ),
+        (json!(1), json!(1), json!(2))
     );
 
     std::fs::write(env.work().join("README.md"), "# Fixture\n\nChanged.\n").expect("write");

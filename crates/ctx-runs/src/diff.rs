@@ -2,8 +2,10 @@
 //!
 //! Runs are compared section by section. Prompts, system prompt and inputs give
 //! `prompt_drift`; the model and its parameters, and a step's arguments, `param_drift`; a
-//! different tool (or model) at a step, or a step present on one side only, `tool_drift`; a
-//! step's output, reasoning or status, `reasoning_drift`; the run's outputs, `output_drift`.
+//! different tool (or model) at a step, or a step present on one side only, `tool_drift`; the
+//! model's own text (its reasoning, a model turn's message), `reasoning_drift`; what a tool
+//! gave back (a tool step's output or status), the runs nested in a run, and the run's
+//! outputs, `output_drift`.
 //! Each entry names the step (its index in A and in B), the field, and both sides' hashes.
 //!
 //! Steps are aligned before they are compared (a longest common subsequence on kind, tool,
@@ -61,7 +63,7 @@ pub struct Drift {
     pub step_b: Option<u64>,
     /// What differs: `system_prompt`, `prompts[0]`, `inputs/src/a.rs`, `model`,
     /// `gen_ai.tool.name`, `gen_ai.tool.call.arguments`, `output_ref`, `reasoning_ref`,
-    /// `outputs/result.md`, `step`.
+    /// `status`, `outputs/result.md`, `children[0]` (a nested run), `step`.
     pub field: String,
     /// The hash on side A (`null` when A has nothing there).
     pub a: Option<ContentHash>,
@@ -102,6 +104,7 @@ pub fn diff_runs(a: &Run, b: &Run) -> RunDiff {
         "outputs",
         &mut drift,
     );
+    children(a, b, &mut drift);
     let mut counts: BTreeMap<DriftKind, u64> = [
         DriftKind::PromptDrift,
         DriftKind::ToolDrift,
@@ -399,9 +402,14 @@ fn step_pair(i: u64, j: u64, x: &Step, y: &Step, out: &mut Vec<Drift>) {
             format!("the reasoning before {at} (`{}`) differs", x.label()),
         ));
     }
+    // A model turn's output is the model's own text; a tool's is what the tool gave back.
+    let output_kind = match x.kind {
+        crate::model::StepKind::ModelCall => DriftKind::ReasoningDrift,
+        crate::model::StepKind::ToolCall => DriftKind::OutputDrift,
+    };
     if x.output_ref != y.output_ref {
         push(entry(
-            DriftKind::ReasoningDrift,
+            output_kind,
             Some(i),
             "output_ref",
             x.output_ref,
@@ -415,7 +423,7 @@ fn step_pair(i: u64, j: u64, x: &Step, y: &Step, out: &mut Vec<Drift>) {
             crate::model::StepStatus::Error => "error",
         };
         push(entry(
-            DriftKind::ReasoningDrift,
+            output_kind,
             Some(i),
             "status",
             Some(x.hash()),
@@ -427,6 +435,42 @@ fn step_pair(i: u64, j: u64, x: &Step, y: &Step, out: &mut Vec<Drift>) {
                 name(y.status)
             ),
         ));
+    }
+}
+
+/// Nested runs (sub-agents, compactions) that differ, paired by the step that started them
+/// (then by order).
+fn children(run_a: &Run, run_b: &Run, out: &mut Vec<Drift>) {
+    let key = |c: &crate::model::ChildRun| (c.step, c.kind.clone(), c.call_id.clone());
+    let mut left: Vec<&crate::model::ChildRun> = run_a.manifest.children.iter().collect();
+    let mut right: Vec<&crate::model::ChildRun> = run_b.manifest.children.iter().collect();
+    left.sort_by_key(|c| key(c));
+    right.sort_by_key(|c| key(c));
+    for i in 0..left.len().max(right.len()) {
+        let (in_a, in_b) = (left.get(i), right.get(i));
+        if in_a.map(|c| c.run) == in_b.map(|c| c.run) {
+            continue;
+        }
+        let which = in_a.or(in_b).expect("one side has it");
+        let what = match which.step {
+            Some(step) => format!("the {} run started by step {step}", which.kind),
+            None => format!("{} run {i}", which.kind),
+        };
+        let detail = match (in_a, in_b) {
+            (Some(_), Some(_)) => format!("{what} differs"),
+            (Some(_), None) => format!("{what} is only in A"),
+            (None, _) => format!("{what} is only in B"),
+        };
+        let mut drift = entry(
+            DriftKind::OutputDrift,
+            which.step,
+            &format!("children[{i}]"),
+            in_a.map(|c| c.run),
+            in_b.map(|c| c.run),
+            detail,
+        );
+        drift.step_b = in_b.and_then(|c| c.step);
+        out.push(drift);
     }
 }
 

@@ -64,6 +64,46 @@ pub enum RunError {
         format: &'static str,
         warnings: Vec<ImportWarning>,
     },
+    #[error(
+        "`{}` line {line} is not a valid {format} record: {detail}; nothing imported (pass --skip-bad-lines to import the other lines)",
+        path.display()
+    )]
+    BadLine {
+        path: PathBuf,
+        format: &'static str,
+        line: usize,
+        detail: String,
+    },
+    #[error(
+        "`{}`{} holds no step (no tool call and no model message){}; nothing imported",
+        path.display(),
+        row.map(|r| format!(" row {r}")).unwrap_or_default(),
+        match *format { "run" => String::new(), f => format!(" as a {f} log") }
+    )]
+    NoSteps {
+        path: PathBuf,
+        format: &'static str,
+        row: Option<u64>,
+    },
+    #[error(
+        "`{}`: {losses}; nothing imported (pass --lossy to import what was kept)",
+        path.display()
+    )]
+    Lossy { path: PathBuf, losses: String },
+    #[error(
+        "`{}` is a directory but not a Claude Code session directory (`<session>/subagents/` next to `<session>.jsonl`) or an OpenHands conversation (`events/`, `base_state.json`); name the log file",
+        path.display()
+    )]
+    NotALog { path: PathBuf },
+    #[error(
+        "`{}` has {rows} rows; --row {row} must be between 1 and {rows}",
+        path.display()
+    )]
+    BadRow {
+        path: PathBuf,
+        row: usize,
+        rows: usize,
+    },
     #[error("`{}` is not a valid {format} file: {detail}", path.display())]
     BadFile {
         path: PathBuf,

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::RunError;
-use crate::model::{RunId, RunManifest, Step, StepKind, StepStatus};
+use crate::model::{ChildRun, RunId, RunManifest, Step, StepKind, StepStatus, TokenUsage};
 use crate::store::{Run, parse_canonical, save_manifest};
 
 /// Every ctx export's `format` starts with this.
@@ -30,6 +30,9 @@ pub struct CtxExport {
     pub steps: Vec<Step>,
     /// Every blob, by hash: UTF-8 contents as `text`, anything else as `hex`.
     pub blobs: BTreeMap<ContentHash, ExportedBlob>,
+    /// The runs nested in this one (the manifest's `children`), each exported whole.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<CtxExport>,
 }
 
 /// A blob's bytes in an export.
@@ -74,12 +77,18 @@ pub fn export_ctx(store: &Store, run: &Run) -> Result<CtxExport, RunError> {
         }
         blobs.insert(hash, ExportedBlob::of(store.objects().get(&hash)?));
     }
+    let mut children = Vec::with_capacity(run.manifest.children.len());
+    for child in &run.manifest.children {
+        let nested = crate::store::load_run_by_id(store, &child.run)?;
+        children.push(export_ctx(store, &nested)?);
+    }
     Ok(CtxExport {
         format: CTX_EXPORT_FORMAT.to_owned(),
         run: run.id,
         manifest: run.manifest.clone(),
         steps: run.steps.clone(),
         blobs,
+        children,
     })
 }
 
@@ -96,6 +105,52 @@ pub(crate) fn import_ctx(
         detail,
     };
     let export: CtxExport = serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
+    // Every run (nested ones first) is checked before anything is written.
+    let mut checked = Vec::new();
+    check_export(store, path, &export, &mut checked)?;
+    for run in &checked {
+        let all: Vec<&[u8]> = run.objects.iter().map(Vec::as_slice).collect();
+        crate::store::put_parallel(store.objects(), &all)?;
+        let stored = save_manifest(store, &run.manifest, &run.references, None)?;
+        debug_assert_eq!(stored, run.manifest.id());
+    }
+    Ok((export.run, export.steps.len()))
+}
+
+/// A run of an export, checked and ready to store.
+struct CheckedRun {
+    manifest: RunManifest,
+    /// Its blobs and step objects.
+    objects: Vec<Vec<u8>>,
+    /// Every object it references.
+    references: BTreeSet<ContentHash>,
+}
+
+/// Checks one export, its nested runs first, appending each to `checked`.
+fn check_export(
+    store: &Store,
+    path: &Path,
+    export: &CtxExport,
+    checked: &mut Vec<CheckedRun>,
+) -> Result<(), RunError> {
+    let bad = |detail: String| RunError::BadFile {
+        path: path.to_owned(),
+        format: "ctx",
+        detail,
+    };
+    let listed: BTreeSet<RunId> = export.manifest.children.iter().map(|c| c.run).collect();
+    let given: BTreeSet<RunId> = export.children.iter().map(|c| c.run).collect();
+    if listed != given {
+        return Err(bad(format!(
+            "run {} nests {} runs but the export holds {} of them",
+            export.run,
+            listed.len(),
+            listed.intersection(&given).count()
+        )));
+    }
+    for child in &export.children {
+        check_export(store, path, child, checked)?;
+    }
     if !export.format.starts_with(CTX_EXPORT_PREFIX) {
         return Err(bad(format!(
             "`format` is `{}`, expected `{CTX_EXPORT_FORMAT}`",
@@ -177,13 +232,14 @@ pub(crate) fn import_ctx(
             export.run
         )));
     }
-    let all: Vec<&[u8]> = blobs.iter().chain(&step_bytes).map(Vec::as_slice).collect();
-    crate::store::put_parallel(store.objects(), &all)?;
-    let mut objects = referenced;
-    objects.extend(export.manifest.steps.iter().copied());
-    let stored = save_manifest(store, &export.manifest, &objects, None)?;
-    debug_assert_eq!(stored, id);
-    Ok((id, export.steps.len()))
+    let mut all_objects = referenced;
+    all_objects.extend(export.manifest.steps.iter().copied());
+    checked.push(CheckedRun {
+        manifest: export.manifest.clone(),
+        objects: blobs.into_iter().chain(step_bytes).collect(),
+        references: all_objects,
+    });
+    Ok(())
 }
 
 /// Parses a ctx export's manifest object bytes (exposed for tools that read raw objects).
@@ -191,32 +247,95 @@ pub fn parse_manifest(bytes: &[u8]) -> Result<RunManifest, String> {
     parse_canonical(bytes)
 }
 
-/// OTLP-JSON (`resourceSpans`) for a run: one `invoke_agent` root span and one span per step,
-/// carrying every manifest and step field as attributes.
+/// OTLP-JSON (`resourceSpans`) for a run without its nested runs (see [`export_otel_tree`]).
 pub fn export_otel(run: &Run) -> Value {
-    let trace_id = &run.id.to_hex()[..32];
-    let root_span_id = &run.id.to_hex()[32..48];
-    let mut clock = run
-        .manifest
-        .created
-        .as_deref()
-        .and_then(parse_rfc3339_nanos)
-        .unwrap_or(0);
-    let run_start = clock;
-    let mut spans = Vec::with_capacity(run.steps.len() + 1);
+    export_otel_tree(&RunTree {
+        run: run.clone(),
+        children: Vec::new(),
+    })
+}
+
+/// OTLP-JSON (`resourceSpans`) for a run and the runs nested in it: an `invoke_agent` span per
+/// run and a span per step, each nested run's span under the step that started it (or under
+/// its parent run's span), all in one trace. Spans carry every manifest and step field as
+/// attributes, and `gen_ai.usage.*` where the step recorded its tokens.
+///
+/// Times are the transcript's: a step starts at its timestamp and lasts its recorded
+/// duration; a run's span covers its steps (and `created`). Where the transcript records no
+/// time, the span has no `startTimeUnixNano`/`endTimeUnixNano` (nothing is invented; a step's
+/// recorded duration is still in `ctx.step.duration_ms`).
+pub fn export_otel_tree(tree: &RunTree) -> Value {
+    let trace_id = tree.run.id.to_hex()[..32].to_owned();
+    let mut spans = Vec::new();
+    let root_span_id = tree.run.id.to_hex()[32..48].to_owned();
+    otel_run_spans(tree, &trace_id, &root_span_id, None, &mut spans);
+    json!({
+        "resourceSpans": [{
+            "resource": {"attributes": [kv_str("service.name", "ctx")]},
+            "scopeSpans": [{
+                "scope": {"name": "ctx-runs", "version": env!("CARGO_PKG_VERSION")},
+                "spans": spans,
+            }],
+        }],
+    })
+}
+
+/// A run loaded with the runs nested in it (see [`crate::store::load_run_tree`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunTree {
+    pub run: Run,
+    /// Each nested run with its link.
+    pub children: Vec<(ChildRun, RunTree)>,
+}
+
+/// A span's times: (start, end) in Unix nanoseconds, when recorded.
+type SpanTimes = Option<(u64, u64)>;
+
+/// Appends the spans of `tree` (its root span first); returns the root span's times.
+fn otel_run_spans(
+    tree: &RunTree,
+    trace_id: &str,
+    span_id: &str,
+    parent_span: Option<(&str, &ChildRun)>,
+    spans: &mut Vec<Value>,
+) -> SpanTimes {
+    let run = &tree.run;
+    let root_at = spans.len();
+    spans.push(Value::Null);
+    // Nested runs get span ids of their own, derived from their parent's, so that two
+    // nested runs with the same content do not share ids.
+    let nested = parent_span.is_some();
+    let step_span_id = |hash: &ContentHash| -> String {
+        if nested {
+            ContentHash::of(format!("{span_id}/{hash}").as_bytes()).to_hex()[..16].to_owned()
+        } else {
+            hash.to_hex()[..16].to_owned()
+        }
+    };
     let provider = run
         .manifest
         .model
         .as_ref()
         .and_then(|m| m.provider.as_deref());
+    let mut first: Option<u64> = run
+        .manifest
+        .created
+        .as_deref()
+        .and_then(parse_rfc3339_nanos);
+    let mut last: Option<u64> = first;
+    let mut totals = TokenUsage::default();
+    let mut any_usage = false;
+    let mut step_spans: Vec<String> = Vec::with_capacity(run.steps.len());
     for (step, hash) in run.steps.iter().zip(&run.manifest.steps) {
-        let start = step
-            .timestamp
-            .as_deref()
-            .and_then(parse_rfc3339_nanos)
-            .unwrap_or(clock);
-        let end = start.saturating_add(step.duration_ms.unwrap_or(0).saturating_mul(1_000_000));
-        clock = end.max(clock);
+        let start = step.timestamp.as_deref().and_then(parse_rfc3339_nanos);
+        let times = start.map(|start| {
+            let ms = step.duration_ms.unwrap_or(0);
+            (start, start.saturating_add(ms.saturating_mul(1_000_000)))
+        });
+        if let Some((start, end)) = times {
+            first = Some(first.map_or(start, |f| f.min(start)));
+            last = Some(last.map_or(end, |l| l.max(end)));
+        }
         let mut attrs = vec![
             kv_str("gen_ai.operation.name", step.kind.operation_name()),
             kv_int("ctx.step.index", step.index),
@@ -254,6 +373,12 @@ pub fn export_otel(run: &Run) -> Value {
         if let Some(model) = &step.model {
             attrs.push(kv_str("gen_ai.request.model", model));
         }
+        if let Some(usage) = &step.usage {
+            attrs.extend(usage_attributes(usage));
+            any_usage = true;
+            totals.input_tokens += usage.input_tokens;
+            totals.output_tokens += usage.output_tokens;
+        }
         if let Some(output) = step.output_ref {
             attrs.push(kv_str("ctx.step.output_ref", &output.to_string()));
         }
@@ -270,20 +395,37 @@ pub fn export_otel(run: &Run) -> Value {
             StepKind::ToolCall => format!("execute_tool {}", step.tool.as_deref().unwrap_or("")),
             StepKind::ModelCall => format!("chat {}", step.model.as_deref().unwrap_or("")),
         };
-        spans.push(json!({
+        let id = step_span_id(hash);
+        let mut span = json!({
             "traceId": trace_id,
-            "spanId": &hash.to_hex()[..16],
-            "parentSpanId": root_span_id,
+            "spanId": id,
+            "parentSpanId": span_id,
             "name": name.trim_end(),
             "kind": if step.kind == StepKind::ModelCall { 3 } else { 1 },
-            "startTimeUnixNano": start.to_string(),
-            "endTimeUnixNano": end.to_string(),
             "attributes": attrs,
             "status": match step.status {
                 StepStatus::Ok => json!({"code": 1}),
                 StepStatus::Error => json!({"code": 2, "message": "the tool reported an error"}),
             },
-        }));
+        });
+        set_times(&mut span, times);
+        step_spans.push(id);
+        spans.push(span);
+    }
+    for (link, child) in &tree.children {
+        let parent = link
+            .step
+            .and_then(|s| step_spans.get(usize::try_from(s).ok()?))
+            .map_or(span_id, String::as_str);
+        let child_span = ContentHash::of(format!("{span_id}/{}", child.run.id).as_bytes()).to_hex()
+            [..16]
+            .to_owned();
+        if let Some((start, end)) =
+            otel_run_spans(child, trace_id, &child_span, Some((parent, link)), spans)
+        {
+            first = Some(first.map_or(start, |f| f.min(start)));
+            last = Some(last.map_or(end, |l| l.max(end)));
+        }
     }
     let mut root_attrs = vec![
         kv_str("gen_ai.operation.name", "invoke_agent"),
@@ -305,31 +447,67 @@ pub fn export_otel(run: &Run) -> Value {
         }
         root_attrs.extend(request_parameters(run));
     }
+    if any_usage {
+        root_attrs.push(kv_int("gen_ai.usage.input_tokens", totals.input_tokens));
+        root_attrs.push(kv_int("gen_ai.usage.output_tokens", totals.output_tokens));
+    }
     if let Some(parent) = run.manifest.parent {
         root_attrs.push(kv_str("ctx.run.parent", &parent.to_string()));
     }
-    spans.insert(
-        0,
-        json!({
-            "traceId": trace_id,
-            "spanId": root_span_id,
-            "name": "invoke_agent",
-            "kind": 1,
-            "startTimeUnixNano": run_start.to_string(),
-            "endTimeUnixNano": clock.to_string(),
-            "attributes": root_attrs,
-            "status": {"code": 1},
-        }),
-    );
-    json!({
-        "resourceSpans": [{
-            "resource": {"attributes": [kv_str("service.name", "ctx")]},
-            "scopeSpans": [{
-                "scope": {"name": "ctx-runs", "version": env!("CARGO_PKG_VERSION")},
-                "spans": spans,
-            }],
-        }],
-    })
+    let parent_id = match parent_span {
+        Some((parent, link)) => {
+            root_attrs.push(kv_str("ctx.run.kind", &link.kind));
+            if let Some(id) = &link.agent_id {
+                root_attrs.push(kv_str("gen_ai.agent.id", id));
+            }
+            if let Some(name) = &link.agent_name {
+                root_attrs.push(kv_str("gen_ai.agent.name", name));
+            }
+            if let Some(call) = &link.call_id {
+                root_attrs.push(kv_str("gen_ai.tool.call.id", call));
+            }
+            Some(parent.to_owned())
+        }
+        None => None,
+    };
+    let times = first.zip(last);
+    let mut root = json!({
+        "traceId": trace_id,
+        "spanId": span_id,
+        "name": "invoke_agent",
+        "kind": 1,
+        "attributes": root_attrs,
+        "status": {"code": 1},
+    });
+    if let Some(parent) = parent_id {
+        root["parentSpanId"] = json!(parent);
+    }
+    set_times(&mut root, times);
+    spans[root_at] = root;
+    times
+}
+
+/// Sets a span's start and end, when recorded; otherwise leaves them out.
+fn set_times(span: &mut Value, times: SpanTimes) {
+    if let Some((start, end)) = times {
+        span["startTimeUnixNano"] = json!(start.to_string());
+        span["endTimeUnixNano"] = json!(end.to_string());
+    }
+}
+
+/// The GenAI conventions' token usage attributes.
+fn usage_attributes(usage: &TokenUsage) -> Vec<Value> {
+    let mut out = vec![
+        kv_int("gen_ai.usage.input_tokens", usage.input_tokens),
+        kv_int("gen_ai.usage.output_tokens", usage.output_tokens),
+    ];
+    if let Some(n) = usage.cache_read_input_tokens {
+        out.push(kv_int("gen_ai.usage.cache_read.input_tokens", n));
+    }
+    if let Some(n) = usage.cache_creation_input_tokens {
+        out.push(kv_int("gen_ai.usage.cache_creation.input_tokens", n));
+    }
+    out
 }
 
 /// The in-toto Statements (v1) for a run, built by [`crate::provenance::Statement::for_run`]:

@@ -9,7 +9,8 @@
 //!
 //! - [`store`]: [`RunBuilder`] (record step by step, then `finish`), [`load_run`] (git-like
 //!   prefix ids, every object re-hashed), [`list_runs`], refs (`latest`, tags), [`fork_run`].
-//! - [`import`]: adapters for ctx's own export, Claude Code, OpenHands and SWE-agent logs.
+//! - [`import`]: adapters for ctx's own export, Claude Code, OpenHands, SWE-agent and
+//!   mini-swe-agent logs, with an account of what each import kept.
 //! - [`diff`]: typed drift between two runs.
 //! - [`export`]: ctx JSON (lossless), OTLP-JSON spans, in-toto Statement.
 
@@ -24,17 +25,21 @@ pub mod store;
 
 pub use diff::{Drift, DriftKind, RunDiff, diff_runs};
 pub use error::RunError;
-pub use export::{CtxExport, export_ctx, export_in_toto, export_otel, in_toto_statements};
+pub use export::{
+    CtxExport, RunTree, export_ctx, export_in_toto, export_otel, export_otel_tree,
+    in_toto_statements,
+};
 pub use import::{
-    FORMAT_NAMES, FormatChoice, ImportOutcome, ImportWarning, ParsedRun, RunFormat, import_bytes,
-    import_file,
+    FORMAT_NAMES, FormatChoice, ImportOptions, ImportOutcome, ImportReport, ImportWarning, Loss,
+    LossKind, ParsedRun, RunFormat, StoredChild, StoredRun, Tally, import_bytes, import_bytes_with,
+    import_file, import_path,
 };
 pub use model::{
-    ContentRef, Environment, ModelInfo, PromptRef, RUN_FORMAT_VERSION, RunId, RunManifest, Step,
-    StepKind, StepStatus,
+    ChildRun, ContentRef, Environment, ModelInfo, PromptRef, RUN_FORMAT_VERSION, RunId,
+    RunManifest, Step, StepKind, StepStatus, TokenUsage,
 };
 pub use store::{
     LATEST, MAX_JSON_INT, MIN_PREFIX_LEN, REF_NAMESPACE, Run, RunBuilder, RunSummary, StepDraft,
-    check_tag, fork_run, list_runs, load_run, load_run_by_id, read_blob, refs_by_run, resolve_run,
-    tag_run,
+    check_tag, fork_run, list_runs, load_run, load_run_by_id, load_run_tree, read_blob,
+    refs_by_run, resolve_run, tag_run,
 };

@@ -58,6 +58,79 @@ pub struct RunManifest {
     /// The run this one was forked from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<RunId>,
+    /// Runs nested in this one: the sub-agents it started (each linked to the tool call that
+    /// started it) and the agents that compacted its context. Each is a stored run of its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ChildRun>,
+}
+
+/// A run nested in another: a sub-agent a tool call started, or the agent that summarized the
+/// conversation at a compaction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChildRun {
+    /// The nested run.
+    pub run: RunId,
+    /// What it is: [`ChildRun::SUBAGENT`] or [`ChildRun::COMPACTION`].
+    pub kind: String,
+    /// The parent's step that started it (a `Task`/`Agent` tool call), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u64>,
+    /// That tool call's id (`gen_ai.tool.call.id`).
+    #[serde(
+        rename = "gen_ai.tool.call.id",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub call_id: Option<String>,
+    /// The agent's own id (`gen_ai.agent.id`), as the transcript names it.
+    #[serde(
+        rename = "gen_ai.agent.id",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub agent_id: Option<String>,
+    /// The agent's kind (`gen_ai.agent.name`: `Explore`, `general-purpose`, …), when recorded.
+    #[serde(
+        rename = "gen_ai.agent.name",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub agent_name: Option<String>,
+}
+
+impl ChildRun {
+    /// A sub-agent started by a tool call.
+    pub const SUBAGENT: &'static str = "subagent";
+    /// The agent that wrote a compaction summary.
+    pub const COMPACTION: &'static str = "compaction";
+}
+
+/// Tokens a model call used, as recorded (OTel `gen_ai.usage.*`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenUsage {
+    /// Input tokens, cached ones included (`gen_ai.usage.input_tokens`).
+    #[serde(rename = "gen_ai.usage.input_tokens")]
+    pub input_tokens: u64,
+    /// Output tokens (`gen_ai.usage.output_tokens`).
+    #[serde(rename = "gen_ai.usage.output_tokens")]
+    pub output_tokens: u64,
+    /// Input tokens served from the provider's cache (`gen_ai.usage.cache_read.input_tokens`).
+    #[serde(
+        rename = "gen_ai.usage.cache_read.input_tokens",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cache_read_input_tokens: Option<u64>,
+    /// Input tokens written to the provider's cache
+    /// (`gen_ai.usage.cache_creation.input_tokens`).
+    #[serde(
+        rename = "gen_ai.usage.cache_creation.input_tokens",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cache_creation_input_tokens: Option<u64>,
 }
 
 /// The model of a run.
@@ -213,6 +286,9 @@ pub struct Step {
     /// How long it took, in milliseconds, when recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// The tokens of the model call that made this step, on the first step that call made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
 }
 
 impl Step {
@@ -241,6 +317,11 @@ impl RunManifest {
     /// The manifest's canonical JSON bytes (the manifest object).
     pub fn canonical_bytes(&self) -> Vec<u8> {
         ctx_core::canonical::to_vec(self).expect("manifests serialize")
+    }
+
+    /// The nested run started by step `index`, if any.
+    pub fn child_of_step(&self, index: u64) -> Option<&ChildRun> {
+        self.children.iter().find(|c| c.step == Some(index))
     }
 
     /// Every blob the manifest references directly (not steps), in manifest order.

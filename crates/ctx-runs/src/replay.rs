@@ -12,8 +12,14 @@
 //! - `diverged`: re-executed, different output (downgrades the run to `degraded`);
 //! - `failed`: the tool now errors where it succeeded (a file the run read was deleted):
 //!   the run is `failed`;
-//! - `skipped`: not deterministic, a model turn, a tool ctx cannot run (an imported Claude
-//!   Code `Edit`), or a command without `--allow-commands`. Skipped steps never downgrade.
+//! - `not_replayable`: deterministic, but ctx cannot re-run it (a tool ctx does not have, such
+//!   as an imported Claude Code `Read`, or a command without `--allow-commands`);
+//! - `skipped`: not meant to replay (a model turn, a step that is not deterministic).
+//!
+//! The run's fidelity is the worst of its steps: `failed`, then `degraded`, then
+//! `not_replayable` (some step that should replay could not be re-run, or no step was re-run
+//! at all: nothing was checked), and `exact` only when every step that should replay did, and
+//! gave its recorded output.
 
 use std::fmt::Write as _;
 
@@ -82,6 +88,9 @@ pub trait StepExecutor {
 pub enum Fidelity {
     /// Every replayed step gave its recorded output.
     Exact,
+    /// A step that should replay could not be re-run by ctx, or no step was re-run at all:
+    /// nothing diverged, but the run is not shown to replay.
+    NotReplayable,
     /// Every step ran, some gave different output.
     Degraded,
     /// A step could not run.
@@ -93,6 +102,7 @@ impl Fidelity {
     pub fn word(self) -> &'static str {
         match self {
             Self::Exact => "exact",
+            Self::NotReplayable => "not replayable",
             Self::Degraded => "degraded",
             Self::Failed => "failed",
         }
@@ -106,6 +116,9 @@ pub enum StepOutcome {
     Exact,
     Diverged,
     Failed,
+    /// Deterministic, but ctx cannot re-run it.
+    NotReplayable,
+    /// Not meant to replay (a model turn, a step that is not deterministic).
     Skipped,
 }
 
@@ -116,6 +129,7 @@ impl StepOutcome {
             Self::Exact => "exact",
             Self::Diverged => "diverged",
             Self::Failed => "failed",
+            Self::NotReplayable => "not replayable",
             Self::Skipped => "skipped",
         }
     }
@@ -164,6 +178,8 @@ pub struct ReplayReport {
     pub exact: usize,
     pub diverged: usize,
     pub failed: usize,
+    /// Steps that should replay but ctx cannot re-run.
+    pub not_replayable: usize,
     pub skipped: usize,
     pub first_divergence: Option<Divergence>,
     pub results: Vec<StepResult>,
@@ -208,16 +224,19 @@ pub fn replay(
         results.push(result);
     }
     let count = |o: StepOutcome| results.iter().filter(|r| r.outcome == o).count();
-    let (exact, diverged, failed, skipped) = (
+    let (exact, diverged, failed, not_replayable, skipped) = (
         count(StepOutcome::Exact),
         count(StepOutcome::Diverged),
         count(StepOutcome::Failed),
+        count(StepOutcome::NotReplayable),
         count(StepOutcome::Skipped),
     );
     let fidelity = if failed > 0 {
         Fidelity::Failed
     } else if diverged > 0 {
         Fidelity::Degraded
+    } else if not_replayable > 0 || exact == 0 {
+        Fidelity::NotReplayable
     } else {
         Fidelity::Exact
     };
@@ -228,6 +247,7 @@ pub fn replay(
         exact,
         diverged,
         failed,
+        not_replayable,
         skipped,
         first_divergence,
         results,
@@ -253,6 +273,7 @@ fn replay_step(step: &ReplayStep, executor: &dyn StepExecutor) -> (StepResult, V
     }
     match executor.execute(tool, &step.parameters) {
         Execution::Skip(reason) => {
+            result.outcome = StepOutcome::NotReplayable;
             result.reason = Some(reason);
             (result, Vec::new())
         }
@@ -407,7 +428,10 @@ mod tests {
         ]);
         let report = replay(run, &steps[..3], &Table(table.clone()), &objects);
         assert_eq!(report.fidelity, Fidelity::Degraded);
-        assert_eq!((report.exact, report.diverged, report.skipped), (1, 1, 1));
+        assert_eq!(
+            (report.exact, report.diverged, report.not_replayable),
+            (1, 1, 1)
+        );
         let first = report.first_divergence.expect("diverged");
         assert_eq!((first.index, first.tool.as_str()), (1, "changed"));
         assert!(first.diff.contains("-b\n+c\n"), "{}", first.diff);
@@ -444,6 +468,28 @@ mod tests {
         assert_eq!(report.fidelity, Fidelity::Exact);
         assert_eq!(report.results[0].outcome, StepOutcome::Skipped);
         assert_eq!(report.results[1].outcome, StepOutcome::Exact);
+    }
+
+    #[test]
+    fn steps_ctx_cannot_rerun_are_not_replayable_never_exact() {
+        let (_dir, objects) = objects();
+        let table = Table(BTreeMap::from([("same", Execution::Output(b"a".to_vec()))]));
+        // A deterministic step of a tool ctx does not have, beside one that replays.
+        let steps = [
+            step(0, "same", b"a", &objects),
+            step(1, "Read", b"x", &objects),
+        ];
+        let report = replay(ContentHash::of(b"r"), &steps, &table, &objects);
+        assert_eq!(report.fidelity, Fidelity::NotReplayable);
+        assert_eq!((report.exact, report.not_replayable), (1, 1));
+        assert_eq!(report.results[1].outcome, StepOutcome::NotReplayable);
+        // Nothing re-run at all (only model turns and steps that are not deterministic):
+        // nothing was checked, so not exact either.
+        let mut random = step(0, "same", b"a", &objects);
+        random.deterministic = false;
+        let report = replay(ContentHash::of(b"r"), &[random], &table, &objects);
+        assert_eq!(report.fidelity, Fidelity::NotReplayable);
+        assert_eq!(report.skipped, 1);
     }
 
     #[test]

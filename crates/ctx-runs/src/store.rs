@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use crate::RunError;
 use crate::model::{
-    ContentRef, Environment, ModelInfo, PromptRef, RUN_FORMAT_VERSION, RunId, RunManifest, Step,
-    StepKind, StepStatus,
+    ChildRun, ContentRef, Environment, ModelInfo, PromptRef, RUN_FORMAT_VERSION, RunId,
+    RunManifest, Step, StepKind, StepStatus, TokenUsage,
 };
 
 /// The refs namespace holding run names (`latest`, tags).
@@ -47,6 +47,8 @@ pub struct StepDraft {
     pub status: StepStatus,
     pub timestamp: Option<String>,
     pub duration_ms: Option<u64>,
+    /// The tokens of the model call that made this step.
+    pub usage: Option<TokenUsage>,
 }
 
 impl StepDraft {
@@ -64,6 +66,7 @@ impl StepDraft {
             status: StepStatus::Ok,
             timestamp: None,
             duration_ms: None,
+            usage: None,
         }
     }
 
@@ -81,6 +84,7 @@ impl StepDraft {
             status: StepStatus::Ok,
             timestamp: None,
             duration_ms: None,
+            usage: None,
         }
     }
 }
@@ -119,6 +123,7 @@ impl RunBuilder {
                 outputs: Vec::new(),
                 environment: Environment::default(),
                 parent: None,
+                children: Vec::new(),
             },
             prev: None,
             objects: BTreeSet::new(),
@@ -161,6 +166,12 @@ impl RunBuilder {
     /// Links the run to the run it was forked from.
     pub fn set_parent(&mut self, parent: Option<RunId>) -> &mut Self {
         self.manifest.parent = parent;
+        self
+    }
+
+    /// Nests run `child` (already stored) in this one.
+    pub fn add_child(&mut self, child: ChildRun) -> &mut Self {
+        self.manifest.children.push(child);
         self
     }
 
@@ -253,6 +264,14 @@ impl RunBuilder {
             timestamp: draft.timestamp,
             // Larger values would not survive canonical JSON; adapters warn before this.
             duration_ms: draft.duration_ms.map(|ms| ms.min(MAX_JSON_INT)),
+            usage: draft.usage.map(|u| TokenUsage {
+                input_tokens: u.input_tokens.min(MAX_JSON_INT),
+                output_tokens: u.output_tokens.min(MAX_JSON_INT),
+                cache_read_input_tokens: u.cache_read_input_tokens.map(|n| n.min(MAX_JSON_INT)),
+                cache_creation_input_tokens: u
+                    .cache_creation_input_tokens
+                    .map(|n| n.min(MAX_JSON_INT)),
+            }),
         };
         let bytes = ctx_core::canonical::to_vec(&step).expect("steps serialize");
         let hash = self.blob(store, &bytes)?;
@@ -466,11 +485,24 @@ pub fn load_run_by_id(store: &Store, id: &RunId) -> Result<Run, RunError> {
     for blob in manifest.blob_refs() {
         check_blob(store, &run_label, "blob", &blob)?;
     }
+    for child in &manifest.children {
+        check_blob(store, &run_label, "nested run", &child.run)?;
+    }
     Ok(Run {
         id: *id,
         manifest,
         steps,
     })
+}
+
+/// [`load_run_by_id`] with every run nested in it (sub-agents, compactions), recursively.
+pub fn load_run_tree(store: &Store, id: &RunId) -> Result<crate::export::RunTree, RunError> {
+    let run = load_run_by_id(store, id)?;
+    let mut children = Vec::with_capacity(run.manifest.children.len());
+    for child in &run.manifest.children {
+        children.push((child.clone(), load_run_tree(store, &child.run)?));
+    }
+    Ok(crate::export::RunTree { run, children })
 }
 
 /// Stored runs, most recently added first, with the refs naming each.
@@ -546,8 +578,11 @@ pub fn fork_run(store: &Store, input: &str, at: Option<usize>) -> Result<RunId, 
     let mut manifest = run.manifest.clone();
     manifest.steps.truncate(keep);
     if keep < steps {
-        // The outputs came from the steps that are cut off.
+        // The outputs came from the steps that are cut off, and so did the runs they started.
         manifest.outputs.clear();
+        manifest
+            .children
+            .retain(|c| c.step.is_some_and(|s| s < keep as u64));
     }
     manifest.parent = Some(run.id);
     "fork".clone_into(&mut manifest.source);

@@ -189,6 +189,8 @@ fn claude_code_transcripts_become_prompts_model_and_tool_steps() {
     );
 }
 
+/// Issue 33 changed this: a line that is not a JSON object fails the file unless
+/// `skip_bad_lines`; a result whose call is not in the file is a loss, not a warning.
 #[test]
 fn claude_code_problems_are_warnings_with_line_numbers() {
     let text = [
@@ -199,10 +201,27 @@ fn claude_code_problems_are_warnings_with_line_numbers() {
         "[1,2]",
     ]
     .join("\n");
-    let run = import::parse(RunFormat::ClaudeCode, Path::new("s.jsonl"), text.as_bytes())
-        .expect("some records are valid");
+    let err = import::parse(RunFormat::ClaudeCode, Path::new("s.jsonl"), text.as_bytes())
+        .expect_err("a bad line fails the file");
+    assert!(
+        err.to_string()
+            .starts_with("`s.jsonl` line 2 is not a valid claude-code record: not valid JSON"),
+        "{err}"
+    );
+    let options = import::ImportOptions {
+        skip_bad_lines: true,
+        ..import::ImportOptions::default()
+    };
+    let run = import::parse_with(
+        RunFormat::ClaudeCode,
+        Path::new("s.jsonl"),
+        text.as_bytes(),
+        &options,
+    )
+    .expect("the other lines are valid")
+    .remove(0);
     let warnings: Vec<String> = run.warnings.iter().map(ToString::to_string).collect();
-    assert_eq!(warnings.len(), 5, "{warnings:#?}");
+    assert_eq!(warnings.len(), 4, "{warnings:#?}");
     assert!(
         warnings[0].starts_with("line 2: not valid JSON"),
         "{}",
@@ -213,17 +232,15 @@ fn claude_code_problems_are_warnings_with_line_numbers() {
             .iter()
             .any(|w| w == "line 3: unknown content block `image` skipped")
     );
-    assert!(
-        warnings
-            .iter()
-            .any(|w| w == "line 3: tool_use `t1` has no tool_result; its step has no output")
-    );
-    assert!(
-        warnings
-            .iter()
-            .any(|w| w == "line 4: tool_result for unknown tool_use `t9` skipped")
-    );
+    assert!(warnings.iter().any(
+        |w| w == "line 3: tool_use `t1` has no tool_result in the file; its step has no output"
+    ));
     assert!(warnings.iter().any(|w| w == "line 5: not a JSON object"));
+    assert_eq!(run.report.skipped_lines, 2);
+    assert_eq!(
+        run.report.loss_line().as_deref(),
+        Some("1 of 1 tool outputs dropped (they answer tool calls that are not in the file)")
+    );
     assert_eq!(run.steps.len(), 1);
     assert_eq!(run.steps[0].output, None);
 }
@@ -338,7 +355,7 @@ fn formats_are_detected_from_their_shape() {
     let err = "yaml".parse::<import::FormatChoice>().expect_err("unknown");
     assert_eq!(
         err.to_string(),
-        "unknown run format `yaml`; use one of: auto, ctx, claude-code, openhands, swe-agent"
+        "unknown run format `yaml`; use one of: auto, ctx, claude-code, openhands, swe-agent, mini-swe-agent"
     );
 }
 
@@ -430,6 +447,7 @@ fn a_step_round_trips_through_canonical_json_with_otel_names() {
         status: StepStatus::Ok,
         timestamp: None,
         duration_ms: Some(5),
+        usage: None,
     };
     let text = ctx_core::canonical::to_string(&step).expect("canonical");
     assert_eq!(

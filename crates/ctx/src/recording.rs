@@ -406,6 +406,7 @@ fn recover_one(
             status: step.status,
             timestamp: step.timestamp,
             duration_ms: step.duration_ms,
+            usage: step.usage,
         };
         builder.push_step(store, draft)?;
     }

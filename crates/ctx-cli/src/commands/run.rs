@@ -8,7 +8,8 @@ use anyhow::{Context as _, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use clap::{Args, Subcommand};
 use ctx::runs::{
-    FormatChoice, ImportWarning, Run, RunDiff, RunSummary, StepKind, StepStatus, diff_runs,
+    FormatChoice, ImportOptions, ImportWarning, Run, RunDiff, RunSummary, RunTree, StepKind,
+    StepStatus, StoredRun, diff_runs,
 };
 use ctx::store::Store;
 use serde_json::{Value, json};
@@ -28,6 +29,7 @@ use crate::output::{Output, Status, Style};
 ///
 /// Examples:
 ///   ctx run import ~/.claude/projects/myproj/3f2a….jsonl
+///   ctx run import ~/.claude/projects/myproj/3f2a…/          # the session with its sub-agents
 ///   ctx run import trajectory.traj --from swe-agent --tag baseline
 ///   ctx run log --oneline
 ///   ctx run show latest --format human
@@ -49,29 +51,48 @@ pub enum RunCommand {
     Keygen(run_provenance::KeygenArgs),
 }
 
-/// Import an agent log as a run: ctx's own export, a Claude Code session transcript, an
-/// OpenHands event array or a SWE-agent .traj file.
+/// Import an agent log as a run: ctx's own export, a Claude Code session (1.0 to 2.1, with
+/// its sub-agents), OpenHands (V0 event arrays, V1 event streams and conversation
+/// directories, resolver and evaluation output.jsonl rows), a SWE-agent .traj or a
+/// mini-swe-agent .traj.json file.
 ///
-/// Records that cannot be used are reported with their line (or item) and skipped; a file
-/// with no usable record is an error. Importing the same file twice gives the same run id.
+/// The import says what it kept of what the log holds (tool calls, their outputs, messages).
+/// When it would drop something the format defines, it stores nothing and exits 1 with one
+/// line saying how much and why, unless --lossy. A line of a JSONL log that is not a JSON
+/// object fails the import (exit 2, store unchanged) unless --skip-bad-lines; records of a
+/// shape ctx does not know are reported once per kind. A log without a single step is not
+/// stored. Sub-agents become runs nested in the session's run; branches the session went
+/// back from become forks of it. Importing the same file twice gives the same run ids.
 ///
 /// Examples:
 ///   ctx run import session.jsonl
+///   ctx run import ~/.claude/projects/myproj/3f2a…/
 ///   ctx run import events.json --from openhands --tag first-try
+///   ctx run import output.jsonl --row 3
 ///   cat session.jsonl | ctx run import -
 ///   ctx run export latest --format ctx > run.json && ctx run import run.json
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct ImportArgs {
-    /// The log file; `-` reads stdin.
-    #[arg(value_name = "FILE|-")]
+    /// The log file, a Claude Code session directory or an OpenHands conversation directory;
+    /// `-` reads stdin.
+    #[arg(value_name = "PATH|-")]
     pub file: PathBuf,
-    /// Its format: auto, ctx, claude-code, openhands or swe-agent.
+    /// Its format: auto, ctx, claude-code, openhands, swe-agent or mini-swe-agent.
     #[arg(long, default_value = "auto", value_name = "FORMAT")]
     pub from: String,
-    /// Also name the run with this tag.
+    /// Also name the run with this tag (the first row's run, for a file of rows).
     #[arg(long, value_name = "NAME")]
     pub tag: Option<String>,
+    /// Store what was kept even when the import drops something the log holds.
+    #[arg(long)]
+    pub lossy: bool,
+    /// Skip (and report) lines of a JSONL log that are not JSON objects.
+    #[arg(long)]
+    pub skip_bad_lines: bool,
+    /// Import only row N (from 1) of a file of evaluation rows (output.jsonl).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub row: Option<u64>,
 }
 
 /// List runs, most recently stored first (like `git log`).
@@ -209,21 +230,36 @@ fn import(args: &ImportArgs, ctx: &Context, store: &Store, out: &Output) -> Resu
         // Before anything is stored, so a bad tag leaves the store unchanged.
         ctx::runs::check_tag(tag)?;
     }
-    let outcome = if args.file.as_os_str() == "-" {
+    let options = ImportOptions {
+        from,
+        lossy: args.lossy,
+        skip_bad_lines: args.skip_bad_lines,
+        row: args.row.map(|r| usize::try_from(r).unwrap_or(usize::MAX)),
+    };
+    let imported = if args.file.as_os_str() == "-" {
         let mut bytes = Vec::new();
         std::io::stdin()
             .read_to_end(&mut bytes)
             .context("cannot read the log from stdin")?;
-        ctx::runs::import_bytes(store, std::path::Path::new("<stdin>"), &bytes, from)?
+        ctx::runs::import_bytes_with(store, std::path::Path::new("<stdin>"), &bytes, &options)
     } else {
-        ctx::runs::import_file(store, &ctx.cwd.join(&args.file), from)?
+        ctx::runs::import_path(store, &ctx.cwd.join(&args.file), &options)
+    };
+    let outcome = match imported {
+        Ok(outcome) => outcome,
+        Err(err @ ctx::runs::RunError::Lossy { .. }) => {
+            // The import ran and found a loss: nothing stored, exit 1.
+            out.error(&err.to_string());
+            return Ok(Status::Found);
+        }
+        Err(err) => return Err(err.into()),
     };
     if let Some(tag) = &args.tag {
         ctx::runs::tag_run(store, tag, &outcome.run)?;
     }
     let shown = args.file.display().to_string();
     for warning in &outcome.warnings {
-        out.warn(&format!("{shown}: {warning}; skipped"));
+        out.warn(&format!("{shown}: {warning}"));
     }
     if out.is_json() {
         out.json(&json!({
@@ -232,23 +268,77 @@ fn import(args: &ImportArgs, ctx: &Context, store: &Store, out: &Output) -> Resu
             "steps": outcome.steps,
             "tag": args.tag,
             "warnings": outcome.warnings,
+            "report": outcome.report,
+            "runs": outcome.runs,
         }))?;
     } else {
-        out.line(&format!(
-            "imported {} ({}, {} steps{})",
-            outcome.run,
-            outcome.format,
-            outcome.steps,
-            skipped_note(&outcome.warnings)
-        ))?;
+        for stored in &outcome.runs {
+            let row = stored.row.map(|r| format!("row {r}: ")).unwrap_or_default();
+            out.line(&format!(
+                "{row}imported {} ({}, {} steps{}{})",
+                stored.run,
+                outcome.format,
+                stored.steps,
+                nested_note(stored),
+                skipped_note(&outcome.warnings)
+            ))?;
+            for child in &stored.children {
+                out.line(&format!(
+                    "  {} run {} ({} steps{})",
+                    child.kind,
+                    child.stored.run,
+                    child.stored.steps,
+                    child
+                        .step
+                        .map(|s| format!(", started by step {s}"))
+                        .unwrap_or_default()
+                ))?;
+            }
+            for fork in &stored.forks {
+                out.line(&format!(
+                    "  fork {} ({} steps, a branch the session went back from)",
+                    fork.run, fork.steps
+                ))?;
+            }
+        }
+        if outcome.format != ctx::runs::RunFormat::Ctx {
+            out.line(&format!(
+                "{}{}",
+                outcome.report.kept_line(),
+                outcome
+                    .report
+                    .loss_line()
+                    .map(|l| format!("; {l} (--lossy)"))
+                    .unwrap_or_default()
+            ))?;
+        }
     }
     Ok(Status::Success)
+}
+
+fn nested_note(stored: &StoredRun) -> String {
+    let mut parts = Vec::new();
+    match stored.children.len() {
+        0 => {}
+        1 => parts.push("1 nested run".to_owned()),
+        n => parts.push(format!("{n} nested runs")),
+    }
+    match stored.forks.len() {
+        0 => {}
+        1 => parts.push("1 fork".to_owned()),
+        n => parts.push(format!("{n} forks")),
+    }
+    parts.iter().fold(String::new(), |mut note, part| {
+        note.push_str(", ");
+        note.push_str(part);
+        note
+    })
 }
 
 fn skipped_note(warnings: &[ImportWarning]) -> String {
     match warnings.len() {
         0 => String::new(),
-        n => format!(", {n} record(s) skipped"),
+        n => format!(", {n} warning(s)"),
     }
 }
 
@@ -351,10 +441,31 @@ pub fn run_json(run: &Run, refs: &[String]) -> Value {
     })
 }
 
+/// [`run_json`] with the runs nested in the run, each under `children` with its link.
+pub fn run_tree_json(tree: &RunTree, refs: &[String]) -> Value {
+    let mut value = run_json(&tree.run, refs);
+    if !tree.children.is_empty() {
+        let children: Vec<Value> = tree
+            .children
+            .iter()
+            .map(|(link, child)| {
+                let mut entry = serde_json::to_value(link).expect("links serialize");
+                if let Value::Object(map) = &mut entry {
+                    map.insert("run".to_owned(), run_tree_json(child, &[]));
+                }
+                entry
+            })
+            .collect();
+        value["children"] = Value::Array(children);
+    }
+    value
+}
+
 fn show(args: &ShowArgs, store: &Store, out: &Output) -> Result<Status> {
     let (run, refs) = ctx::runs::load_with_refs(store, &args.id)?;
+    let tree = ctx::runs::load_run_tree(store, &run.id)?;
     if out.is_json_by_default() {
-        out.json(&run_json(&run, &refs))?;
+        out.json(&run_tree_json(&tree, &refs))?;
         return Ok(Status::Success);
     }
     let m = &run.manifest;
@@ -399,45 +510,7 @@ fn show(args: &ShowArgs, store: &Store, out: &Output) -> Result<Status> {
         ))?;
     }
     out.line(&format!("Steps:   {}", run.steps.len()))?;
-    for step in &run.steps {
-        let args_text = if step
-            .parameters
-            .as_object()
-            .is_some_and(serde_json::Map::is_empty)
-        {
-            String::new()
-        } else {
-            format!(
-                " {}",
-                preview(&serde_json::to_string(&step.parameters)?, 80)
-            )
-        };
-        let mut flags = Vec::new();
-        if step.deterministic {
-            flags.push("deterministic");
-        }
-        if step.status == StepStatus::Error {
-            flags.push("error");
-        }
-        let output = step.output_ref.map_or_else(
-            || "no output".to_owned(),
-            |h| format!("-> {}", &h.to_hex()[..12]),
-        );
-        let kind = match step.kind {
-            StepKind::ToolCall => "tool",
-            StepKind::ModelCall => "chat",
-        };
-        out.line(&format!(
-            "  {:>3} {kind} {}{args_text} {output}{}",
-            step.index,
-            out.paint(Style::Bold, &step.label()),
-            if flags.is_empty() {
-                String::new()
-            } else {
-                format!(" [{}]", flags.join(", "))
-            }
-        ))?;
-    }
+    show_steps(out, &tree, 1)?;
     for output in &m.outputs {
         out.line(&format!(
             "Output:  {} ({} bytes, {})",
@@ -445,6 +518,84 @@ fn show(args: &ShowArgs, store: &Store, out: &Output) -> Result<Status> {
         ))?;
     }
     Ok(Status::Success)
+}
+
+/// The steps of `tree`, each nested run under the step that started it (the others after
+/// the steps), indented by `depth`.
+fn show_steps(out: &Output, tree: &RunTree, depth: usize) -> Result<()> {
+    let pad = "  ".repeat(depth);
+    let nested = |out: &Output, link: &ctx::runs::ChildRun, child: &RunTree| -> Result<()> {
+        let agent = link
+            .agent_name
+            .as_deref()
+            .or(link.agent_id.as_deref())
+            .map(|a| format!(" {a}"))
+            .unwrap_or_default();
+        out.line(&format!(
+            "{pad}    ↳ {}{agent} run {} ({} steps)",
+            link.kind,
+            child.run.id,
+            child.run.steps.len()
+        ))?;
+        show_steps(out, child, depth + 3)
+    };
+    for step in &tree.run.steps {
+        out.line(&format!("{pad}{}", step_line(out, step)?))?;
+        for (link, child) in tree
+            .children
+            .iter()
+            .filter(|(l, _)| l.step == Some(step.index))
+        {
+            nested(out, link, child)?;
+        }
+    }
+    for (link, child) in tree.children.iter().filter(|(l, _)| {
+        l.step
+            .is_none_or(|s| usize::try_from(s).map_or(true, |s| s >= tree.run.steps.len()))
+    }) {
+        nested(out, link, child)?;
+    }
+    Ok(())
+}
+
+fn step_line(out: &Output, step: &ctx::runs::Step) -> Result<String> {
+    let args_text = if step
+        .parameters
+        .as_object()
+        .is_some_and(serde_json::Map::is_empty)
+    {
+        String::new()
+    } else {
+        format!(
+            " {}",
+            preview(&serde_json::to_string(&step.parameters)?, 80)
+        )
+    };
+    let mut flags = Vec::new();
+    if step.deterministic {
+        flags.push("deterministic");
+    }
+    if step.status == StepStatus::Error {
+        flags.push("error");
+    }
+    let output = step.output_ref.map_or_else(
+        || "no output".to_owned(),
+        |h| format!("-> {}", &h.to_hex()[..12]),
+    );
+    let kind = match step.kind {
+        StepKind::ToolCall => "tool",
+        StepKind::ModelCall => "chat",
+    };
+    Ok(format!(
+        "{:>3} {kind} {}{args_text} {output}{}",
+        step.index,
+        out.paint(Style::Bold, &step.label()),
+        if flags.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", flags.join(", "))
+        }
+    ))
 }
 
 /// The first line of `text`, cut to `max` characters.
@@ -549,7 +700,9 @@ fn tag(args: &TagArgs, store: &Store, out: &Output) -> Result<Status> {
 fn export(args: &ExportArgs, store: &Store, out: &Output) -> Result<Status> {
     let run = ctx::runs::load_run(store, &args.id)?;
     let value = match args.format {
-        Some(Format::Otel) => ctx::runs::export_otel(&run),
+        Some(Format::Otel) => {
+            ctx::runs::export_otel_tree(&ctx::runs::load_run_tree(store, &run.id)?)
+        }
         Some(Format::InToto) => ctx::runs::export_in_toto(&run),
         _ => serde_json::to_value(ctx::runs::export_ctx(store, &run)?)
             .context("cannot serialize the export")?,

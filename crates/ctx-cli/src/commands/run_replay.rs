@@ -21,11 +21,14 @@ use crate::output::{Output, Status, Style};
 /// Each deterministic tool step is run again with ctx's own tools (the MCP tools: fs_read,
 /// ctx_search, ctx_summarize, ctx_map, ctx_related, ctx_status, …; `cmd` only with
 /// --allow-commands) in the current workspace, and its output hash compared with the
-/// recorded one. Model turns, non-deterministic steps and tools ctx cannot run (an imported
-/// Claude Code `Edit`) are skipped. Fidelity is `exact` (every replayed step matched),
-/// `degraded` (some output differs) or `failed` (a step errors now, e.g. a file the run read was
-/// deleted); the first diverging step is shown with a unified diff of its output. Exit 0 when
-/// exact, 1 otherwise. Run it in the workspace the run was recorded in (or use -C DIR).
+/// recorded one. Model turns and non-deterministic steps are skipped. A deterministic step
+/// ctx cannot re-run (a tool of another agent, such as an imported Claude Code `Read`, or a
+/// command without --allow-commands) is `not replayable`. Fidelity is `exact` (every step
+/// that should replay did, with its recorded output), `not replayable` (some could not be
+/// re-run, or none was: nothing was checked), `degraded` (some output differs) or `failed` (a
+/// step errors now, e.g. a file the run read was deleted); the first diverging step is shown
+/// with a unified diff of its output. Exit 0 when exact, 1 otherwise. Run it in the
+/// workspace the run was recorded in (or use -C DIR).
 ///
 /// Examples:
 ///   ctx run replay latest
@@ -86,7 +89,7 @@ fn print_report(report: &ReplayReport, args: &ReplayArgs, out: &Output) -> Resul
     }
     let style = match report.fidelity {
         Fidelity::Exact => Style::Green,
-        Fidelity::Degraded => Style::Yellow,
+        Fidelity::NotReplayable | Fidelity::Degraded => Style::Yellow,
         Fidelity::Failed => Style::Red,
     };
     out.line(&format!(
@@ -95,8 +98,13 @@ fn print_report(report: &ReplayReport, args: &ReplayArgs, out: &Output) -> Resul
         out.paint(style, report.fidelity.word())
     ))?;
     out.line(&format!(
-        "  {} steps: {} exact, {} diverged, {} failed, {} skipped",
-        report.steps, report.exact, report.diverged, report.failed, report.skipped
+        "  {} steps: {} exact, {} diverged, {} failed, {} not replayable, {} skipped",
+        report.steps,
+        report.exact,
+        report.diverged,
+        report.failed,
+        report.not_replayable,
+        report.skipped
     ))?;
     if args.steps {
         for step in &report.results {
@@ -106,7 +114,7 @@ fn print_report(report: &ReplayReport, args: &ReplayArgs, out: &Output) -> Resul
                 .map(|r| format!(" ({r})"))
                 .unwrap_or_default();
             out.line(&format!(
-                "  step {:>4}  {:<9} {}{reason}",
+                "  step {:>4}  {:<14} {}{reason}",
                 step.index,
                 step.outcome.word(),
                 step.tool
