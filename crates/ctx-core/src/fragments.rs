@@ -30,6 +30,67 @@ pub fn redact_window(text: &str) -> Option<(String, Vec<crate::redact::Redaction
     }
 }
 
+/// Redacts the window `window` (a byte range of whole lines) of `whole`, a file's text, from
+/// the secrets found over the whole text ([`crate::redact::Redactor::secret_spans`], built-in
+/// rules): every part of the window a secret covers is replaced, line by line, so the window
+/// keeps its lines (and their numbers) and a secret whose first line is outside the window
+/// (a PEM body under a header above it) is hidden all the same. Then the body lines of key
+/// blocks the window cut ([`redact_key_fragments`]). `None` when nothing was replaced.
+pub fn redact_window_of(
+    whole: &str,
+    window: std::ops::Range<usize>,
+) -> Option<(String, Vec<crate::redact::RedactionFinding>)> {
+    let text = whole.get(window.clone())?;
+    let spans = crate::redact::Redactor::builtin().secret_spans(whole);
+    let mut out = String::with_capacity(text.len());
+    let mut findings = Vec::new();
+    let mut copied = window.start;
+    for (range, rule) in spans {
+        if range.end <= window.start || range.start >= window.end {
+            continue;
+        }
+        let start = range.start.max(window.start);
+        let end = range.end.min(window.end);
+        if start < copied {
+            continue;
+        }
+        out.push_str(&whole[copied..start]);
+        // One marker per line the secret covers in the window: its newlines stay.
+        let covered = &whole[start..end];
+        let mut first = true;
+        for piece in covered.split('\n') {
+            if !first {
+                out.push('\n');
+            }
+            if !piece.is_empty() || first {
+                out.push_str("[REDACTED:");
+                out.push_str(rule);
+                out.push(']');
+            }
+            first = false;
+        }
+        let line = whole[window.start..start].matches('\n').count() + 1;
+        findings.push(crate::redact::RedactionFinding {
+            rule: rule.to_owned(),
+            line: u32::try_from(line).unwrap_or(u32::MAX),
+        });
+        copied = end;
+    }
+    out.push_str(&whole[copied..window.end]);
+    let cut = redact_key_fragments(&out);
+    if cut.is_some() {
+        findings.push(crate::redact::RedactionFinding {
+            rule: "PRIVATE_KEY_FRAGMENT".to_owned(),
+            line: 1,
+        });
+    }
+    match cut {
+        Some(text) => Some((text, findings)),
+        None if findings.is_empty() => None,
+        None => Some((out, findings)),
+    }
+}
+
 /// Whether a line marks a private key block (header, footer, or an already redacted key).
 fn is_anchor(line: &str) -> bool {
     (line.contains("PRIVATE KEY") && (line.contains("-----BEGIN") || line.contains("-----END")))

@@ -414,3 +414,71 @@ fn a_one_thread_walk_lists_and_searches_the_same_as_a_parallel_one() {
     assert_eq!(parallel, single);
     assert_eq!(single["results"][1]["result"]["total_matches"], 40);
 }
+
+/// A PEM private key block of `lines` body lines: a synthetic key in the real shape.
+fn pem_key(lines: usize) -> (String, Vec<String>) {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let body: Vec<String> = (0..lines)
+        .map(|_| {
+            (0..64)
+                .map(|_| {
+                    state = state
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    char::from(ALPHABET[(state >> 58) as usize])
+                })
+                .collect()
+        })
+        .collect();
+    let block = format!(
+        "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----",
+        body.join("\n")
+    );
+    (block, body)
+}
+
+/// A key cut by a window is still a key: every window over the file, however it cuts the
+/// block (the body without its BEGIN line, the END line alone, one body line), shows no
+/// line of the key's body.
+#[test]
+fn a_window_that_cuts_a_key_shows_none_of_it() {
+    let (key, body) = pem_key(25);
+    let text = format!(
+        "package auth\n\n// The service key.\nconst key = `\n{key}\n`\n\nfunc Load() string {{\n\treturn key\n}}\n"
+    );
+    let total = text.lines().count();
+    let dir = tree(&[("src/auth/keys.go", text.as_bytes())]);
+    for start in 1..=total {
+        for end in start..=total {
+            let out = run(
+                dir.path(),
+                &json!({"mode": "Line", "path": "src/auth/keys.go", "start_line": start, "end_line": end}),
+            );
+            let content = out["results"][0]["result"]["content"]
+                .as_str()
+                .expect("content");
+            for line in &body {
+                assert!(
+                    !content.contains(line.as_str()),
+                    "lines {start}:{end} show a line of the key:\n{content}"
+                );
+            }
+            // The window keeps its lines: one per line asked for.
+            assert_eq!(
+                content.split('\n').count(),
+                end - start + 1,
+                "lines {start}:{end}:\n{content}"
+            );
+        }
+    }
+    // Lines away from the key are shown as they are.
+    let out = run(
+        dir.path(),
+        &json!({"mode": "Line", "path": "src/auth/keys.go", "start_line": total - 2, "end_line": total}),
+    );
+    assert_eq!(
+        out["results"][0]["result"]["content"],
+        "func Load() string {\n\treturn key\n}"
+    );
+}

@@ -316,6 +316,30 @@ impl Redactor {
         }
     }
 
+    /// The secrets of `text`: each one's byte range and rule id, in text order, overlapping
+    /// ones merged as [`Redactor::redact`] merges them. A view of part of a text (a window of
+    /// lines) is redacted from these, found over the whole text, so a secret the window cuts
+    /// is still a secret.
+    pub fn secret_spans(&self, text: &str) -> Vec<(std::ops::Range<usize>, &str)> {
+        let mut spans = self.candidates(text);
+        spans.sort_unstable_by(|a, b| {
+            a.start
+                .cmp(&b.start)
+                .then(b.end.cmp(&a.end))
+                .then(a.rule.cmp(&b.rule))
+        });
+        let mut out: Vec<(std::ops::Range<usize>, &str)> = Vec::new();
+        let mut covered = 0;
+        for span in spans {
+            if span.start < covered {
+                continue;
+            }
+            out.push((span.start..span.end, self.rules[span.rule].id.as_str()));
+            covered = span.end;
+        }
+        out
+    }
+
     fn from_rules(rules: Vec<Rule>) -> Self {
         // Keywords compare without regard to ASCII case: one scanner entry per lowered
         // keyword, listing every rule that named it.

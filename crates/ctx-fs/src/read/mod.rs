@@ -646,8 +646,78 @@ pub fn run_resolved(
     options: &ReadOptions,
 ) -> Result<OpResult, FsReadError> {
     let mut result = run_unredacted(workspace, resolved, op, options)?;
+    if let OpResult::Line(line) = &mut result
+        && redact_lines_in_context(resolved, line, options)
+    {
+        return Ok(result);
+    }
     redact_result(&mut result);
     Ok(result)
+}
+
+/// Lines of the file around a Line window that its redaction looks at: a secret that starts
+/// or ends this far outside the window (a PEM key block of up to a few hundred lines) is found
+/// whole, and hidden in the window.
+const REDACTION_MARGIN_LINES: u64 = 256;
+
+/// Bytes of those lines read at most, each side.
+const REDACTION_MARGIN_BYTES: usize = 64 << 10;
+
+/// Redacts a Line result from the secrets found over the window and the lines around it
+/// ([`REDACTION_MARGIN_LINES`] each side), so a window that cuts a secret (a key's body
+/// without its `BEGIN` line) shows none of it. `false` when the window's place in the file is
+/// not known (counted from the end of a large file): the window alone is redacted then.
+fn redact_lines_in_context(
+    resolved: &Resolved,
+    line: &mut LineResult,
+    options: &ReadOptions,
+) -> bool {
+    let (Some(first), Some(last)) = (line.start_line, line.end_line) else {
+        return false;
+    };
+    if line.lines_returned == 0 {
+        return true;
+    }
+    let around = |start: u64, end: u64| -> String {
+        if start > end {
+            return String::new();
+        }
+        line::read_lines(
+            &resolved.file,
+            resolved.meta.len(),
+            &resolved.rel,
+            line::LineRange {
+                start: i64::try_from(start).unwrap_or(i64::MAX),
+                end: i64::try_from(end).unwrap_or(i64::MAX),
+            },
+            REDACTION_MARGIN_BYTES,
+            options.large_file_threshold,
+        )
+        .map(|r| r.content)
+        .unwrap_or_default()
+    };
+    let before = around(
+        first.saturating_sub(REDACTION_MARGIN_LINES).max(1),
+        first - 1,
+    );
+    let after = around(last + 1, last.saturating_add(REDACTION_MARGIN_LINES));
+    let mut whole = String::with_capacity(before.len() + line.content.len() + after.len() + 2);
+    if !before.is_empty() {
+        whole.push_str(&before);
+        whole.push('\n');
+    }
+    let start = whole.len();
+    whole.push_str(&line.content);
+    let end = whole.len();
+    if !after.is_empty() {
+        whole.push('\n');
+        whole.push_str(&after);
+    }
+    if let Some((redacted, found)) = ctx_core::fragments::redact_window_of(&whole, start..end) {
+        line.content = redacted;
+        line.redactions = found;
+    }
+    true
 }
 
 /// Replaces secrets in a result's content: the built-in rules, then the body lines of key
