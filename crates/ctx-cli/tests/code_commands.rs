@@ -425,3 +425,47 @@ fn git_status_co_change_and_diff_context() {
     let clean = env.run(&["diff-context"]);
     assert_eq!(clean.code, 1, "{}", clean.stderr);
 }
+
+/// Search sees a file's secrets whole: a context window that cuts a key hides every line of
+/// it, and a pattern that matches only inside a secret finds nothing (match counts are no
+/// oracle for the secret's characters).
+#[test]
+fn search_hides_secrets_its_windows_cut_and_finds_none() {
+    let env = project();
+    let body: Vec<String> = (0..20)
+        .map(|i| format!("MIIEow{i:02}AAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MbtPkZc4dd7LH6Hy"))
+        .collect();
+    let text = format!(
+        "package auth\n\nconst key = `\n-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----\n`\n\n// stripe_key_marker\nconst stripe = \"sk_live_51Hq8LyjWDarjtT1zdp7dcQ8vXpL2mN4rT6yU0wE3sZ9aKd\"\n\nfunc after_the_key() {{}}\n",
+        body.join("\n")
+    );
+    write(&env.work(), "src/auth/keys.go", text.as_bytes());
+    // Context lines reach into the key's body from below; the header is out of the window.
+    let run = env.run(&["search", "after_the_key", ".", "--context", "8"]);
+    let out = run.ok().stdout.clone();
+    assert!(out.contains("after_the_key"), "{out}");
+    for line in &body {
+        assert!(!out.contains(line.as_str()), "{out}");
+    }
+    // Context reaching up into the key from the END line's side, and JSON output.
+    let run = env.run(&[
+        "--json",
+        "search",
+        "stripe_key_marker",
+        ".",
+        "--context",
+        "6",
+    ]);
+    let out = run.ok().stdout.clone();
+    assert!(
+        !out.contains("U0wE3sZ9aKd") && !out.contains("MIIEow1"),
+        "{out}"
+    );
+    // Patterns that match only inside secrets find nothing.
+    for pattern in ["MIIEow07", "sk_live_51Hq", "U0wE3sZ9aKd"] {
+        let run = env.run(&["search", pattern, "."]);
+        assert_eq!(run.code, 1, "{pattern}: {}", run.stdout);
+    }
+    let run = env.run(&["search", "--regex", "sk_live_[0-9a-zA-Z]", "."]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+}

@@ -214,7 +214,7 @@ fn search_one(
     reader: Option<&ctx_fs::WalkReader<'_>>,
     name: impl FnOnce() -> String,
 ) -> Vec<SearchMatch> {
-    with_searcher(context, |searcher| {
+    let found = with_searcher(context, |searcher| {
         let mut sink = collect(matcher, name);
         // An unreadable (or refused) file is skipped, like ripgrep does after reporting it.
         let _ = match reader {
@@ -225,7 +225,116 @@ fn search_one(
             None => searcher.search_path(matcher, &entry.path, &mut sink),
         };
         sink.out
-    })
+    });
+    if found.is_empty() {
+        return found;
+    }
+    // The file's secrets, found over all of it: a match inside one is dropped (the search
+    // cannot tell that a secret matches), and every line shown is redacted from them, so a
+    // context window that cuts a key still hides it.
+    let bytes = match reader {
+        Some(reader) => reader
+            .open_entry(entry)
+            .ok()
+            .and_then(|(file, meta)| read_bounded(&file, meta.len())),
+        None => std::fs::File::open(&entry.path)
+            .ok()
+            .and_then(|file| read_bounded(&file, file.metadata().ok()?.len())),
+    };
+    match bytes {
+        Some(bytes) => hide_secrets(matcher, &String::from_utf8_lossy(&bytes), found),
+        // Too large or gone: the lines are redacted one window at a time (ctx::code).
+        None => found,
+    }
+}
+
+/// Files up to this size are redacted whole before their matches are shown.
+const WHOLE_FILE_REDACTION_BYTES: u64 = 16 << 20;
+
+fn read_bounded(file: &std::fs::File, len: u64) -> Option<Vec<u8>> {
+    use std::io::Read as _;
+    if len > WHOLE_FILE_REDACTION_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).ok()?);
+    file.take(WHOLE_FILE_REDACTION_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(bytes)
+}
+
+/// Redacts the matches of one file from the secrets of its whole `text`: each line shown has
+/// the parts a secret covers replaced (`[REDACTED:RULE]`), and a match whose line no longer
+/// matches once redacted is dropped, so match counts say nothing about a secret.
+fn hide_secrets(matcher: &RegexMatcher, text: &str, found: Vec<SearchMatch>) -> Vec<SearchMatch> {
+    use grep_matcher::Matcher as _;
+    let spans = ctx_core::redact::Redactor::builtin().secret_spans(text);
+    if spans.is_empty() {
+        return found;
+    }
+    // Byte offset of each line's start (1-based line n starts at starts[n - 1]).
+    let mut starts = vec![0usize];
+    starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|at| at + 1));
+    let line_text = |n: u64| -> Option<String> {
+        let i = usize::try_from(n).ok()?.checked_sub(1)?;
+        let start = *starts.get(i)?;
+        let end = starts.get(i + 1).map_or(text.len(), |next| next - 1);
+        let end = if text.as_bytes().get(end.wrapping_sub(1)) == Some(&b'\r') && end > start {
+            end - 1
+        } else {
+            end
+        };
+        let mut out = String::new();
+        let mut copied = start;
+        for (range, rule) in &spans {
+            if range.end <= start || range.start >= end {
+                continue;
+            }
+            let (from, to) = (range.start.max(start), range.end.min(end));
+            if from < copied {
+                continue;
+            }
+            out.push_str(text.get(copied..from)?);
+            out.push_str("[REDACTED:");
+            out.push_str(rule);
+            out.push(']');
+            copied = to;
+        }
+        out.push_str(text.get(copied..end)?);
+        Some(out)
+    };
+    let touched = |n: u64| -> bool {
+        let Some(i) = usize::try_from(n).ok().and_then(|n| n.checked_sub(1)) else {
+            return false;
+        };
+        let (Some(&start), end) = (
+            starts.get(i),
+            starts.get(i + 1).copied().unwrap_or(text.len()),
+        ) else {
+            return false;
+        };
+        spans.iter().any(|(r, _)| r.start < end && r.end > start)
+    };
+    found
+        .into_iter()
+        .filter_map(|mut m| {
+            if touched(m.line) {
+                let redacted = line_text(m.line)?;
+                if !matches!(matcher.is_match(redacted.as_bytes()), Ok(true)) {
+                    return None;
+                }
+                m.text = redacted;
+            }
+            for c in &mut m.context {
+                if touched(c.line)
+                    && let Some(redacted) = line_text(c.line)
+                {
+                    c.text = redacted;
+                }
+            }
+            Some(m)
+        })
+        .collect()
 }
 
 struct Collect<'a, F> {
