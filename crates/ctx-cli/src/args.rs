@@ -116,3 +116,60 @@ pub enum Command {
     Run(commands::run::RunCommand),
     Completions(commands::completions::CompletionsArgs),
 }
+
+/// A token count as people write it: `8000`, `8_000`, `10k`, `1.5M` (k = 1,000, M =
+/// 1,000,000). Zero is refused: a budget of no tokens holds nothing.
+pub fn parse_budget(text: &str) -> Result<u64, String> {
+    let cleaned: String = text
+        .trim()
+        .chars()
+        .filter(|c| *c != '_' && *c != ',')
+        .collect();
+    let (number, scale) = match cleaned.char_indices().last() {
+        Some((at, 'k' | 'K')) => (&cleaned[..at], 1_000.0),
+        Some((at, 'm' | 'M')) => (&cleaned[..at], 1_000_000.0),
+        _ => (cleaned.as_str(), 1.0),
+    };
+    let bad = || format!("`{text}` is not a number of tokens; write it as 8000, 8k or 1.5M");
+    if number.is_empty() || !number.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(bad());
+    }
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let tokens = value * scale;
+    if !tokens.is_finite() || tokens > 1e15 || tokens.fract() != 0.0 {
+        return Err(bad());
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked just above
+    let tokens = tokens as u64;
+    if tokens == 0 {
+        return Err(
+            "a budget of 0 tokens holds nothing; give at least the tokens of one file (8k is a good start)"
+                .to_owned(),
+        );
+    }
+    Ok(tokens)
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::parse_budget;
+
+    #[test]
+    fn budgets_take_suffixes_and_refuse_zero() {
+        for (text, want) in [
+            ("8000", 8000),
+            ("8_000", 8000),
+            ("10k", 10_000),
+            ("10K", 10_000),
+            ("1.5M", 1_500_000),
+            ("0.5k", 500),
+            ("128000", 128_000),
+        ] {
+            assert_eq!(parse_budget(text), Ok(want), "{text}");
+        }
+        for text in ["0", "0k", "", "k", "ten", "1.5", "-5", "1e3", "2.0001k"] {
+            assert!(parse_budget(text).is_err(), "{text}");
+        }
+        assert!(parse_budget("0").expect_err("zero").contains("8k"));
+    }
+}

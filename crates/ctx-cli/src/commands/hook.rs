@@ -41,7 +41,7 @@ pub enum HookCommand {
 #[command(verbatim_doc_comment)]
 pub struct ClaudeCodeArgs {
     /// Token budget for a prompt's context.
-    #[arg(long, value_name = "N", default_value_t = 2000)]
+    #[arg(long, value_name = "N", value_parser = crate::args::parse_budget, default_value_t = 2000)]
     pub budget: u64,
 }
 

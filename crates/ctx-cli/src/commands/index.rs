@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use crate::context::Context;
 use crate::output::{Output, Status, Style};
 
-/// Document indexes (seed 003 caches): what `ctx select` ranks.
+/// Document indexes: the caches `ctx select` ranks.
 #[derive(Debug, Subcommand)]
 pub enum IndexCommand {
     Build(BuildArgs),

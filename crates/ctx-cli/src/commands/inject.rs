@@ -17,7 +17,7 @@ use crate::output::{Output, Status};
 #[command(verbatim_doc_comment)]
 pub struct InjectArgs {
     /// Token budget for everything put in front of the prompt.
-    #[arg(long, value_name = "N", default_value_t = 2000)]
+    #[arg(long, value_name = "N", value_parser = crate::args::parse_budget, default_value_t = 2000)]
     pub budget: u64,
     /// The index to select from (default: the workspace's).
     #[arg(long, value_name = "NAME")]

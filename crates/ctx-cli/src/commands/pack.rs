@@ -56,7 +56,7 @@ pub struct OneShotArgs {
     #[arg(long, value_name = "GLOB")]
     pub ignore: Vec<String>,
     /// Token budget [default: the `budget` setting].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::args::parse_budget)]
     pub budget: Option<u64>,
     /// Tokenizer: o200k_base, cl100k_base or approx [default: the `tokenizer` setting].
     #[arg(long, value_name = "T")]
@@ -149,7 +149,7 @@ pub struct CreateArgs {
     /// The pack's name (letters, digits, `.`, `_`, `-`).
     pub name: String,
     /// Token budget (default: the `budget` setting).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::args::parse_budget)]
     pub budget: Option<u64>,
     /// Tokenizer: o200k_base, cl100k_base or approx (default: the `tokenizer` setting).
     #[arg(long, value_name = "T")]
@@ -198,7 +198,7 @@ pub struct PreviewArgs {
     #[arg(long = "with-pack", value_name = "NAME")]
     pub with_packs: Vec<String>,
     /// Override the budget.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::args::parse_budget)]
     pub budget: Option<u64>,
     /// Show each artifact's token count.
     #[arg(long)]
@@ -225,7 +225,7 @@ pub struct RenderArgs {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Override the budget.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::args::parse_budget)]
     pub budget: Option<u64>,
     /// Payload style: markdown (default), xml, plain or json.
     #[arg(long, value_parser = parse_style)]
@@ -263,7 +263,7 @@ pub struct SnapshotArgs {
     #[arg(long, value_name = "LABEL")]
     pub name: Option<String>,
     /// Override the budget.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::args::parse_budget)]
     pub budget: Option<u64>,
     /// Payload style: markdown, xml, plain or json.
     #[arg(long, default_value = "markdown", value_parser = parse_style)]
@@ -774,6 +774,45 @@ fn run_oneshot(args: &OneShotArgs, ctx: &Context, out: &Output) -> Result<Status
         &out.progress(),
     )?;
     cache_note(&rendered.report);
+    if let Some(estimate) = smallest_useful_budget(&rendered.report) {
+        // Nothing fits: find a budget that holds a file (renders are cached, so trying a
+        // few is cheap) and name it, instead of writing an empty payload.
+        let fits = |budget: u64| -> Result<bool> {
+            let trial = packs::pack_paths(
+                &root,
+                &ctx.cwd,
+                &settings,
+                store.as_ref().map(ctx::store::Store::db),
+                &OneShotRequest {
+                    budget: Some(budget),
+                    ..request.clone()
+                },
+                &ctx::core::NoProgress,
+            )?;
+            Ok(!trial.report.included.is_empty())
+        };
+        // Grow from the guess until a file fits, then narrow down to the smallest budget.
+        let (mut low, mut budget) = (rendered.report.budget_tokens, estimate);
+        for _ in 0..12 {
+            if fits(budget)? {
+                break;
+            }
+            low = budget;
+            budget = budget + budget / 2 + 16;
+        }
+        while budget - low > 1 {
+            let middle = low + (budget - low) / 2;
+            if fits(middle)? {
+                budget = middle;
+            } else {
+                low = middle;
+            }
+        }
+        anyhow::bail!(
+            "--budget {} holds no file (each one is over it); the smallest useful budget here is {budget} tokens",
+            rendered.report.budget_tokens
+        );
+    }
     let tree = args.token_tree.map(|min| packs::token_tree(&rendered, min));
 
     // Where the payload goes: parts, a file, the clipboard, or stdout.
@@ -854,6 +893,21 @@ fn run_oneshot(args: &OneShotArgs, ctx: &Context, out: &Output) -> Result<Status
         out.line(&report.join("\n"))?;
     }
     Ok(Status::Success)
+}
+
+/// When a render included nothing because every candidate was over the budget: a first guess
+/// at the smallest budget that holds one (the smallest file and the frame held back).
+fn smallest_useful_budget(report: &RenderReport) -> Option<u64> {
+    if !report.included.is_empty() {
+        return None;
+    }
+    report
+        .excluded
+        .iter()
+        .filter(|e| e.reason == "over_budget")
+        .filter_map(|e| e.tokens)
+        .min()
+        .map(|tokens| tokens + report.frame_reserve)
 }
 
 /// `packed 12 files (3456 / 128000 tokens, o200k_base); left out 2: 1 binary, 1 over_budget`.

@@ -34,7 +34,7 @@ pub struct SelectArgs {
     #[arg(value_name = "QUERY", required = true)]
     pub query: Vec<String>,
     /// Token budget for the selected content.
-    #[arg(long, value_name = "N", default_value_t = 8000)]
+    #[arg(long, value_name = "N", value_parser = crate::args::parse_budget, default_value_t = 8000)]
     pub budget: u64,
     /// Show every signal behind each score.
     #[arg(long)]
@@ -57,7 +57,7 @@ pub enum ScorerArg {
     Default,
     /// BM25 over content, path segments and symbol names only.
     Bm25,
-    /// Seed 003's term frequency (reads every document).
+    /// Plain term frequency, the original ranking (reads every document).
     Tf,
 }
 

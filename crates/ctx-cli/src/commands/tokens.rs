@@ -77,8 +77,8 @@ pub fn run(args: &TokensArgs, ctx: &Context, out: &Output) -> Result<Status> {
                     input.display()
                 );
             }
-            let bytes = ctx::fs::input::read_named_file(&ctx.cwd, input)
-                .map_err(|err| anyhow::anyhow!("cannot read {err}; name a readable file"))?;
+            // The error names the file and what to do already.
+            let bytes = ctx::fs::input::read_named_file(&ctx.cwd, input)?;
             (input.display().to_string(), bytes)
         };
         let text = String::from_utf8(bytes).map_err(|err| {
