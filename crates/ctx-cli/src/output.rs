@@ -437,7 +437,7 @@ mod tests {
             ),
             (
                 &["ctx", "pack", "create", "x", "--budget", "abc"],
-                "invalid value 'abc' for '--budget <N>': invalid digit found in string (`ctx pack create --help` explains)",
+                "invalid value 'abc' for '--budget <N>': `abc` is not a number of tokens; write it as 8000, 8k or 1.5M (`ctx pack create --help` explains)",
             ),
         ];
         for (args, expected) in cases {
