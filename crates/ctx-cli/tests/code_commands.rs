@@ -469,3 +469,29 @@ fn search_hides_secrets_its_windows_cut_and_finds_none() {
     let run = env.run(&["search", "--regex", "sk_live_[0-9a-zA-Z]", "."]);
     assert_eq!(run.code, 1, "{}", run.stdout);
 }
+
+/// A secret pasted into a commit message is redacted where ctx shows commit messages.
+#[test]
+fn status_redacts_a_secret_in_a_commit_message() {
+    let env = project();
+    let w = env.work();
+    git(&w, &env.home, &["init", "-q"]);
+    git(&w, &env.home, &["add", "-A"]);
+    let key = "AKIAZ4Q7XK2M5TRB3VWP";
+    git(
+        &w,
+        &env.home,
+        &[
+            "commit",
+            "-q",
+            "-m",
+            &format!("deploy with aws_access_key_id={key}"),
+        ],
+    );
+    for args in [&["--json", "status"][..], &["status"]] {
+        let run = env.run(args);
+        let out = run.ok().stdout.clone();
+        assert!(!out.contains(key), "{args:?}: {out}");
+        assert!(out.contains("[REDACTED:"), "{args:?}: {out}");
+    }
+}

@@ -662,3 +662,30 @@ fn hook_install_twice_leaves_one_entry_and_keeps_existing_ones() {
     assert_eq!(mcp["mcpServers"]["other"]["command"], "x");
     assert_eq!(mcp["mcpServers"]["ctx"]["args"][0], "mcp");
 }
+
+#[test]
+fn session_start_redacts_a_secret_in_a_commit_message() {
+    let env = Env::new();
+    git_project(&env);
+    let work = env.work();
+    fs::write(work.join("src/render.rs"), "pub fn render_html() {}\n").expect("write");
+    let key = "AKIAZ4Q7XK2M5TRB3VWP";
+    git(
+        &work,
+        &[
+            "commit",
+            "-qam",
+            &format!("render: aws_access_key_id={key}"),
+        ],
+    );
+    let start = serde_json::json!({"hook_event_name":"SessionStart","cwd":work,"source":"startup"})
+        .to_string();
+    let (answer, _, _) = run_hook(&env, &work, &["hook", "claude-code"], &start, &[]);
+    let context = context_of(&answer);
+    assert!(context.contains("[COMMIT: "), "{context}");
+    assert!(!context.contains(key), "{context}");
+    assert!(
+        context.contains("[REDACTED:AWS_ACCESS_KEY_ID]"),
+        "{context}"
+    );
+}

@@ -878,7 +878,18 @@ pub fn status(cwd: &Path, now: i64) -> Result<ProjectStatus, CodeError> {
             out.staged_count = st.staged_count;
             out.modified_count = st.modified_count;
             out.untracked_count = st.untracked_count;
-            out.recent_commits = st.recent_commits;
+            // A commit message can hold a secret (a token pasted into it): redacted as files
+            // are, for every front end (`ctx status`, MCP `ctx_status`).
+            out.recent_commits = st
+                .recent_commits
+                .into_iter()
+                .map(|mut commit| {
+                    if let Some((text, _)) = ctx_core::fragments::redact_window(&commit.message) {
+                        commit.message = text;
+                    }
+                    commit
+                })
+                .collect();
             out.hot_directories = st.hot_directories;
             out.diff_stats = st.diff_stats;
         }
