@@ -482,3 +482,32 @@ fn a_window_that_cuts_a_key_shows_none_of_it() {
         "func Load() string {\n\treturn key\n}"
     );
 }
+
+/// Search sees the file's secrets whole: a context that reaches into a key from below shows
+/// none of it, and a pattern found only inside the key matches nothing.
+#[test]
+fn search_contexts_hide_a_key_they_cut_and_secrets_match_nothing() {
+    let (key, body) = pem_key(20);
+    let text = format!("const key = `\n{key}\n`\n\n// find_me_here\n");
+    let dir = tree(&[("keys.go", text.as_bytes())]);
+    let out = run(
+        dir.path(),
+        &json!({"mode": "Search", "path": ".", "pattern": "find_me_here", "context_lines": 6}),
+    );
+    let matches = &out["results"][0]["result"]["matches"];
+    let context = matches[0]["context"].as_str().expect("context");
+    assert!(context.contains("find_me_here"), "{context}");
+    for line in &body {
+        assert!(!context.contains(line.as_str()), "{context}");
+    }
+    for pattern in [&body[3][..20], &body[10][5..30]] {
+        let out = run(
+            dir.path(),
+            &json!({"mode": "Search", "path": ".", "pattern": pattern}),
+        );
+        assert_eq!(
+            out["results"][0]["result"]["total_matches"], 0,
+            "{pattern}: {out}"
+        );
+    }
+}

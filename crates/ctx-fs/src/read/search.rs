@@ -369,6 +369,14 @@ fn search_file(
                 binary: false,
             });
         }
+        // The file's secrets, found over all of it: the search runs on its text with each
+        // secret replaced line by line, so a context window that cuts a key shows none of
+        // it, and a pattern that matches only inside a secret finds nothing (match counts are
+        // no oracle for a secret's characters).
+        let text = String::from_utf8_lossy(&bytes);
+        if let Some((redacted, _)) = ctx_core::fragments::redact_window_of(&text, 0..text.len()) {
+            return scan_lines(redacted.as_bytes(), shown, re, context, limit);
+        }
         return scan_lines(&bytes[..], shown, re, context, limit);
     }
     let mut reader = BufReader::with_capacity(64 * 1024, file);
