@@ -261,3 +261,50 @@ fn malformed_logs_are_refused_with_one_line_and_exit_2() {
     assert_eq!(snapshot(&objects), before, "nothing stored");
     assert_eq!(env.run(&["--json", "run", "log"]).json()["runs"], json!([]));
 }
+
+/// An imported transcript is redacted as it is stored: a secret the agent was told, typed
+/// into a command, or read from a file is in no stored object and in no answer.
+#[test]
+fn an_imported_transcript_is_stored_redacted() {
+    let env = init();
+    let aws = "AKIAZ4Q7XK2M5TRB3VWP";
+    let github = "ghp_R8kXw2QpL5vN9mT3yB7cD1fG4hJ6sA0eZuIo";
+    let body = "MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MbtPkZc4dd7LH6Hy";
+    let pem = format!(
+        "-----BEGIN RSA PRIVATE KEY-----\n{body}\n{body}\n{body}\n-----END RSA PRIVATE KEY-----\n"
+    );
+    let lines = [
+        json!({"type":"user","timestamp":"2025-12-24T10:00:00.000Z","sessionId":"s","cwd":"/p","message":{"role":"user","content":format!("deploy with aws_access_key_id={aws}")},"uuid":"u1"}),
+        json!({"type":"assistant","timestamp":"2025-12-24T10:00:05.000Z","sessionId":"s","parentUuid":"u1","message":{"role":"assistant","model":"claude-sonnet-4","content":[{"type":"text","text":"Reading the key."},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":format!("GITHUB_TOKEN={github} gh release list")}}]},"uuid":"a1"}),
+        json!({"type":"user","timestamp":"2025-12-24T10:00:06.000Z","sessionId":"s","parentUuid":"a1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":pem}]},"uuid":"u2"}),
+    ];
+    let file = env.work().join("session.jsonl");
+    fs::write(
+        &file,
+        lines
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n",
+    )
+    .expect("write");
+    env.run(&["run", "import", path(&file)]).ok();
+    let shown = env.run(&["run", "show", "latest", "--json"]);
+    let exported = env.run(&["run", "export", "--format", "ctx", "latest"]);
+    for (what, text) in [
+        ("show", shown.ok().stdout.clone()),
+        ("export", exported.ok().stdout.clone()),
+    ] {
+        for secret in [aws, github, body] {
+            assert!(!text.contains(secret), "{what} shows {secret}:\n{text}");
+        }
+    }
+    // Nor does any object of the store hold them.
+    for (name, bytes) in snapshot(&env.work().join(".ctx/objects")) {
+        let text = String::from_utf8_lossy(&bytes);
+        for secret in [aws, github, body] {
+            assert!(!text.contains(secret), "{} holds {secret}", name.display());
+        }
+    }
+}

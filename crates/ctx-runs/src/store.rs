@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use ctx_core::ContentHash;
+use ctx_core::redact::Redactor;
 use ctx_store::{Objects, Store};
 use serde::Serialize;
 use serde_json::Value;
@@ -247,7 +248,7 @@ impl RunBuilder {
             .transpose()?;
         let parameters = match draft.parameters {
             Value::Null => Value::Object(serde_json::Map::new()),
-            other => other,
+            other => redact_strings(other),
         };
         let step = Step {
             index: self.manifest.steps.len() as u64,
@@ -300,6 +301,15 @@ impl RunBuilder {
     }
 
     fn blob(&mut self, store: &Store, bytes: &[u8]) -> Result<ContentHash, RunError> {
+        // What a run records is redacted as it is stored (an imported transcript holds what
+        // the agent saw and typed, secrets included): every text blob with the built-in rules.
+        let redacted = std::str::from_utf8(bytes).ok().and_then(|text| {
+            match Redactor::builtin().redact(text).text {
+                std::borrow::Cow::Owned(text) => Some(text),
+                std::borrow::Cow::Borrowed(_) => None,
+            }
+        });
+        let bytes = redacted.as_ref().map_or(bytes, String::as_bytes);
         let hash = match &mut self.pending {
             Some(pending) => {
                 let hash = ContentHash::of(bytes);
@@ -310,6 +320,24 @@ impl RunBuilder {
         };
         self.objects.insert(hash);
         Ok(hash)
+    }
+}
+
+/// `value` with every string redacted with the built-in rules (a secret in a tool call's
+/// arguments: a token in a shell command).
+fn redact_strings(value: Value) -> Value {
+    match value {
+        Value::String(text) => match Redactor::builtin().redact(&text).text {
+            std::borrow::Cow::Owned(redacted) => Value::String(redacted),
+            std::borrow::Cow::Borrowed(_) => Value::String(text),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(redact_strings).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(key, value)| (key, redact_strings(value)))
+                .collect(),
+        ),
+        other => other,
     }
 }
 
