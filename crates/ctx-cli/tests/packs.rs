@@ -485,6 +485,41 @@ fn secrets_are_redacted_and_reported_without_the_secret() {
     }
 }
 
+/// A line range inside a key is still the key: a pack source `file:keys.go#L6-L10`, whose
+/// range starts below the key's BEGIN line, renders none of its body, in render, preview and
+/// a snapshot.
+#[test]
+fn a_line_range_that_cuts_a_key_renders_none_of_it() {
+    let env = Env::new();
+    env.run(&["init"]).ok();
+    let body: Vec<String> = (0..20)
+        .map(|i| format!("MIIEow{i:02}AAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MbtPkZc4dd7LH6Hy"))
+        .collect();
+    let text = format!(
+        "package auth\n\n// The key.\nconst key = `\n-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----\n`\n",
+        body.join("\n")
+    );
+    write_files(&env.work(), &[("src/auth/keys.go", &text)]);
+    env.run(&["pack", "create", "p"]).ok();
+    env.run(&["pack", "add", "p", "file:src/auth/keys.go#L6-L10"])
+        .ok();
+    env.run(&["pack", "add", "p", "file:src/auth/keys.go#L24-L26"])
+        .ok();
+    env.run(&["pack", "snapshot", "p", "--name", "v1"]).ok();
+    for args in [
+        &["pack", "render", "p"][..],
+        &["pack", "preview", "p", "--show-payload"],
+        &["pack", "render", "--snapshot", "v1"],
+    ] {
+        let run = env.run(args);
+        let out = run.ok().stdout.clone();
+        for line in &body {
+            assert!(!out.contains(line.as_str()), "{args:?}:\n{out}");
+        }
+        assert!(out.contains("[REDACTED:"), "{args:?}:\n{out}");
+    }
+}
+
 /// Packs in the global store keep the directory they were made for as their root: sources
 /// and headers are relative to it, whichever directory renders them.
 #[test]

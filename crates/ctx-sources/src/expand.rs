@@ -809,8 +809,12 @@ fn read_file_text_stamped(
 }
 
 /// Lines `range.start..=range.end` (1-based) with their line endings; the end is clamped.
+/// The lines are cut from the file's secrets found over all of it
+/// (`ctx_core::fragments::redact_window_of`), so a range inside a key (its `BEGIN` line
+/// above the range) shows none of it.
 fn slice_lines(text: &str, range: LineRange) -> Result<String, Skip> {
-    let mut out = String::new();
+    let mut window: Option<(usize, usize)> = None;
+    let mut offset = 0usize;
     let mut count = 0u64;
     for (index, line) in text.split_inclusive('\n').enumerate() {
         let number = index as u64 + 1;
@@ -819,13 +823,21 @@ fn slice_lines(text: &str, range: LineRange) -> Result<String, Skip> {
             break;
         }
         if number >= range.start {
-            out.push_str(line);
+            let start = window.map_or(offset, |(start, _)| start);
+            window = Some((start, offset + line.len()));
         }
+        offset += line.len();
     }
     if range.start > count {
         return Err(Skip::RangePastEnd { lines: count });
     }
-    Ok(out)
+    let (start, end) = window.unwrap_or((0, 0));
+    Ok(
+        match ctx_core::fragments::redact_window_of(text, start..end) {
+            Some((redacted, _)) => redacted,
+            None => text[start..end].to_owned(),
+        },
+    )
 }
 
 fn command_unit(command: &str, dir: &Path, options: &ExpandOptions<'_>) -> Unit {
