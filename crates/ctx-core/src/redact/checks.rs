@@ -565,15 +565,20 @@ fn encodes_a_stand_in(value: &str) -> bool {
         .and_then(|raw| String::from_utf8(raw).ok())
         .map(|text| text.trim().to_owned())
         .is_some_and(|text| {
-            !text.is_empty()
-                && text.chars().all(|c| c.is_ascii_graphic() || c == ' ')
-                && (is_documented_placeholder(&text)
-                    || WEAK_VALUES.contains(&normalize_weak(&text).as_str())
-                    || has_placeholder_word(&text)
-                    || is_identifier_like(&text)
-                    // A short piece of base64 JSON (a JWT's header cut short): structure, not a
-                    // key (a JWK holding a private key runs to hundreds of characters).
-                    || (text.len() < 48 && text.contains('"') && text.contains(':')))
+            let printable =
+                !text.is_empty() && text.chars().all(|c| c.is_ascii_graphic() || c == ' ');
+            // Base64 JSON: a short piece (a JWT's header cut short) is structure, not a key; a
+            // whole object may hold one (a JWK's private `d`), so it is judged as a value.
+            let json = text.contains('"') && text.contains(':');
+            printable
+                && if json {
+                    text.len() < 48
+                } else {
+                    is_documented_placeholder(&text)
+                        || WEAK_VALUES.contains(&normalize_weak(&text).as_str())
+                        || has_placeholder_word(&text)
+                        || is_identifier_like(&text)
+                }
         })
 }
 
@@ -1286,11 +1291,12 @@ pub(crate) fn is_code_or_path(value: &str) -> bool {
         return true;
     }
     let value = value.trim_end_matches(['?', '!']);
-    let pathish = ["/", "./", "../", "~/"]
-        .iter()
-        .any(|p| value.starts_with(p))
-        && value.matches('/').count() >= 2
-        && !value.contains(['+', '=']);
+    // `./s390x.prv`, `~/.ssh/id`: relative and home paths; an absolute path needs two
+    // components, since base64 may begin with `/`.
+    let pathish = ["./", "../", "~/"].iter().any(|p| value.starts_with(p))
+        || (value.starts_with('/')
+            && value.matches('/').count() >= 2
+            && !value.contains(['+', '=']));
     let dotted_name = value.contains('.')
         && value.split('.').all(|part| {
             part.bytes()

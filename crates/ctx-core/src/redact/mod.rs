@@ -191,12 +191,30 @@ static BUILTIN: LazyLock<Redactor> = LazyLock::new(|| {
                 .keyed
                 .as_ref()
                 .map(|keyed| KeyedRule::new(&keyed.context, &keyed.value)),
+            pairs: None,
             allow: entry.allow.clone(),
             allow_compiled: OnceLock::new(),
         })
-        .collect();
-    Redactor::from_rules(rules)
+        .collect::<Vec<Rule>>();
+    Redactor::from_rules(with_pair_rules(rules))
 });
+
+/// Marks the first line-scoped entry of each generic check as the one that judges name/value
+/// pairs of its kind.
+fn with_pair_rules(mut rules: Vec<Rule>) -> Vec<Rule> {
+    for (check, kind) in [
+        (Check::GenericPassword, structure::PairKind::Password),
+        (Check::GenericSecret, structure::PairKind::Secret),
+    ] {
+        if let Some(rule) = rules
+            .iter_mut()
+            .find(|rule| rule.check == check && rule.scope == Scope::Line)
+        {
+            rule.pairs = Some(kind);
+        }
+    }
+    rules
+}
 
 impl Redactor {
     /// The built-in rule set, compiled on first use and shared afterwards.
@@ -256,6 +274,7 @@ impl Redactor {
                 check: Check::Any,
                 tuning: Randomness::default(),
                 keyed: None,
+                pairs: None,
                 allow: Vec::new(),
                 allow_compiled: OnceLock::new(),
             }));
@@ -383,7 +402,7 @@ impl Redactor {
         if let Some(keywords) = &self.keywords {
             // The last line searched by each line-scoped rule, by its start.
             let mut last_line: Vec<usize> = vec![usize::MAX; self.rules.len()];
-            let mut structure = StructureScan::default();
+            let mut structure = StructureScan::new(self.rules.len());
             let mut line: Option<(usize, usize)> = None;
             // Hits come in text order, so lines cost one pass over the text.
             keywords.for_each_hit(text, |at, keyword| {
@@ -404,14 +423,25 @@ impl Redactor {
                         Scope::Line => {
                             if last_line[rule] != start {
                                 last_line[rule] = start;
+                                let before = spans.len();
                                 self.rules[rule].search(rule, text, start, end, &mut spans);
+                                let found = spans.len() > before;
+                                if self.rules[rule].pairs.is_some() {
+                                    self.rules[rule].search_pairs(
+                                        rule,
+                                        text,
+                                        start..end,
+                                        &mut structure,
+                                        &mut spans,
+                                    );
+                                }
                                 if self.rules[rule].keyed.is_some() {
                                     self.rules[rule].search_structure(
                                         rule,
                                         text,
                                         start..end,
+                                        found,
                                         &mut structure,
-                                        self.rules.len(),
                                         &mut spans,
                                     );
                                 }
@@ -555,6 +585,9 @@ struct Rule {
     /// A keyed rule's provider name and value shape, by which it also finds values under a key
     /// path that names the provider.
     keyed: Option<KeyedRule>,
+    /// For the first entry of each generic rule: the kind of credential whose name/value pairs
+    /// it judges (`- name: DB_PASSWORD` then `value: …`).
+    pairs: Option<structure::PairKind>,
     /// Secrets matching one of these are known non-secrets.
     allow: Vec<String>,
     /// `allow`, compiled when the rule first finds a candidate (most never do in a run).
@@ -629,10 +662,21 @@ impl KeyedRegexes {
 /// What the structure search learned of a text so far: the last line that named a provider
 /// (its assignments and the block it opens, each read when a rule first needs them), and how
 /// far each keyed rule has searched blocks (so that nested parents cost nothing more).
-#[derive(Default)]
 struct StructureScan {
     line: Option<LineStructure>,
+    /// How far each rule searched blocks; filled (one entry per rule) on the first block.
     searched_to: Vec<usize>,
+    rules: usize,
+}
+
+impl StructureScan {
+    fn new(rules: usize) -> Self {
+        Self {
+            line: None,
+            searched_to: Vec::new(),
+            rules,
+        }
+    }
 }
 
 struct LineStructure {
@@ -781,14 +825,15 @@ impl Rule {
     /// Adds the values this keyed rule accepts where its provider is named around the key
     /// rather than by it (see [`structure`]): on the line naming the provider, after the name,
     /// and in the block the line opens when the name comes before the opener. Assignments are
-    /// read only where a value of the rule's shape may be.
+    /// read only where a value of the rule's shape may be, and not on the line when the rule's
+    /// own regex `found` its value there (`DATADOG_API_KEY=…` names itself).
     fn search_structure(
         &self,
         index: usize,
         text: &str,
         line: Range<usize>,
+        found: bool,
         scan: &mut StructureScan,
-        rules: usize,
         spans: &mut Vec<Span>,
     ) {
         let Some(keyed) = &self.keyed else {
@@ -802,12 +847,16 @@ impl Rule {
         let StructureScan {
             line: current,
             searched_to,
+            rules,
         } = scan;
         let structure = line_structure(current, text, line.clone());
-        if regexes.may_hold_value(&text[name_end..line.end]) {
-            for assignment in read_assignments(&mut structure.assignments, text, line) {
+        if !found && regexes.may_hold_value(&text[name_end..line.end]) {
+            let assignments = read_assignments(&mut structure.assignments, text, line);
+            // `{"name": "DD_API_KEY", "value": …}`: the pair's name makes its value the key.
+            let any_key = structure::names_a_credential_pair(text, assignments);
+            for assignment in assignments {
                 if assignment.value.start >= name_end {
-                    self.judge_assignment(index, text, assignment, false, spans);
+                    self.judge_assignment(index, text, assignment, any_key, spans);
                 }
             }
         }
@@ -823,7 +872,7 @@ impl Rule {
             .block
             .get_or_insert_with(|| (opener.block(text), None));
         if searched_to.is_empty() {
-            *searched_to = vec![0; rules];
+            *searched_to = vec![0; *rules];
         }
         let from = searched_to[index].max(block.start);
         if from >= block.end {
@@ -838,6 +887,85 @@ impl Rule {
             .filter(|a| a.key.start >= from)
         {
             self.judge_assignment(index, text, assignment, any_key, spans);
+        }
+    }
+
+    /// Adds the `value` of a name/value pair whose name names this generic rule's kind of
+    /// credential: on the line (`{"name": "DB_PASSWORD", "value": "…"}`), or among the
+    /// siblings of a `- name: DB_PASSWORD` line.
+    fn search_pairs(
+        &self,
+        index: usize,
+        text: &str,
+        line: Range<usize>,
+        scan: &mut StructureScan,
+        spans: &mut Vec<Span>,
+    ) {
+        let Some(kind) = self.pairs else {
+            return;
+        };
+        // Only a line that begins with a pair's name (`- name: …`) or holds a `value` can hold
+        // a pair: most lines with a credential's word do neither, and cost two looks.
+        let body = text[line.clone()].trim_start();
+        let body = body
+            .strip_prefix("- ")
+            .unwrap_or(body)
+            .trim_start_matches('"');
+        let names = body.starts_with("name") || body.starts_with("key");
+        let holds_value = text[line.clone()]
+            .as_bytes()
+            .windows(5)
+            .any(|w| w.eq_ignore_ascii_case(b"value"));
+        if !names && !holds_value {
+            return;
+        }
+        let structure = line_structure(&mut scan.line, text, line.clone());
+        let is_value = |a: &Assignment| text[a.key.clone()].eq_ignore_ascii_case("value");
+        let judge = |name_start: usize, value: &Assignment, spans: &mut Vec<Span>| {
+            let candidate = Candidate {
+                text,
+                match_start: name_start,
+                start: value.value.start,
+                end: value.value.end,
+                bare: !value.quoted,
+                typed: false,
+            };
+            if self.accepts(&candidate) {
+                spans.push(Span {
+                    start: candidate.start,
+                    end: candidate.end,
+                    rule: index,
+                });
+            }
+        };
+        if let Some(opener) = &structure.opener
+            && let Some(name) = opener.pair_name.clone()
+        {
+            if structure::pair_kind(&text[name.clone()]) == Some(kind) {
+                let (block, assignments) = structure
+                    .block
+                    .get_or_insert_with(|| (opener.block(text), None));
+                let block = block.clone();
+                if let Some(value) = read_assignments(assignments, text, block)
+                    .iter()
+                    .find(|a| is_value(a))
+                {
+                    judge(name.start, value, spans);
+                }
+            }
+            return;
+        }
+        if !holds_value {
+            return;
+        }
+        let assignments = read_assignments(&mut structure.assignments, text, line);
+        if let Some(name) = structure::pair_name_on_line(text, assignments)
+            && structure::pair_kind(&text[name.value.clone()]) == Some(kind)
+            && let Some(value) = assignments
+                .iter()
+                .find(|a| is_value(a) && a.key.start > name.key.start)
+        {
+            judge(name.key.start, value, spans);
         }
     }
 
@@ -1200,7 +1328,7 @@ mod tests {
         let redactor = Redactor::builtin();
         let mut spans = Vec::new();
         redactor.rules[rule].search(rule, text, 0, text.len(), &mut spans);
-        let mut scan = StructureScan::default();
+        let mut scan = StructureScan::new(redactor.rules.len());
         let mut start = 0;
         for line in text.split_inclusive('\n') {
             let end = start + line.trim_end_matches('\n').len();
@@ -1208,8 +1336,8 @@ mod tests {
                 rule,
                 text,
                 start..end,
+                false,
                 &mut scan,
-                redactor.rules.len(),
                 &mut spans,
             );
             start += line.len();
@@ -1562,6 +1690,43 @@ mod tests {
             "variable \"corp_okta_api_token\" {\n  default = \"004EWTpRQT_HJtG_nL-agxacgzYHjxPcF99kJsFzWg\"\n}\n",
             "variable \"corp_okta_api_token\" {\n  default = \"[REDACTED:OKTA_API_TOKEN]\"\n}\n",
             "OKTA_API_TOKEN",
+        );
+    }
+
+    #[test]
+    fn a_value_whose_pair_names_the_credential_is_redacted() {
+        assert_redacted(
+            "env:\n  - name: DD_API_KEY\n    value: \"9c3f1a7e5b2d4c6f8a0b1c2d3e4f5a6b\"\n  - name: DD_SITE\n    value: datadoghq.eu\n",
+            "env:\n  - name: DD_API_KEY\n    value: \"[REDACTED:DATADOG_API_KEY]\"\n  - name: DD_SITE\n    value: datadoghq.eu\n",
+            "DATADOG_API_KEY",
+        );
+        assert_redacted(
+            "{\"name\": \"POSTMARK_SERVER_TOKEN\", \"value\": \"5f2c9a1e-7b3d-4e8f-a6c0-2d4b6e8f0a1c\"}\n",
+            "{\"name\": \"POSTMARK_SERVER_TOKEN\", \"value\": \"[REDACTED:POSTMARK_SERVER_TOKEN]\"}\n",
+            "POSTMARK_SERVER_TOKEN",
+        );
+        assert_redacted(
+            "env:\n  - name: DB_PASSWORD\n    value: \"h0pk1ns~21s\"\n",
+            "env:\n  - name: DB_PASSWORD\n    value: \"[REDACTED:PASSWORD_ASSIGNMENT]\"\n",
+            "PASSWORD_ASSIGNMENT",
+        );
+        // A pair that names no credential holds none.
+        assert_kept(
+            "env:\n  - name: DD_TRACE_ID\n    value: \"9c3f1a7e5b2d4c6f8a0b1c2d3e4f5a6b\"\n",
+        );
+    }
+
+    #[test]
+    fn xml_elements_and_ruby_blocks_name_their_provider() {
+        assert_redacted(
+            "<datadog>\n  <apiKey>9c3f1a7e5b2d4c6f8a0b1c2d3e4f5a6b</apiKey>\n</datadog>\n",
+            "<datadog>\n  <apiKey>[REDACTED:DATADOG_API_KEY]</apiKey>\n</datadog>\n",
+            "DATADOG_API_KEY",
+        );
+        assert_redacted(
+            "Postmark.configure do |config|\n  config.api_token = '5f2c9a1e-7b3d-4e8f-a6c0-2d4b6e8f0a1c'\nend\n",
+            "Postmark.configure do |config|\n  config.api_token = '[REDACTED:POSTMARK_SERVER_TOKEN]'\nend\n",
+            "POSTMARK_SERVER_TOKEN",
         );
     }
 

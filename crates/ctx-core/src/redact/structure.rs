@@ -48,9 +48,27 @@ static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     .expect("the assignment pattern is a valid regex")
 });
 
-/// The assignments in `text[range]`, in text order.
+/// An XML element holding text: `<apiKey>…</apiKey>`.
+static XML_ELEMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"<([A-Za-z_][A-Za-z0-9_.\-]{0,63})>[ \t]*([^<\s]{1,512})[ \t]*</")
+        .expect("the element pattern is a valid regex")
+});
+
+/// The assignments in `text[range]`: XML elements first, then `key = value` pairs.
 pub(crate) fn assignments(text: &str, range: Range<usize>, out: &mut Vec<Assignment>) {
     let from = range.start;
+    if text[range.clone()].contains("</") {
+        for captures in XML_ELEMENT.captures_iter(&text[range.clone()]) {
+            let (Some(key), Some(value)) = (captures.get(1), captures.get(2)) else {
+                continue;
+            };
+            out.push(Assignment {
+                key: from + key.start()..from + key.end(),
+                value: from + value.start()..from + value.end(),
+                quoted: true,
+            });
+        }
+    }
     for captures in ASSIGNMENT.captures_iter(&text[range]) {
         let (Some(key), Some(quote), Some(value)) =
             (captures.get(1), captures.get(2), captures.get(3))
@@ -117,6 +135,8 @@ const CODE_WORDS: &[&str] = &[
 pub(crate) struct Opener {
     pub at: usize,
     pub names_a_credential: bool,
+    /// For a name/value pair (`- name: DB_PASSWORD`), the name's byte range.
+    pub pair_name: Option<Range<usize>>,
     /// Where the opening line ends.
     line_end: usize,
     bound: Bound,
@@ -129,6 +149,9 @@ enum Bound {
     Indented { indent: usize, yaml_key: bool },
     /// The lines up to the next `[section]` header.
     Section,
+    /// The rest of a name/value pair's mapping: the lines after it at `indent` or deeper,
+    /// up to a few (`- name: DD_API_KEY` then `  value: …`).
+    Siblings { indent: usize },
 }
 
 impl Opener {
@@ -140,6 +163,7 @@ impl Opener {
                 indented_block(text, self.line_end, indent, yaml_key)
             }
             Bound::Section => section(text, self.line_end),
+            Bound::Siblings { indent } => siblings(text, self.line_end, indent),
         }
     }
 }
@@ -151,15 +175,20 @@ impl Opener {
 /// nothing: prose names providers in passing (`// vendors whose keys are UUIDs: Heroku, …`).
 pub(crate) fn opened_block(text: &str, line: Range<usize>) -> Option<Opener> {
     let content = &text[line.clone()];
+    let trimmed = content.trim_end();
+    let indent = indentation(content);
+    if let Some(opener) = named_pair(&trimmed[indent..], line.start + indent, indent, line.end) {
+        return Some(opener);
+    }
     // Most lines end in none of the openers and hold no comment: a look at the last byte and one
     // scan for `#` and `/` tell.
-    let last = content.trim_end().bytes().next_back()?;
-    if !matches!(last, b':' | b'{' | b'[' | b'(' | b']') && !content.contains(['#', '/']) {
+    let last = trimmed.bytes().next_back()?;
+    if !matches!(last, b':' | b'{' | b'[' | b'(' | b']' | b'>' | b'|' | b'o')
+        && !content.contains(['#', '/'])
+    {
         return None;
     }
-    let content = content.strip_suffix('\r').unwrap_or(content);
-    let indent = indentation(content);
-    let body = without_trailing_comment(&content[indent..]).trim_end();
+    let body = without_trailing_comment(&trimmed[indent..]).trim_end();
     let opener = body.chars().next_back()?;
     let before = &body[..body.len() - opener.len_utf8()];
     let at = line.start + indent + before.len();
@@ -168,6 +197,7 @@ pub(crate) fn opened_block(text: &str, line: Range<usize>) -> Option<Opener> {
         return Some(Opener {
             at,
             names_a_credential,
+            pair_name: None,
             line_end: line.end,
             bound: Bound::Section,
         });
@@ -180,15 +210,156 @@ pub(crate) fn opened_block(text: &str, line: Range<usize>) -> Option<Opener> {
         return None;
     }
     let yaml_key = opener == ':' && is_key(before.trim_start_matches("- "));
-    if !(yaml_key || matches!(opener, '{' | '[' | '(')) {
+    // An XML element that holds others (`<datadog>`), a Ruby block (`Postmark.configure do
+    // |config|`).
+    let xml_parent = opener == '>'
+        && body.starts_with('<')
+        && !body.starts_with(['?', '!'])
+        && !body[1..].starts_with(['?', '!', '/'])
+        && !body.contains("</")
+        && !body.ends_with("/>");
+    let ruby_block = body.ends_with(" do") || (opener == '|' && body.contains(" do |"));
+    if !(yaml_key || xml_parent || ruby_block || matches!(opener, '{' | '[' | '(')) {
         return None;
     }
     Some(Opener {
         at,
         names_a_credential,
+        pair_name: None,
         line_end: line.end,
         bound: Bound::Indented { indent, yaml_key },
     })
+}
+
+/// Keys that name the value beside them in a name/value pair: Kubernetes' and ECS's `env`
+/// entries (`name`/`value`), .NET's `<add key=… value=…/>`.
+const PAIR_NAMES: &[&str] = &["name", "key"];
+
+/// The opener of a name/value pair's siblings, if `body` (a line without its indentation)
+/// names one: `- name: DD_API_KEY`, `name: DD_API_KEY`, `"name": "DD_API_KEY",`. The pair's
+/// name governs the siblings from the line's end, and makes their `value` the credential the
+/// name names.
+fn named_pair(body: &str, body_start: usize, indent: usize, line_end: usize) -> Option<Opener> {
+    let (item, rest) = match body.strip_prefix("- ") {
+        Some(rest) => (true, rest.trim_start()),
+        None => (false, body),
+    };
+    let rest = rest.strip_prefix('"').unwrap_or(rest);
+    let key = PAIR_NAMES.iter().find(|name| rest.starts_with(*name))?;
+    let after = rest[key.len()..].trim_start_matches('"').trim_start();
+    let value = after.strip_prefix(':')?;
+    let name = value
+        .trim()
+        .trim_end_matches(',')
+        .trim_matches(|c| c == '"' || c == '\'');
+    if name.is_empty() || !is_key(name) {
+        return None;
+    }
+    let name_start = body_start + offset_in(body, name);
+    Some(Opener {
+        at: line_end,
+        names_a_credential: names_a_credential(name),
+        pair_name: Some(name_start..name_start + name.len()),
+        line_end,
+        bound: Bound::Siblings {
+            indent: indent + if item { 2 } else { 0 },
+        },
+    })
+}
+
+/// The byte offset of `part`, a subslice of `whole`, in `whole`.
+fn offset_in(whole: &str, part: &str) -> usize {
+    part.as_ptr() as usize - whole.as_ptr() as usize
+}
+
+/// Which credential a name/value pair's name names, for the generic rules: a password
+/// (`DB_PASSWORD`, `smtp_passwd`), or another secret (`API_TOKEN`, `stripe_secret_key`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PairKind {
+    Password,
+    Secret,
+}
+
+/// What a pair's name names, if a credential: the words the generic rules read in a key
+/// (`password`, `passwd`, `passphrase`, `pwd`; `secret`, `token`, `api_key`, `access_key`, …),
+/// and no id or setting.
+pub(crate) fn pair_kind(name: &str) -> Option<PairKind> {
+    if names_an_id_words(name) {
+        return None;
+    }
+    let squeezed: String = name
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    let has = |words: &[&str]| words.iter().any(|w| squeezed.contains(w));
+    if has(&["password", "passwd", "passphrase", "pwd"]) {
+        Some(PairKind::Password)
+    } else if has(&[
+        "secret",
+        "token",
+        "apikey",
+        "accesskey",
+        "authkey",
+        "privatekey",
+        "signingkey",
+        "encryptionkey",
+        "masterkey",
+    ]) {
+        Some(PairKind::Secret)
+    } else {
+        None
+    }
+}
+
+/// The name of a pair on a line (`{"name": "DB_PASSWORD", "value": …}`, `<add
+/// key="DbPassword" value=…/>`): the value of its first `name` or `key` assignment.
+pub(crate) fn pair_name_on_line<'a>(
+    text: &str,
+    assignments: &'a [Assignment],
+) -> Option<&'a Assignment> {
+    assignments.iter().find(|a| {
+        PAIR_NAMES
+            .iter()
+            .any(|name| text[a.key.clone()].eq_ignore_ascii_case(name))
+    })
+}
+
+/// Whether the line `line` names a pair (`{"name": "DD_API_KEY", "value": …}`, `<add
+/// key="ApiKey" value=…/>`) whose name names a credential: then the other values on the line
+/// are that credential.
+pub(crate) fn names_a_credential_pair(text: &str, assignments: &[Assignment]) -> bool {
+    assignments.iter().any(|a| {
+        PAIR_NAMES
+            .iter()
+            .any(|name| text[a.key.clone()].eq_ignore_ascii_case(name))
+            && names_a_credential(&text[a.value.clone()])
+    })
+}
+
+/// The lines after `from` (a line's end) at `indent` or deeper, at most eight: a pair's
+/// siblings.
+fn siblings(text: &str, from: usize, indent: usize) -> Range<usize> {
+    let start = (from + 1).min(text.len());
+    let mut end = start;
+    let mut at = start;
+    for _ in 0..8 {
+        if at >= text.len() {
+            break;
+        }
+        let line_end = memchr::memchr(b'\n', &text.as_bytes()[at..]).map_or(text.len(), |i| at + i);
+        let line = &text[at..line_end];
+        let depth = indentation(line);
+        if line.trim().is_empty()
+            || depth < indent
+            || line[depth..].starts_with("- ") && depth == indent
+        {
+            break;
+        }
+        end = line_end;
+        at = line_end + 1;
+    }
+    start..end
 }
 
 /// The last key-like word of `text` (`variable "okta_api_token"` gives `okta_api_token`).
@@ -540,6 +711,7 @@ mod tests {
         assert_eq!(found("{\"a\":{\"token\":\"z\"}}"), [("token", "z")]);
         assert!(found("datadog:\n").is_empty());
         assert!(found("key: |\n").is_empty());
+        assert_eq!(found("  <apiKey>k1</apiKey>"), [("apiKey", "k1")]);
     }
 
     /// The block the line holding `name` opens, if the name governs it.
@@ -562,6 +734,12 @@ mod tests {
         assert_eq!(block(python, "Postmark"), Some("    server_token=\"t\","));
         let ini = "[server]\nport = 1\n[postmark]\nserver_token = t\n\n[other]\nk = v\n";
         assert_eq!(block(ini, "postmark"), Some("server_token = t\n"));
+        let pair = "env:\n  - name: DD_API_KEY\n    value: k\n  - name: OTHER\n    value: v\n";
+        assert_eq!(block(pair, "DD_API"), Some("    value: k"));
+        let xml = "<datadog>\n  <apiKey>k</apiKey>\n</datadog>\n";
+        assert_eq!(block(xml, "datadog"), Some("  <apiKey>k</apiKey>"));
+        let ruby = "Postmark.configure do |config|\n  config.api_token = 'k'\nend\n";
+        assert_eq!(block(ruby, "Postmark"), Some("  config.api_token = 'k'"));
         let hcl = "provider \"datadog\" {\n  api_key = \"k\"\n}\n";
         assert_eq!(block(hcl, "datadog"), Some("  api_key = \"k\""));
         let commented = "datadog: # the agent\n  api_key: k\n";
