@@ -478,22 +478,31 @@ impl Redactor {
 }
 
 /// Finds keywords (three bytes or more, ASCII case-insensitive) in one pass: a hash of each
-/// three case-folded bytes is looked up in a bitmap of the keywords' first three bytes
-/// (8 KiB, so it stays in the L1 cache, and no step waits on the one before), and only where
-/// the bit is set are the keywords of that slot compared. An Aho-Corasick DFA over hundreds of
-/// keywords walks a large table with one dependent load per byte; this reads text several
-/// times faster, and few places pass the bitmap.
+/// three case-folded bytes is looked up in a bitmap of one trigram of each keyword (8 KiB, so
+/// it stays in the L1 cache, and no step waits on the one before), and only where the bit is
+/// set are the keywords of that slot compared. An Aho-Corasick DFA over hundreds of keywords
+/// walks a large table with one dependent load per byte; this reads text several times
+/// faster, and few places pass the bitmap.
+///
+/// Each keyword is looked up by its rarest trigram (by [`COMMON_TRIGRAMS`]), not its first:
+/// `servicebus` by `ceb` rather than `ser`, which every `serde` and `server` would pass.
 #[derive(Clone)]
 struct KeywordScanner {
-    /// One bit per hashed trigram that starts a keyword.
+    /// One bit per hashed trigram that looks a keyword up.
     trigrams: Box<[u64; TRIGRAM_WORDS]>,
     /// The keywords, lower case.
     keywords: Vec<Vec<u8>>,
-    /// For each bitmap slot in use, the keywords whose first three bytes hash to it.
-    by_slot: FxHashMap<usize, Vec<usize>>,
+    /// For each bitmap slot in use, the keywords looked up by a trigram that hashes to it,
+    /// with the trigram's offset in the keyword.
+    by_slot: FxHashMap<usize, Vec<(usize, usize)>>,
 }
 
 const TRIGRAM_WORDS: usize = 1024;
+
+/// The 4,096 commonest trigrams of source text, most common first, three bytes each, folded
+/// as [`fold_trigram`] folds them (made by `scripts/gen-trigram-table` from other projects'
+/// sources; only counts were kept).
+static COMMON_TRIGRAMS: &[u8] = include_bytes!("common-trigrams.bin");
 
 /// The bitmap slot of a trigram packed into the low 24 bits of `packed`.
 fn trigram_slot(packed: u32) -> usize {
@@ -505,15 +514,34 @@ fn pack_trigram(bytes: &[u8]) -> u32 {
     fold_trigram(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], 0]))
 }
 
+/// The offset of `keyword`'s rarest trigram: the first of those [`COMMON_TRIGRAMS`] does not
+/// list, else the one it lists last.
+fn rarest_trigram(keyword: &[u8], rank: &FxHashMap<u32, usize>) -> usize {
+    (0..keyword.len().saturating_sub(2))
+        .min_by_key(|&at| {
+            let commonness = rank
+                .get(&pack_trigram(&keyword[at..]))
+                .map_or(0, |rank| COMMON_TRIGRAMS.len() / 3 - rank);
+            (commonness, at)
+        })
+        .unwrap_or(0)
+}
+
 impl KeywordScanner {
     /// `keywords` must each be three bytes or more (the catalog checks it).
     fn new(keywords: &[&String]) -> Self {
+        let rank: FxHashMap<u32, usize> = COMMON_TRIGRAMS
+            .chunks_exact(3)
+            .enumerate()
+            .map(|(rank, trigram)| (pack_trigram(trigram), rank))
+            .collect();
         let mut trigrams = Box::new([0u64; TRIGRAM_WORDS]);
-        let mut by_slot: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
+        let mut by_slot: FxHashMap<usize, Vec<(usize, usize)>> = FxHashMap::default();
         for (index, keyword) in keywords.iter().enumerate() {
-            let slot = trigram_slot(pack_trigram(keyword.as_bytes()));
+            let at = rarest_trigram(keyword.as_bytes(), &rank);
+            let slot = trigram_slot(pack_trigram(&keyword.as_bytes()[at..]));
             trigrams[slot >> 6] |= 1 << (slot & 63);
-            by_slot.entry(slot).or_default().push(index);
+            by_slot.entry(slot).or_default().push((index, at));
         }
         Self {
             trigrams,
@@ -525,20 +553,29 @@ impl KeywordScanner {
         }
     }
 
-    /// Calls `hit(start, keyword)` for every keyword found, in order of where it starts.
+    /// Calls `hit(start, keyword)` for every keyword found, in order of where it starts (then
+    /// of the keyword).
     fn for_each_hit(&self, text: &str, mut hit: impl FnMut(usize, usize)) {
         let bytes = text.as_bytes();
-        for start in self.trigram_hits(bytes) {
-            let slot = trigram_slot(pack_trigram(&bytes[start..]));
-            for &keyword in self.by_slot.get(&slot).map_or(&[][..], Vec::as_slice) {
+        let mut found: Vec<(usize, usize)> = Vec::new();
+        for at in self.trigram_hits(bytes) {
+            let slot = trigram_slot(pack_trigram(&bytes[at..]));
+            for &(keyword, offset) in self.by_slot.get(&slot).map_or(&[][..], Vec::as_slice) {
                 let literal = &self.keywords[keyword];
-                if bytes
-                    .get(start..start + literal.len())
-                    .is_some_and(|found| found.eq_ignore_ascii_case(literal))
+                if let Some(start) = at.checked_sub(offset)
+                    && bytes
+                        .get(start..start + literal.len())
+                        .is_some_and(|found| found.eq_ignore_ascii_case(literal))
                 {
-                    hit(start, keyword);
+                    found.push((start, keyword));
                 }
             }
+        }
+        // A keyword is found at its rarest trigram, which may come after the start of
+        // another found before it.
+        found.sort_unstable();
+        for (start, keyword) in found {
+            hit(start, keyword);
         }
     }
 
@@ -681,9 +718,12 @@ impl StructureScan {
 
 struct LineStructure {
     range: Range<usize>,
+    /// Whether the line may hold a keyed rule's value at all ([`structure::may_hold_a_value`]).
+    may_hold_a_value: bool,
     assignments: Option<Vec<Assignment>>,
     opener: Option<structure::Opener>,
-    block: Option<(Range<usize>, Option<Vec<Assignment>>)>,
+    /// The opened block, whether it may hold a value, and its assignments once read.
+    block: Option<(Range<usize>, bool, Option<Vec<Assignment>>)>,
 }
 
 /// What is known of `line`: `current` if it is that line, else a fresh look at it.
@@ -698,6 +738,7 @@ fn line_structure<'a>(
     {
         *current = Some(LineStructure {
             opener: structure::opened_block(text, line.clone()),
+            may_hold_a_value: structure::may_hold_a_value(&text[line.clone()]),
             range: line,
             assignments: None,
             block: None,
@@ -850,7 +891,8 @@ impl Rule {
             rules,
         } = scan;
         let structure = line_structure(current, text, line.clone());
-        if !found && regexes.may_hold_value(&text[name_end..line.end]) {
+        if !found && structure.may_hold_a_value && regexes.may_hold_value(&text[name_end..line.end])
+        {
             let assignments = read_assignments(&mut structure.assignments, text, line);
             // `{"name": "DD_API_KEY", "value": …}`: the pair's name makes its value the key.
             let any_key = structure::names_a_credential_pair(text, assignments);
@@ -868,9 +910,14 @@ impl Rule {
         }
         // Under a parent that names the credential, any key may hold it (`default = "…"`).
         let any_key = opener.names_a_credential;
-        let (block, assignments) = structure
-            .block
-            .get_or_insert_with(|| (opener.block(text), None));
+        let (block, block_may_hold, assignments) = structure.block.get_or_insert_with(|| {
+            let block = opener.block(text);
+            let may_hold = structure::may_hold_a_value(&text[block.clone()]);
+            (block, may_hold, None)
+        });
+        if !*block_may_hold {
+            return;
+        }
         if searched_to.is_empty() {
             *searched_to = vec![0; *rules];
         }
@@ -942,9 +989,11 @@ impl Rule {
             && let Some(name) = opener.pair_name.clone()
         {
             if structure::pair_kind(&text[name.clone()]) == Some(kind) {
-                let (block, assignments) = structure
-                    .block
-                    .get_or_insert_with(|| (opener.block(text), None));
+                let (block, _, assignments) = structure.block.get_or_insert_with(|| {
+                    let block = opener.block(text);
+                    let may_hold = structure::may_hold_a_value(&text[block.clone()]);
+                    (block, may_hold, None)
+                });
                 let block = block.clone();
                 if let Some(value) = read_assignments(assignments, text, block)
                     .iter()
@@ -1561,6 +1610,31 @@ mod tests {
         assert_eq!(hits("q~\u{7f}"), []);
         assert_eq!(hits("ab"), []);
         assert_eq!(hits(""), []);
+    }
+
+    #[test]
+    fn keywords_are_looked_up_by_a_rare_trigram_and_reported_in_text_order() {
+        let keywords = [
+            "servicebus".to_owned(),
+            "ice".to_owned(),
+            "login".to_owned(),
+        ];
+        let refs: Vec<&String> = keywords.iter().collect();
+        let scanner = KeywordScanner::new(&refs);
+        // `ser` and `log` are common; each keyword is looked up by a later trigram.
+        let (_, offsets): (Vec<usize>, Vec<usize>) = scanner
+            .by_slot
+            .values()
+            .flatten()
+            .filter(|(keyword, _)| *keyword != 1)
+            .copied()
+            .unzip();
+        assert!(offsets.iter().all(|&at| at > 0), "{offsets:?}");
+        let mut found = Vec::new();
+        scanner.for_each_hit("SERVICEBUS, serde; ice; my_login(log)", |at, keyword| {
+            found.push((at, keyword));
+        });
+        assert_eq!(found, [(0, 0), (4, 1), (19, 1), (27, 2)]);
     }
 
     /// Credential files and structured secrets the issue names, each with its rule and what

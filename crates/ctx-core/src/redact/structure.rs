@@ -48,6 +48,43 @@ static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     .expect("the assignment pattern is a valid regex")
 });
 
+/// The fewest characters a keyed rule's value has (Dropbox's app secrets): text without a run
+/// of this many value characters holds no such value, and the per-rule regexes need not run.
+pub(crate) const SHORTEST_VALUE: usize = 15;
+
+/// Whether `text` holds a run of at least [`SHORTEST_VALUE`] bytes that a value may hold (the
+/// assignment pattern's value characters).
+pub(crate) fn may_hold_a_value(text: &str) -> bool {
+    let mut run = 0;
+    for &b in text.as_bytes() {
+        let value_byte = !b.is_ascii_whitespace()
+            && !matches!(
+                b,
+                b'"' | b'\''
+                    | b'`'
+                    | b','
+                    | b';'
+                    | b'&'
+                    | b'('
+                    | b')'
+                    | b'{'
+                    | b'}'
+                    | b'['
+                    | b']'
+                    | b'<'
+                    | b'>'
+                    | b'\\'
+                    | b'|'
+                    | b'?'
+            );
+        run = if value_byte { run + 1 } else { 0 };
+        if run >= SHORTEST_VALUE {
+            return true;
+        }
+    }
+    false
+}
+
 /// An XML element holding text: `<apiKey>…</apiKey>`.
 static XML_ELEMENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"<([A-Za-z_][A-Za-z0-9_.\-]{0,63})>[ \t]*([^<\s]{1,512})[ \t]*</")
