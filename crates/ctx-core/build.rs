@@ -54,6 +54,12 @@ fn main() {
                 .expect("rules.toml: `entropy` must be a number")
         });
         writeln!(out, "            entropy: {entropy:?},").expect("a String takes writes");
+        let max_run = entry.get("max_run").map(|item| {
+            item.as_integer()
+                .and_then(|i| usize::try_from(i).ok())
+                .expect("rules.toml: `max_run` must be a count")
+        });
+        writeln!(out, "            max_run: {max_run:?},").expect("a String takes writes");
         out.push_str("            ..RawRule::default()\n        },\n");
     }
     out.push_str("    ]\n}\n");

@@ -13,10 +13,14 @@
 //!   type annotation after the key, which is never the secret), or `context` and `value`: a provider name (a regex, matched without regard to case)
 //!   that names the key, and the value's shape. The catalog builds `context`, the rest of the
 //!   key, an assignment (`=`, `:`, `:=`, `=>`, `,` and quotes) and the value into one regex, so
-//!   every keyed rule reads assignments the same way.
+//!   every keyed rule reads assignments the same way. A keyed rule also finds a value of its
+//!   shape under a credential's key where `context` names the provider around the key: a
+//!   parent key or section, a call, or earlier on the line (see `super::structure`).
 //! - `check`: what a match must also be ([`Check`]), `token` unless said; `entropy`: the least
-//!   Shannon entropy (bits per byte) of the secret, for the checks that measure it; `allow`:
-//!   regexes that mark a matched secret as a known non-secret (documentation keys).
+//!   Shannon entropy (bits per byte) of the secret, for the checks that measure it; `max_run`:
+//!   the longest run of one character the secret may hold (5 unless said; formats that contain
+//!   runs, such as X bearer tokens' `AAAA…`, say more); `allow`: regexes that mark a matched
+//!   secret as a known non-secret (documentation keys).
 //! - `positives`, `negatives`: samples the rule must redact and look-alikes that nothing may
 //!   change; a unit test runs every one.
 
@@ -47,6 +51,7 @@ pub(crate) struct RawRule<'a> {
     pub value: Option<&'a str>,
     pub check: Option<&'a str>,
     pub entropy: Option<f64>,
+    pub max_run: Option<usize>,
     pub allow: Vec<&'a str>,
     pub scope: Option<&'a str>,
     pub positives: Vec<&'a str>,
@@ -79,10 +84,23 @@ pub(crate) struct CatalogRule {
     pub pattern: String,
     pub check: Check,
     pub entropy: Option<f64>,
+    pub max_run: Option<usize>,
+    /// For a keyed rule, its provider context and value shape, which also find the value under
+    /// a key path that names the provider (see `super::structure`).
+    pub keyed: Option<Keyed>,
     pub allow: Vec<String>,
     pub scope: Scope,
     pub positives: Vec<String>,
     pub negatives: Vec<String>,
+}
+
+/// A keyed rule's two halves, as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Keyed {
+    /// The provider's name (a regex, matched without regard to case).
+    pub context: String,
+    /// The value's shape (a regex).
+    pub value: String,
 }
 
 /// The assignment between a keyed rule's context and its value: the rest of the key, closing
@@ -128,6 +146,7 @@ fn raw_rule(table: &toml_edit::Table) -> Result<RawRule<'_>, String> {
         "value",
         "check",
         "entropy",
+        "max_run",
         "allow",
         "scope",
         "positives",
@@ -155,6 +174,14 @@ fn raw_rule(table: &toml_edit::Table) -> Result<RawRule<'_>, String> {
         value: string(table, "value")?,
         check: string(table, "check")?,
         entropy,
+        max_run: match table.get("max_run") {
+            None => None,
+            Some(item) => Some(
+                item.as_integer()
+                    .and_then(|i| usize::try_from(i).ok())
+                    .ok_or("`max_run` must be a count")?,
+            ),
+        },
         allow: strings(table, "allow")?,
         scope: string(table, "scope")?,
         positives: strings(table, "positives")?,
@@ -200,6 +227,11 @@ fn check_rule(raw: &RawRule<'_>, samples: bool) -> Result<CatalogRule, String> {
         pattern,
         check,
         entropy: raw.entropy,
+        max_run: raw.max_run,
+        keyed: raw.context.zip(raw.value).map(|(context, value)| Keyed {
+            context: context.to_owned(),
+            value: value.to_owned(),
+        }),
         allow: owned(&raw.allow),
         scope,
         positives: owned(&raw.positives),
@@ -250,6 +282,8 @@ mod tests {
                 rule.pattern.clone(),
                 rule.check,
                 rule.entropy.map(f64::to_bits),
+                rule.max_run,
+                rule.keyed.clone(),
                 rule.allow.clone(),
                 rule.scope,
             )

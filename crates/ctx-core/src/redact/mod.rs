@@ -19,15 +19,25 @@
 //! - A [`RedactionFinding`] names the rule and the line, never the secret.
 //! - Text already redacted stays as it is: `[REDACTED:…]` is never itself taken for a secret.
 //!
+//! A keyed rule (a provider's name and a value shape) finds its value where the key names the
+//! provider (`DATADOG_API_KEY=…`) and also where the provider is named around the key
+//! ([`structure`]): a parent key or section (`datadog:` then `  api_key: …`, `[postmark]`),
+//! a call (`PostmarkClient(server_token=…)`), or earlier on the line (`[opsgenie] … api_key=…`,
+//! a provider's API URL). There the key must name a credential and no id or digest: a UUID
+//! under `postmark.serverToken` is a secret, under `postmark.message_id` it is not.
+//!
 //! False positives are kept down per rule ([`checks`]): vendor tokens must be random enough and
 //! not cut from a longer token; generic `token = "…"` values must look generated; generic
-//! `password = "…"` values must look like a real password (three character classes, or
-//! random); passwords in URLs, connection strings and credential files are redacted whatever
-//! they look like, except documented placeholders (`<password>`, `${PASSWORD}`, `****`,
-//! `changeme`, …). References (`os.environ[…]`, `process.env.X`, `settings.SECRET_KEY`,
-//! `getenv(…)`) and templates are never values. Keys that vendors publish as non-secret
-//! examples are allowed by the rules that would match them (AWS's `…EXAMPLE` keys, the Azure
-//! storage emulator's account key).
+//! `password = "…"` values must look like a real password (four character classes, random, or
+//! made to a policy: digits and a symbol, no test word); passwords in URLs, connection strings
+//! and credential files are redacted whatever they look like, except documented placeholders
+//! (`<password>`, `${PASSWORD}`, `****`, `changeme`, …), stand-ins (`uri_pass`, a password
+//! holding its user's name), URL parsers' test vectors, and plain words on documentation or
+//! local hosts (`example.com`, `localhost`, `.local`). References (`os.environ[…]`,
+//! `process.env.X`, `settings.SECRET_KEY`, `getenv(…)`) and templates are never values. Keys
+//! that vendors publish for everyone are never redacted (AWS's `…EXAMPLE` keys, the Azure
+//! storage and Cosmos DB emulators' keys), nor is a value on a line that a secret scanner's
+//! allow marker vouches for (`gitleaks:allow`, `pragma: allowlist secret`, `nosec`).
 //!
 //! Speed: every rule names keywords, literals found in every match it can make (`ghp_`, `AKIA`,
 //! a provider's name). One Aho-Corasick automaton over all of them, blind to ASCII case, finds
@@ -37,17 +47,20 @@
 
 mod catalog;
 mod checks;
+mod structure;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::Range;
 use std::sync::{Arc, LazyLock, OnceLock};
 
 use regex::{Regex, RegexBuilder};
 use rustc_hash::FxHashMap;
 
-use checks::Check;
+use checks::{Check, Randomness};
 use serde::{Deserialize, Serialize};
+use structure::Assignment;
 
 /// A redaction rule from configuration: an id and a Rust regex.
 ///
@@ -155,6 +168,11 @@ static CATALOG: LazyLock<Vec<catalog::CatalogRule>> = LazyLock::new(|| {
         .unwrap_or_else(|err| panic!("the built-in redaction catalog is valid: {err}"))
 });
 
+/// Names the revision of the code that judges candidates (checks, the structure search, allow
+/// markers), so that a fingerprint changes when that code does between releases. Bump it with
+/// any change to what that code finds.
+const LOGIC_REVISION: &str = "structure-1";
+
 static BUILTIN: LazyLock<Redactor> = LazyLock::new(|| {
     let rules = CATALOG
         .iter()
@@ -165,13 +183,38 @@ static BUILTIN: LazyLock<Redactor> = LazyLock::new(|| {
             keywords: entry.keywords.clone(),
             scope: entry.scope,
             check: entry.check,
-            min_entropy: entry.entropy,
+            tuning: Randomness {
+                min_entropy: entry.entropy,
+                max_run: entry.max_run,
+            },
+            keyed: entry
+                .keyed
+                .as_ref()
+                .map(|keyed| KeyedRule::new(&keyed.context, &keyed.value)),
+            pairs: None,
             allow: entry.allow.clone(),
             allow_compiled: OnceLock::new(),
         })
-        .collect();
-    Redactor::from_rules(rules)
+        .collect::<Vec<Rule>>();
+    Redactor::from_rules(with_pair_rules(rules))
 });
+
+/// Marks the first line-scoped entry of each generic check as the one that judges name/value
+/// pairs of its kind.
+fn with_pair_rules(mut rules: Vec<Rule>) -> Vec<Rule> {
+    for (check, kind) in [
+        (Check::GenericPassword, structure::PairKind::Password),
+        (Check::GenericSecret, structure::PairKind::Secret),
+    ] {
+        if let Some(rule) = rules
+            .iter_mut()
+            .find(|rule| rule.check == check && rule.scope == Scope::Line)
+        {
+            rule.pairs = Some(kind);
+        }
+    }
+    rules
+}
 
 impl Redactor {
     /// The built-in rule set, compiled on first use and shared afterwards.
@@ -229,7 +272,9 @@ impl Redactor {
                 keywords: Vec::new(),
                 scope: Scope::Text,
                 check: Check::Any,
-                min_entropy: None,
+                tuning: Randomness::default(),
+                keyed: None,
+                pairs: None,
                 allow: Vec::new(),
                 allow_compiled: OnceLock::new(),
             }));
@@ -248,9 +293,9 @@ impl Redactor {
     }
 
     /// A digest of everything that decides what this redactor finds (each rule's id,
-    /// pattern, keywords, scope, check, entropy floor and allow-list, and this build's
-    /// version, since checks are code): equal digests redact equal texts equally, so results
-    /// cached under one stay valid.
+    /// pattern, keywords, scope, check, randomness tuning and allow-list, and this build's
+    /// version and logic revision, since checks are code): equal digests redact equal texts
+    /// equally, so results cached under one stay valid.
     pub fn fingerprint(&self) -> String {
         let mut hasher = crate::ContentHasher::new();
         let mut field = |text: &str| {
@@ -258,13 +303,14 @@ impl Redactor {
             hasher.update(text.as_bytes());
         };
         field(env!("CARGO_PKG_VERSION"));
+        field(LOGIC_REVISION);
         for rule in &self.rules {
             field(&rule.id);
             field(&rule.pattern);
             field(&rule.keywords.join("\n"));
             field(&format!(
                 "{:?} {:?} {:?}",
-                rule.scope, rule.check, rule.min_entropy
+                rule.scope, rule.check, rule.tuning
             ));
             for allow in &rule.allow {
                 field(allow);
@@ -380,6 +426,7 @@ impl Redactor {
         if let Some(keywords) = &self.keywords {
             // The last line searched by each line-scoped rule, by its start.
             let mut last_line: Vec<usize> = vec![usize::MAX; self.rules.len()];
+            let mut structure = StructureScan::new(self.rules.len());
             let mut line: Option<(usize, usize)> = None;
             // Hits come in text order, so lines cost one pass over the text.
             keywords.for_each_hit(text, |at, keyword| {
@@ -400,7 +447,28 @@ impl Redactor {
                         Scope::Line => {
                             if last_line[rule] != start {
                                 last_line[rule] = start;
+                                let before = spans.len();
                                 self.rules[rule].search(rule, text, start, end, &mut spans);
+                                let found = spans.len() > before;
+                                if self.rules[rule].pairs.is_some() {
+                                    self.rules[rule].search_pairs(
+                                        rule,
+                                        text,
+                                        start..end,
+                                        &mut structure,
+                                        &mut spans,
+                                    );
+                                }
+                                if self.rules[rule].keyed.is_some() {
+                                    self.rules[rule].search_structure(
+                                        rule,
+                                        text,
+                                        start..end,
+                                        found,
+                                        &mut structure,
+                                        &mut spans,
+                                    );
+                                }
                             }
                         }
                     }
@@ -411,6 +479,10 @@ impl Redactor {
             if run {
                 self.rules[rule].search(rule, text, 0, text.len(), &mut spans);
             }
+        }
+        // A secret-looking value next to a scanner's allow marker was vouched for by a person.
+        if !spans.is_empty() {
+            spans.retain(|span| !allow_marked(text, span));
         }
         // Text redacted before stays as it is: no span may touch a `[REDACTED:…]` marker.
         let markers = if spans.is_empty() {
@@ -430,22 +502,31 @@ impl Redactor {
 }
 
 /// Finds keywords (three bytes or more, ASCII case-insensitive) in one pass: a hash of each
-/// three case-folded bytes is looked up in a bitmap of the keywords' first three bytes
-/// (8 KiB, so it stays in the L1 cache, and no step waits on the one before), and only where
-/// the bit is set are the keywords of that slot compared. An Aho-Corasick DFA over hundreds of
-/// keywords walks a large table with one dependent load per byte; this reads text several
-/// times faster, and few places pass the bitmap.
+/// three case-folded bytes is looked up in a bitmap of one trigram of each keyword (8 KiB, so
+/// it stays in the L1 cache, and no step waits on the one before), and only where the bit is
+/// set are the keywords of that slot compared. An Aho-Corasick DFA over hundreds of keywords
+/// walks a large table with one dependent load per byte; this reads text several times
+/// faster, and few places pass the bitmap.
+///
+/// Each keyword is looked up by its rarest trigram (by [`COMMON_TRIGRAMS`]), not its first:
+/// `servicebus` by `ceb` rather than `ser`, which every `serde` and `server` would pass.
 #[derive(Clone)]
 struct KeywordScanner {
-    /// One bit per hashed trigram that starts a keyword.
+    /// One bit per hashed trigram that looks a keyword up.
     trigrams: Box<[u64; TRIGRAM_WORDS]>,
     /// The keywords, lower case.
     keywords: Vec<Vec<u8>>,
-    /// For each bitmap slot in use, the keywords whose first three bytes hash to it.
-    by_slot: FxHashMap<usize, Vec<usize>>,
+    /// For each bitmap slot in use, the keywords looked up by a trigram that hashes to it,
+    /// with the trigram's offset in the keyword.
+    by_slot: FxHashMap<usize, Vec<(usize, usize)>>,
 }
 
 const TRIGRAM_WORDS: usize = 1024;
+
+/// The 4,096 commonest trigrams of source text, most common first, three bytes each, folded
+/// as [`fold_trigram`] folds them (made by `scripts/gen-trigram-table` from other projects'
+/// sources; only counts were kept).
+static COMMON_TRIGRAMS: &[u8] = include_bytes!("common-trigrams.bin");
 
 /// The bitmap slot of a trigram packed into the low 24 bits of `packed`.
 fn trigram_slot(packed: u32) -> usize {
@@ -457,15 +538,34 @@ fn pack_trigram(bytes: &[u8]) -> u32 {
     fold_trigram(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], 0]))
 }
 
+/// The offset of `keyword`'s rarest trigram: the first of those [`COMMON_TRIGRAMS`] does not
+/// list, else the one it lists last.
+fn rarest_trigram(keyword: &[u8], rank: &FxHashMap<u32, usize>) -> usize {
+    (0..keyword.len().saturating_sub(2))
+        .min_by_key(|&at| {
+            let commonness = rank
+                .get(&pack_trigram(&keyword[at..]))
+                .map_or(0, |rank| COMMON_TRIGRAMS.len() / 3 - rank);
+            (commonness, at)
+        })
+        .unwrap_or(0)
+}
+
 impl KeywordScanner {
     /// `keywords` must each be three bytes or more (the catalog checks it).
     fn new(keywords: &[&String]) -> Self {
+        let rank: FxHashMap<u32, usize> = COMMON_TRIGRAMS
+            .chunks_exact(3)
+            .enumerate()
+            .map(|(rank, trigram)| (pack_trigram(trigram), rank))
+            .collect();
         let mut trigrams = Box::new([0u64; TRIGRAM_WORDS]);
-        let mut by_slot: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
+        let mut by_slot: FxHashMap<usize, Vec<(usize, usize)>> = FxHashMap::default();
         for (index, keyword) in keywords.iter().enumerate() {
-            let slot = trigram_slot(pack_trigram(keyword.as_bytes()));
+            let at = rarest_trigram(keyword.as_bytes(), &rank);
+            let slot = trigram_slot(pack_trigram(&keyword.as_bytes()[at..]));
             trigrams[slot >> 6] |= 1 << (slot & 63);
-            by_slot.entry(slot).or_default().push(index);
+            by_slot.entry(slot).or_default().push((index, at));
         }
         Self {
             trigrams,
@@ -477,20 +577,29 @@ impl KeywordScanner {
         }
     }
 
-    /// Calls `hit(start, keyword)` for every keyword found, in order of where it starts.
+    /// Calls `hit(start, keyword)` for every keyword found, in order of where it starts (then
+    /// of the keyword).
     fn for_each_hit(&self, text: &str, mut hit: impl FnMut(usize, usize)) {
         let bytes = text.as_bytes();
-        for start in self.trigram_hits(bytes) {
-            let slot = trigram_slot(pack_trigram(&bytes[start..]));
-            for &keyword in self.by_slot.get(&slot).map_or(&[][..], Vec::as_slice) {
+        let mut found: Vec<(usize, usize)> = Vec::new();
+        for at in self.trigram_hits(bytes) {
+            let slot = trigram_slot(pack_trigram(&bytes[at..]));
+            for &(keyword, offset) in self.by_slot.get(&slot).map_or(&[][..], Vec::as_slice) {
                 let literal = &self.keywords[keyword];
-                if bytes
-                    .get(start..start + literal.len())
-                    .is_some_and(|found| found.eq_ignore_ascii_case(literal))
+                if let Some(start) = at.checked_sub(offset)
+                    && bytes
+                        .get(start..start + literal.len())
+                        .is_some_and(|found| found.eq_ignore_ascii_case(literal))
                 {
-                    hit(start, keyword);
+                    found.push((start, keyword));
                 }
             }
+        }
+        // A keyword is found at its rarest trigram, which may come after the start of
+        // another found before it.
+        found.sort_unstable();
+        for (start, keyword) in found {
+            hit(start, keyword);
         }
     }
 
@@ -533,7 +642,13 @@ struct Rule {
     keywords: Vec<String>,
     scope: Scope,
     check: Check,
-    min_entropy: Option<f64>,
+    tuning: Randomness,
+    /// A keyed rule's provider name and value shape, by which it also finds values under a key
+    /// path that names the provider.
+    keyed: Option<KeyedRule>,
+    /// For the first entry of each generic rule: the kind of credential whose name/value pairs
+    /// it judges (`- name: DB_PASSWORD` then `value: …`).
+    pairs: Option<structure::PairKind>,
     /// Secrets matching one of these are known non-secrets.
     allow: Vec<String>,
     /// `allow`, compiled when the rule first finds a candidate (most never do in a run).
@@ -558,6 +673,115 @@ impl Rule {
                 .iter()
                 .any(|allow| allow.is_match(secret))
     }
+}
+
+/// A keyed rule's halves as regexes: the provider's name (case-blind), the whole value, and
+/// the value anywhere (a cheap first look before assignments are read).
+struct KeyedRule {
+    context: String,
+    value: String,
+    compiled: OnceLock<KeyedRegexes>,
+}
+
+struct KeyedRegexes {
+    context: Regex,
+    value: Regex,
+    value_anywhere: Regex,
+}
+
+impl KeyedRule {
+    fn new(context: &str, value: &str) -> Self {
+        Self {
+            context: ascii_word_boundaries(&format!("(?i:{context})")),
+            value: ascii_word_boundaries(value),
+            compiled: OnceLock::new(),
+        }
+    }
+
+    fn compiled(&self) -> &KeyedRegexes {
+        self.compiled.get_or_init(|| {
+            let build = |pattern: &str| {
+                Regex::new(pattern)
+                    .unwrap_or_else(|err| panic!("a keyed rule's part is a valid regex: {err}"))
+            };
+            KeyedRegexes {
+                context: build(&self.context),
+                value: build(&format!("^(?:{})$", self.value)),
+                value_anywhere: build(&self.value),
+            }
+        })
+    }
+}
+
+impl KeyedRegexes {
+    /// Whether `text` may hold a value of this shape, written as is or percent-encoded.
+    fn may_hold_value(&self, text: &str) -> bool {
+        text.contains('%') || self.value_anywhere.is_match(text)
+    }
+}
+
+/// What the structure search learned of a text so far: the last line that named a provider
+/// (its assignments and the block it opens, each read when a rule first needs them), and how
+/// far each keyed rule has searched blocks (so that nested parents cost nothing more).
+struct StructureScan {
+    line: Option<LineStructure>,
+    /// How far each rule searched blocks; filled (one entry per rule) on the first block.
+    searched_to: Vec<usize>,
+    rules: usize,
+}
+
+impl StructureScan {
+    fn new(rules: usize) -> Self {
+        Self {
+            line: None,
+            searched_to: Vec::new(),
+            rules,
+        }
+    }
+}
+
+struct LineStructure {
+    range: Range<usize>,
+    /// Whether the line may hold a keyed rule's value at all ([`structure::may_hold_a_value`]).
+    may_hold_a_value: bool,
+    assignments: Option<Vec<Assignment>>,
+    opener: Option<structure::Opener>,
+    /// The opened block, whether it may hold a value, and its assignments once read.
+    block: Option<(Range<usize>, bool, Option<Vec<Assignment>>)>,
+}
+
+/// What is known of `line`: `current` if it is that line, else a fresh look at it.
+fn line_structure<'a>(
+    current: &'a mut Option<LineStructure>,
+    text: &str,
+    line: Range<usize>,
+) -> &'a mut LineStructure {
+    if current
+        .as_ref()
+        .is_none_or(|known| known.range.start != line.start)
+    {
+        *current = Some(LineStructure {
+            opener: structure::opened_block(text, line.clone()),
+            may_hold_a_value: structure::may_hold_a_value(&text[line.clone()]),
+            range: line,
+            assignments: None,
+            block: None,
+        });
+    }
+    current.as_mut().expect("set above")
+}
+
+/// The assignments of `range`, read once.
+fn read_assignments<'a>(
+    known: &'a mut Option<Vec<Assignment>>,
+    text: &str,
+    range: Range<usize>,
+) -> &'a [Assignment] {
+    known.get_or_insert_with(|| {
+        let mut assignments = Vec::new();
+        structure::assignments(text, range, &mut assignments);
+        assignments
+    })
 }
 
 struct CompiledRule {
@@ -636,14 +860,231 @@ impl Rule {
                     .typed_group
                     .is_some_and(|typed| locations.get(typed).is_some()),
             };
-            if self.check.accepts(&candidate, self.min_entropy) && !self.allowed(candidate.secret())
+            // A keyed rule's key names the provider; one that also names an id or a digest
+            // (`datadog_trace_id`, `heroku_release_sha`) holds no credential.
+            if self.keyed.is_some()
+                && structure::names_an_id(&text[candidate.match_start..candidate.start])
             {
+                continue;
+            }
+            if self.accepts(&candidate) {
                 spans.push(Span {
                     start: candidate.start,
                     end: candidate.end,
                     rule: index,
                 });
             }
+        }
+    }
+
+    /// Whether this rule's check accepts `candidate` and nothing allows it: the rule's own
+    /// allow-list, or a key its vendor publishes for everyone ([`checks::is_published_sample`]).
+    fn accepts(&self, candidate: &Candidate<'_>) -> bool {
+        self.check.accepts(candidate, self.tuning)
+            && !self.allowed(candidate.secret())
+            && !checks::is_published_sample(candidate.secret())
+    }
+}
+
+impl Rule {
+    /// Adds the values this keyed rule accepts where its provider is named around the key
+    /// rather than by it (see [`structure`]): on the line naming the provider, after the name,
+    /// and in the block the line opens when the name comes before the opener. Assignments are
+    /// read only where a value of the rule's shape may be, and not on the line when the rule's
+    /// own regex `found` its value there (`DATADOG_API_KEY=…` names itself).
+    fn search_structure(
+        &self,
+        index: usize,
+        text: &str,
+        line: Range<usize>,
+        found: bool,
+        scan: &mut StructureScan,
+        spans: &mut Vec<Span>,
+    ) {
+        let Some(keyed) = &self.keyed else {
+            return;
+        };
+        let regexes = keyed.compiled();
+        let Some(name) = regexes.context.find(&text[line.clone()]) else {
+            return;
+        };
+        let name_end = line.start + name.end();
+        let StructureScan {
+            line: current,
+            searched_to,
+            rules,
+        } = scan;
+        let structure = line_structure(current, text, line.clone());
+        if !found && structure.may_hold_a_value && regexes.may_hold_value(&text[name_end..line.end])
+        {
+            let assignments = read_assignments(&mut structure.assignments, text, line);
+            // `{"name": "DD_API_KEY", "value": …}`: the pair's name makes its value the key.
+            let any_key = structure::names_a_credential_pair(text, assignments);
+            for assignment in assignments {
+                if assignment.value.start >= name_end {
+                    self.judge_assignment(index, text, assignment, any_key, spans);
+                }
+            }
+        }
+        let Some(opener) = &structure.opener else {
+            return;
+        };
+        if name_end > opener.at {
+            return;
+        }
+        // Under a parent that names the credential, any key may hold it (`default = "…"`).
+        let any_key = opener.names_a_credential;
+        let (block, block_may_hold, assignments) = structure.block.get_or_insert_with(|| {
+            let block = opener.block(text);
+            let may_hold = structure::may_hold_a_value(&text[block.clone()]);
+            (block, may_hold, None)
+        });
+        if !*block_may_hold {
+            return;
+        }
+        if searched_to.is_empty() {
+            *searched_to = vec![0; *rules];
+        }
+        let from = searched_to[index].max(block.start);
+        if from >= block.end {
+            return;
+        }
+        searched_to[index] = block.end;
+        if !regexes.may_hold_value(&text[from..block.end]) {
+            return;
+        }
+        for assignment in read_assignments(assignments, text, block.clone())
+            .iter()
+            .filter(|a| a.key.start >= from)
+        {
+            self.judge_assignment(index, text, assignment, any_key, spans);
+        }
+    }
+
+    /// Adds the `value` of a name/value pair whose name names this generic rule's kind of
+    /// credential: on the line (`{"name": "DB_PASSWORD", "value": "…"}`), or among the
+    /// siblings of a `- name: DB_PASSWORD` line.
+    fn search_pairs(
+        &self,
+        index: usize,
+        text: &str,
+        line: Range<usize>,
+        scan: &mut StructureScan,
+        spans: &mut Vec<Span>,
+    ) {
+        let Some(kind) = self.pairs else {
+            return;
+        };
+        // Only a line that begins with a pair's name (`- name: …`) or holds a `value` can hold
+        // a pair: most lines with a credential's word do neither, and cost two looks.
+        let body = text[line.clone()].trim_start();
+        let body = body
+            .strip_prefix("- ")
+            .unwrap_or(body)
+            .trim_start_matches('"');
+        let names = body.starts_with("name") || body.starts_with("key");
+        let holds_value = text[line.clone()]
+            .as_bytes()
+            .windows(5)
+            .any(|w| w.eq_ignore_ascii_case(b"value"));
+        if !names && !holds_value {
+            return;
+        }
+        let structure = line_structure(&mut scan.line, text, line.clone());
+        let is_value = |a: &Assignment| text[a.key.clone()].eq_ignore_ascii_case("value");
+        let judge = |name_start: usize, value: &Assignment, spans: &mut Vec<Span>| {
+            let candidate = Candidate {
+                text,
+                match_start: name_start,
+                start: value.value.start,
+                end: value.value.end,
+                bare: !value.quoted,
+                typed: false,
+            };
+            if self.accepts(&candidate) {
+                spans.push(Span {
+                    start: candidate.start,
+                    end: candidate.end,
+                    rule: index,
+                });
+            }
+        };
+        if let Some(opener) = &structure.opener
+            && let Some(name) = opener.pair_name.clone()
+        {
+            if structure::pair_kind(&text[name.clone()]) == Some(kind) {
+                let (block, _, assignments) = structure.block.get_or_insert_with(|| {
+                    let block = opener.block(text);
+                    let may_hold = structure::may_hold_a_value(&text[block.clone()]);
+                    (block, may_hold, None)
+                });
+                let block = block.clone();
+                if let Some(value) = read_assignments(assignments, text, block)
+                    .iter()
+                    .find(|a| is_value(a))
+                {
+                    judge(name.start, value, spans);
+                }
+            }
+            return;
+        }
+        if !holds_value {
+            return;
+        }
+        let assignments = read_assignments(&mut structure.assignments, text, line);
+        if let Some(name) = structure::pair_name_on_line(text, assignments)
+            && structure::pair_kind(&text[name.value.clone()]) == Some(kind)
+            && let Some(value) = assignments
+                .iter()
+                .find(|a| is_value(a) && a.key.start > name.key.start)
+        {
+            judge(name.key.start, value, spans);
+        }
+    }
+
+    /// Adds `assignment`'s value if its key names a credential (with `any_key`, if it names no
+    /// id or setting) and the value has this keyed rule's shape and passes its check.
+    fn judge_assignment(
+        &self,
+        index: usize,
+        text: &str,
+        assignment: &Assignment,
+        any_key: bool,
+        spans: &mut Vec<Span>,
+    ) {
+        let Some(keyed) = &self.keyed else {
+            return;
+        };
+        let shape = &keyed.compiled().value;
+        let value = &text[assignment.value.clone()];
+        let shaped = shape.is_match(value)
+            || structure::percent_decoded(value).is_some_and(|decoded| shape.is_match(&decoded));
+        if !shaped {
+            return;
+        }
+        let key = &text[assignment.key.clone()];
+        let credential = if any_key {
+            !structure::names_an_id(key)
+        } else {
+            structure::names_a_credential(key)
+        };
+        if !credential {
+            return;
+        }
+        let candidate = Candidate {
+            text,
+            match_start: assignment.key.start,
+            start: assignment.value.start,
+            end: assignment.value.end,
+            bare: !assignment.quoted,
+            typed: false,
+        };
+        if self.accepts(&candidate) {
+            spans.push(Span {
+                start: candidate.start,
+                end: candidate.end,
+                rule: index,
+            });
         }
     }
 }
@@ -687,6 +1128,42 @@ struct Span {
     start: usize,
     end: usize,
     rule: usize,
+}
+
+/// Whether a span is vouched for by an allow marker the common secret scanners honour:
+/// `gitleaks:allow` (gitleaks), `pragma: allowlist secret` (detect-secrets) or `nosec`
+/// (Bandit, gosec) on the line where the span starts or ends, or `pragma: allowlist nextline
+/// secret` on the line before.
+fn allow_marked(text: &str, span: &Span) -> bool {
+    static ALLOW: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new("allow"));
+    static NOSEC: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new("nosec"));
+    let bytes = text.as_bytes();
+    let line_start = |at: usize| memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+    let line_end = |at: usize| memchr::memchr(b'\n', &bytes[at..]).map_or(text.len(), |i| at + i);
+    let marked = |line: &[u8]| {
+        ALLOW.find_iter(line).any(|i| {
+            line[..i].ends_with(b"gitleaks:")
+                || line[..i].ends_with(b"pragma: ") && line[i..].starts_with(b"allowlist secret")
+        }) || NOSEC.find_iter(line).any(|i| {
+            let before = i.checked_sub(1).map(|j| line[j]);
+            let after = line.get(i + 5).copied();
+            !before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
+                && !after.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+    };
+    let first = line_start(span.start);
+    let last = line_start(span.end.max(span.start + 1) - 1);
+    marked(&bytes[first..line_end(span.start)])
+        || (last != first && marked(&bytes[last..line_end(last)]))
+        || (first > 0 && {
+            let previous = &bytes[line_start(first - 1)..first];
+            ALLOW.find_iter(previous).any(|i| {
+                previous[..i].ends_with(b"pragma: ")
+                    && previous[i..].starts_with(b"allowlist nextline secret")
+            })
+        })
 }
 
 /// Rewrites `\b` as `(?-u:\b)`: an ASCII word boundary keeps the regex on its fast DFA path
@@ -918,9 +1395,28 @@ mod tests {
     }
 
     /// The spans `rule` alone accepts in `text`.
+    /// The spans `rule` alone accepts in `text`: its regex over the text, and for a keyed rule
+    /// the structure search from every line.
     fn spans_of(rule: usize, text: &str) -> Vec<(usize, usize)> {
+        let redactor = Redactor::builtin();
         let mut spans = Vec::new();
-        Redactor::builtin().rules[rule].search(rule, text, 0, text.len(), &mut spans);
+        redactor.rules[rule].search(rule, text, 0, text.len(), &mut spans);
+        let mut scan = StructureScan::new(redactor.rules.len());
+        let mut start = 0;
+        for line in text.split_inclusive('\n') {
+            let end = start + line.trim_end_matches('\n').len();
+            redactor.rules[rule].search_structure(
+                rule,
+                text,
+                start..end,
+                false,
+                &mut scan,
+                &mut spans,
+            );
+            start += line.len();
+        }
+        spans.sort_unstable_by_key(|s| (s.start, s.end));
+        spans.dedup_by_key(|s| (s.start, s.end));
         spans.into_iter().map(|s| (s.start, s.end)).collect()
     }
 
@@ -939,8 +1435,12 @@ mod tests {
     #[test]
     fn every_catalog_rule_redacts_its_positives_and_keeps_its_negatives() {
         let redactor = Redactor::builtin();
+        // The catalog as written: the runtime catalog carries no samples.
+        let written = catalog::parse(catalog::CATALOG_TOML, true).expect("the catalog parses");
+        assert_eq!(written.len(), CATALOG.len());
+        assert!(written.iter().all(|entry| !entry.positives.is_empty()));
         let mut failures = Vec::new();
-        for (index, entry) in CATALOG.iter().enumerate() {
+        for (index, entry) in written.iter().enumerate() {
             for sample in &entry.positives {
                 let own = spans_of(index, sample);
                 let out = redactor.redact(sample);
@@ -1136,6 +1636,31 @@ mod tests {
         assert_eq!(hits(""), []);
     }
 
+    #[test]
+    fn keywords_are_looked_up_by_a_rare_trigram_and_reported_in_text_order() {
+        let keywords = [
+            "servicebus".to_owned(),
+            "ice".to_owned(),
+            "login".to_owned(),
+        ];
+        let refs: Vec<&String> = keywords.iter().collect();
+        let scanner = KeywordScanner::new(&refs);
+        // `ser` and `log` are common; each keyword is looked up by a later trigram.
+        let (_, offsets): (Vec<usize>, Vec<usize>) = scanner
+            .by_slot
+            .values()
+            .flatten()
+            .filter(|(keyword, _)| *keyword != 1)
+            .copied()
+            .unzip();
+        assert!(offsets.iter().all(|&at| at > 0), "{offsets:?}");
+        let mut found = Vec::new();
+        scanner.for_each_hit("SERVICEBUS, serde; ice; my_login(log)", |at, keyword| {
+            found.push((at, keyword));
+        });
+        assert_eq!(found, [(0, 0), (4, 1), (19, 1), (27, 2)]);
+    }
+
     /// Credential files and structured secrets the issue names, each with its rule and what
     /// must survive around it.
     #[test]
@@ -1205,5 +1730,380 @@ mod tests {
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+
+    /// The text after redaction and the rules that found something, for the issue-34 cases.
+    fn redacted(text: &str) -> (String, Vec<String>) {
+        let out = Redactor::builtin().redact(text);
+        let rules = out.findings.iter().map(|f| f.rule.clone()).collect();
+        (out.text.into_owned(), rules)
+    }
+
+    /// Asserts that `text` comes out as `want`, found by `rule` alone.
+    #[track_caller]
+    fn assert_redacted(text: &str, want: &str, rule: &str) {
+        let (out, rules) = redacted(text);
+        assert_eq!(out, want, "{text}");
+        assert!(
+            rules.iter().all(|r| r == rule) && !rules.is_empty(),
+            "{rules:?} for {text}"
+        );
+    }
+
+    #[track_caller]
+    fn assert_kept(text: &str) {
+        let (out, rules) = redacted(text);
+        assert!(rules.is_empty(), "{rules:?} changed {text}\n=> {out}");
+    }
+
+    #[test]
+    fn a_key_under_a_parent_that_names_its_provider_is_redacted() {
+        assert_redacted(
+            "datadog:\n  site: datadoghq.eu\n  api_key: 9c3f1a7e5b2d4c6f8a0b1c2d3e4f5a6b\n",
+            "datadog:\n  site: datadoghq.eu\n  api_key: [REDACTED:DATADOG_API_KEY]\n",
+            "DATADOG_API_KEY",
+        );
+        assert_redacted(
+            "{\n  \"postmark\": {\n    \"serverToken\": \"5f2c9a1e-7b3d-4e8f-a6c0-2d4b6e8f0a1c\"\n  }\n}\n",
+            "{\n  \"postmark\": {\n    \"serverToken\": \"[REDACTED:POSTMARK_SERVER_TOKEN]\"\n  }\n}\n",
+            "POSTMARK_SERVER_TOKEN",
+        );
+        assert_redacted(
+            "[server]\nport = 8080\n\n[opsgenie]\napi_key = 0e8d6c4a-2b1f-4a3e-9c5d-7f6e8a9b0c1d\n",
+            "[server]\nport = 8080\n\n[opsgenie]\napi_key = [REDACTED:OPSGENIE_API_KEY]\n",
+            "OPSGENIE_API_KEY",
+        );
+        assert_redacted(
+            "client = PostmarkClient(\n    server_token=\"5f2c9a1e-7b3d-4e8f-a6c0-2d4b6e8f0a1c\",\n)\n",
+            "client = PostmarkClient(\n    server_token=\"[REDACTED:POSTMARK_SERVER_TOKEN]\",\n)\n",
+            "POSTMARK_SERVER_TOKEN",
+        );
+        // Two levels down, and under a Terraform variable whose own name is the credential.
+        assert_redacted(
+            "integrations:\n  splunk:\n    hec:\n      token: 3b9e1c7a-5d2f-4a8b-9e6c-1f0a2b3c4d5e\n",
+            "integrations:\n  splunk:\n    hec:\n      token: [REDACTED:SPLUNK_HEC_TOKEN]\n",
+            "SPLUNK_HEC_TOKEN",
+        );
+        assert_redacted(
+            "variable \"corp_okta_api_token\" {\n  default = \"004EWTpRQT_HJtG_nL-agxacgzYHjxPcF99kJsFzWg\"\n}\n",
+            "variable \"corp_okta_api_token\" {\n  default = \"[REDACTED:OKTA_API_TOKEN]\"\n}\n",
+            "OKTA_API_TOKEN",
+        );
+    }
+
+    #[test]
+    fn a_value_whose_pair_names_the_credential_is_redacted() {
+        assert_redacted(
+            "env:\n  - name: DD_API_KEY\n    value: \"9c3f1a7e5b2d4c6f8a0b1c2d3e4f5a6b\"\n  - name: DD_SITE\n    value: datadoghq.eu\n",
+            "env:\n  - name: DD_API_KEY\n    value: \"[REDACTED:DATADOG_API_KEY]\"\n  - name: DD_SITE\n    value: datadoghq.eu\n",
+            "DATADOG_API_KEY",
+        );
+        assert_redacted(
+            "{\"name\": \"POSTMARK_SERVER_TOKEN\", \"value\": \"5f2c9a1e-7b3d-4e8f-a6c0-2d4b6e8f0a1c\"}\n",
+            "{\"name\": \"POSTMARK_SERVER_TOKEN\", \"value\": \"[REDACTED:POSTMARK_SERVER_TOKEN]\"}\n",
+            "POSTMARK_SERVER_TOKEN",
+        );
+        assert_redacted(
+            "env:\n  - name: DB_PASSWORD\n    value: \"h0pk1ns~21s\"\n",
+            "env:\n  - name: DB_PASSWORD\n    value: \"[REDACTED:PASSWORD_ASSIGNMENT]\"\n",
+            "PASSWORD_ASSIGNMENT",
+        );
+        // A pair that names no credential holds none.
+        assert_kept(
+            "env:\n  - name: DD_TRACE_ID\n    value: \"9c3f1a7e5b2d4c6f8a0b1c2d3e4f5a6b\"\n",
+        );
+    }
+
+    #[test]
+    fn xml_elements_and_ruby_blocks_name_their_provider() {
+        assert_redacted(
+            "<datadog>\n  <apiKey>9c3f1a7e5b2d4c6f8a0b1c2d3e4f5a6b</apiKey>\n</datadog>\n",
+            "<datadog>\n  <apiKey>[REDACTED:DATADOG_API_KEY]</apiKey>\n</datadog>\n",
+            "DATADOG_API_KEY",
+        );
+        assert_redacted(
+            "Postmark.configure do |config|\n  config.api_token = '5f2c9a1e-7b3d-4e8f-a6c0-2d4b6e8f0a1c'\nend\n",
+            "Postmark.configure do |config|\n  config.api_token = '[REDACTED:POSTMARK_SERVER_TOKEN]'\nend\n",
+            "POSTMARK_SERVER_TOKEN",
+        );
+    }
+
+    #[test]
+    fn hex_and_uuids_under_an_id_or_digest_key_are_kept_whatever_the_parent() {
+        assert_kept(
+            "datadog:\n  commit_sha: 9c3f1a7e5b2d4c6f8a0b1c2d3e4f5a6b\n  sha256: 9c3f1a7e5b2d4c6f8a0b1c2d3e4f5a6b9c3f1a7e5b2d4c6f8a0b1c2d3e4f5a6b\n",
+        );
+        assert_kept(
+            "{\"postmark\": {\"message_id\": \"5f2c9a1e-7b3d-4e8f-a6c0-2d4b6e8f0a1c\", \"uuid\": \"5f2c9a1e-7b3d-4e8f-a6c0-2d4b6e8f0a1c\"}}\n",
+        );
+        assert_kept("DATADOG_TRACE_ID=9c3f1a7e5b2d4c6f8a0b1c2d3e4f5a6b\n");
+        assert_kept(
+            "\"snyk\": {\n  \"version\": \"1.0.0\",\n  \"integrity\": \"sha512-9c3f1a7e5b2d4c6f8a0b1c2d3e4f5a6b\"\n}\n",
+        );
+        // A name in prose opens nothing.
+        assert_kept(
+            "// keyed rules: Heroku, Snyk\nval apiKey = \"aa804081-0487-4f04-859a-22831be418ac\"\n",
+        );
+    }
+
+    #[test]
+    fn a_provider_prefix_on_a_log_line_names_the_keys_after_it() {
+        assert_redacted(
+            "2025-03-14T09:21:07Z INFO [opsgenie] client initialised api_key=0e8d6c4a-2b1f-4a3e-9c5d-7f6e8a9b0c1d region=eu\n",
+            "2025-03-14T09:21:07Z INFO [opsgenie] client initialised api_key=[REDACTED:OPSGENIE_API_KEY] region=eu\n",
+            "OPSGENIE_API_KEY",
+        );
+        assert_redacted(
+            "curl \"https://api.openweathermap.org/data/2.5/weather?q=London&appid=9c2a7d5e1b3f4a6c8d0e2f4a6b8c0d1e\"\n",
+            "curl \"https://api.openweathermap.org/data/2.5/weather?q=London&appid=[REDACTED:OPENWEATHER_API_KEY]\"\n",
+            "OPENWEATHER_API_KEY",
+        );
+        // A request id on the same line is no key.
+        assert_kept("[opsgenie] request_id=0e8d6c4a-2b1f-4a3e-9c5d-7f6e8a9b0c1d status=202\n");
+    }
+
+    #[test]
+    fn an_environment_variable_family_names_its_provider() {
+        assert_redacted(
+            "MJ_APIKEY_PUBLIC=7c1e0a9f2b4d6e8a1c3e5f7a9b0d2f4e\nMJ_APIKEY_PRIVATE=b2c8e1f04a7d93e65c0f1a2b3d4e5f60\n",
+            "MJ_APIKEY_PUBLIC=7c1e0a9f2b4d6e8a1c3e5f7a9b0d2f4e\nMJ_APIKEY_PRIVATE=[REDACTED:MAILJET_API_SECRET]\n",
+            "MAILJET_API_SECRET",
+        );
+    }
+
+    #[test]
+    fn new_relic_license_keys_in_every_issued_form_are_redacted() {
+        for key in [
+            "3769342729ebaf38c1f6425377d7c4551207NRAL",
+            "0b7c6e2f9a41d8e3c5b10f2e7a9d4c68FFFFNRAL",
+            "eu01xx9d1f4c7a2b8e5d3f6a0c9b7e2dFFFFNRAL",
+        ] {
+            assert_redacted(
+                &format!("license_key: {key}\n"),
+                "license_key: [REDACTED:NEW_RELIC_LICENSE_KEY]\n",
+                "NEW_RELIC_LICENSE_KEY",
+            );
+        }
+        assert_redacted(
+            "newrelic:\n  license_key: 0a14254db7a1e9d29c3370dacc798cb65d25c9af\n",
+            "newrelic:\n  license_key: [REDACTED:NEW_RELIC_LICENSE_KEY]\n",
+            "NEW_RELIC_LICENSE_KEY",
+        );
+    }
+
+    #[test]
+    fn x_bearer_tokens_with_their_runs_of_a_are_redacted() {
+        let token = "AAAAAAAAAAAAAAAAAAAAAMLheAAAAAAA0%2BuSeid%2BULvsea4JtiGRiSDSJSI%3DEUifiRBkKG5E2XzMDjRfl76ZC9Ub0wnz4XsNiRVBChTYbJcE3F";
+        let (out, rules) = redacted(&format!("TWITTER_BEARER_TOKEN={token}\n"));
+        assert_eq!(
+            out,
+            "TWITTER_BEARER_TOKEN=AAAAAAAAAAAAAAAAAAAAA[REDACTED:TWITTER_BEARER_TOKEN]\n"
+        );
+        assert_eq!(rules, ["TWITTER_BEARER_TOKEN"]);
+        // A run longer than the format's is padding, not a token.
+        assert_kept(&format!("TWITTER_BEARER_TOKEN={}\n", "A".repeat(110)));
+    }
+
+    #[test]
+    fn vault_tokens_from_before_1_10_are_redacted() {
+        assert_redacted(
+            "VAULT_TOKEN=s.ZC9Ecf4M5g9o34Q6RkzGsj0z\n",
+            "VAULT_TOKEN=[REDACTED:VAULT_TOKEN]\n",
+            "VAULT_TOKEN",
+        );
+        assert_redacted(
+            "vault:\n  token: s.7Kq2mX9pL4vN6sR1tY3wZ5aB\n",
+            "vault:\n  token: [REDACTED:VAULT_TOKEN]\n",
+            "VAULT_TOKEN",
+        );
+        assert_kept("vault_addr = s.getVaultAddressForCluster\n");
+    }
+
+    #[test]
+    fn atlassian_data_center_tokens_are_redacted_by_their_structure() {
+        // base64 of a 12-digit id, `:` and 20 random bytes.
+        assert_redacted(
+            "jira_token: NTg4OTI1Mzk1OTA1OiBb9S4WPEoK6cmOe6pq6VO0lt6M\n",
+            "jira_token: [REDACTED:ATLASSIAN_DATA_CENTER_PAT]\n",
+            "ATLASSIAN_DATA_CENTER_PAT",
+        );
+        assert_redacted(
+            "BITBUCKET_TOKEN=BBDC-MTM5NDkzNDI3MTgzOrTObCIIEXN0tpQYAc4bhG+RUqwz\n",
+            "BITBUCKET_TOKEN=[REDACTED:BITBUCKET_DATA_CENTER_TOKEN]\n",
+            "BITBUCKET_DATA_CENTER_TOKEN",
+        );
+        // The same shape that does not decode to an id and `:` is not such a token.
+        assert_kept("jira_build: NzZmMmM0ZTdiOGE5ZjBlMWQyYzNiNGE1ZjZlN2Q4YzlhMGIx\n");
+    }
+
+    #[test]
+    fn docker_auths_inside_a_yaml_string_are_redacted() {
+        assert_redacted(
+            "data:\n  .dockerconfigjson: \"{\\\"auths\\\":{\\\"registry.acme.internal\\\":{\\\"auth\\\":\\\"Y2ktYm90OnA0c1M5eFJ3N0xtMnZRejg=\\\"}}}\"\n",
+            "data:\n  .dockerconfigjson: \"{\\\"auths\\\":{\\\"registry.acme.internal\\\":{\\\"auth\\\":\\\"[REDACTED:DOCKER_CONFIG_AUTH]\\\"}}}\"\n",
+            "DOCKER_CONFIG_AUTH",
+        );
+    }
+
+    #[test]
+    fn a_url_password_that_begins_with_a_dollar_is_redacted() {
+        assert_redacted(
+            "DATABASE_URL=postgres://app:$ecretP4ss@db.acme.internal/app\n",
+            "DATABASE_URL=postgres://app:[REDACTED:URL_PASSWORD]@db.acme.internal/app\n",
+            "URL_PASSWORD",
+        );
+        assert_redacted(
+            "AMQP_URL=amqp://app:%5E3u6=skPR86OlFy@mq.acme.internal:5672/\n",
+            "AMQP_URL=amqp://app:[REDACTED:URL_PASSWORD]@mq.acme.internal:5672/\n",
+            "URL_PASSWORD",
+        );
+        // A variable is not a password.
+        assert_kept("DATABASE_URL=postgres://app:$DB_PASSWORD@db.acme.internal/app\n");
+    }
+
+    #[test]
+    fn laravel_app_keys_are_redacted_wherever_they_are_written() {
+        for (text, want) in [
+            (
+                "APP_KEY=base64:uO6l1TnBvtBOLHwChuJkGq71P5pWR0bFBstfTVMWS2R=\n",
+                "APP_KEY=[REDACTED:LARAVEL_APP_KEY]\n",
+            ),
+            (
+                "laravel:\n  app_key: 'base64:Xb3Rk9Lm2Qw7Vt5Zs1Nc8Pf4Jh6Gd0Ay2Ue9Io3Kx7M='\n",
+                "laravel:\n  app_key: '[REDACTED:LARAVEL_APP_KEY]'\n",
+            ),
+            (
+                "{\"APP_KEY\": \"base64:Qm7Zp2Xv9Lr4Tk1Wn8Ds5F==\"}\n",
+                "{\"APP_KEY\": \"[REDACTED:LARAVEL_APP_KEY]\"}\n",
+            ),
+        ] {
+            assert_redacted(text, want, "LARAVEL_APP_KEY");
+        }
+    }
+
+    #[test]
+    fn sourcegraph_access_and_license_tokens_are_redacted() {
+        for token in [
+            "sgp_80a042e4513ea510_b2fb789ce46be424d882929a5c21a723f09b5774",
+            "sgp_local_d7dfFD43cF2503B1da673EB560aAa3e80f16FA42",
+            "sgp_0D697F54cb24238EefB29af05Abf1b505E90950F",
+            "slk_5c0d8e1f3a7b9c2d4e6f8a0b1c3d5e7f9a2b4c6d8e0f1a3b5c7d9e2f4a6b8c0d",
+        ] {
+            assert_redacted(
+                &format!("token: {token}\n"),
+                "token: [REDACTED:SOURCEGRAPH_TOKEN]\n",
+                "SOURCEGRAPH_TOKEN",
+            );
+        }
+    }
+
+    #[test]
+    fn maxmind_license_keys_of_sixteen_characters_are_redacted() {
+        assert_redacted(
+            "MAXMIND_LICENSE_KEY=Zq8rT2vLx9Kp4mNw\n",
+            "MAXMIND_LICENSE_KEY=[REDACTED:MAXMIND_LICENSE_KEY]\n",
+            "MAXMIND_LICENSE_KEY",
+        );
+        assert_redacted(
+            "AccountID 123456\nLicenseKey Zq8rT2vLx9Kp4mNw\n",
+            "AccountID 123456\nLicenseKey [REDACTED:MAXMIND_LICENSE_KEY]\n",
+            "MAXMIND_LICENSE_KEY",
+        );
+        assert_kept("MAXMIND_ACCOUNT_ID=1234567890123456\n");
+    }
+
+    #[test]
+    fn passwords_without_a_telling_key_are_redacted() {
+        assert_redacted(
+            "r = requests.get(url, auth=(\"kevin\", \"pRf7vG2h1L8nQkW9\"))\n",
+            "r = requests.get(url, auth=(\"kevin\", \"[REDACTED:PASSWORD_ASSIGNMENT]\"))\n",
+            "PASSWORD_ASSIGNMENT",
+        );
+        assert_redacted(
+            "{\n  \"db\": {\n    \"user\": \"hopkins\",\n    \"password\": \"h0pk1ns~21s\"\n  }\n}\n",
+            "{\n  \"db\": {\n    \"user\": \"hopkins\",\n    \"password\": \"[REDACTED:PASSWORD_ASSIGNMENT]\"\n  }\n}\n",
+            "PASSWORD_ASSIGNMENT",
+        );
+        assert_redacted(
+            "[redis]\npassword = f4lcon&640\n",
+            "[redis]\npassword = [REDACTED:PASSWORD_ASSIGNMENT]\n",
+            "PASSWORD_ASSIGNMENT",
+        );
+        // Test suites' stand-ins stay.
+        assert_kept("r = requests.get(url, auth=(\"user\", \"pass\"))\n");
+        assert_kept("password = \"test-pass1\"\n");
+    }
+
+    #[test]
+    fn url_parser_test_vectors_are_kept() {
+        assert_kept("    \"input\": \"http://&a:foo(b]c@d:2/\",\n");
+        assert_kept("    \"href\": \"https://user:pass%5B%7F@foo/bar\",\n");
+        assert_kept("    \"href\": \"http://foo:%F0%9F%92%A9@example.com/bar\",\n");
+        assert_kept("    \"href\": \"javascript://:bowser@x/\",\n");
+        assert_kept("    \"password\": \"foo(b%5Dc\",\n");
+    }
+
+    #[test]
+    fn example_urls_in_documentation_are_kept() {
+        assert_kept("    /// let url = Url::parse(\"ftp://rms:secret123@example.com\")?;\n");
+        assert_kept(
+            "def connect():\n    \"\"\"Connect, e.g. to\n    ftp://rms:h4ck3r2x@ftp.example.org\n    \"\"\"\n",
+        );
+        // The same URL in code or config is a password.
+        assert_redacted(
+            "FTP_URL=ftp://rms:h4ck3r2x@ftp.acme.internal\n",
+            "FTP_URL=ftp://rms:[REDACTED:URL_PASSWORD]@ftp.acme.internal\n",
+            "URL_PASSWORD",
+        );
+    }
+
+    #[test]
+    fn anonymous_ftp_logins_are_kept() {
+        assert_kept("URL = 'ftp://anonymous:mail%40astropy.org@ftp.example.org/pub/data.fits'\n");
+    }
+
+    #[test]
+    fn a_proxy_test_with_a_stand_in_password_is_kept() {
+        assert_kept("        let m = Proxy::all(\"https://letme:in@yo.local\")\n");
+        assert_kept("        HttpEndpoint::parse(\"http://uri_user:uri_pass@localhost:9200\")\n");
+    }
+
+    #[test]
+    fn published_emulator_and_sample_keys_are_kept() {
+        let azurite = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+        assert_kept(&format!("    AZURE_STORAGE_ACCESS_KEY={azurite} \\\n"));
+        assert_kept(&format!(
+            "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={azurite};\n"
+        ));
+        assert_kept(
+            "storage:\n  account_key: C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw==\n",
+        );
+        assert_kept(
+            "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+        );
+    }
+
+    #[test]
+    fn values_vouched_for_by_an_allow_marker_are_kept() {
+        let token = "ghp_R8x2Kq7Lm4Np9Vt3Wz6Bc1Df5Gh0Jk2Ms8Yq";
+        assert_kept(&format!("GITHUB_TOKEN={token}  # gitleaks:allow\n"));
+        assert_kept(&format!(
+            "token = \"{token}\"  # pragma: allowlist secret\n"
+        ));
+        assert_kept(&format!(
+            "# pragma: allowlist nextline secret\ntoken = \"{token}\"\n"
+        ));
+        assert_kept(&format!("token := \"{token}\" // #nosec G101\n"));
+        // A marker on another line, or a word that only contains `nosec`, vouches for nothing.
+        assert_redacted(
+            &format!("# gitleaks:allow\nGITHUB_TOKEN={token}\n"),
+            "# gitleaks:allow\nGITHUB_TOKEN=[REDACTED:GITHUB_PAT]\n",
+            "GITHUB_PAT",
+        );
+        assert_redacted(
+            &format!("GITHUB_TOKEN={token} # nosecurity\n"),
+            "GITHUB_TOKEN=[REDACTED:GITHUB_PAT] # nosecurity\n",
+            "GITHUB_PAT",
+        );
     }
 }
