@@ -366,7 +366,7 @@ impl Redactor {
     /// ones merged as [`Redactor::redact`] merges them. A view of part of a text (a window of
     /// lines) is redacted from these, found over the whole text, so a secret the window cuts
     /// is still a secret.
-    pub fn secret_spans(&self, text: &str) -> Vec<(std::ops::Range<usize>, &str)> {
+    pub fn secret_spans(&self, text: &str) -> Vec<(Range<usize>, &str)> {
         let mut spans = self.candidates(text);
         spans.sort_unstable_by(|a, b| {
             a.start
@@ -374,7 +374,7 @@ impl Redactor {
                 .then(b.end.cmp(&a.end))
                 .then(a.rule.cmp(&b.rule))
         });
-        let mut out: Vec<(std::ops::Range<usize>, &str)> = Vec::new();
+        let mut out: Vec<(Range<usize>, &str)> = Vec::new();
         let mut covered = 0;
         for span in spans {
             if span.start < covered {
