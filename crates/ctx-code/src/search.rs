@@ -5,6 +5,7 @@
 //! the same list.
 
 use std::cell::RefCell;
+use std::fmt::Write as _;
 use std::path::Path;
 
 use ctx_fs::{WalkEntry, WalkOptions};
@@ -59,6 +60,55 @@ pub struct TextQuery {
     /// Lines of context before and after each match.
     pub context: usize,
     pub threads: usize,
+    /// What the search keeps (every match is counted): [`SearchLimit::default`] keeps up to
+    /// [`DEFAULT_MAX_BYTES`] of matches, whatever the size of the tree or its files.
+    pub limit: SearchLimit,
+}
+
+/// How much of a text search's answer is kept in memory while it runs. Matches are kept in
+/// (path, line) order: the answer is always the first matches in that order, the same
+/// whatever order the threads find them in, and every match is counted in
+/// [`SearchResults::total`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchLimit {
+    /// Keep at most this many matches.
+    pub max_results: Option<usize>,
+    /// Keep matches (their text, context and path) up to this many bytes.
+    pub max_bytes: usize,
+}
+
+/// The bytes of matches a text search keeps unless told otherwise: far more than any page of
+/// an answer shows, and small enough that a search for `INFO` over a gigabyte of logs stays
+/// within tens of megabytes.
+pub const DEFAULT_MAX_BYTES: usize = 16 << 20;
+
+/// A shown line (a match or its context) is cut after this many bytes, as ripgrep's
+/// `--max-columns` does: one line of a minified file or a log can be megabytes long.
+pub const MAX_LINE_BYTES: usize = 4096;
+
+impl Default for SearchLimit {
+    fn default() -> Self {
+        Self {
+            max_results: None,
+            max_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
+/// The answer of a text search: the first matches in (path, line) order that fit its
+/// [`SearchLimit`], and how many there were in all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchResults {
+    pub matches: Vec<SearchMatch>,
+    /// Every match found, kept or not.
+    pub total: u64,
+}
+
+impl SearchResults {
+    /// Whether the limit left matches out.
+    pub fn truncated(&self) -> bool {
+        self.total > self.matches.len() as u64
+    }
 }
 
 /// Builds the matcher for a query; an invalid regex is an error pointing at the problem.
@@ -107,16 +157,16 @@ fn check_regex(pattern: &str) -> Result<(), CodeError> {
 }
 
 /// Searches the text of `entries` for `query`. Binary files are skipped (as ripgrep does).
-pub fn search_text(
-    entries: &[WalkEntry],
-    query: &TextQuery,
-) -> Result<Vec<SearchMatch>, CodeError> {
+pub fn search_text(entries: &[WalkEntry], query: &TextQuery) -> Result<SearchResults, CodeError> {
     let matcher = build_matcher(query)?;
+    let kept = Kept::new(query.limit);
     let files: Vec<&WalkEntry> = entries.iter().filter(|e| !e.is_dir).collect();
-    let per_file = par_map(&files, query.threads, |entry| {
-        search_one(&matcher, query.context, entry, None, || entry.rel.clone())
+    par_map(&files, query.threads, |entry| {
+        search_one(&matcher, query.context, entry, None, &kept, || {
+            entry.rel.clone()
+        });
     });
-    Ok(per_file.into_iter().flatten().collect())
+    Ok(kept.finish())
 }
 
 /// Walks `root` and searches each file as the walk finds it (the walk and the search overlap
@@ -128,7 +178,7 @@ pub fn search_tree(
     prefix: &str,
     query: &TextQuery,
     reader: Option<&ctx_fs::WalkReader<'_>>,
-) -> Result<Vec<SearchMatch>, CodeError> {
+) -> Result<SearchResults, CodeError> {
     let matcher = build_matcher(query)?;
     let file_root = root.is_file();
     let walk = WalkOptions {
@@ -142,8 +192,9 @@ pub fn search_tree(
         metadata: false,
         ..walk.clone()
     };
-    let (found, _errors) = ctx_fs::walk::walk_each(root, &walk, |entry| {
-        let found = search_one(&matcher, query.context, entry, reader, || {
+    let kept = Kept::new(query.limit);
+    ctx_fs::walk::walk_each(root, &walk, |entry| {
+        search_one(&matcher, query.context, entry, reader, &kept, || {
             if file_root {
                 prefix.to_owned()
             } else if prefix.is_empty() {
@@ -152,36 +203,28 @@ pub fn search_tree(
                 format!("{prefix}/{}", entry.rel)
             }
         });
-        (!found.is_empty()).then_some(found)
+        None::<()>
     })?;
-    Ok(found.into_iter().flat_map(|(_, matches)| matches).collect())
+    Ok(kept.finish())
 }
 
-/// Searches `bytes` (a file's contents) like [`search_tree`] searches the file; `name` gives
-/// the path shown in results (only called when something matches).
-pub fn search_bytes(
+/// Searches `bytes` (a file's contents) like [`search_tree`] searches the file, adding what
+/// it finds to `kept`; `name` gives the path shown in results (only called when something
+/// matches).
+pub(crate) fn search_bytes(
     matcher: &RegexMatcher,
     context: usize,
     bytes: &[u8],
+    kept: &Kept,
     name: impl FnOnce() -> String,
-) -> Vec<SearchMatch> {
+) {
     with_searcher(context, |searcher| {
-        let mut sink = collect(matcher, name);
+        let mut sink = FileSink::new(matcher, kept, name, || Some(bytes.to_vec()));
         // As a reader, not a slice: binary detection then looks at every buffer, exactly as
         // when the file is searched from disk.
         let _ = searcher.search_reader(matcher, bytes, &mut sink);
-        sink.out
-    })
-}
-
-fn collect<F>(matcher: &RegexMatcher, name: F) -> Collect<'_, F> {
-    Collect {
-        matcher,
-        name: Some(name),
-        path: String::new(),
-        out: Vec::new(),
-        pending_before: Vec::new(),
-    }
+        sink.flush();
+    });
 }
 
 /// Runs `f` with this thread's searcher for `context` lines of context.
@@ -197,6 +240,9 @@ fn with_searcher<R>(context: usize, f: impl FnOnce(&mut Searcher) -> R) -> R {
                 .binary_detection(BinaryDetection::quit(0))
                 .before_context(context)
                 .after_context(context)
+                // A line longer than this (a gigabyte of log without a newline) ends the
+                // file's search instead of growing the buffer to hold it.
+                .heap_limit(Some(SEARCH_HEAP_LIMIT))
                 .build();
             *slot = Some((context, searcher));
         }
@@ -205,34 +251,22 @@ fn with_searcher<R>(context: usize, f: impl FnOnce(&mut Searcher) -> R) -> R {
     })
 }
 
-/// Searches the file a walk listed as `entry` with this thread's searcher; `name` gives the
-/// path shown in results (only called when something matches).
+/// The most a searcher's buffer may grow to hold one line.
+const SEARCH_HEAP_LIMIT: usize = 64 << 20;
+
+/// Searches the file a walk listed as `entry` with this thread's searcher, adding what it
+/// finds to `kept`; `name` gives the path shown in results (only called when something
+/// matches).
 fn search_one(
     matcher: &RegexMatcher,
     context: usize,
     entry: &WalkEntry,
     reader: Option<&ctx_fs::WalkReader<'_>>,
+    kept: &Kept,
     name: impl FnOnce() -> String,
-) -> Vec<SearchMatch> {
-    let found = with_searcher(context, |searcher| {
-        let mut sink = collect(matcher, name);
-        // An unreadable (or refused) file is skipped, like ripgrep does after reporting it.
-        let _ = match reader {
-            Some(reader) => match reader.open_entry(entry) {
-                Ok((file, _)) => searcher.search_file(matcher, &file, &mut sink),
-                Err(_) => return Vec::new(),
-            },
-            None => searcher.search_path(matcher, &entry.path, &mut sink),
-        };
-        sink.out
-    });
-    if found.is_empty() {
-        return found;
-    }
-    // The file's secrets, found over all of it: a match inside one is dropped (the search
-    // cannot tell that a secret matches), and every line shown is redacted from them, so a
-    // context window that cuts a key still hides it.
-    let bytes = match reader {
+) {
+    // The file's secrets are found over all of it, read again once something matched.
+    let whole = || match reader {
         Some(reader) => reader
             .open_entry(entry)
             .ok()
@@ -241,11 +275,18 @@ fn search_one(
             .ok()
             .and_then(|file| read_bounded(&file, file.metadata().ok()?.len())),
     };
-    match bytes {
-        Some(bytes) => hide_secrets(matcher, &String::from_utf8_lossy(&bytes), found),
-        // Too large or gone: the lines are redacted one window at a time (ctx::code).
-        None => found,
-    }
+    with_searcher(context, |searcher| {
+        let mut sink = FileSink::new(matcher, kept, name, whole);
+        // An unreadable (or refused) file is skipped, like ripgrep does after reporting it.
+        let _ = match reader {
+            Some(reader) => match reader.open_entry(entry) {
+                Ok((file, _)) => searcher.search_file(matcher, &file, &mut sink),
+                Err(_) => return,
+            },
+            None => searcher.search_path(matcher, &entry.path, &mut sink),
+        };
+        sink.flush();
+    });
 }
 
 /// Files up to this size are redacted whole before their matches are shown.
@@ -260,33 +301,78 @@ fn read_bounded(file: &std::fs::File, len: u64) -> Option<Vec<u8>> {
     file.take(WHOLE_FILE_REDACTION_BYTES + 1)
         .read_to_end(&mut bytes)
         .ok()?;
+    if bytes.len() as u64 > WHOLE_FILE_REDACTION_BYTES {
+        return None;
+    }
     Some(bytes)
 }
 
-/// Redacts the matches of one file from the secrets of its whole `text`: each line shown has
-/// the parts a secret covers replaced (`[REDACTED:RULE]`), and a match whose line no longer
-/// matches once redacted is dropped, so match counts say nothing about a secret.
-fn hide_secrets(matcher: &RegexMatcher, text: &str, found: Vec<SearchMatch>) -> Vec<SearchMatch> {
-    use grep_matcher::Matcher as _;
-    let spans = ctx_core::redact::Redactor::builtin().secret_spans(text);
-    if spans.is_empty() {
-        return found;
+/// The secrets of one file, found over its whole text, and where its lines start.
+struct FileSecrets {
+    text: String,
+    /// Byte offset of each line's start (1-based line n starts at `starts[n - 1]`).
+    starts: Vec<usize>,
+    spans: Vec<(std::ops::Range<usize>, String)>,
+}
+
+impl FileSecrets {
+    /// The secrets of `bytes`, or `None` when it holds none.
+    fn of(bytes: &[u8]) -> Option<Self> {
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        let spans: Vec<(std::ops::Range<usize>, String)> = ctx_core::redact::Redactor::builtin()
+            .secret_spans(&text)
+            .into_iter()
+            .map(|(range, rule)| (range, rule.to_owned()))
+            .collect();
+        if spans.is_empty() {
+            return None;
+        }
+        let mut starts = vec![0usize];
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|at| at + 1));
+        Some(Self {
+            text,
+            starts,
+            spans,
+        })
     }
-    // Byte offset of each line's start (1-based line n starts at starts[n - 1]).
-    let mut starts = vec![0usize];
-    starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|at| at + 1));
-    let line_text = |n: u64| -> Option<String> {
+
+    /// The byte range of 1-based line `n`, without its line end.
+    fn line(&self, n: u64) -> Option<(usize, usize)> {
         let i = usize::try_from(n).ok()?.checked_sub(1)?;
-        let start = *starts.get(i)?;
-        let end = starts.get(i + 1).map_or(text.len(), |next| next - 1);
-        let end = if text.as_bytes().get(end.wrapping_sub(1)) == Some(&b'\r') && end > start {
+        let start = *self.starts.get(i)?;
+        let end = self
+            .starts
+            .get(i + 1)
+            .map_or(self.text.len(), |next| next - 1);
+        let end = if end > start && self.text.as_bytes().get(end - 1) == Some(&b'\r') {
             end - 1
         } else {
             end
         };
+        Some((start, end))
+    }
+
+    /// Whether a secret covers part of line `n`.
+    fn touches(&self, n: u64) -> bool {
+        let Some(i) = usize::try_from(n).ok().and_then(|n| n.checked_sub(1)) else {
+            return false;
+        };
+        let Some(&start) = self.starts.get(i) else {
+            return false;
+        };
+        let end = self.starts.get(i + 1).copied().unwrap_or(self.text.len());
+        self.spans
+            .iter()
+            .any(|(r, _)| r.start < end && r.end > start)
+    }
+
+    /// Line `n` with the parts secrets cover replaced by `[REDACTED:RULE]`.
+    fn redacted_line(&self, n: u64) -> Option<String> {
+        let (start, end) = self.line(n)?;
+        let text = &self.text;
         let mut out = String::new();
         let mut copied = start;
-        for (range, rule) in &spans {
+        for (range, rule) in &self.spans {
             if range.end <= start || range.start >= end {
                 continue;
             }
@@ -302,48 +388,144 @@ fn hide_secrets(matcher: &RegexMatcher, text: &str, found: Vec<SearchMatch>) -> 
         }
         out.push_str(text.get(copied..end)?);
         Some(out)
-    };
-    let touched = |n: u64| -> bool {
-        let Some(i) = usize::try_from(n).ok().and_then(|n| n.checked_sub(1)) else {
-            return false;
+    }
+}
+
+/// Matches found in one file since the last flush.
+const FLUSH_EVERY: usize = 256;
+
+/// The sink of one file's search: it keeps the matches [`Kept`] may still keep (with their
+/// context), only counts the others, and hands them over every [`FLUSH_EVERY`] matches, so
+/// its memory does not grow with the file. Before they are handed over, each match is shown
+/// from the file's redacted text (secrets found over the whole file, so a window that cuts a
+/// key hides it too), and a match whose line no longer matches once redacted is dropped, so
+/// neither results nor counts say anything about a secret.
+struct FileSink<'a, F, W> {
+    matcher: &'a RegexMatcher,
+    kept: &'a Kept,
+    /// Makes the shown path, on the first match.
+    name: Option<F>,
+    path: String,
+    /// Reads the whole file (when small enough), on the first match.
+    whole: Option<W>,
+    secrets: Option<FileSecrets>,
+    /// Whether the file was too large to redact whole: lines are redacted one by one.
+    line_by_line: bool,
+    /// Matches kept since the last flush.
+    found: Vec<SearchMatch>,
+    /// Line numbers of matches only counted since the last flush.
+    counted: Vec<u64>,
+    /// Lines from here on are only counted (the kept matches end before them).
+    ceiling: Option<u64>,
+    /// Whether the last match was only counted (its context lines are not kept).
+    last_counted: bool,
+    pending_before: Vec<ContextLine>,
+}
+
+impl<'a, F: FnOnce() -> String, W: FnOnce() -> Option<Vec<u8>>> FileSink<'a, F, W> {
+    fn new(matcher: &'a RegexMatcher, kept: &'a Kept, name: F, whole: W) -> Self {
+        Self {
+            matcher,
+            kept,
+            name: Some(name),
+            path: String::new(),
+            whole: Some(whole),
+            secrets: None,
+            line_by_line: false,
+            found: Vec::new(),
+            counted: Vec::new(),
+            ceiling: None,
+            last_counted: false,
+            pending_before: Vec::new(),
+        }
+    }
+
+    /// Called on the first match: names the file and finds its secrets.
+    fn start(&mut self) {
+        let Some(name) = self.name.take() else {
+            return;
         };
-        let (Some(&start), end) = (
-            starts.get(i),
-            starts.get(i + 1).copied().unwrap_or(text.len()),
-        ) else {
-            return false;
-        };
-        spans.iter().any(|(r, _)| r.start < end && r.end > start)
-    };
-    found
-        .into_iter()
-        .filter_map(|mut m| {
-            if touched(m.line) {
-                let redacted = line_text(m.line)?;
-                if !matches!(matcher.is_match(redacted.as_bytes()), Ok(true)) {
-                    return None;
+        self.path = name();
+        self.ceiling = self.kept.ceiling_for(&self.path);
+        match self.whole.take().and_then(|whole| whole()) {
+            Some(bytes) => self.secrets = FileSecrets::of(&bytes),
+            None => self.line_by_line = true,
+        }
+    }
+
+    /// Whether `line`, redacted, still matches (a match that does not was inside a secret).
+    fn survives(&self, m: &mut SearchMatch) -> bool {
+        if let Some(secrets) = &self.secrets {
+            if secrets.touches(m.line) {
+                let Some(redacted) = secrets.redacted_line(m.line) else {
+                    return false;
+                };
+                if !matches!(self.matcher.is_match(redacted.as_bytes()), Ok(true)) {
+                    return false;
                 }
                 m.text = redacted;
             }
             for c in &mut m.context {
-                if touched(c.line)
-                    && let Some(redacted) = line_text(c.line)
+                if secrets.touches(c.line)
+                    && let Some(redacted) = secrets.redacted_line(c.line)
                 {
                     c.text = redacted;
                 }
             }
-            Some(m)
-        })
-        .collect()
+        } else if self.line_by_line {
+            let redacted = ctx_core::redact::Redactor::builtin().redact(&m.text);
+            if redacted.is_redacted() {
+                if !matches!(self.matcher.is_match(redacted.text.as_bytes()), Ok(true)) {
+                    return false;
+                }
+                m.text = redacted.text.into_owned();
+            }
+        }
+        true
+    }
+
+    /// Hands the matches found since the last flush to [`Kept`].
+    fn flush(&mut self) {
+        if self.found.is_empty() && self.counted.is_empty() {
+            return;
+        }
+        let mut found = std::mem::take(&mut self.found);
+        found.retain_mut(|m| self.survives(m));
+        for m in &mut found {
+            cut_line(&mut m.text);
+            for c in &mut m.context {
+                cut_line(&mut c.text);
+            }
+        }
+        let counted = std::mem::take(&mut self.counted);
+        let counted = match &self.secrets {
+            Some(secrets) => counted
+                .into_iter()
+                .filter(|&n| {
+                    !secrets.touches(n)
+                        || secrets.redacted_line(n).is_some_and(|line| {
+                            matches!(self.matcher.is_match(line.as_bytes()), Ok(true))
+                        })
+                })
+                .count(),
+            None => counted.len(),
+        };
+        self.ceiling = self.kept.add(&self.path, found, counted as u64);
+    }
 }
 
-struct Collect<'a, F> {
-    matcher: &'a RegexMatcher,
-    /// Makes the shown path, on the first match.
-    name: Option<F>,
-    path: String,
-    out: Vec<SearchMatch>,
-    pending_before: Vec<ContextLine>,
+/// Cuts `text` after [`MAX_LINE_BYTES`] (at a character boundary), saying how much was cut.
+fn cut_line(text: &mut String) {
+    if text.len() <= MAX_LINE_BYTES {
+        return;
+    }
+    let mut end = MAX_LINE_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let more = text.len() - end;
+    text.truncate(end);
+    let _ = write!(text, " … [{more} more bytes]");
 }
 
 fn line_text(bytes: &[u8]) -> String {
@@ -354,19 +536,22 @@ fn line_text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
-impl<F: FnOnce() -> String> Collect<'_, F> {
-    fn path(&mut self) -> String {
-        if let Some(name) = self.name.take() {
-            self.path = name();
-        }
-        self.path.clone()
-    }
-}
-
-impl<F: FnOnce() -> String> Sink for Collect<'_, F> {
+impl<F: FnOnce() -> String, W: FnOnce() -> Option<Vec<u8>>> Sink for FileSink<'_, F, W> {
     type Error = std::io::Error;
 
     fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        self.start();
+        let line = found.line_number().unwrap_or(0);
+        if self.found.len() + self.counted.len() >= FLUSH_EVERY {
+            self.flush();
+        }
+        if self.ceiling.is_some_and(|ceiling| line >= ceiling) {
+            self.counted.push(line);
+            self.pending_before.clear();
+            self.last_counted = true;
+            return Ok(true);
+        }
+        self.last_counted = false;
         let bytes = found.bytes();
         let column = self
             .matcher
@@ -374,10 +559,9 @@ impl<F: FnOnce() -> String> Sink for Collect<'_, F> {
             .ok()
             .flatten()
             .map_or(1, |m| m.start() as u64 + 1);
-        let path = self.path();
-        self.out.push(SearchMatch {
-            path,
-            line: found.line_number().unwrap_or(0),
+        self.found.push(SearchMatch {
+            path: self.path.clone(),
+            line,
             column,
             text: line_text(bytes),
             context: std::mem::take(&mut self.pending_before),
@@ -395,13 +579,138 @@ impl<F: FnOnce() -> String> Sink for Collect<'_, F> {
         };
         match context.kind() {
             grep_searcher::SinkContextKind::After => {
-                if let Some(last) = self.out.last_mut() {
+                if !self.last_counted
+                    && let Some(last) = self.found.last_mut()
+                {
                     last.context.push(line);
                 }
             }
             _ => self.pending_before.push(line),
         }
         Ok(true)
+    }
+}
+
+/// The matches a text search keeps while it runs, bounded by its [`SearchLimit`]: when one
+/// more would go over, the last in (path, line) order is let go, and from then on nothing at
+/// or after it is kept. What remains is exactly the longest run of first matches that fits,
+/// whatever order the files were searched in.
+pub(crate) struct Kept {
+    limit: SearchLimit,
+    state: std::sync::Mutex<KeptState>,
+}
+
+#[derive(Default)]
+struct KeptState {
+    heap: std::collections::BinaryHeap<ByPlace>,
+    bytes: usize,
+    total: u64,
+    /// The first (path, line) let go: nothing at or after it is kept.
+    ceiling: Option<(String, u64)>,
+}
+
+/// A match ordered by its place: path (byte order), then line.
+struct ByPlace(SearchMatch);
+
+impl ByPlace {
+    fn key(&self) -> (&str, u64) {
+        (&self.0.path, self.0.line)
+    }
+}
+
+impl PartialEq for ByPlace {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for ByPlace {}
+impl PartialOrd for ByPlace {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for ByPlace {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+/// What a kept match costs in memory, roughly: its strings and a fixed part for the rest.
+fn cost(m: &SearchMatch) -> usize {
+    const FIXED: usize = 96;
+    FIXED
+        + m.path.len()
+        + m.text.len()
+        + m.context
+            .iter()
+            .map(|c| c.text.len() + FIXED / 2)
+            .sum::<usize>()
+}
+
+impl Kept {
+    pub(crate) fn new(limit: SearchLimit) -> Self {
+        Self {
+            limit,
+            state: std::sync::Mutex::new(KeptState::default()),
+        }
+    }
+
+    /// The first line of `path` that can no longer be kept, if any (0: none of it).
+    fn ceiling_for(&self, path: &str) -> Option<u64> {
+        let state = self.state.lock().expect("search results lock");
+        Self::ceiling_in(&state, path)
+    }
+
+    fn ceiling_in(state: &KeptState, path: &str) -> Option<u64> {
+        match &state.ceiling {
+            Some((at, line)) => match at.as_str().cmp(path) {
+                std::cmp::Ordering::Less => Some(0),
+                std::cmp::Ordering::Equal => Some(*line),
+                std::cmp::Ordering::Greater => None,
+            },
+            None => None,
+        }
+    }
+
+    /// Adds `found` (matches of `path`) and `counted` more matches seen there but not kept;
+    /// returns the new [`Kept::ceiling_for`] `path`.
+    fn add(&self, path: &str, found: Vec<SearchMatch>, counted: u64) -> Option<u64> {
+        let mut state = self.state.lock().expect("search results lock");
+        let state = &mut *state;
+        state.total += found.len() as u64 + counted;
+        let max_results = self.limit.max_results.unwrap_or(usize::MAX);
+        for m in found {
+            if state
+                .ceiling
+                .as_ref()
+                .is_some_and(|(p, l)| (m.path.as_str(), m.line) >= (p.as_str(), *l))
+            {
+                continue;
+            }
+            state.bytes += cost(&m);
+            state.heap.push(ByPlace(m));
+            while state.heap.len() > max_results || state.bytes > self.limit.max_bytes {
+                let Some(ByPlace(last)) = state.heap.pop() else {
+                    break;
+                };
+                state.bytes -= cost(&last);
+                state.ceiling = Some((last.path, last.line));
+            }
+        }
+        Self::ceiling_in(state, path)
+    }
+
+    pub(crate) fn finish(self) -> SearchResults {
+        let state = self.state.into_inner().expect("search results lock");
+        SearchResults {
+            matches: state
+                .heap
+                .into_sorted_vec()
+                .into_iter()
+                .map(|ByPlace(m)| m)
+                .collect(),
+            total: state.total,
+        }
     }
 }
 
@@ -583,20 +892,23 @@ mod tests {
             pattern: "a.b".into(),
             ..TextQuery::default()
         };
-        let found = search_text(&entries, &literal).expect("search");
+        let found = search_text(&entries, &literal).expect("search").matches;
         assert_eq!(found.len(), 1, "literal `.` does not match `x`");
         let regex = TextQuery {
             pattern: "a.b".into(),
             regex: true,
             ..TextQuery::default()
         };
-        assert_eq!(search_text(&entries, &regex).expect("search").len(), 2);
+        assert_eq!(
+            search_text(&entries, &regex).expect("search").matches.len(),
+            2
+        );
         let ctx = TextQuery {
             pattern: "foo(".into(),
             context: 1,
             ..TextQuery::default()
         };
-        let found = search_text(&entries, &ctx).expect("search");
+        let found = search_text(&entries, &ctx).expect("search").matches;
         assert_eq!(found.len(), 1, "binary file skipped");
         assert_eq!((found[0].line, found[0].column), (2, 1));
         let context: Vec<u64> = found[0].context.iter().map(|c| c.line).collect();
@@ -641,5 +953,150 @@ mod tests {
             got,
             [("app.py", 3, Some("go")), ("src/lib.rs", 2, Some("run"))]
         );
+    }
+
+    /// Forty files of fifty matching lines each, in a tree searched by several threads.
+    fn many_matches() -> (tempfile::TempDir, Vec<WalkEntry>) {
+        let bodies: Vec<(String, String)> = (0..40)
+            .map(|f| {
+                let mut body = String::new();
+                for l in 0..50 {
+                    let _ = writeln!(body, "hit {f} {l}");
+                }
+                (format!("d{}/f{f:02}.txt", f % 3), body)
+            })
+            .collect();
+        let files: Vec<(&str, &str)> = bodies
+            .iter()
+            .map(|(p, b)| (p.as_str(), b.as_str()))
+            .collect();
+        tree(&files)
+    }
+
+    fn places(found: &SearchResults) -> Vec<(String, u64)> {
+        found
+            .matches
+            .iter()
+            .map(|m| (m.path.clone(), m.line))
+            .collect()
+    }
+
+    #[test]
+    fn a_limited_search_keeps_the_first_matches_in_order_and_counts_all() {
+        let (dir, entries) = many_matches();
+        let everything = search_text(
+            &entries,
+            &TextQuery {
+                pattern: "hit".into(),
+                threads: 4,
+                ..TextQuery::default()
+            },
+        )
+        .expect("search");
+        assert_eq!(everything.total, 2000);
+        assert_eq!(everything.matches.len(), 2000);
+        let all = places(&everything);
+        for limit in [
+            SearchLimit {
+                max_results: Some(137),
+                ..SearchLimit::default()
+            },
+            SearchLimit {
+                max_results: None,
+                max_bytes: 10_000,
+            },
+        ] {
+            let query = TextQuery {
+                pattern: "hit".into(),
+                threads: 4,
+                limit,
+                ..TextQuery::default()
+            };
+            let first = search_text(&entries, &query).expect("search");
+            assert_eq!(first.total, 2000, "every match is counted");
+            assert!(first.truncated());
+            let kept = places(&first);
+            assert!(!kept.is_empty());
+            assert_eq!(kept, all[..kept.len()], "the first matches, in order");
+            if let Some(max) = limit.max_results {
+                assert_eq!(kept.len(), max);
+            } else {
+                let bytes: usize = first.matches.iter().map(cost).sum();
+                let next = cost(&everything.matches[kept.len()]);
+                assert!(bytes <= 10_000 && bytes + next > 10_000, "{bytes} + {next}");
+            }
+            // The same answer whatever order the threads found them in.
+            for threads in [1, 2] {
+                let again = search_tree(
+                    dir.path(),
+                    &WalkOptions::default(),
+                    "",
+                    &TextQuery {
+                        threads,
+                        ..query.clone()
+                    },
+                    None,
+                )
+                .expect("search");
+                assert_eq!(places(&again), kept);
+                assert_eq!(again.total, 2000);
+            }
+        }
+    }
+
+    #[test]
+    fn a_long_line_is_cut_and_says_how_much() {
+        let long = format!("needle {}\n", "x".repeat(10_000));
+        let (_dir, entries) = tree(&[("min.js", &long)]);
+        let found = search_text(
+            &entries,
+            &TextQuery {
+                pattern: "needle".into(),
+                ..TextQuery::default()
+            },
+        )
+        .expect("search");
+        let text = &found.matches[0].text;
+        assert!(text.len() < MAX_LINE_BYTES + 40, "{}", text.len());
+        assert!(
+            text.ends_with(&format!(" … [{} more bytes]", 10_007 - MAX_LINE_BYTES)),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn matches_inside_a_secret_are_neither_shown_nor_counted() {
+        // A key whose characters a pattern can probe one by one: neither the results nor the
+        // count may tell whether the guess was right, even for matches only counted.
+        let key = "sk_live_51HbQpLKt8ZxV2mN7rT4yW9cF3gJ6sD1aE5uI0oP8kR2hBq";
+        let mut body = String::new();
+        for n in 0..600 {
+            let _ = writeln!(body, "let token_{n} = \"{key}\";");
+        }
+        let (_dir, entries) = tree(&[("a.rs", &body)]);
+        for max_results in [None, Some(3)] {
+            let query = TextQuery {
+                pattern: "sk_live_51Hb".into(),
+                limit: SearchLimit {
+                    max_results,
+                    ..SearchLimit::default()
+                },
+                ..TextQuery::default()
+            };
+            let found = search_text(&entries, &query).expect("search");
+            assert_eq!(found.total, 0, "{max_results:?}");
+            assert!(found.matches.is_empty());
+            let query = TextQuery {
+                pattern: "token_".into(),
+                context: 1,
+                ..query
+            };
+            let found = search_text(&entries, &query).expect("search");
+            assert_eq!(found.total, 600);
+            for m in &found.matches {
+                assert!(!m.text.contains(key), "{}", m.text);
+                assert!(m.context.iter().all(|c| !c.text.contains(key)));
+            }
+        }
     }
 }

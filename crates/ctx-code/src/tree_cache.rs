@@ -25,7 +25,7 @@ use std::time::{Duration, SystemTime};
 use ctx_fs::{WalkEntry, WalkOptions};
 
 use crate::error::CodeError;
-use crate::search::{SearchMatch, TextQuery, build_matcher, search_bytes};
+use crate::search::{Kept, SearchResults, TextQuery, build_matcher, search_bytes};
 use crate::summary::par_map;
 
 /// How old a modification time must be, when it is recorded, to be trusted later.
@@ -321,22 +321,23 @@ pub fn search_cached(
     prefix: &str,
     query: &TextQuery,
     reader: Option<&ctx_fs::WalkReader<'_>>,
-) -> Result<Vec<SearchMatch>, CodeError> {
+) -> Result<SearchResults, CodeError> {
     let matcher = build_matcher(query)?;
     let entries = cache.walk(root)?;
-    let per_file = par_map(&entries, query.threads, |entry| {
+    let kept = Kept::new(query.limit);
+    par_map(&entries, query.threads, |entry| {
         let Some(bytes) = cache.contents(&entry.path, reader) else {
-            return Vec::new();
+            return;
         };
-        search_bytes(&matcher, query.context, &bytes, || {
+        search_bytes(&matcher, query.context, &bytes, &kept, || {
             if prefix.is_empty() {
                 entry.rel.clone()
             } else {
                 format!("{prefix}/{}", entry.rel)
             }
-        })
+        });
     });
-    Ok(per_file.into_iter().flatten().collect())
+    Ok(kept.finish())
 }
 
 #[cfg(test)]
@@ -392,6 +393,7 @@ mod tests {
                 .expect("fresh search");
         assert_eq!(cached, fresh, "the cache answers exactly as a fresh search");
         cached
+            .matches
             .iter()
             .map(|m| format!("{}:{}", m.path, m.text))
             .collect()
@@ -558,7 +560,7 @@ mod tests {
         fs::create_dir_all(global.parent().expect("parent")).expect("mkdir");
         fs::write(&global, "*.log\n").expect("write");
         let cached = search_cached(&cache, &root, "", &query("needle"), None).expect("search");
-        assert_eq!(cached.len(), 1);
+        assert_eq!(cached.matches.len(), 1);
         let stats = cache.stats();
         assert_eq!((stats.walk_hits, stats.walks), (1, 2), "{stats:?}");
     }

@@ -89,14 +89,15 @@ async fn breakdown(root: &std::path::Path, server: &CtxServer) {
         clock: &ctx_mcp::system_clock,
     };
     let search = time(&mut || {
-        ctx::code::search(&cx, std::path::Path::new("."), &query).expect("search");
+        ctx::code::search(&cx, std::path::Path::new("."), &query, None).expect("search");
     });
     let cache = ctx::code::TreeCache::with_settings(ctx::code::TreeCacheSettings {
         global_ignore_files: Vec::new(),
         clock: std::time::SystemTime::now,
     });
     let cached = time(&mut || {
-        ctx::code::search_cached(&cx, &cache, std::path::Path::new("."), &query).expect("search");
+        ctx::code::search_cached(&cx, &cache, std::path::Path::new("."), &query, None)
+            .expect("search");
     });
     let mut dispatch = Vec::new();
     for _ in 0..20 {

@@ -292,8 +292,10 @@ impl Workspace {
         self.call(py, move |ws| ws.summarize(&path, depth, skeleton))
     }
 
-    /// Search under `path`: `mode` "text" (literal unless `regex`), "symbol" or "caller".
-    #[pyo3(signature = (pattern, path=PathBuf::from("."), *, mode="text".to_owned(), regex=false, ignore_case=false, context=0))]
+    /// Search under `path`: `mode` "text" (literal unless `regex`), "symbol" or "caller";
+    /// the first `max_results` matches in (path, line) order.
+    #[pyo3(signature = (pattern, path=PathBuf::from("."), *, mode="text".to_owned(), regex=false, ignore_case=false, context=0, max_results=None))]
+    #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
         py: Python<'_>,
@@ -303,6 +305,7 @@ impl Workspace {
         regex: bool,
         ignore_case: bool,
         context: usize,
+        max_results: Option<usize>,
     ) -> PyResult<Py<PyAny>> {
         let kind = match mode.as_str() {
             "text" => ctx_facade::code::SearchKind::Text(ctx_facade::code::TextQuery {
@@ -310,7 +313,7 @@ impl Workspace {
                 regex,
                 ignore_case,
                 context,
-                threads: 0,
+                ..Default::default()
             }),
             "symbol" => ctx_facade::code::SearchKind::Symbol {
                 name: pattern,
@@ -326,7 +329,10 @@ impl Workspace {
                 )));
             }
         };
-        self.call(py, move |ws| ws.search(&path, &kind))
+        self.call(py, move |ws| {
+            ws.search(&path, &kind, max_results)
+                .map(|found| found.matches)
+        })
     }
 
     /// Files related to `path`: imports both ways, tests, and files changed with it.

@@ -14,7 +14,9 @@ pub use ctx_code::map::{CodeMap, MapEntry, render as render_map};
 use ctx_code::map::{MapFile, MapSummary};
 use ctx_code::related::ProjectLayout;
 pub use ctx_code::related::{Related, RelatedFile};
-pub use ctx_code::search::{ContextLine, SearchMatch, TextQuery};
+pub use ctx_code::search::{
+    ContextLine, DEFAULT_MAX_BYTES, SearchLimit, SearchMatch, SearchResults, TextQuery,
+};
 pub use ctx_code::symbols::{limit_malloc_arenas, use_mimalloc_for_tree_sitter};
 pub use ctx_code::tree_cache::{TreeCacheSettings, TreeCacheStats};
 use ctx_code::{CacheKey, FileStamp, SummaryCache};
@@ -598,12 +600,15 @@ pub enum SearchKind {
     Caller { name: String, context: usize },
 }
 
-/// Searches under `path` (a directory or a file).
+/// Searches under `path` (a directory or a file). A text search keeps what its
+/// [`TextQuery::limit`] allows while it runs (memory bounded whatever the files' size) and
+/// counts every match; symbol and caller searches keep their first `max_results`.
 pub fn search(
     cx: &CodeContext<'_>,
     path: &Path,
     kind: &SearchKind,
-) -> Result<Vec<SearchMatch>, CodeError> {
+    max_results: Option<usize>,
+) -> Result<SearchResults, CodeError> {
     let (full, prefix) = cx.resolve(path)?;
     let confined = cx.confine(&full, path)?;
     let reader = confined.reader()?;
@@ -615,25 +620,44 @@ pub fn search(
             &full,
             &WalkOptions::default(),
             &prefix,
-            query,
+            &limited(query, max_results),
             Some(&reader),
         )
-        .map(redact_matches);
+        .map(redact_results);
     }
     let entries = walk_under(&full, &prefix, None)?;
-    match kind {
+    let found = match kind {
         SearchKind::Text(_) => unreachable!("text searches return above"),
         SearchKind::Symbol { name, context } => {
             let cache = cx.cache();
             let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);
-            ctx_code::search::search_symbols(&entries, name, *context, cache_ref, Some(&reader))
-                .map(redact_matches)
+            ctx_code::search::search_symbols(&entries, name, *context, cache_ref, Some(&reader))?
         }
         SearchKind::Caller { name, context } => {
-            ctx_code::search::search_callers(&entries, name, *context, 0, Some(&reader))
-                .map(redact_matches)
+            ctx_code::search::search_callers(&entries, name, *context, 0, Some(&reader))?
         }
+    };
+    let total = found.len() as u64;
+    let mut matches = redact_matches(found);
+    if let Some(max) = max_results {
+        matches.truncate(max);
     }
+    Ok(SearchResults { matches, total })
+}
+
+/// `query` with `max_results` as its limit's (the smaller, when both are set).
+fn limited(query: &TextQuery, max_results: Option<usize>) -> TextQuery {
+    let mut query = query.clone();
+    query.limit.max_results = match (query.limit.max_results, max_results) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    query
+}
+
+fn redact_results(mut found: SearchResults) -> SearchResults {
+    found.matches = redact_matches(found.matches);
+    found
 }
 
 /// A server's long-lived, stat-validated cache of a tree's walk and of its files' contents
@@ -685,7 +709,8 @@ pub fn search_cached(
     cache: &TreeCache,
     path: &Path,
     kind: &SearchKind,
-) -> Result<Vec<SearchMatch>, CodeError> {
+    max_results: Option<usize>,
+) -> Result<SearchResults, CodeError> {
     if let SearchKind::Text(query) = kind {
         let (full, prefix) = cx.resolve(path)?;
         if full.is_dir() {
@@ -695,13 +720,13 @@ pub fn search_cached(
                 &cache.0,
                 &confined.walk_root,
                 &prefix,
-                query,
+                &limited(query, max_results),
                 Some(&reader),
             )
-            .map(redact_matches);
+            .map(redact_results);
         }
     }
-    search(cx, path, kind)
+    search(cx, path, kind, max_results)
 }
 
 /// The project root for repository-wide operations: the git work tree, else `cwd`.

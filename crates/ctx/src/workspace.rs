@@ -21,7 +21,7 @@ use ctx_store::{
     discover,
 };
 
-use crate::code::{CodeContext, RelatedReport, SearchKind, SearchMatch, SummarizeReport};
+use crate::code::{CodeContext, RelatedReport, SearchKind, SearchResults, SummarizeReport};
 use crate::config::{ConfigFile, ConfigLayers};
 use crate::error::CtxError;
 use crate::packs::{self, AddReport, PackContext, PackSettings, PackView, Render, RenderRequest};
@@ -361,9 +361,15 @@ impl Workspace {
         Ok(report)
     }
 
-    /// Text, symbol or caller search under `path`.
-    pub fn search(&self, path: &Path, kind: &SearchKind) -> Result<Vec<SearchMatch>, CtxError> {
-        Ok(crate::code::search(&self.code(), path, kind)?)
+    /// Text, symbol or caller search under `path`: the first `max_results` matches (a text
+    /// search also stops keeping at its [`crate::code::SearchLimit`]) and the count of all.
+    pub fn search(
+        &self,
+        path: &Path,
+        kind: &SearchKind,
+        max_results: Option<usize>,
+    ) -> Result<SearchResults, CtxError> {
+        Ok(crate::code::search(&self.code(), path, kind, max_results)?)
     }
 
     /// The files related to `file`: imports both ways, tests, and files changed with it.

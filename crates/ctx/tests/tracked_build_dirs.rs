@@ -60,12 +60,16 @@ fn a_tracked_build_file_is_searched_and_an_untracked_build_dir_is_not() {
         pattern: NEEDLE.to_owned(),
         ..TextQuery::default()
     });
-    let found = ctx::code::search(&cx, Path::new("."), &query).expect("search");
+    let found = ctx::code::search(&cx, Path::new("."), &query, None)
+        .expect("search")
+        .matches;
     let paths: Vec<&str> = found.iter().map(|m| m.path.as_str()).collect();
     assert_eq!(paths, SEEN);
     // From a subdirectory the tracked file is found too (paths relative to the repository's
     // work tree are matched against the walk root).
-    let found = ctx::code::search(&cx, Path::new("pkg"), &query).expect("search");
+    let found = ctx::code::search(&cx, Path::new("pkg"), &query, None)
+        .expect("search")
+        .matches;
     let paths: Vec<&str> = found.iter().map(|m| m.path.as_str()).collect();
     assert_eq!(paths, ["pkg/build/run_bindgen.rs"]);
 }

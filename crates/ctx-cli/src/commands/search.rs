@@ -59,7 +59,7 @@ pub struct SearchArgs {
 struct SearchReport<'a> {
     query: &'a str,
     mode: &'static str,
-    total: usize,
+    total: u64,
     truncated: bool,
     results: &'a [SearchMatch],
 }
@@ -91,7 +91,7 @@ pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
                 regex: args.regex,
                 ignore_case: args.ignore_case,
                 context: args.context,
-                threads: 0,
+                ..TextQuery::default()
             }),
             if args.regex { "regex" } else { "literal" },
         )
@@ -115,8 +115,10 @@ pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
         sandbox: Some(&sandbox),
         clock: &super::select::now,
     };
-    let mut results = ctx::code::search(&cx, &args.path, &kind)?;
-    let total = results.len();
+    let found = ctx::code::search(&cx, &args.path, &kind, args.max_results)?;
+    let total = found.total;
+    let truncated = found.truncated();
+    let results = found.matches;
     if args.symbol {
         // Say when nothing is defined under the exact name, rather than pass the names
         // that merely contain it off as the definition.
@@ -128,10 +130,6 @@ pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
                 args.pattern
             ));
         }
-    }
-    let truncated = args.max_results.is_some_and(|max| total > max);
-    if let Some(max) = args.max_results {
-        results.truncate(max);
     }
     if out.is_json() {
         out.json(&SearchReport {
@@ -173,10 +171,16 @@ pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
             out.note("no matches");
         }
         if truncated {
-            out.note(&format!(
-                "showing {} of {total} results (raise --max-results to see more)",
-                results.len()
-            ));
+            let shown = results.len();
+            out.note(&match args.max_results {
+                Some(max) if shown >= max => {
+                    format!("showing {shown} of {total} results (raise --max-results to see more)")
+                }
+                _ => format!(
+                    "showing the first {shown} of {total} results ({} MiB of matches are kept); narrow the pattern or the path to see the rest",
+                    ctx::code::DEFAULT_MAX_BYTES >> 20
+                ),
+            });
         }
     }
     Ok(if total == 0 {

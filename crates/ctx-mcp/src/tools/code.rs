@@ -657,7 +657,8 @@ pub struct SearchAnswer {
     pub mode: String,
     /// Results found in all (before max_results).
     pub total: u64,
-    /// Whether max_results left results out.
+    /// Whether results were left out: by max_results, or past the first 16 MiB of matches
+    /// (narrow the pattern or path to see them).
     pub truncated: bool,
     /// Results sorted by path, then line.
     pub results: Vec<SearchHit>,
@@ -693,7 +694,7 @@ fn search(call: &Call<'_>) -> Result<Page, ToolError> {
                 regex: matches!(args.mode, SearchMode::Regex),
                 ignore_case: args.ignore_case,
                 context,
-                threads: 0,
+                ..TextQuery::default()
             }),
             if matches!(args.mode, SearchMode::Regex) {
                 "regex"
@@ -717,19 +718,26 @@ fn search(call: &Call<'_>) -> Result<Page, ToolError> {
         ),
     };
     let use_cache = matches!(args.mode, SearchMode::Symbol);
-    let mut results = with_code(call, use_cache, |cx| {
-        code::search_cached(cx, call.tree_cache, Path::new(&target.rel), &kind)
-            .map_err(|err| ToolError::from(err).reworded(in_tool_words))
+    let max_results = args
+        .max_results
+        .map(|max| usize::try_from(max).unwrap_or(usize::MAX));
+    let found = with_code(call, use_cache, |cx| {
+        code::search_cached(
+            cx,
+            call.tree_cache,
+            Path::new(&target.rel),
+            &kind,
+            max_results,
+        )
+        .map_err(|err| ToolError::from(err).reworded(in_tool_words))
     })?;
-    let total = results.len();
-    let truncated = args.max_results.is_some_and(|max| total as u64 > max);
-    if let Some(max) = args.max_results {
-        results.truncate(usize::try_from(max).unwrap_or(usize::MAX));
-    }
+    let total = found.total;
+    let truncated = found.truncated();
+    let results = found.matches;
     let answer = SearchAnswer {
         query: args.pattern,
         mode: mode.to_owned(),
-        total: total as u64,
+        total,
         truncated,
         results: results.into_iter().map(SearchHit::from).collect(),
         next_cursor: None,
