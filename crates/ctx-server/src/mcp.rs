@@ -88,11 +88,16 @@ impl Mcp {
                 &format!("cannot start the MCP server of workspace `{id}`: {message}"),
             ))
         })?;
-        self.services
-            .lock()
-            .expect("mcp services lock")
-            .insert(id.to_owned(), (identity, service.clone()));
-        Ok(service)
+        // Two first requests may both have built a service; the first one stored is the one
+        // every request uses, so a session started on it is found by the next request.
+        let mut services = self.services.lock().expect("mcp services lock");
+        match services.get(id) {
+            Some((known, stored)) if *known == identity => Ok(stored.clone()),
+            _ => {
+                services.insert(id.to_owned(), (identity, service.clone()));
+                Ok(service)
+            }
+        }
     }
 }
 
