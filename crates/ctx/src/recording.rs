@@ -476,7 +476,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path().join("ws");
         fs::create_dir_all(&root).expect("mkdir");
-        let secret = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+        let secret = "ghp_R8xY2kLmN4pQ7sT1vW3zA5cE9gJ0hB6dF2iK";
         fs::write(root.join("a.txt"), format!("token = \"{secret}\"\n")).expect("write");
         let (store, _) = Store::init(&root.join(".ctx")).expect("init");
         let recording = Recording::start(store, options(&root, "r1", 7)).expect("start");
