@@ -279,6 +279,9 @@ fn schema_detail(method: &str, request: ClientRequest) -> String {
     err.map(|err| format!(" ({err})")).unwrap_or_default()
 }
 
+/// The longest batch answered element by element; a longer one gets a single error.
+pub const MAX_BATCH: usize = 64;
+
 /// A batch: each request in it gets `-32600` with its id (batching is not part of MCP since
 /// 2025-06-18); elements that are invalid get what they would get alone; notifications and
 /// responses get nothing. An empty batch is one `-32600`.
@@ -288,6 +291,18 @@ fn batch(items: &[Value]) -> Screened {
             None,
             INVALID_REQUEST,
             "the message is an empty array; send one JSON-RPC object per line",
+        ));
+    }
+    if items.len() > MAX_BATCH {
+        // Not checked one by one: a batch of many thousands would cost the server more than
+        // every other client together, and batches are refused anyway.
+        return Screened::Answer(error(
+            None,
+            INVALID_REQUEST,
+            &format!(
+                "the message is a batch of {} messages; JSON-RPC batches are not supported (MCP removed them in 2025-06-18); send each request on its own",
+                items.len()
+            ),
         ));
     }
     let mut answers = Vec::new();
@@ -497,6 +512,25 @@ mod tests {
             screen(br#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#),
             Screened::Ignore
         ));
+    }
+
+    #[test]
+    fn a_long_batch_gets_one_error_without_checking_each_element() {
+        // About 2 MB: the body that kept the HTTP servers busy for 100 s and 1.6 GB.
+        let one = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ctx_search","arguments":{"pattern":"x"}}}"#;
+        let items = vec![one; 2 * 1024 * 1024 / one.len()];
+        let body = format!("[{}]", items.join(","));
+        let single = answer(&body);
+        assert!(single.is_object(), "one error, not one per element");
+        assert_eq!(single["error"]["code"], INVALID_REQUEST);
+        let message = single["error"]["message"].as_str().expect("message");
+        assert!(
+            message.contains(&format!("a batch of {} messages", items.len())),
+            "{message}"
+        );
+        // Up to the limit, each request still gets its own answer.
+        let body = format!("[{}]", vec![one; MAX_BATCH].join(","));
+        assert_eq!(answer(&body).as_array().map(Vec::len), Some(MAX_BATCH));
     }
 
     #[test]

@@ -35,8 +35,9 @@ pub use error::{McpError, ToolError};
 pub use server::{CtxServer, ERROR_META_KEY};
 pub use tools::MAX_ARGUMENT_BYTES;
 pub use transport::{
-    CtxHttpService, HostPolicy, HostRejection, HttpOptions, MAX_MESSAGE_BYTES, block_on, router,
-    run_http, run_stdio, serve_http, serve_io, streamable_http_service,
+    CtxHttpService, HostPolicy, HostRejection, HttpLimits, HttpOptions, MAX_MESSAGE_BYTES,
+    block_on, read_body, router, run_http, run_stdio, serve_http, serve_io,
+    streamable_http_service,
 };
 
 /// Re-exported so front ends and tests use the same SDK version.

@@ -19,9 +19,117 @@ use crate::error::McpError;
 use crate::jsonrpc::Screened;
 use crate::server::CtxServer;
 
-/// The largest message accepted on stdio or as an HTTP body. Tool arguments have a lower limit
-/// of their own (`MAX_ARGUMENT_BYTES`) that is answered with a clear error.
+/// The largest message accepted on stdio. Tool arguments have a lower limit of their own
+/// (`MAX_ARGUMENT_BYTES`) that is answered with a clear error; HTTP bodies have
+/// [`HttpLimits::max_body_bytes`].
 pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// What one HTTP client may cost the server: the body it may send and how slowly, and how
+/// many sessions are kept and for how long. `ctx mcp --http` and `ctx serve` read these from
+/// the `http.*` settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// The largest request body, checked before it is parsed (413 past it).
+    pub max_body_bytes: usize,
+    /// How long a client may take to send its whole body (408 past it): a client sending
+    /// a byte at a time holds nothing for longer.
+    pub body_timeout: std::time::Duration,
+    /// The most sessions kept at once; an `initialize` past it gets 503.
+    pub max_sessions: usize,
+    /// A session unused for this long is closed.
+    pub session_idle: std::time::Duration,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 4 << 20,
+            body_timeout: std::time::Duration::from_secs(30),
+            max_sessions: 1000,
+            session_idle: std::time::Duration::from_secs(300),
+        }
+    }
+}
+
+impl HttpLimits {
+    /// The `http.*` settings.
+    ///
+    /// # Errors
+    ///
+    /// A setting that is not a count.
+    pub fn from_layers(layers: &ctx::config::ConfigLayers) -> Result<Self, McpError> {
+        let count = |name: &str| -> Result<u64, McpError> {
+            layers
+                .count(name)
+                .map_err(|err| McpError::from(ctx::CtxError::from(err)))
+        };
+        let size = |name: &str| -> Result<usize, McpError> {
+            Ok(usize::try_from(count(name)?).unwrap_or(usize::MAX))
+        };
+        Ok(Self {
+            max_body_bytes: size("http.max_body_bytes")?.max(1),
+            body_timeout: std::time::Duration::from_secs(count("http.body_timeout_secs")?.max(1)),
+            max_sessions: size("http.max_sessions")?,
+            session_idle: std::time::Duration::from_secs(count("http.session_idle_secs")?.max(1)),
+        })
+    }
+}
+
+/// Reads a request's whole body within `limits` (its size, and the time the client takes to
+/// send it), and gives back the request with the body in memory; a body too large or too slow
+/// is answered here (413, 408) with `error`'s shape of answer.
+///
+/// # Errors
+///
+/// The answer to send instead, when the body is over a limit or the connection failed.
+pub async fn read_body(
+    request: axum::extract::Request,
+    limits: &HttpLimits,
+    error: fn(axum::http::StatusCode, &str) -> axum::response::Response,
+) -> Result<axum::extract::Request, axum::response::Response> {
+    use http_body_util::BodyExt as _;
+    let (parts, body) = request.into_parts();
+    let limited = http_body_util::Limited::new(body, limits.max_body_bytes);
+    match tokio::time::timeout(limits.body_timeout, limited.collect()).await {
+        Ok(Ok(collected)) => Ok(axum::extract::Request::from_parts(
+            parts,
+            axum::body::Body::from(collected.to_bytes()),
+        )),
+        Ok(Err(err)) if err.is::<http_body_util::LengthLimitError>() => Err(error(
+            axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "the request body is over the {}-byte limit (the http.max_body_bytes setting); send smaller messages",
+                limits.max_body_bytes
+            ),
+        )),
+        Ok(Err(err)) => Err(error(
+            axum::http::StatusCode::BAD_REQUEST,
+            &format!("the request body could not be read ({err}); send it again"),
+        )),
+        Err(_) => Err(error(
+            axum::http::StatusCode::REQUEST_TIMEOUT,
+            &format!(
+                "the request body took longer than {} s to arrive (the http.body_timeout_secs setting); send it at once",
+                limits.body_timeout.as_secs()
+            ),
+        )),
+    }
+}
+
+/// An HTTP error as a JSON-RPC error object (the MCP transport's answers).
+fn jsonrpc_error(status: axum::http::StatusCode, message: &str) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "error": { "code": crate::jsonrpc::INVALID_REQUEST, "message": message },
+    });
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
 
 /// The Streamable HTTP service that answers at `/mcp`: rmcp's, plus a 404 for a `DELETE` of a
 /// session that does not exist (the Streamable HTTP spec's answer for an unknown session; rmcp
@@ -31,6 +139,16 @@ pub struct CtxHttpService {
     inner: StreamableHttpService<CtxServer, LocalSessionManager>,
     sessions: Arc<LocalSessionManager>,
     policy: Arc<HostPolicy>,
+    limits: HttpLimits,
+    /// When each open session was last used, and when idle ones were last swept.
+    activity: Arc<std::sync::Mutex<Activity>>,
+}
+
+/// When each open session was last used (by id), and when idle ones were last swept.
+#[derive(Debug)]
+struct Activity {
+    last_used: std::collections::HashMap<String, std::time::Instant>,
+    swept: std::time::Instant,
 }
 
 impl std::fmt::Debug for CtxHttpService {
@@ -59,6 +177,17 @@ impl CtxHttpService {
             );
             return response;
         }
+        let session = request
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        self.sweep_idle().await;
+        if let Some(id) = &session
+            && self.expired(id).await
+        {
+            return unknown_session();
+        }
         let method = request.method().clone();
         if method == axum::http::Method::DELETE
             && let Some(id) = request
@@ -76,18 +205,107 @@ impl CtxHttpService {
             }
         }
         let request = if method == axum::http::Method::POST && is_json(request.headers()) {
-            let (parts, body) = request.into_parts();
-            let Ok(bytes) = axum::body::to_bytes(body, MAX_MESSAGE_BYTES).await else {
-                return too_large();
+            let request = match read_body(request, &self.limits, jsonrpc_error).await {
+                Ok(request) => request,
+                Err(answer) => return answer,
             };
-            if let Screened::Answer(answer) = crate::jsonrpc::screen(&bytes) {
-                return screened_answer(&answer);
+            let (parts, body) = request.into_parts();
+            let bytes = axum::body::to_bytes(body, usize::MAX)
+                .await
+                .unwrap_or_default();
+            let starts_session = match crate::jsonrpc::screen(&bytes) {
+                Screened::Answer(answer) => return screened_answer(&answer),
+                Screened::Message(message) => matches!(
+                    &*message,
+                    rmcp::model::JsonRpcMessage::Request(request)
+                        if request.request.method() == "initialize"
+                ),
+                Screened::Ignore => false,
+            };
+            if starts_session && !parts.headers.contains_key(SESSION_HEADER) {
+                let open = self.sessions.sessions.read().await.len();
+                if open >= self.limits.max_sessions {
+                    let mut answer = jsonrpc_error(
+                        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                        &format!(
+                            "the server holds {open} sessions, its limit (the http.max_sessions setting); end unused sessions with DELETE, or retry when idle ones have expired"
+                        ),
+                    );
+                    answer.headers_mut().insert(
+                        axum::http::header::RETRY_AFTER,
+                        axum::http::HeaderValue::from_static("5"),
+                    );
+                    return answer;
+                }
             }
             axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))
         } else {
             request
         };
-        self.inner.handle(request).await.map(axum::body::Body::new)
+        let response = self.inner.handle(request).await.map(axum::body::Body::new);
+        let started = response
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok());
+        if let Some(id) = session.as_deref().or(started) {
+            let mut activity = self.activity.lock().expect("session activity lock");
+            if method == axum::http::Method::DELETE {
+                activity.last_used.remove(id);
+            } else {
+                activity
+                    .last_used
+                    .insert(id.to_owned(), std::time::Instant::now());
+            }
+        }
+        response
+    }
+
+    /// Whether session `id` has been idle past its limit; if so it is ended now.
+    async fn expired(&self, id: &str) -> bool {
+        let idle = {
+            let activity = self.activity.lock().expect("session activity lock");
+            activity
+                .last_used
+                .get(id)
+                .is_some_and(|used| used.elapsed() >= self.limits.session_idle)
+        };
+        if idle {
+            self.end_sessions(vec![id.to_owned()]).await;
+        }
+        idle
+    }
+
+    /// Ends the sessions idle past their limit, at most once a second.
+    async fn sweep_idle(&self) {
+        let idle: Vec<String> = {
+            let mut activity = self.activity.lock().expect("session activity lock");
+            if activity.swept.elapsed() < std::time::Duration::from_secs(1) {
+                return;
+            }
+            activity.swept = std::time::Instant::now();
+            activity
+                .last_used
+                .iter()
+                .filter(|(_, used)| used.elapsed() >= self.limits.session_idle)
+                .map(|(id, _)| id.clone())
+                .collect()
+        };
+        if !idle.is_empty() {
+            self.end_sessions(idle).await;
+        }
+    }
+
+    async fn end_sessions(&self, ids: Vec<String>) {
+        for id in ids {
+            self.activity
+                .lock()
+                .expect("session activity lock")
+                .last_used
+                .remove(&id);
+            if let Err(err) = self.sessions.close_session(&id.clone().into()).await {
+                tracing::debug!("closing idle session {id}: {err}");
+            }
+        }
     }
 }
 
@@ -127,23 +345,6 @@ fn screened_answer(answer: &serde_json::Value) -> axum::response::Response {
         .into_response()
 }
 
-fn too_large() -> axum::response::Response {
-    use axum::response::IntoResponse as _;
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "error": {
-            "code": crate::jsonrpc::INVALID_REQUEST,
-            "message": format!("the message is over the {MAX_MESSAGE_BYTES}-byte limit; send smaller messages"),
-        },
-    });
-    (
-        axum::http::StatusCode::PAYLOAD_TOO_LARGE,
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
-}
-
 fn unknown_session() -> axum::response::Response {
     use axum::response::IntoResponse as _;
     let body = serde_json::json!({
@@ -168,6 +369,8 @@ pub struct HttpOptions {
     pub policy: HostPolicy,
     /// Stops every session and the server when cancelled.
     pub cancellation: CancellationToken,
+    /// What one client may cost.
+    pub limits: HttpLimits,
 }
 
 impl HttpOptions {
@@ -176,6 +379,7 @@ impl HttpOptions {
         Self {
             policy: HostPolicy::loopback(),
             cancellation: CancellationToken::new(),
+            limits: HttpLimits::default(),
         }
     }
 
@@ -184,6 +388,7 @@ impl HttpOptions {
         Self {
             policy: HostPolicy::for_address(addr),
             cancellation: CancellationToken::new(),
+            limits: HttpLimits::default(),
         }
     }
 }
@@ -539,9 +744,11 @@ pub fn streamable_http_service(server: CtxServer, options: &HttpOptions) -> CtxH
         .with_allowed_hosts(options.policy.allowed_hosts.clone())
         .with_allowed_origins(options.policy.allowed_origins.clone())
         .enforce_origin_validation()
-        .with_max_request_body_bytes(MAX_MESSAGE_BYTES)
+        .with_max_request_body_bytes(options.limits.max_body_bytes)
         .with_cancellation_token(options.cancellation.clone());
-    let sessions = Arc::new(LocalSessionManager::default());
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(options.limits.session_idle);
+    let sessions = Arc::new(manager);
     CtxHttpService {
         inner: StreamableHttpService::new(
             move || Ok(server.for_session()),
@@ -550,6 +757,11 @@ pub fn streamable_http_service(server: CtxServer, options: &HttpOptions) -> CtxH
         ),
         sessions,
         policy: Arc::new(options.policy.clone()),
+        limits: options.limits,
+        activity: Arc::new(std::sync::Mutex::new(Activity {
+            last_used: std::collections::HashMap::new(),
+            swept: std::time::Instant::now(),
+        })),
     }
 }
 
@@ -872,7 +1084,8 @@ pub fn run_http(
             .await
             .map_err(|source| McpError::Bind { addr, source })?;
         let bound = listener.local_addr().map_err(McpError::Http)?;
-        let options = HttpOptions::for_address(bound);
+        let mut options = HttpOptions::for_address(bound);
+        options.limits = HttpLimits::from_layers(&server_config.layers)?;
         let stop = options.cancellation.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {

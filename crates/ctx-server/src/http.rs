@@ -38,6 +38,7 @@ struct Inner {
     engine: Arc<ToolEngine>,
     limiter: Arc<Semaphore>,
     max_concurrent: usize,
+    http_limits: ctx_mcp::HttpLimits,
 }
 
 impl AppState {
@@ -49,8 +50,18 @@ impl AppState {
                 engine: Arc::new(engine),
                 limiter: Arc::new(Semaphore::new(max_concurrent)),
                 max_concurrent,
+                http_limits: ctx_mcp::HttpLimits::default(),
             }),
         }
+    }
+
+    /// The same state with `limits` on request bodies (before it is shared).
+    #[must_use]
+    pub fn with_http_limits(mut self, limits: ctx_mcp::HttpLimits) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.http_limits = limits;
+        }
+        self
     }
 
     /// The workspaces.
@@ -75,11 +86,17 @@ impl AppState {
 pub fn router(state: AppState, extra: Option<Router>, policy: HostPolicy) -> Router {
     let mut limited = Router::new()
         .route("/tool", post(tool))
+        // `whole_body` holds bodies to `http.max_body_bytes`, not axum's default of 2 MB.
+        .layer(axum::extract::DefaultBodyLimit::disable())
         .with_state(state.clone());
     if let Some(extra) = extra {
         limited = limited.merge(extra);
     }
-    let limited = limited.layer(middleware::from_fn_with_state(state.clone(), limit));
+    // The body is read in full (within its size and time limits) before the request takes a
+    // place: a client sending slowly holds none of the `max_concurrent` places.
+    let limited = limited
+        .layer(middleware::from_fn_with_state(state.clone(), limit))
+        .layer(middleware::from_fn_with_state(state.clone(), whole_body));
     Router::new()
         .route("/health", get(health))
         .with_state(state)
@@ -109,6 +126,25 @@ async fn limit(State(state): State<AppState>, request: Request, next: Next) -> R
     let response = next.run(request).await;
     drop(permit);
     response
+}
+
+/// Reads a `POST` body in full, within the size and time limits, before anything else runs.
+async fn whole_body(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if request.method() != axum::http::Method::POST {
+        return next.run(request).await;
+    }
+    match ctx_mcp::read_body(request, &state.inner.http_limits, body_refusal).await {
+        Ok(request) => next.run(request).await,
+        Err(answer) => answer,
+    }
+}
+
+/// A body over its limits, in the `/tool` answer shape.
+fn body_refusal(status: StatusCode, message: &str) -> Response {
+    json_response(
+        status,
+        &json!({ "success": false, "result": null, "error": message, "latency_ms": 0.0 }),
+    )
 }
 
 /// One `tracing` event per request: method, path, status, microseconds.
@@ -300,4 +336,80 @@ pub(crate) fn json_response(status: StatusCode, body: &Value) -> Response {
         bytes,
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use axum::Router;
+    use axum::routing::post;
+    use tokio::sync::Notify;
+
+    use super::*;
+
+    /// Requests past `max_concurrent` are refused at once with 503 and `Retry-After`, while
+    /// the ones running are held (here: until `release` is notified); then there is room again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn over_the_limit_requests_get_503_with_retry_after_at_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("alpha")).expect("workspace");
+        let mut config = crate::ServerConfig::new(dir.path());
+        config.max_concurrent = 2;
+        let state = config.state().expect("state");
+        let release = Arc::new(Notify::new());
+        let held = Arc::clone(&release);
+        let slow = Router::new().route(
+            "/held",
+            post(move || {
+                let held = Arc::clone(&held);
+                async move {
+                    held.notified().await;
+                    "done"
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let app = router(state, Some(slow), HostPolicy::for_address(addr));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let client = |path: &'static str| async move {
+            let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+            let (mut sender, conn) =
+                hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                    .await
+                    .expect("handshake");
+            tokio::spawn(conn);
+            let request = hyper::Request::post(path)
+                .header("host", addr.to_string())
+                .header("content-type", "application/json")
+                .body(http_body_util::Full::new(axum::body::Bytes::from_static(
+                    b"{}",
+                )))
+                .expect("request");
+            let response = sender.send_request(request).await.expect("response");
+            let retry = response
+                .headers()
+                .get("retry-after")
+                .map(|v| v.to_str().unwrap_or_default().to_owned());
+            (response.status().as_u16(), retry)
+        };
+        let first = tokio::spawn(client("/held"));
+        let second = tokio::spawn(client("/held"));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let (status, retry) = tokio::time::timeout(Duration::from_secs(5), client("/held"))
+            .await
+            .expect("the 503 does not wait");
+        assert_eq!((status, retry.as_deref()), (503, Some("1")));
+        release.notify_waiters();
+        assert_eq!(first.await.expect("first").0, 200);
+        assert_eq!(second.await.expect("second").0, 200);
+        let third = tokio::spawn(client("/held"));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        release.notify_waiters();
+        assert_eq!(third.await.expect("third").0, 200, "room again");
+    }
 }

@@ -39,7 +39,7 @@ pub use tool::{StatsSnapshot, ToolEngine};
 
 use ctx::fs::read::ReadOptions;
 use ctx::fs::sandbox::SandboxOptions;
-pub use ctx_mcp::HostPolicy;
+pub use ctx_mcp::{HostPolicy, HttpLimits};
 
 /// Default for `--max-concurrent`.
 pub const DEFAULT_MAX_CONCURRENT: usize = 200;
@@ -66,6 +66,9 @@ pub struct ServerConfig {
     /// The `Host` and `Origin` headers every route accepts; `None` (the default) accepts the
     /// loopback names and the address the listener is bound to, as the MCP transport does.
     pub host_policy: Option<HostPolicy>,
+    /// The body size and time every `POST` is held to before it takes one of the
+    /// `max_concurrent` places (so slow senders hold none), and the MCP sessions' limits.
+    pub http_limits: HttpLimits,
 }
 
 impl ServerConfig {
@@ -82,6 +85,7 @@ impl ServerConfig {
             sandbox: SandboxOptions::default(),
             cache_entries: DEFAULT_CACHE_ENTRIES,
             host_policy: None,
+            http_limits: HttpLimits::default(),
         }
     }
 
@@ -89,7 +93,8 @@ impl ServerConfig {
     pub fn state(&self) -> Result<AppState, ServerError> {
         let registry = Registry::new(&self.workspaces_dir, self.sandbox)?;
         let engine = ToolEngine::new(self.read_options, self.cache_entries);
-        Ok(AppState::new(registry, engine, self.max_concurrent.max(1)))
+        Ok(AppState::new(registry, engine, self.max_concurrent.max(1))
+            .with_http_limits(self.http_limits))
     }
 }
 

@@ -71,6 +71,30 @@ pub const KEYS: &[ConfigKey] = &[
         help: "the Claude Code hook indexes a project of at most this many files (larger ones: run `ctx index build` yourself)",
     },
     ConfigKey {
+        name: "http.body_timeout_secs",
+        kind: ValueKind::Count,
+        default: "30",
+        help: "seconds an HTTP client (ctx mcp --http, ctx serve) may take to send a request body; a slower one gets 408",
+    },
+    ConfigKey {
+        name: "http.max_body_bytes",
+        kind: ValueKind::Count,
+        default: "4194304",
+        help: "largest HTTP request body (ctx mcp --http, ctx serve), checked before it is read further; a larger one gets 413",
+    },
+    ConfigKey {
+        name: "http.max_sessions",
+        kind: ValueKind::Count,
+        default: "1000",
+        help: "most MCP sessions an HTTP server keeps at once (per workspace under ctx serve); a new one past it gets 503",
+    },
+    ConfigKey {
+        name: "http.session_idle_secs",
+        kind: ValueKind::Count,
+        default: "300",
+        help: "an MCP session unused for this many seconds is closed",
+    },
+    ConfigKey {
         name: "max_file_bytes",
         kind: ValueKind::Count,
         default: "1048576",

@@ -127,7 +127,8 @@ fn serve_until_shutdown(config: &McpConfig, addr: Option<SocketAddr>, out: &Outp
                 .await
                 .with_context(|| format!("cannot listen on {addr}"))?;
             let bound = listener.local_addr()?;
-            let options = HttpOptions::for_address(bound);
+            let mut options = HttpOptions::for_address(bound);
+            options.limits = ctx_mcp::HttpLimits::from_layers(&config.layers)?;
             let stop = options.cancellation.clone();
             tokio::spawn(async move {
                 shutdown_signal().await;

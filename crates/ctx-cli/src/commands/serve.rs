@@ -76,6 +76,7 @@ pub fn run(args: &ServeArgs, ctx: &Context, out: &Output) -> Result<Status> {
     })?;
     let mut config = ServerConfig::new(ctx.cwd.join(&args.workspaces));
     config.max_concurrent = usize::try_from(args.max_concurrent).unwrap_or(usize::MAX);
+    config.http_limits = ctx_mcp::HttpLimits::from_layers(&ctx.config_layers()?)?;
     config.read_options.max_response_bytes = args.max_bytes;
     config.cache_entries = args.cache_entries;
     // Fail before binding when the directory is wrong.
@@ -163,8 +164,10 @@ fn mcp_mount(
     let fallback_sources = ctx.workspace_root(&location);
     let started = super::select::now();
     let global_ignore_files = ctx.global_git_ignore_files();
+    let limits = ctx_mcp::HttpLimits::from_layers(&layers)?;
     Ok(move |bound: SocketAddr| {
-        let http = HttpOptions::for_address(bound);
+        let mut http = HttpOptions::for_address(bound);
+        http.limits = limits;
         Mcp::new(Arc::new(move |id: &str, root: &Path| {
             let project = root.join(ctx::store::STORE_DIR_NAME);
             let own_store = ctx::store::is_store_dir(&project);

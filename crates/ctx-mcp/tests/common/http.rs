@@ -120,6 +120,23 @@ impl HttpClient {
         assert!(note.status < 300, "initialized: {}", note.status);
     }
 
+    /// Ends the session (DELETE); returns the status.
+    pub async fn delete(&mut self) -> u16 {
+        let mut request = hyper::Request::delete("/mcp").header("host", self.addr.to_string());
+        if let Some(session) = &self.session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        let request = request.body(Full::new(Bytes::new())).expect("request");
+        self.sender.ready().await.expect("ready");
+        let response = self.sender.send_request(request).await.expect("response");
+        let status = response.status().as_u16();
+        let _ = response.into_body().collect().await;
+        self.session = None;
+        status
+    }
+
     /// Calls a tool; returns the result object and the latency.
     pub async fn call(&mut self, tool: &str, arguments: Value) -> (Value, Duration) {
         let id = self.next_id;
