@@ -386,9 +386,7 @@ mod limit_tests {
             let request = hyper::Request::post(path)
                 .header("host", addr.to_string())
                 .header("content-type", "application/json")
-                .body(http_body_util::Full::new(axum::body::Bytes::from_static(
-                    b"{}",
-                )))
+                .body(http_body_util::Full::new(Bytes::from_static(b"{}")))
                 .expect("request");
             let response = sender.send_request(request).await.expect("response");
             let retry = response
