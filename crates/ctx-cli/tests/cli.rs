@@ -260,7 +260,7 @@ fn config_set_get_list_and_bad_input() {
     env.run(&["config", "set", "tokenizer", "gpt2"])
         .bad_input("unknown tokenizer");
     env.run(&["config", "set", "nope", "1"]).bad_input(
-        "known keys: budget, cmd_timeout_secs, hook.deadline_ms, hook.max_chars, hook.max_files, max_file_bytes, mcp.max_tokens, mcp.tools, store.metadata, store.objects, tokenizer",
+        "known keys: budget, cmd_timeout_secs, hook.deadline_ms, hook.max_chars, hook.max_files, http.body_timeout_secs, http.max_body_bytes, http.max_sessions, http.session_idle_secs, max_file_bytes, mcp.max_tokens, mcp.tools, store.metadata, store.objects, tokenizer",
     );
     env.run(&["config", "set", "store.objects", "gs://bucket"])
         .bad_input("expected postgres://…, s3://BUCKET/PREFIX");
