@@ -112,6 +112,7 @@ pub fn search_pattern(data: &[u8]) {
         ignore_case: flags & 2 != 0,
         context: 0,
         threads: 1,
+        ..TextQuery::default()
     };
     let _ = build_matcher(&query);
     let search = Operation::Search {
