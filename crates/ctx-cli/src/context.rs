@@ -114,6 +114,11 @@ impl Context {
     }
 
     /// Opens the store, creating the global store on first use (saying so once on stderr).
+    ///
+    /// The global store is shared by every project: it is opened as the current project sees
+    /// it ([`Store::scoped`] to the repository's top, else the working directory), so
+    /// listings and lookups show this project's packs, snapshots and runs only. A store named
+    /// with `--store` is shown whole.
     pub fn open_store(&self, out: &crate::output::Output) -> Result<(Store, StoreLocation)> {
         let location = self.locate_store()?;
         if location.kind == StoreKind::Global
@@ -124,9 +129,19 @@ impl Context {
                 "created the global store at {} (run `ctx init` in a project for a project store)",
                 location.dir.display()
             ));
-            return Ok((store, location));
+            return Ok((self.scope_store(store, &location)?, location));
         }
-        Ok((Store::open(&location.dir)?, location))
+        let store = Store::open(&location.dir)?;
+        Ok((self.scope_store(store, &location)?, location))
+    }
+
+    /// `store` as this project sees it, when the store is the shared global one.
+    fn scope_store(&self, store: Store, location: &StoreLocation) -> Result<Store> {
+        if location.kind != StoreKind::Global {
+            return Ok(store);
+        }
+        let root = ctx::packs::oneshot_root(&self.cwd, &[], None)?;
+        Ok(store.scoped(&root))
     }
 
     /// The workspace root paths in packs are relative to (see [`ctx::packs::sources_root`]).

@@ -541,6 +541,17 @@ fn global_store_packs_render_without_absolute_paths_from_any_directory() {
         cmd.current_dir(dir);
         env.run_with(cmd)
     };
+    // From a directory outside the pack's, the global store shows that directory's packs
+    // only (workspaces that share it do not see each other); naming the store shows all.
+    let store = env.home.join(".ctx");
+    let store = store.to_str().expect("utf8");
+    let named = |args: &[&str]| -> Vec<String> {
+        ["--store", store]
+            .iter()
+            .chain(args)
+            .map(|a| (*a).to_owned())
+            .collect()
+    };
     in_dir(&project, &["pack", "create", "g"]).ok();
     in_dir(&project, &["pack", "add", "g", "glob:src/*.rs"]).ok();
     in_dir(
@@ -548,7 +559,10 @@ fn global_store_packs_render_without_absolute_paths_from_any_directory() {
         &["pack", "add", "g", "file:../README.md"],
     )
     .ok();
-    let show = in_dir(&elsewhere, &["--json", "pack", "show", "g"]);
+    in_dir(&elsewhere, &["pack", "show", "g"]).bad_input("no pack named `g`");
+    let args = named(&["--json", "pack", "show", "g"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let show = in_dir(&elsewhere, &args);
     let uris: Vec<String> = show.ok().json()["artifacts"]
         .as_array()
         .expect("artifacts")
@@ -557,7 +571,9 @@ fn global_store_packs_render_without_absolute_paths_from_any_directory() {
         .collect();
     assert_eq!(uris, ["glob:src/*.rs", "file:README.md"]);
     let from_project = in_dir(&project, &["pack", "render", "g"]);
-    let from_elsewhere = in_dir(&elsewhere, &["pack", "render", "g"]);
+    let args = named(&["pack", "render", "g"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let from_elsewhere = in_dir(&elsewhere, &args);
     assert_eq!(from_project.ok().stdout, from_elsewhere.ok().stdout);
     let payload = &from_project.stdout;
     assert!(payload.contains("## src/a.rs (1 line)\n"), "{payload}");
@@ -570,8 +586,11 @@ fn global_store_packs_render_without_absolute_paths_from_any_directory() {
     );
     // Named from elsewhere, the same file is the same source; one outside the pack's
     // directory is refused with the reason.
-    in_dir(&elsewhere, &["pack", "add", "g", "file:../proj/README.md"])
-        .bad_input("already has this source");
+    let args = named(&["pack", "add", "g", "file:../proj/README.md"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    in_dir(&elsewhere, &args).bad_input("already has this source");
     fs::write(elsewhere.join("x.md"), "x\n").expect("write");
-    in_dir(&elsewhere, &["pack", "add", "g", "file:x.md"]).bad_input("outside");
+    let args = named(&["pack", "add", "g", "file:x.md"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    in_dir(&elsewhere, &args).bad_input("outside");
 }

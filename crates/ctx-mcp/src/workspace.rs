@@ -132,9 +132,27 @@ impl Workspace {
             .map_err(|e| ToolError::failed(ctx::ErrorKind::Io, e.clone()))
     }
 
+    /// The store, as this workspace sees it: a store that is not the workspace's own
+    /// (`ROOT/.ctx`), such as the global store or `ctx serve`'s fallback, is shared with other
+    /// workspaces, and shows this one only its own packs, snapshots, runs and indexes.
+    pub fn open_store(&self) -> Result<Store, McpError> {
+        let store = Store::open(&self.store_dir)?;
+        let own = self.root.join(ctx::store::STORE_DIR_NAME);
+        let own = own.canonicalize().unwrap_or(own);
+        let dir = self
+            .store_dir
+            .canonicalize()
+            .unwrap_or_else(|_| self.store_dir.clone());
+        Ok(if dir == own {
+            store
+        } else {
+            store.scoped(&self.root)
+        })
+    }
+
     fn new_worker(&self) -> Result<Worker, McpError> {
         Ok(Worker {
-            store: Store::open(&self.store_dir)?,
+            store: self.open_store()?,
             settings: PackSettings::from_layers(&self.layers)?,
         })
     }

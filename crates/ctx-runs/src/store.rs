@@ -648,6 +648,8 @@ pub(crate) fn save_manifest(
             step_count: i64::try_from(manifest.steps.len()).unwrap_or(i64::MAX),
             model: manifest.model.as_ref().map(|m| m.identifier.clone()),
             started,
+            // A store shared by workspaces stamps its workspace's root (`Store::scoped`).
+            root: None,
         },
         objects,
         (REF_NAMESPACE, LATEST),

@@ -234,6 +234,16 @@ pub const MIGRATIONS: &[Migration] = &[
         ) STRICT, WITHOUT ROWID;
     ",
     },
+    Migration {
+        version: 12,
+        sql: "
+        -- The workspace root a snapshot or run was made in, so a store that several
+        -- workspaces share (the global store, a team's) shows each workspace its own. NULL for
+        -- rows made before, which every workspace sees.
+        ALTER TABLE snapshots ADD COLUMN root TEXT;
+        ALTER TABLE runs ADD COLUMN root TEXT;
+    ",
+    },
 ];
 
 /// Every column that holds the hash of an object in the object store, as (table, column).

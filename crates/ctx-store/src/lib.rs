@@ -37,6 +37,7 @@ mod render_cache;
 mod runs;
 #[cfg(feature = "shared")]
 mod s3;
+mod scoped;
 mod summary_cache;
 
 use std::fs;
@@ -58,6 +59,7 @@ pub use render_cache::{RENDER_PAYLOADS_KEPT, RenderFileRow, RenderPayloadRow};
 pub use runs::RunRow;
 #[cfg(feature = "shared")]
 pub use s3::{MULTIPART_THRESHOLD, S3Objects};
+pub use scoped::ScopedMetadata;
 pub use summary_cache::{FileStampRow, StampedKey, SummaryKey};
 
 /// Name of the store directory inside a project.
@@ -78,6 +80,8 @@ pub struct Store {
     db: Arc<dyn Metadata>,
     /// The same database as `db` when it is the embedded SQLite one.
     sqlite: Option<Arc<SqliteMetadata>>,
+    /// The workspace root this handle acts for, when the store is shared ([`Store::scoped`]).
+    scope: Option<String>,
 }
 
 impl Store {
@@ -152,6 +156,7 @@ impl Store {
             objects: Arc::new(objects),
             db: sqlite.clone(),
             sqlite: Some(sqlite),
+            scope: None,
         })
     }
 
@@ -178,6 +183,7 @@ impl Store {
             objects,
             db: metadata,
             sqlite: None,
+            scope: None,
         })
     }
 
@@ -210,6 +216,37 @@ impl Store {
     /// tooling; everything else goes through [`Store::db`]).
     pub fn sqlite(&self) -> Option<&SqliteMetadata> {
         self.sqlite.as_deref()
+    }
+
+    /// This store as the workspace rooted at `root` sees it ([`ScopedMetadata`]): its packs,
+    /// snapshots and runs only, and what it makes stamped with `root`. For a store that
+    /// several workspaces share (the global store, `ctx serve`'s); a project's own store
+    /// needs no scope. A root that is not UTF-8 leaves the store as it is.
+    #[must_use]
+    pub fn scoped(self, root: &Path) -> Self {
+        let Some(root) = root.to_str() else {
+            return self;
+        };
+        Self {
+            db: Arc::new(ScopedMetadata::new(self.db, root.to_owned())),
+            scope: Some(root.to_owned()),
+            ..self
+        }
+    }
+
+    /// The workspace root this handle acts for ([`Store::scoped`]), if any.
+    pub fn scope(&self) -> Option<&str> {
+        self.scope.as_deref()
+    }
+
+    /// Whether something made in `root` belongs to this handle's workspace: always without a
+    /// scope; otherwise when `root` is unknown (made before roots were kept) or one of the
+    /// two directories lies in the other ([`scoped::belongs`]).
+    pub fn sees(&self, root: Option<&str>) -> bool {
+        match (&self.scope, root) {
+            (Some(scope), Some(root)) => scoped::belongs(root, scope),
+            _ => true,
+        }
     }
 }
 

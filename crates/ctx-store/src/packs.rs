@@ -55,6 +55,10 @@ pub struct SnapshotRecord {
     pub payload_object: ContentHash,
     pub tokens: u64,
     pub created_at: i64,
+    /// The workspace root it was made in (a store shared by workspaces shows each its own);
+    /// `None` for snapshots made before roots were kept, which every workspace sees.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
 }
 
 /// One unit of a snapshot: included or excluded, with its content hash.
@@ -136,14 +140,14 @@ fn snapshot_from_row(row: &Row<'_>) -> rusqlite::Result<SnapshotRecord> {
         payload_object: hash_column(row, 5)?,
         tokens: to_u64(row.get(6)?),
         created_at: row.get(7)?,
+        root: row.get(8)?,
     })
 }
 
 const PACK_COLUMNS: &str = "p.name, p.budget_tokens, p.tokenizer, p.created_at,
     (SELECT COUNT(*) FROM artifacts a WHERE a.pack = p.name), p.root";
 const ARTIFACT_COLUMNS: &str = "pack, artifact_id, seq, priority, uri, source_json, added_at";
-const SNAPSHOT_COLUMNS: &str =
-    "snapshot_id, label, packs_json, policy_json, render_hash, payload_object, tokens, created_at";
+const SNAPSHOT_COLUMNS: &str = "snapshot_id, label, packs_json, policy_json, render_hash, payload_object, tokens, created_at, root";
 
 impl SqliteMetadata {
     /// Creates a pack; a pack of that name must not exist.
@@ -380,7 +384,7 @@ impl SqliteMetadata {
                 }
             } else {
                 tx.execute(
-                    &format!("INSERT INTO snapshots ({SNAPSHOT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
+                    &format!("INSERT INTO snapshots ({SNAPSHOT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
                     params![
                         id,
                         snapshot.label,
@@ -389,7 +393,8 @@ impl SqliteMetadata {
                         snapshot.render_hash.to_string(),
                         snapshot.payload_object.to_string(),
                         to_i64(snapshot.tokens),
-                        snapshot.created_at
+                        snapshot.created_at,
+                        snapshot.root
                     ],
                 )?;
                 let mut stmt = tx.prepare(
@@ -597,6 +602,7 @@ mod tests {
             payload_object: ContentHash::of(b"payload"),
             tokens: 3,
             created_at: 1,
+            root: None,
         };
         let item = SnapshotItemRecord {
             position: 0,

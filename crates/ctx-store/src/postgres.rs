@@ -154,6 +154,11 @@ pub const PG_MIGRATIONS: &[&str] = &[
         seq          BIGINT NOT NULL
     );
 ",
+    "
+    -- state.db's version 12: the workspace root a snapshot or run was made in.
+    ALTER TABLE snapshots ADD COLUMN root TEXT;
+    ALTER TABLE runs ADD COLUMN root TEXT;
+",
 ];
 
 /// The advisory-lock key under which migrations run (`ctx` in ASCII, then `mig`).
@@ -346,8 +351,7 @@ fn off_runtime<T: Send>(work: impl FnOnce() -> T + Send) -> T {
 const PACK_COLUMNS: &str = "p.name, p.budget_tokens, p.tokenizer, p.created_at,
     (SELECT COUNT(*) FROM artifacts a WHERE a.pack = p.name), p.root";
 const ARTIFACT_COLUMNS: &str = "pack, artifact_id, seq, priority, uri, source_json, added_at";
-const SNAPSHOT_COLUMNS: &str =
-    "snapshot_id, label, packs_json, policy_json, render_hash, payload_object, tokens, created_at";
+const SNAPSHOT_COLUMNS: &str = "snapshot_id, label, packs_json, policy_json, render_hash, payload_object, tokens, created_at, root";
 
 fn to_i64(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
@@ -414,6 +418,7 @@ fn snapshot_from_row(row: &Row) -> Result<SnapshotRecord, StoreError> {
         payload_object: parse_hash("snapshots", "payload_object", row.get(5))?,
         tokens: to_u64(row.get(6)),
         created_at: row.get(7),
+        root: row.get(8),
     })
 }
 
@@ -778,7 +783,7 @@ impl Metadata for PostgresMetadata {
             // Two hosts storing the same snapshot at once: one inserts, the other keeps it.
             let inserted = tx.execute(
                 &format!(
-                    "INSERT INTO snapshots ({SNAPSHOT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                    "INSERT INTO snapshots ({SNAPSHOT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
                      ON CONFLICT (snapshot_id) DO NOTHING"
                 ),
                 &[
@@ -790,6 +795,7 @@ impl Metadata for PostgresMetadata {
                     &snapshot.payload_object.to_string(),
                     &to_i64(snapshot.tokens),
                     &snapshot.created_at,
+                    &snapshot.root,
                 ],
             )?;
             if inserted == 0 {
@@ -908,7 +914,7 @@ impl Metadata for PostgresMetadata {
     fn list_run_rows(&self) -> Result<Vec<RunRow>, StoreError> {
         Ok(self
             .query(
-                "SELECT run_id, parent, source, step_count, model, started FROM runs ORDER BY listed DESC",
+                "SELECT run_id, parent, source, step_count, model, started, root FROM runs ORDER BY listed DESC",
                 &[],
             )?
             .iter()
@@ -919,6 +925,7 @@ impl Metadata for PostgresMetadata {
                 step_count: row.get(3),
                 model: row.get(4),
                 started: row.get(5),
+                root: row.get(6),
             })
             .collect())
     }
@@ -936,8 +943,8 @@ impl Metadata for PostgresMetadata {
         self.in_transaction(|tx| {
             // A run stored again becomes the newest in the listing, as `latest` says.
             tx.execute(
-                "INSERT INTO runs (run_id, parent, source, step_count, model, started, listed)
-                 VALUES ($1, $2, $3, $4, $5, $6, nextval('run_listing'))
+                "INSERT INTO runs (run_id, parent, source, step_count, model, started, root, listed)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, nextval('run_listing'))
                  ON CONFLICT (run_id) DO UPDATE SET listed = nextval('run_listing')",
                 &[
                     &row.run_id,
@@ -946,6 +953,7 @@ impl Metadata for PostgresMetadata {
                     &row.step_count,
                     &row.model,
                     &row.started,
+                    &row.root,
                 ],
             )?;
             tx.execute(

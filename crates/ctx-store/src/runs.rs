@@ -20,6 +20,10 @@ pub struct RunRow {
     pub step_count: i64,
     pub model: Option<String>,
     pub started: Option<String>,
+    /// The workspace root the run was stored from (recorded there, or imported there); a
+    /// store shared by workspaces shows each its own. `None` for runs stored before roots
+    /// were kept, which every workspace sees.
+    pub root: Option<String>,
 }
 
 impl SqliteMetadata {
@@ -37,7 +41,7 @@ impl SqliteMetadata {
     pub fn list_run_rows(&self) -> Result<Vec<RunRow>, StoreError> {
         self.connection()
             .prepare_cached(
-                "SELECT run_id, parent, source, step_count, model, started FROM runs ORDER BY rowid DESC",
+                "SELECT run_id, parent, source, step_count, model, started, root FROM runs ORDER BY rowid DESC",
             )
             .and_then(|mut stmt| {
                 stmt.query_map([], |row| {
@@ -48,6 +52,7 @@ impl SqliteMetadata {
                         step_count: row.get(3)?,
                         model: row.get(4)?,
                         started: row.get(5)?,
+                        root: row.get(6)?,
                     })
                 })?
                 .collect()
@@ -67,8 +72,8 @@ impl SqliteMetadata {
             let conn = self.connection();
             let tx = conn.unchecked_transaction()?;
             tx.execute(
-                "INSERT OR IGNORE INTO runs (run_id, parent, source, step_count, model, started)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT OR IGNORE INTO runs (run_id, parent, source, step_count, model, started, root)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
                     row.run_id,
                     row.parent,
@@ -76,6 +81,7 @@ impl SqliteMetadata {
                     row.step_count,
                     row.model,
                     row.started,
+                    row.root,
                 ],
             )?;
             // A run stored again becomes the newest in the listing, as `latest` says.
@@ -116,6 +122,7 @@ mod tests {
             step_count: 2,
             model: Some("m".to_owned()),
             started: None,
+            root: None,
         }
     }
 

@@ -330,6 +330,7 @@ fn snapshot(payload: &[u8], label: Option<&str>) -> SnapshotRecord {
         payload_object: ContentHash::of(payload),
         tokens: 9,
         created_at: 1,
+        root: None,
     }
 }
 
@@ -484,6 +485,7 @@ fn run_row(id: &ContentHash, source: &str) -> RunRow {
         step_count: 2,
         model: Some("m".to_owned()),
         started: None,
+        root: None,
     }
 }
 

@@ -461,6 +461,10 @@ pub fn list(store: &Store) -> Result<Vec<IndexSummary>, CtxError> {
                 )
                 .ok()
                 .and_then(|db| db.root().map(str::to_owned));
+                if !store.sees(root.as_deref()) {
+                    // Another workspace's index in a shared store.
+                    continue;
+                }
                 out.push(IndexSummary {
                     name,
                     documents: m.documents.len(),

@@ -132,6 +132,13 @@ impl Workspace {
                 } else {
                     Store::open(&location.dir)?
                 };
+                // The global store is shared by every project: this workspace sees its own
+                // packs, snapshots and runs (a store named explicitly is seen whole).
+                let store = if location.kind == StoreKind::Global {
+                    store.scoped(&packs::oneshot_root(&cwd, &[], None)?)
+                } else {
+                    store
+                };
                 (store, location)
             }
             _ if options.init => {
@@ -430,8 +437,13 @@ impl Workspace {
         let alive = |p: u32| p == pid || crate::recording::process_alive(p);
         crate::recording::recover_recordings(&self.store, &alive)?;
         let redactor = Redactor::with_custom(&self.layers.redaction_rules()?)?;
+        let store = Store::open(&self.location.dir)?;
+        let store = match self.store.scope() {
+            Some(scope) => store.scoped(Path::new(scope)),
+            None => store,
+        };
         crate::recording::Recording::start(
-            Store::open(&self.location.dir)?,
+            store,
             crate::recording::RecordingOptions {
                 name: name.to_owned(),
                 workspace_root: self.cwd.clone(),

@@ -212,7 +212,14 @@ fn start_recording(
     name: String,
     started: i64,
 ) -> Result<Arc<ctx::recording::Recording>, String> {
+    let own = config.workspace_root.join(ctx::store::STORE_DIR_NAME);
     let store = ctx::store::Store::open(&config.store_dir).map_err(|err| err.to_string())?;
+    // A store the workspaces share keeps each one's runs apart.
+    let store = if config.store_dir == own {
+        store
+    } else {
+        store.scoped(&config.workspace_root)
+    };
     let pid = std::process::id();
     let alive = |p: u32| p == pid || ctx::recording::process_alive(p);
     for recovered in

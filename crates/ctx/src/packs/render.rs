@@ -1829,6 +1829,8 @@ pub fn snapshot_with(
         payload_object,
         tokens: rendered.report.tokens_used,
         created_at: now,
+        // A store shared by workspaces stamps its workspace's root (`Store::scoped`).
+        root: None,
     };
     let stored = ctx.store.db().insert_snapshot(&record, &rendered.items)?;
     Ok((stored, rendered))
