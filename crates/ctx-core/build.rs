@@ -1,8 +1,10 @@
 //! Writes the redaction catalog as the redactor reads it at run time: the rules of
-//! `src/redact/rules.toml` as Rust literals (`RawRule`s, checked and built at run time as the
-//! TOML's are), without what only people and tests read (each rule's `positives`, `negatives`
-//! and `description`). A process that redacts then parses no TOML; the full catalog is still
-//! compiled in for the tests, which check that the two agree.
+//! `src/redact/rules.toml` as one static table of Rust literals (`StaticRule`s, made into
+//! `RawRule`s and checked at run time as the TOML's are), without what only people and tests
+//! read (each rule's `positives`, `negatives` and `description`). A process that redacts then
+//! parses no TOML; the full catalog is still compiled in for the tests, which check that the
+//! two agree. The table is data, not code: written as one function building ~300 structs and
+//! their vectors, it took the optimizer minutes in release builds.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -18,10 +20,10 @@ fn main() {
         .expect("src/redact/rules.toml has [[rule]] entries");
     let mut out = String::from(
         "// Written by build.rs from src/redact/rules.toml.\n\
-         pub(crate) fn rules() -> Vec<RawRule<'static>> {\n    vec![\n",
+         pub(crate) static RULES: &[StaticRule] = &[\n",
     );
     for entry in entries {
-        out.push_str("        RawRule {\n");
+        out.push_str("    StaticRule {\n");
         for key in [
             "id", "provider", "regex", "context", "value", "check", "scope",
         ] {
@@ -46,7 +48,7 @@ fn main() {
                         .collect()
                 })
                 .unwrap_or_default();
-            writeln!(out, "            {key}: vec!{values:?},").expect("a String takes writes");
+            writeln!(out, "            {key}: &{values:?},").expect("a String takes writes");
         }
         let entropy = entry.get("entropy").map(|item| {
             item.as_float()
@@ -60,9 +62,9 @@ fn main() {
                 .expect("rules.toml: `max_run` must be a count")
         });
         writeln!(out, "            max_run: {max_run:?},").expect("a String takes writes");
-        out.push_str("            ..RawRule::default()\n        },\n");
+        out.push_str("    },\n");
     }
-    out.push_str("    ]\n}\n");
+    out.push_str("];\n");
     let dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     std::fs::write(dir.join("rules_runtime.rs"), out).expect("OUT_DIR is writable");
 }

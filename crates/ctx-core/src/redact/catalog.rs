@@ -35,8 +35,45 @@ pub(crate) const CATALOG_TOML: &str = include_str!("rules.toml");
 /// rules as Rust ([`RawRule`] literals), so no process parses TOML to redact (that was a
 /// millisecond, and a thousand page faults, at the start of every command that redacts).
 mod runtime {
-    use super::RawRule;
+    use super::{RawRule, StaticRule};
     include!(concat!(env!("OUT_DIR"), "/rules_runtime.rs"));
+
+    /// The table as [`RawRule`]s.
+    pub(crate) fn rules() -> Vec<RawRule<'static>> {
+        RULES
+            .iter()
+            .map(|rule| RawRule {
+                id: rule.id,
+                provider: rule.provider,
+                keywords: rule.keywords.to_vec(),
+                regex: rule.regex,
+                context: rule.context,
+                value: rule.value,
+                check: rule.check,
+                entropy: rule.entropy,
+                max_run: rule.max_run,
+                allow: rule.allow.to_vec(),
+                scope: rule.scope,
+                positives: Vec::new(),
+                negatives: Vec::new(),
+            })
+            .collect()
+    }
+}
+
+/// One rule of the table `build.rs` writes: a [`RawRule`]'s fields as static data.
+struct StaticRule {
+    id: Option<&'static str>,
+    provider: Option<&'static str>,
+    keywords: &'static [&'static str],
+    regex: Option<&'static str>,
+    context: Option<&'static str>,
+    value: Option<&'static str>,
+    check: Option<&'static str>,
+    entropy: Option<f64>,
+    max_run: Option<usize>,
+    allow: &'static [&'static str],
+    scope: Option<&'static str>,
 }
 
 /// A rule's fields as written (in `rules.toml`, or as `build.rs` wrote them), before they are
