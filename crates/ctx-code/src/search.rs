@@ -219,7 +219,11 @@ pub(crate) fn search_bytes(
     name: impl FnOnce() -> String,
 ) {
     with_searcher(context, |searcher| {
-        let mut sink = FileSink::new(matcher, kept, name, || Some(bytes.to_vec()));
+        // Secrets are found over the whole file when it is small enough, as from disk.
+        let whole = || {
+            (bytes.len() as u64 <= WHOLE_FILE_REDACTION_BYTES).then(|| bytes.to_vec())
+        };
+        let mut sink = FileSink::new(matcher, kept, name, whole);
         // As a reader, not a slice: binary detection then looks at every buffer, exactly as
         // when the file is searched from disk.
         let _ = searcher.search_reader(matcher, bytes, &mut sink);
@@ -256,8 +260,8 @@ const SEARCH_HEAP_LIMIT: usize = 64 << 20;
 
 /// Searches the file a walk listed as `entry` with this thread's searcher, adding what it
 /// finds to `kept`; `name` gives the path shown in results (only called when something
-/// matches).
-fn search_one(
+/// matches). The file streams by: its memory does not grow with its size.
+pub(crate) fn search_one(
     matcher: &RegexMatcher,
     context: usize,
     entry: &WalkEntry,

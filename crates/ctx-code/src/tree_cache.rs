@@ -326,6 +326,23 @@ pub fn search_cached(
     let entries = cache.walk(root)?;
     let kept = Kept::new(query.limit);
     par_map(&entries, query.threads, |entry| {
+        // The walk may not have read sizes (`WalkOptions::metadata`): ask when it did not.
+        let size = if entry.size > 0 {
+            entry.size
+        } else {
+            std::fs::metadata(&entry.path).map_or(0, |m| m.len())
+        };
+        if size > MAX_CACHED_FILE {
+            // Too large to keep: searched from disk as it streams by, not read whole.
+            crate::search::search_one(&matcher, query.context, entry, reader, &kept, || {
+                if prefix.is_empty() {
+                    entry.rel.clone()
+                } else {
+                    format!("{prefix}/{}", entry.rel)
+                }
+            });
+            return;
+        }
         let Some(bytes) = cache.contents(&entry.path, reader) else {
             return;
         };

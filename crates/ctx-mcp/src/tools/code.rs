@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use ctx::code::{
     self, CodeContext, CommitInfo, ContextLine, FileDiff, FileSummary, Hunk, MapEntry, RelatedFile,
-    SearchKind, SearchMatch, Skipped, Symbol, TextQuery,
+    SearchKind, SearchLimit, SearchMatch, Skipped, Symbol, TextQuery,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -668,6 +668,11 @@ pub struct SearchAnswer {
     pub page: PageInfo,
 }
 
+/// The bytes of matches a search keeps for its answer: about a hundred pages of the default
+/// 8,000 tokens, and a bounded cost per request (the answer is built, as text and JSON,
+/// before it is paged). Past it the answer says how many matches there were in all.
+const MAX_SEARCH_BYTES: usize = 2 << 20;
+
 fn search(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: SearchArgs = call.parse()?;
     if args.pattern.is_empty() {
@@ -694,6 +699,10 @@ fn search(call: &Call<'_>) -> Result<Page, ToolError> {
                 regex: matches!(args.mode, SearchMode::Regex),
                 ignore_case: args.ignore_case,
                 context,
+                limit: SearchLimit {
+                    max_results: None,
+                    max_bytes: MAX_SEARCH_BYTES,
+                },
                 ..TextQuery::default()
             }),
             if matches!(args.mode, SearchMode::Regex) {
