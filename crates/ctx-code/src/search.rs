@@ -220,9 +220,7 @@ pub(crate) fn search_bytes(
 ) {
     with_searcher(context, |searcher| {
         // Secrets are found over the whole file when it is small enough, as from disk.
-        let whole = || {
-            (bytes.len() as u64 <= WHOLE_FILE_REDACTION_BYTES).then(|| bytes.to_vec())
-        };
+        let whole = || (bytes.len() as u64 <= WHOLE_FILE_REDACTION_BYTES).then(|| bytes.to_vec());
         let mut sink = FileSink::new(matcher, kept, name, whole);
         // As a reader, not a slice: binary detection then looks at every buffer, exactly as
         // when the file is searched from disk.
