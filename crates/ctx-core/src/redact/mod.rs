@@ -746,8 +746,26 @@ struct LineStructure {
     may_hold_a_value: bool,
     assignments: Option<Vec<Assignment>>,
     opener: Option<structure::Opener>,
-    /// The opened block, whether it may hold a value, and its assignments once read.
-    block: Option<(Range<usize>, bool, Option<Vec<Assignment>>)>,
+    /// The opened block, once looked at.
+    block: Option<OpenedBlock>,
+}
+
+/// A block a line opens, whether it may hold a keyed rule's value at all
+/// ([`structure::may_hold_a_value`]), and its assignments once read.
+type OpenedBlock = (Range<usize>, bool, Option<Vec<Assignment>>);
+
+/// The block `opener` opens, whether it may hold a value, and its assignments once read:
+/// `known` once looked at, else a fresh look.
+fn opened_block<'a>(
+    known: &'a mut Option<OpenedBlock>,
+    opener: &structure::Opener,
+    text: &str,
+) -> &'a mut OpenedBlock {
+    known.get_or_insert_with(|| {
+        let block = opener.block(text);
+        let may_hold = structure::may_hold_a_value(&text[block.clone()]);
+        (block, may_hold, None)
+    })
 }
 
 /// What is known of `line`: `current` if it is that line, else a fresh look at it.
@@ -934,11 +952,7 @@ impl Rule {
         }
         // Under a parent that names the credential, any key may hold it (`default = "…"`).
         let any_key = opener.names_a_credential;
-        let (block, block_may_hold, assignments) = structure.block.get_or_insert_with(|| {
-            let block = opener.block(text);
-            let may_hold = structure::may_hold_a_value(&text[block.clone()]);
-            (block, may_hold, None)
-        });
+        let (block, block_may_hold, assignments) = opened_block(&mut structure.block, opener, text);
         if !*block_may_hold {
             return;
         }
@@ -992,38 +1006,17 @@ impl Rule {
         }
         let structure = line_structure(&mut scan.line, text, line.clone());
         let is_value = |a: &Assignment| text[a.key.clone()].eq_ignore_ascii_case("value");
-        let judge = |name_start: usize, value: &Assignment, spans: &mut Vec<Span>| {
-            let candidate = Candidate {
-                text,
-                match_start: name_start,
-                start: value.value.start,
-                end: value.value.end,
-                bare: !value.quoted,
-                typed: false,
-            };
-            if self.accepts(&candidate) {
-                spans.push(Span {
-                    start: candidate.start,
-                    end: candidate.end,
-                    rule: index,
-                });
-            }
-        };
         if let Some(opener) = &structure.opener
             && let Some(name) = opener.pair_name.clone()
         {
             if structure::pair_kind(&text[name.clone()]) == Some(kind) {
-                let (block, _, assignments) = structure.block.get_or_insert_with(|| {
-                    let block = opener.block(text);
-                    let may_hold = structure::may_hold_a_value(&text[block.clone()]);
-                    (block, may_hold, None)
-                });
+                let (block, _, assignments) = opened_block(&mut structure.block, opener, text);
                 let block = block.clone();
                 if let Some(value) = read_assignments(assignments, text, block)
                     .iter()
                     .find(|a| is_value(a))
                 {
-                    judge(name.start, value, spans);
+                    self.push_value(index, text, name.start, value, spans);
                 }
             }
             return;
@@ -1038,7 +1031,7 @@ impl Rule {
                 .iter()
                 .find(|a| is_value(a) && a.key.start > name.key.start)
         {
-            judge(name.key.start, value, spans);
+            self.push_value(index, text, name.key.start, value, spans);
         }
     }
 
@@ -1068,12 +1061,23 @@ impl Rule {
         } else {
             structure::names_a_credential(key)
         };
-        if !credential {
-            return;
+        if credential {
+            self.push_value(index, text, assignment.key.start, assignment, spans);
         }
+    }
+
+    /// Adds the value of `assignment` (named from `name_start`) if this rule accepts it.
+    fn push_value(
+        &self,
+        index: usize,
+        text: &str,
+        name_start: usize,
+        assignment: &Assignment,
+        spans: &mut Vec<Span>,
+    ) {
         let candidate = Candidate {
             text,
-            match_start: assignment.key.start,
+            match_start: name_start,
             start: assignment.value.start,
             end: assignment.value.end,
             bare: !assignment.quoted,
