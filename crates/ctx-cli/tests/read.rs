@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use common::{Env, write_files};
+use common::{Env, http, write_files};
 
 fn fixture(env: &Env) {
     write_files(
@@ -306,19 +306,6 @@ fn the_attack_suite_gets_nothing_out_of_the_cli() {
     assert!(flipper.join().expect("flipper") > 10);
 }
 
-/// Sends one HTTP/1.1 request on a fresh connection and returns the raw response.
-fn http(addr: &str, method: &str, path: &str, body: &str) -> String {
-    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
-    let request = format!(
-        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    stream.write_all(request.as_bytes()).expect("send");
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("read");
-    response
-}
-
 #[test]
 fn serve_answers_tool_health_and_mcp_and_stops_on_sigterm() {
     let env = Env::new();
@@ -328,7 +315,7 @@ fn serve_answers_tool_health_and_mcp_and_stops_on_sigterm() {
     );
     let (mut child, mut stderr, addr) =
         env.spawn_server(&["serve", "--workspaces", "ws", "--addr", "127.0.0.1:0"]);
-    let health = http(&addr, "GET", "/health", "");
+    let health = http(&addr, "GET", "/health", &[], "");
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
     assert!(
         health.contains(r#""workspace_ids":["alpha","beta"]"#),
@@ -338,6 +325,7 @@ fn serve_answers_tool_health_and_mcp_and_stops_on_sigterm() {
         &addr,
         "POST",
         "/tool",
+        &[],
         r#"{"workspace":"beta","tool":"fs_read","params":{"mode":"Line","path":"b.txt"}}"#,
     );
     assert!(
@@ -348,6 +336,7 @@ fn serve_answers_tool_health_and_mcp_and_stops_on_sigterm() {
         &addr,
         "POST",
         "/tool",
+        &[],
         r#"{"workspace":"gamma","tool":"fs_read","params":{"mode":"Line","path":"b.txt"}}"#,
     );
     assert!(
@@ -355,12 +344,12 @@ fn serve_answers_tool_health_and_mcp_and_stops_on_sigterm() {
         "{missing}"
     );
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-    let mcp = http(&addr, "POST", "/mcp/alpha", init);
+    let mcp = http(&addr, "POST", "/mcp/alpha", &[], init);
     assert!(
         mcp.starts_with("HTTP/1.1 200") && mcp.contains("serverInfo"),
         "{mcp}"
     );
-    let no_ws = http(&addr, "POST", "/mcp/gamma", init);
+    let no_ws = http(&addr, "POST", "/mcp/gamma", &[], init);
     assert!(no_ws.starts_with("HTTP/1.1 404"), "{no_ws}");
     let status = std::process::Command::new("kill")
         .args(["-TERM", &child.id().to_string()])

@@ -6,17 +6,18 @@
 mod common;
 
 use std::fs;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::time::Duration;
+use std::process::Child;
 
-use common::Env;
+use common::{Env, McpSession, http};
 use serde_json::{Value, json};
 
 /// A secret-free marker that appears only in alpha's files.
 const ALPHA_TEXT: &str = "alpha-only-marker";
+
+fn path(dir: &Path) -> &str {
+    dir.to_str().expect("utf8")
+}
 
 fn transcript() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ctx-runs/tests/fixtures/claude-code.jsonl")
@@ -111,87 +112,6 @@ fn the_cli_in_one_workspace_does_not_see_another_workspaces_packs_snapshots_or_r
     assert!(named.ok().stdout.contains("alpha-pack"), "{}", named.stdout);
 }
 
-/// `ctx mcp` over stdio in `dir`.
-struct Session {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    next: u64,
-}
-
-impl Session {
-    fn start(env: &Env, dir: &Path) -> Self {
-        let mut cmd = env.cmd(&["-C", dir.to_str().expect("utf8"), "mcp", "--tools", "all"]);
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut child = cmd.spawn().expect("spawn ctx mcp");
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut session = Self {
-            child,
-            stdin,
-            lines,
-            next: 1,
-        };
-        let init = session.request(
-            "initialize",
-            &json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
-        );
-        assert_eq!(init["result"]["serverInfo"]["name"], "ctx", "{init}");
-        session.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        session
-    }
-
-    fn send(&mut self, message: &Value) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin
-            .write_all(format!("{message}\n").as_bytes())
-            .expect("write");
-        stdin.flush().expect("flush");
-    }
-
-    fn request(&mut self, method: &str, params: &Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(Duration::from_secs(30))
-                .expect("an answer from ctx mcp");
-            let message: Value = serde_json::from_str(&line).expect("JSON");
-            if message["id"] == id {
-                return message;
-            }
-        }
-    }
-
-    fn call(&mut self, tool: &str, arguments: &Value) -> Value {
-        self.request(
-            "tools/call",
-            &json!({ "name": tool, "arguments": arguments }),
-        )
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        drop(self.stdin.take());
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Every answer text of `message` (result content and error), for leak checks.
 fn text_of(message: &Value) -> String {
     message.to_string()
@@ -200,12 +120,12 @@ fn text_of(message: &Value) -> String {
 #[test]
 fn an_mcp_server_in_one_workspace_does_not_see_another_workspaces_packs_snapshots_or_runs() {
     let (env, alpha, beta, run) = two_workspaces();
-    let mut own = Session::start(&env, &alpha);
+    let mut own = McpSession::start(&env, &["-C", path(&alpha), "mcp", "--tools", "all"]);
     let listed = own.call("ctx_packs_list", &json!({}));
     assert!(text_of(&listed).contains("alpha-pack"), "{listed}");
     drop(own);
 
-    let mut other = Session::start(&env, &beta);
+    let mut other = McpSession::start(&env, &["-C", path(&beta), "mcp", "--tools", "all"]);
     let mut answers = Vec::new();
     answers.push(other.call("ctx_packs_list", &json!({})));
     answers.push(other.call("ctx_packs_get", &json!({ "pack": "alpha-pack" })));
@@ -260,9 +180,22 @@ fn serve_gives_each_workspace_its_own_view_of_a_shared_store() {
     // Stopped however the test ends (a panic included).
     let _server = Stopped(server);
     let post = |path: &str, session: Option<&str>, body: &Value| -> (Option<String>, String) {
-        let mut request = ureq_like(&addr, path, session, body);
-        let answer = request.send();
-        (answer.0, answer.1)
+        let headers: Vec<(&str, &str)> = session
+            .map(|s| {
+                vec![
+                    ("mcp-session-id", s),
+                    ("mcp-protocol-version", "2025-11-25"),
+                ]
+            })
+            .unwrap_or_default();
+        let answer = http(&addr, "POST", path, &headers, &body.to_string());
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+        let session = head.lines().find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        });
+        (session, body.to_owned())
     };
     let init = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -319,53 +252,5 @@ impl Drop for Stopped {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
-    }
-}
-
-/// A minimal HTTP/1.1 client over std's TcpStream (one request per connection).
-struct RawPost {
-    addr: String,
-    request: Vec<u8>,
-}
-
-fn ureq_like(addr: &str, path: &str, session: Option<&str>, body: &Value) -> RawPost {
-    let body = body.to_string();
-    let mut head = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    if let Some(session) = session {
-        head.push_str("Mcp-Session-Id: ");
-        head.push_str(session);
-        head.push_str("\r\nMcp-Protocol-Version: 2025-11-25\r\n");
-    }
-    head.push_str("\r\n");
-    let mut request = head.into_bytes();
-    request.extend_from_slice(body.as_bytes());
-    RawPost {
-        addr: addr.to_owned(),
-        request,
-    }
-}
-
-impl RawPost {
-    /// Sends the request; returns the session id header and the body.
-    fn send(&mut self) -> (Option<String>, String) {
-        use std::io::Read as _;
-        let mut stream = std::net::TcpStream::connect(&self.addr).expect("connect");
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .expect("timeout");
-        stream.write_all(&self.request).expect("send");
-        let mut answer = Vec::new();
-        let _ = stream.read_to_end(&mut answer);
-        let answer = String::from_utf8_lossy(&answer).into_owned();
-        let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
-        let session = head.lines().find_map(|line| {
-            let (name, value) = line.split_once(':')?;
-            name.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| value.trim().to_owned())
-        });
-        (session, body.to_owned())
     }
 }

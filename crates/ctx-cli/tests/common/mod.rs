@@ -168,3 +168,117 @@ pub fn write_files(dir: &Path, files: &[(&str, &str)]) {
         fs::write(full, content).expect("write");
     }
 }
+
+/// Sends one HTTP/1.1 request on a fresh connection (`Connection: close`) with JSON content
+/// and the MCP `Accept` header, plus `headers`; returns the raw response.
+pub fn http(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .expect("read timeout");
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(name);
+        request.push_str(": ");
+        request.push_str(value);
+        request.push_str("\r\n");
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response
+}
+
+/// `ctx ARGS… mcp …` over stdio: requests by id, answers matched to them (within 30 s).
+pub struct McpSession {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+    next: u64,
+}
+
+impl McpSession {
+    /// Starts `ctx` with `args` (which run `mcp`) and completes the handshake.
+    pub fn start(env: &Env, args: &[&str]) -> Self {
+        use std::io::BufRead as _;
+        use std::process::Stdio;
+        let mut child = env
+            .cmd(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn ctx mcp");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut session = Self {
+            child,
+            stdin,
+            lines,
+            next: 1,
+        };
+        let init = session.request(
+            "initialize",
+            &serde_json::json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "ctx", "{init}");
+        session.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        session
+    }
+
+    pub fn send(&mut self, message: &serde_json::Value) {
+        use std::io::Write as _;
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    /// The whole answer (`result` or `error`) to a request.
+    pub fn request(&mut self, method: &str, params: &serde_json::Value) -> serde_json::Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .expect("an answer from ctx mcp");
+            let message: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    pub fn call(&mut self, tool: &str, arguments: &serde_json::Value) -> serde_json::Value {
+        self.request(
+            "tools/call",
+            &serde_json::json!({ "name": tool, "arguments": arguments }),
+        )
+    }
+}
+
+impl Drop for McpSession {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
