@@ -319,8 +319,10 @@ struct FileSecrets {
 
 impl FileSecrets {
     /// The secrets of `bytes`, or `None` when it holds none.
-    fn of(bytes: &[u8]) -> Option<Self> {
-        let text = String::from_utf8_lossy(bytes).into_owned();
+    fn of(bytes: Vec<u8>) -> Option<Self> {
+        // Valid UTF-8 (nearly every file) is taken as it is, without a copy.
+        let text = String::from_utf8(bytes)
+            .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned());
         let spans: Vec<(std::ops::Range<usize>, String)> = ctx_core::redact::Redactor::builtin()
             .secret_spans(&text)
             .into_iter()
@@ -450,7 +452,7 @@ impl<'a, F: FnOnce() -> String, W: FnOnce() -> Option<Vec<u8>>> FileSink<'a, F, 
         self.path = name();
         self.ceiling = self.kept.ceiling_for(&self.path);
         match self.whole.take().and_then(|whole| whole()) {
-            Some(bytes) => self.secrets = FileSecrets::of(&bytes),
+            Some(bytes) => self.secrets = FileSecrets::of(bytes),
             None => self.line_by_line = true,
         }
     }

@@ -34,6 +34,16 @@ pub const TRUST_AFTER: Duration = Duration::from_secs(2);
 /// Files larger than this are read from disk on each search, never kept.
 const MAX_CACHED_FILE: u64 = 4 * 1024 * 1024;
 
+/// A file's contents as [`TreeCache::contents`] has them.
+pub enum Contents {
+    /// The whole file (from memory when unchanged since it was kept).
+    Bytes(Arc<[u8]>),
+    /// Over [`MAX_CACHED_FILE`]: not read here; search it as it streams from disk.
+    TooLarge,
+    /// Gone, refused by the sandbox, or unreadable.
+    Unreadable,
+}
+
 /// Contents kept at most, in bytes; past it the contents cache starts again empty.
 const MAX_CACHED_BYTES: u64 = 512 * 1024 * 1024;
 
@@ -194,31 +204,32 @@ impl TreeCache {
         Ok(entries)
     }
 
-    /// The contents of a walked file, from the cache when its stamp is unchanged; `None` when
-    /// it cannot be read.
-    pub fn contents(
-        &self,
-        path: &Path,
-        reader: Option<&ctx_fs::WalkReader<'_>>,
-    ) -> Option<Arc<[u8]>> {
-        let meta = std::fs::metadata(path).ok()?;
+    /// The contents of a walked file, from the cache when its stamp is unchanged; a file over
+    /// [`MAX_CACHED_FILE`] is not read ([`Contents::TooLarge`]).
+    pub fn contents(&self, path: &Path, reader: Option<&ctx_fs::WalkReader<'_>>) -> Contents {
+        let Ok(meta) = std::fs::metadata(path) else {
+            return Contents::Unreadable;
+        };
+        if meta.len() > MAX_CACHED_FILE {
+            return Contents::TooLarge;
+        }
         let (mtime_ns, inode) = ctx_fs::walk::stamp(&meta);
         let stamp = (meta.len(), mtime_ns, inode);
         if let Some(file) = self.read_files().0.get(path)
             && file.stamp == stamp
         {
             self.content_hits.fetch_add(1, Ordering::Relaxed);
-            return Some(Arc::clone(&file.bytes));
+            return Contents::Bytes(Arc::clone(&file.bytes));
         }
         let started = (self.settings.clock)();
-        let bytes: Arc<[u8]> = crate::summary::read_path(reader, path).ok()?.into();
+        let Ok(bytes) = crate::summary::read_path(reader, path) else {
+            return Contents::Unreadable;
+        };
+        let bytes: Arc<[u8]> = bytes.into();
         self.reads.fetch_add(1, Ordering::Relaxed);
         // Kept only when the bytes read are the stamp's (same length) and the stamp is old
         // enough to be trusted.
-        if bytes.len() as u64 == stamp.0
-            && stamp.0 <= MAX_CACHED_FILE
-            && trusted(Some(stamp), started)
-        {
+        if bytes.len() as u64 == stamp.0 && trusted(Some(stamp), started) {
             let mut files = self.write_files();
             if files.1 + stamp.0 > MAX_CACHED_BYTES {
                 files.0.clear();
@@ -235,7 +246,7 @@ impl TreeCache {
                 files.1 -= old.stamp.0;
             }
         }
-        Some(bytes)
+        Contents::Bytes(bytes)
     }
 
     fn lock_walks(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Arc<CachedWalk>>> {
@@ -326,33 +337,21 @@ pub fn search_cached(
     let entries = cache.walk(root)?;
     let kept = Kept::new(query.limit);
     par_map(&entries, query.threads, |entry| {
-        // The walk may not have read sizes (`WalkOptions::metadata`): ask when it did not.
-        let size = if entry.size > 0 {
-            entry.size
-        } else {
-            std::fs::metadata(&entry.path).map_or(0, |m| m.len())
-        };
-        if size > MAX_CACHED_FILE {
-            // Too large to keep: searched from disk as it streams by, not read whole.
-            crate::search::search_one(&matcher, query.context, entry, reader, &kept, || {
-                if prefix.is_empty() {
-                    entry.rel.clone()
-                } else {
-                    format!("{prefix}/{}", entry.rel)
-                }
-            });
-            return;
-        }
-        let Some(bytes) = cache.contents(&entry.path, reader) else {
-            return;
-        };
-        search_bytes(&matcher, query.context, &bytes, &kept, || {
+        let name = || {
             if prefix.is_empty() {
                 entry.rel.clone()
             } else {
                 format!("{prefix}/{}", entry.rel)
             }
-        });
+        };
+        match cache.contents(&entry.path, reader) {
+            Contents::Bytes(bytes) => search_bytes(&matcher, query.context, &bytes, &kept, name),
+            // Too large to keep: searched from disk as it streams by, not read whole.
+            Contents::TooLarge => {
+                crate::search::search_one(&matcher, query.context, entry, reader, &kept, name);
+            }
+            Contents::Unreadable => {}
+        }
     });
     Ok(kept.finish())
 }
