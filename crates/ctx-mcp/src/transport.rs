@@ -87,14 +87,24 @@ pub async fn read_body(
     limits: &HttpLimits,
     error: fn(axum::http::StatusCode, &str) -> axum::response::Response,
 ) -> Result<axum::extract::Request, axum::response::Response> {
+    let (parts, bytes) = read_body_bytes(request, limits, error).await?;
+    Ok(axum::extract::Request::from_parts(
+        parts,
+        axum::body::Body::from(bytes),
+    ))
+}
+
+/// [`read_body`], giving the request's parts and its body's bytes.
+async fn read_body_bytes(
+    request: axum::extract::Request,
+    limits: &HttpLimits,
+    error: fn(axum::http::StatusCode, &str) -> axum::response::Response,
+) -> Result<(axum::http::request::Parts, axum::body::Bytes), axum::response::Response> {
     use http_body_util::BodyExt as _;
     let (parts, body) = request.into_parts();
     let limited = http_body_util::Limited::new(body, limits.max_body_bytes);
     match tokio::time::timeout(limits.body_timeout, limited.collect()).await {
-        Ok(Ok(collected)) => Ok(axum::extract::Request::from_parts(
-            parts,
-            axum::body::Body::from(collected.to_bytes()),
-        )),
+        Ok(Ok(collected)) => Ok((parts, collected.to_bytes())),
         Ok(Err(err)) if err.is::<http_body_util::LengthLimitError>() => Err(error(
             axum::http::StatusCode::PAYLOAD_TOO_LARGE,
             &format!(
@@ -205,14 +215,10 @@ impl CtxHttpService {
             }
         }
         let request = if method == axum::http::Method::POST && is_json(request.headers()) {
-            let request = match read_body(request, &self.limits, jsonrpc_error).await {
-                Ok(request) => request,
+            let (parts, bytes) = match read_body_bytes(request, &self.limits, jsonrpc_error).await {
+                Ok(read) => read,
                 Err(answer) => return answer,
             };
-            let (parts, body) = request.into_parts();
-            let bytes = axum::body::to_bytes(body, usize::MAX)
-                .await
-                .unwrap_or_default();
             let starts_session = match crate::jsonrpc::screen(&bytes) {
                 Screened::Answer(answer) => return screened_answer(&answer),
                 Screened::Message(message) => matches!(

@@ -69,10 +69,8 @@ impl ScopedMetadata {
 
     fn visible_runs(&self) -> Result<BTreeSet<String>, StoreError> {
         Ok(self
-            .inner
             .list_run_rows()?
             .into_iter()
-            .filter(|row| self.sees(row.root.as_deref()))
             .map(|row| row.run_id)
             .collect())
     }
