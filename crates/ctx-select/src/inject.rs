@@ -108,7 +108,8 @@ pub fn relevant_lines(result: &SelectionResult) -> Vec<String> {
         .map(|d| {
             let mut reason = relevance_reason(&d.why);
             if d.degraded {
-                reason.push_str(", skeleton");
+                reason.push_str(", ");
+                reason.push_str(d.view.name());
             }
             format!("[RELEVANT: {} ({reason})]", d.id)
         })
@@ -121,7 +122,7 @@ pub fn snippets(result: &SelectionResult) -> String {
     for doc in &result.documents {
         let lang = doc.id.as_str().rsplit_once('.').map_or("", |(_, ext)| ext);
         let fence = fence_for(&doc.content);
-        let label = if doc.degraded { " (skeleton)" } else { "" };
+        let label = doc.label();
         let _ = writeln!(out, "{}{label}:", doc.id);
         let _ = writeln!(out, "{fence}{lang}");
         out.push_str(&doc.content);

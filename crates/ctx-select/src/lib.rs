@@ -34,6 +34,7 @@ pub mod selection;
 pub mod signals;
 pub mod source;
 pub mod text;
+pub mod view;
 
 pub use canonicalize::{CanonicalizeOptions, canonicalize};
 pub use error::{ConnectorError, IndexError, SelectionError};
@@ -43,7 +44,7 @@ pub use index::{
     build_index_with_progress, inspect_index, verify_index,
 };
 pub use selection::{
-    ApproxTokenCounter, ContextSelector, OpenIndex, Query, Ranked, ScoreDetails, Scorer,
+    ApproxTokenCounter, ContextSelector, LeftOut, OpenIndex, Query, Ranked, ScoreDetails, Scorer,
     ScorerKind, SelectOptions, SelectedDocument, SelectionMetadata, SelectionResult, SelectionWhy,
     Signal, TermFrequencyScorer, TokenCounter, Weights,
 };

@@ -20,6 +20,7 @@ use crate::index::{
     CacheManifest, DOCUMENTS_DIR, DocRow, SEARCH_DB_FILE, SearchDb, cache_version, read_manifest,
 };
 use crate::text::{query_terms, terms};
+use crate::view::{FileRegions, Focus, ViewKind};
 
 /// A query: the text as given and its search terms (stop words removed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,9 +94,45 @@ pub struct SelectedDocument {
     pub tokens: u64,
     pub content: String,
     pub why: SelectionWhy,
-    /// The content is the file's skeleton (bodies elided), to fit more relevant code.
+    /// Less than the whole file is shown (`view` says what), to fit more relevant code.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub degraded: bool,
+    /// What `content` shows: `whole`, `regions` (the parts the query matches, with the
+    /// signatures around them), `outline` (signatures and head) or `skeleton`.
+    #[serde(default)]
+    pub view: ViewKind,
+    /// The lines shown (1-based, inclusive), when less than the whole file; every other run
+    /// of lines is one `… lines A-B not shown` marker in `content`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<[u32; 2]>,
+    /// Tokens of the whole file, when less is shown.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub file_tokens: u64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl SelectedDocument {
+    /// ` (regions)`, ` (outline)`, ` (skeleton)` or nothing, for a listing's header.
+    pub fn label(&self) -> String {
+        match self.view {
+            ViewKind::Whole if !self.degraded => String::new(),
+            ViewKind::Whole => " (skeleton)".to_owned(),
+            kind => format!(" ({} of {} tokens)", kind.name(), self.file_tokens),
+        }
+    }
+}
+
+/// A candidate left out of a selection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LeftOut {
+    pub id: DocumentId,
+    pub score: f64,
+    /// Tokens of the whole file.
+    pub tokens: u64,
 }
 
 /// What the selection was asked and what it did.
@@ -114,6 +151,9 @@ pub struct SelectionMetadata {
     /// Candidates left out because they did not fit.
     #[serde(default)]
     pub over_budget: usize,
+    /// The best of them (at most 20), by rank.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -258,6 +298,9 @@ impl ContextSelector {
                 content: doc.content().to_owned(),
                 why: details.why.clone(),
                 degraded: false,
+                view: ViewKind::Whole,
+                lines: Vec::new(),
+                file_tokens: 0,
             });
         }
         Ok(SelectionResult {
@@ -271,6 +314,7 @@ impl ContextSelector {
                 tokenizer: counter.name(),
                 degraded: Vec::new(),
                 over_budget: over,
+                left_out: Vec::new(),
                 index: None,
                 cache_version: None,
             },
@@ -1015,9 +1059,44 @@ impl OpenIndex {
         Ok(())
     }
 
-    /// Ranks, then fills the budget in rank order with exact token counts from `counter`,
-    /// degrading a file to its skeleton when the whole file does not fit (or would take more
-    /// than half the budget) and the skeleton does.
+    /// The query's focus for region scoring: its terms weighted by rarity in this index,
+    /// the identifiers it names and the messages it quotes.
+    fn focus(&self, query: &Query) -> Result<Focus, IndexError> {
+        let n = self.rows.len() as f64;
+        let mut weights = Vec::with_capacity(query.terms.len());
+        for term in &query.terms {
+            let df = self.db.postings(Field::Content, term)?.len() as f64;
+            if df == 0.0 {
+                continue;
+            }
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            let idf = if crate::text::is_filler_word(term) {
+                idf * 0.25
+            } else {
+                idf
+            };
+            weights.push((term.clone(), idf));
+        }
+        let features = crate::query::features(&query.raw);
+        Ok(Focus {
+            weights,
+            idents: features.idents.iter().map(|i| i.term.clone()).collect(),
+            messages: crate::query::message_fragments(&features.messages),
+        })
+    }
+
+    /// Ranks, then fills the budget with exact token counts from `counter`, down a ladder
+    /// so the best candidates are represented before lesser ones are added:
+    ///
+    /// 1. In rank order, each candidate gets a share of the budget (the first the most): a
+    ///    file that fits its share is shown whole; a larger one as a view of the regions the
+    ///    query matches, with their enclosing signatures ([`crate::view`]); the first
+    ///    candidate always gets at least its best lines when anything fits.
+    /// 2. What is left goes back to the candidates in rank order, widening their views (more
+    ///    regions, then signatures, up to the whole file).
+    ///
+    /// Everything left out is counted in `over_budget` and the best of it listed in
+    /// `left_out`. Without `degrade`, files are whole or left out.
     pub fn select(
         &self,
         query: &Query,
@@ -1025,18 +1104,33 @@ impl OpenIndex {
         counter: &dyn TokenCounter,
     ) -> Result<SelectionResult, SelectionError> {
         let ranked = self.rank(query, opts.scorer, &opts.weights)?;
-        let mut documents = Vec::new();
-        let mut used = 0u64;
-        let mut over = 0;
-        let mut degraded_ids = Vec::new();
+        let focus = if opts.degrade {
+            self.focus(query)?
+        } else {
+            Focus::default()
+        };
         let budget = opts.budget;
+        let mut picks: Vec<Pick> = Vec::new();
+        let mut left_out: Vec<LeftOut> = Vec::new();
+        let mut over = 0;
+        let mut used = 0u64;
         for (i, cand) in ranked.iter().enumerate() {
-            if used >= budget || i >= opts.max_candidates {
+            if i >= opts.max_candidates || used >= budget {
                 over += ranked.len() - i;
+                for rest in ranked[i..]
+                    .iter()
+                    .take(20usize.saturating_sub(left_out.len()))
+                {
+                    let (id, tokens) = self.whole_tokens(rest.num, counter)?;
+                    left_out.push(LeftOut {
+                        id,
+                        score: rest.score,
+                        tokens,
+                    });
+                }
                 break;
             }
             let doc = self.load(cand.num)?;
-            let remaining = budget - used;
             let tokens = counter
                 .count(doc.content(), &doc.version())
                 .map_err(SelectionError::TokenCount)?;
@@ -1044,45 +1138,86 @@ impl OpenIndex {
                 // An empty file tells a reader nothing.
                 continue;
             }
-            let large = tokens > budget / 2;
-            let mut chosen: Option<(String, u64, bool)> = None;
-            if opts.degrade && (tokens > remaining || large) {
-                let language = ctx_code::Language::from_path(Path::new(doc.id().as_str()));
-                if let Some(skeleton) = language
-                    .filter(|_| doc.content().len() <= crate::analyze::MAX_PARSE_BYTES)
-                    .and_then(|l| ctx_code::skeleton::skeleton(l, doc.content().as_bytes()))
-                    .filter(|s| s.len() < doc.content().len())
-                {
-                    let hash = ContentHash::of(skeleton.as_bytes());
-                    let skeleton_tokens = counter
-                        .count(&skeleton, &hash)
-                        .map_err(SelectionError::TokenCount)?;
-                    if skeleton_tokens <= remaining && skeleton_tokens < tokens {
-                        chosen = Some((skeleton, skeleton_tokens, true));
-                    }
+            let remaining = budget - used;
+            let share = share(budget, picks.len()).min(remaining);
+            let mut regions = None;
+            let shown = if tokens <= share || (!opts.degrade && tokens <= remaining) {
+                Some(Shown::whole(&doc, tokens))
+            } else if opts.degrade && (picks.is_empty() || share >= MIN_SHARE) {
+                let floor = if picks.is_empty() { remaining } else { share };
+                let cut = FileRegions::new(doc.id().as_str(), doc.content(), tokens, &focus);
+                let shown = view_of(&cut, &doc, tokens, share.max(floor.min(MIN_SHARE)), counter)?;
+                regions = Some(cut);
+                shown
+            } else {
+                None
+            };
+            if let Some(shown) = shown {
+                used += shown.tokens;
+                picks.push(Pick {
+                    cand,
+                    doc,
+                    tokens,
+                    shown,
+                    regions,
+                });
+            } else {
+                over += 1;
+                if left_out.len() < 20 {
+                    left_out.push(LeftOut {
+                        id: doc.id().clone(),
+                        score: cand.score,
+                        tokens,
+                    });
                 }
             }
-            if chosen.is_none() && tokens <= remaining {
-                chosen = Some((doc.content().to_owned(), tokens, false));
-            }
-            let Some((content, tokens, degraded)) = chosen else {
-                over += 1;
-                continue;
-            };
-            used += tokens;
-            if degraded {
-                degraded_ids.push(doc.id().clone());
-            }
-            documents.push(SelectedDocument {
-                id: doc.id().clone(),
-                version: doc.version(),
-                score: cand.score,
-                tokens,
-                content,
-                why: cand.why.clone(),
-                degraded,
-            });
         }
+        // Widen the views with what is left, best candidates first.
+        if opts.degrade {
+            for pick in &mut picks {
+                if pick.shown.view == ViewKind::Whole || used >= budget {
+                    continue;
+                }
+                let allowance = pick.shown.tokens + (budget - used);
+                let wider = if pick.tokens <= allowance {
+                    Some(Shown::whole(&pick.doc, pick.tokens))
+                } else if let Some(regions) = &pick.regions {
+                    view_of(regions, &pick.doc, pick.tokens, allowance, counter)?
+                } else {
+                    None
+                };
+                if let Some(wider) = wider
+                    && wider.tokens > pick.shown.tokens
+                    && wider.tokens <= allowance
+                {
+                    used = used - pick.shown.tokens + wider.tokens;
+                    pick.shown = wider;
+                }
+            }
+        }
+        let documents: Vec<SelectedDocument> = picks
+            .into_iter()
+            .map(|p| {
+                let whole = p.shown.view == ViewKind::Whole;
+                SelectedDocument {
+                    id: p.doc.id().clone(),
+                    version: p.doc.version(),
+                    score: p.cand.score,
+                    tokens: p.shown.tokens,
+                    content: p.shown.content,
+                    why: p.cand.why.clone(),
+                    degraded: !whole,
+                    view: p.shown.view,
+                    lines: p.shown.lines,
+                    file_tokens: if whole { 0 } else { p.tokens },
+                }
+            })
+            .collect();
+        let degraded_ids = documents
+            .iter()
+            .filter(|d| d.degraded)
+            .map(|d| d.id.clone())
+            .collect();
         Ok(SelectionResult {
             selection: SelectionMetadata {
                 query: query.raw.clone(),
@@ -1094,10 +1229,100 @@ impl OpenIndex {
                 tokenizer: counter.name(),
                 degraded: degraded_ids,
                 over_budget: over,
+                left_out,
                 index: Some(self.name.clone()),
                 cache_version: Some(self.manifest.cache_version),
             },
             documents,
         })
     }
+
+    fn whole_tokens(
+        &self,
+        num: u32,
+        counter: &dyn TokenCounter,
+    ) -> Result<(DocumentId, u64), SelectionError> {
+        let doc = self.load(num)?;
+        let tokens = counter
+            .count(doc.content(), &doc.version())
+            .map_err(SelectionError::TokenCount)?;
+        Ok((doc.id().clone(), tokens))
+    }
+}
+
+/// `doc`'s view within `allowance` exact tokens, or `None` when nothing fits (a view is built
+/// on estimated line costs, counted exactly, and built again smaller while over).
+fn view_of(
+    regions: &FileRegions,
+    doc: &Document,
+    tokens: u64,
+    allowance: u64,
+    counter: &dyn TokenCounter,
+) -> Result<Option<Shown>, SelectionError> {
+    if allowance == 0 {
+        return Ok(None);
+    }
+    let mut target = allowance as f64;
+    for _ in 0..4 {
+        let Some(view) = regions.view(doc.content(), target) else {
+            return Ok(None);
+        };
+        if view.kind == ViewKind::Whole {
+            return Ok((tokens <= allowance).then(|| Shown::whole(doc, tokens)));
+        }
+        let hash = ContentHash::of(view.content.as_bytes());
+        let exact = counter
+            .count(&view.content, &hash)
+            .map_err(SelectionError::TokenCount)?;
+        if exact <= allowance {
+            return Ok(Some(Shown {
+                view: view.kind,
+                content: view.content,
+                lines: view.lines,
+                tokens: exact,
+            }));
+        }
+        target *= allowance as f64 / exact as f64 * 0.95;
+    }
+    Ok(None)
+}
+
+/// The smallest share worth giving a candidate (its best lines and their signatures).
+const MIN_SHARE: u64 = 200;
+
+/// The share of `budget` the candidate after `shown` others gets in the first pass.
+fn share(budget: u64, shown: usize) -> u64 {
+    let percent = match shown {
+        0 => 45,
+        1 => 20,
+        _ => 10,
+    };
+    (budget.saturating_mul(percent) / 100).max(MIN_SHARE)
+}
+
+/// What is shown of one candidate.
+struct Shown {
+    view: ViewKind,
+    content: String,
+    lines: Vec<[u32; 2]>,
+    tokens: u64,
+}
+
+impl Shown {
+    fn whole(doc: &Document, tokens: u64) -> Self {
+        Self {
+            view: ViewKind::Whole,
+            content: doc.content().to_owned(),
+            lines: Vec::new(),
+            tokens,
+        }
+    }
+}
+
+struct Pick<'r> {
+    cand: &'r Ranked,
+    doc: Document,
+    tokens: u64,
+    shown: Shown,
+    regions: Option<FileRegions>,
 }

@@ -115,7 +115,7 @@ fn snippet(doc: &ctx_select::SelectedDocument, lines: Option<usize>) -> String {
     let id = doc.id.as_str();
     let lang = id.rsplit_once('.').map_or("", |(_, ext)| ext);
     let fence = ctx_select::inject::fence_for(&doc.content);
-    let label = if doc.degraded { " (skeleton)" } else { "" };
+    let label = doc.label();
     let mut out = format!("{id}{label}:\n{fence}{lang}\n");
     match lines {
         None => out.push_str(&doc.content),
@@ -532,6 +532,9 @@ mod tests {
             content,
             why: ctx_select::SelectionWhy::default(),
             degraded: false,
+            view: ctx_select::view::ViewKind::Whole,
+            lines: Vec::new(),
+            file_tokens: 0,
         }
     }
 

@@ -102,11 +102,7 @@ pub fn render_documents(documents: &[SelectedDocument]) -> String {
         let id = doc.id.as_str();
         let ext = id.rsplit_once('.').map_or("", |(_, e)| e);
         let fence = ctx_select::inject::fence_for(&doc.content);
-        let _ = writeln!(
-            out,
-            "## {id}{}",
-            if doc.degraded { " (skeleton)" } else { "" }
-        );
+        let _ = writeln!(out, "## {id}{}", doc.label());
         let _ = writeln!(out, "{fence}{ext}");
         out.push_str(&doc.content);
         if !doc.content.ends_with('\n') {

@@ -19,9 +19,11 @@ use crate::output::{Output, Status, Style};
 /// modules its dotted names spell, paths it mentions (tracebacks too), rank flowing along
 /// imports and references, recent git activity when there is history. Tests, docs,
 /// examples, vendored and generated files rank as context unless the question is about
-/// them; files far below the best are left out (an empty selection is an answer). Files that
-/// do not fit whole may come as skeletons (bodies elided). `ctx inject`, the Claude Code
-/// hook and MCP `ctx_select` make this same selection.
+/// them; files far below the best are left out (an empty selection is an answer). The best
+/// files are represented first: small ones whole, large ones as the regions the question
+/// matches (whole functions, with their class's signature), then their other signatures,
+/// each run of lines left out marked `… lines A-B not shown`. `ctx inject`, the Claude
+/// Code hook and MCP `ctx_select` make this same selection.
 ///
 /// Examples:
 ///   ctx select "how are indexes built" --budget 8000
@@ -45,8 +47,8 @@ pub struct SelectArgs {
     /// The ranking.
     #[arg(long, value_enum, default_value_t = ScorerArg::Default)]
     pub scorer: ScorerArg,
-    /// Never replace a file by its skeleton.
-    #[arg(long)]
+    /// Show files whole or not at all (no regions or outlines).
+    #[arg(long, alias = "whole-files")]
     pub no_skeletons: bool,
 }
 
@@ -152,7 +154,7 @@ pub fn render(result: &SelectionResult, explain: bool, out: &Output) -> String {
         if meta.degraded.is_empty() {
             String::new()
         } else {
-            format!(", {} as skeleton", meta.degraded.len())
+            format!(", {} in part", meta.degraded.len())
         }
     );
     for (i, doc) in result.documents.iter().enumerate() {
@@ -170,7 +172,7 @@ pub fn render(result: &SelectionResult, explain: bool, out: &Output) -> String {
             "#  {:>2}. {}{}  score {:.2}, {} tokens: {}",
             i + 1,
             doc.id,
-            if doc.degraded { " (skeleton)" } else { "" },
+            doc.label(),
             doc.score,
             doc.tokens,
             signals.join(", ")

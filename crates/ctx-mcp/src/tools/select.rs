@@ -34,7 +34,7 @@ pub fn definitions() -> Vec<ToolDef> {
         define::<SelectArgs, SelectAnswer>(
             "ctx_select",
             "Select context for a question",
-            "The files most relevant to a question or task as one Markdown payload within a token budget, most relevant first (some may be skeletons, bodies elided). Why each was chosen is in the structured answer. Builds the workspace index on first use.",
+            "The code most relevant to a question or task, best first, within a token budget: small files whole, large ones as their matching regions. Why each was chosen is in the structured answer.",
             reads(),
             false,
             select,
@@ -112,8 +112,18 @@ pub struct SelectedOut {
     pub score: f64,
     /// Tokens of its text as included.
     pub tokens: u64,
-    /// Included as a skeleton (function bodies elided) to fit more relevant code.
+    /// Less than the whole file is included (`view` says what), to fit more relevant code.
     pub degraded: bool,
+    /// What is included: `whole`, `regions` (the parts the query matches, with the
+    /// signatures around them), `outline` (signatures and head) or `skeleton`.
+    pub view: String,
+    /// The lines included (1-based, inclusive) when less than the whole file; read the rest
+    /// with `fs_read` and these line numbers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<[u32; 2]>,
+    /// Tokens of the whole file, when less is included.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_tokens: Option<u64>,
     /// Why it was selected.
     pub why: WhyOut,
 }
@@ -135,10 +145,24 @@ pub struct SelectionOut {
     pub scorer: String,
     /// The tokenizer that counted the tokens.
     pub tokenizer: String,
-    /// Documents included as skeletons.
+    /// Documents included in part.
     pub degraded: Vec<String>,
     /// Candidates left out because they did not fit the budget.
     pub over_budget: u64,
+    /// The best of them (at most 20), by rank, with their whole size.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOutOut>,
+}
+
+/// A candidate left out of a selection.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct LeftOutOut {
+    /// The file's path relative to the workspace root.
+    pub id: String,
+    /// Its relevance score.
+    pub score: f64,
+    /// Tokens of the whole file.
+    pub tokens: u64,
 }
 
 /// The index the selection read, after bringing it up to date.
@@ -284,6 +308,9 @@ fn answer(outcome: SelectOutcome, text: String, explain: bool) -> SelectAnswer {
             score: doc.score,
             tokens: doc.tokens,
             degraded: doc.degraded,
+            view: doc.view.name().to_owned(),
+            lines: doc.lines,
+            file_tokens: (doc.file_tokens > 0).then_some(doc.file_tokens),
             why: WhyOut {
                 query_terms: doc.why.query_terms,
                 term_matches: doc.why.term_matches,
@@ -316,6 +343,15 @@ fn answer(outcome: SelectOutcome, text: String, explain: bool) -> SelectAnswer {
                 .map(|d| d.as_str().to_owned())
                 .collect(),
             over_budget: meta.over_budget as u64,
+            left_out: meta
+                .left_out
+                .into_iter()
+                .map(|l| LeftOutOut {
+                    id: l.id.as_str().to_owned(),
+                    score: l.score,
+                    tokens: l.tokens,
+                })
+                .collect(),
         },
         index: IndexState {
             name: build.name,
