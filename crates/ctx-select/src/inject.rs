@@ -116,6 +116,28 @@ pub fn relevant_lines(result: &SelectionResult) -> Vec<String> {
         .collect()
 }
 
+/// `[NOT SHOWN: a.py, b.py, and 3 more (over budget)]` when relevant files were left out
+/// (at most five named).
+pub fn left_out_line(result: &SelectionResult) -> Option<String> {
+    let meta = &result.selection;
+    if meta.left_out.is_empty() {
+        return None;
+    }
+    let named: Vec<&str> = meta
+        .left_out
+        .iter()
+        .take(5)
+        .map(|l| l.id.as_str())
+        .collect();
+    let more = meta.over_budget.saturating_sub(named.len());
+    let mut line = format!("[NOT SHOWN: {}", named.join(", "));
+    if more > 0 {
+        let _ = write!(line, ", and {more} more");
+    }
+    line.push_str(" (over budget)]");
+    Some(line)
+}
+
 /// The selected documents as fenced snippets.
 pub fn snippets(result: &SelectionResult) -> String {
     let mut out = String::new();

@@ -11,8 +11,9 @@
 //! - [`selection`]: query → score → order → budget. [`ContextSelector`] is the seed's
 //!   in-memory pipeline with [`TermFrequencyScorer`]; [`OpenIndex`] ranks a built index with
 //!   BM25 (content, path segments, symbol names) plus seed 001's signals and a personalized
-//!   PageRank over the import/reference [`graph`], and fills the budget with exact counts,
-//!   degrading files to skeletons when that fits more.
+//!   PageRank over the import/reference [`graph`], and fills the budget with exact counts
+//!   down a ladder: small files whole, large ones as the regions the query matches
+//!   ([`view`]), the best files first, what did not fit listed.
 //! - [`inject`]: the `ctx inject` text (Claude Code's hook protocol is the facade's,
 //!   `ctx::hooks`).
 //!
@@ -44,9 +45,9 @@ pub use index::{
     build_index_with_progress, inspect_index, verify_index,
 };
 pub use selection::{
-    ApproxTokenCounter, ContextSelector, LeftOut, OpenIndex, Query, Ranked, ScoreDetails, Scorer,
-    ScorerKind, SelectOptions, SelectedDocument, SelectionMetadata, SelectionResult, SelectionWhy,
-    Signal, TermFrequencyScorer, TokenCounter, Weights,
+    ApproxTokenCounter, ContextSelector, LeftOut, MAX_LEFT_OUT, OpenIndex, Query, Ranked,
+    ScoreDetails, Scorer, ScorerKind, SelectOptions, SelectedDocument, SelectionMetadata,
+    SelectionResult, SelectionWhy, Signal, TermFrequencyScorer, TokenCounter, Weights,
 };
 pub use source::{
     DocumentSource, ErrorPolicy, FilesystemSource, Ingested, MemorySource, RawDocument,

@@ -167,6 +167,42 @@ pub struct SelectionResult {
     pub selection: SelectionMetadata,
 }
 
+/// Candidates listed in `left_out`, at most.
+pub const MAX_LEFT_OUT: usize = 20;
+
+impl SelectionResult {
+    /// Leaves out the documents after the first `keep` (a front end that shows fewer), so
+    /// they are counted and listed as left out like any that did not fit.
+    pub fn keep_first(&mut self, keep: usize) {
+        if self.documents.len() <= keep {
+            return;
+        }
+        let dropped: Vec<SelectedDocument> = self.documents.drain(keep..).collect();
+        let meta = &mut self.selection;
+        let mut listed: Vec<LeftOut> = dropped
+            .iter()
+            .map(|d| LeftOut {
+                id: d.id.clone(),
+                score: d.score,
+                tokens: if d.file_tokens > 0 {
+                    d.file_tokens
+                } else {
+                    d.tokens
+                },
+            })
+            .collect();
+        for d in &dropped {
+            meta.tokens_used = meta.tokens_used.saturating_sub(d.tokens);
+            meta.degraded.retain(|id| *id != d.id);
+        }
+        meta.over_budget += dropped.len();
+        meta.documents_selected = self.documents.len();
+        listed.append(&mut meta.left_out);
+        listed.truncate(MAX_LEFT_OUT);
+        meta.left_out = listed;
+    }
+}
+
 /// Scores one document for a query; pure.
 pub trait Scorer {
     fn name(&self) -> &'static str;
@@ -483,6 +519,8 @@ pub struct SelectOptions {
     pub degrade: bool,
     /// Consider at most this many ranked candidates for the budget.
     pub max_candidates: usize,
+    /// Show at most this many documents (the budget is shared among them only).
+    pub max_documents: usize,
     pub weights: Weights,
 }
 
@@ -493,6 +531,7 @@ impl Default for SelectOptions {
             budget: 8000,
             degrade: true,
             max_candidates: 200,
+            max_documents: usize::MAX,
             weights: Weights::default(),
         }
     }
@@ -1115,11 +1154,11 @@ impl OpenIndex {
         let mut over = 0;
         let mut used = 0u64;
         for (i, cand) in ranked.iter().enumerate() {
-            if i >= opts.max_candidates || used >= budget {
+            if i >= opts.max_candidates || used >= budget || picks.len() >= opts.max_documents {
                 over += ranked.len() - i;
                 for rest in ranked[i..]
                     .iter()
-                    .take(20usize.saturating_sub(left_out.len()))
+                    .take(MAX_LEFT_OUT.saturating_sub(left_out.len()))
                 {
                     let (id, tokens) = self.whole_tokens(rest.num, counter)?;
                     left_out.push(LeftOut {
@@ -1163,7 +1202,7 @@ impl OpenIndex {
                 });
             } else {
                 over += 1;
-                if left_out.len() < 20 {
+                if left_out.len() < MAX_LEFT_OUT {
                     left_out.push(LeftOut {
                         id: doc.id().clone(),
                         score: cand.score,

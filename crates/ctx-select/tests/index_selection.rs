@@ -827,3 +827,126 @@ fn a_project_of_prose_is_not_all_context() {
         "docs/billing.md"
     );
 }
+
+/// The index over real code (this crate's own sources, tests and benches), built once.
+fn real_code_index() -> &'static (tempfile::TempDir, Vec<String>) {
+    static INDEX: std::sync::OnceLock<(tempfile::TempDir, Vec<String>)> =
+        std::sync::OnceLock::new();
+    INDEX.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let indexes = tempfile::tempdir().expect("tmp");
+        build_fs(root, indexes.path(), "real");
+        // Identifiers the code defines, as query words.
+        let mut words: Vec<String> = Vec::new();
+        for dir in ["src", "src/index", "tests"] {
+            for entry in fs::read_dir(root.join(dir)).expect("readdir").flatten() {
+                let Ok(text) = fs::read_to_string(entry.path()) else {
+                    continue;
+                };
+                for line in text.lines() {
+                    let t = line.trim_start();
+                    for kw in ["fn ", "struct ", "enum ", "const "] {
+                        if let Some(rest) = t.strip_prefix("pub ").unwrap_or(t).strip_prefix(kw) {
+                            let name: String = rest
+                                .chars()
+                                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                                .collect();
+                            if name.len() > 3 {
+                                words.push(name);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        words.sort();
+        words.dedup();
+        (indexes, words)
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// At any budget of 500 tokens or more, the top-ranked file is shown (first), what is
+    /// shown of a file is its own lines verbatim with `… lines A-B not shown` between them,
+    /// the budget holds, and whatever was left out is counted and listed.
+    #[test]
+    fn the_top_ranked_file_is_always_shown_and_nothing_is_lost_silently(
+        picks in proptest::collection::vec(0usize..10_000, 1..4),
+        budget in 500u64..40_000,
+    ) {
+        let (indexes, words) = real_code_index();
+        let query_text: Vec<&str> = picks.iter().map(|i| words[i % words.len()].as_str()).collect();
+        let query = Query::new(&query_text.join(" "));
+        let index = OpenIndex::open(indexes.path(), "real").expect("open");
+        let select_opts = SelectOptions { budget, ..SelectOptions::default() };
+        let ranked = index.rank(&query, select_opts.scorer, &select_opts.weights).expect("rank");
+        let result = index.select(&query, &select_opts, &ApproxTokenCounter).expect("select");
+        let meta = &result.selection;
+        if let Some(top) = ranked.first() {
+            proptest::prop_assert_eq!(
+                result.documents.first().map(|d| d.id.as_str()),
+                Some(top.id.as_str()),
+                "budget {}", budget
+            );
+        }
+        let used: u64 = result.documents.iter().map(|d| d.tokens).sum();
+        proptest::prop_assert_eq!(used, meta.tokens_used);
+        proptest::prop_assert!(used <= budget);
+        proptest::prop_assert_eq!(meta.documents_selected, result.documents.len());
+        proptest::prop_assert!(meta.documents_selected + meta.over_budget <= meta.documents_considered);
+        proptest::prop_assert!(meta.left_out.len() <= meta.over_budget.min(ctx_select::MAX_LEFT_OUT));
+        if meta.over_budget > 0 {
+            proptest::prop_assert!(!meta.left_out.is_empty());
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for doc in &result.documents {
+            proptest::prop_assert!(meta.left_out.iter().all(|l| l.id != doc.id));
+            let file = fs::read_to_string(root.join(doc.id.as_str())).expect("read");
+            if doc.lines.is_empty() {
+                proptest::prop_assert!(!doc.degraded);
+                proptest::prop_assert_eq!(&doc.content, &file);
+                continue;
+            }
+            proptest::prop_assert!(doc.degraded);
+            proptest::prop_assert!(doc.tokens < doc.file_tokens);
+            // Rebuild the view from the file and the shown ranges.
+            let lines: Vec<&str> = file.lines().collect();
+            let mut expected = String::new();
+            let mut next = 1u32;
+            for [a, b] in &doc.lines {
+                proptest::prop_assert!(*a >= next && a <= b);
+                if *a > next {
+                    let indent = (next..*a)
+                        .map(|l| lines[l as usize - 1])
+                        .find(|l| !l.trim().is_empty())
+                        .map_or("", |l| &l[..l.len() - l.trim_start().len()]);
+                    if *a - 1 == next {
+                        let _ = writeln!(expected, "{indent}… line {next} not shown");
+                    } else {
+                        let _ = writeln!(expected, "{indent}… lines {next}-{} not shown", a - 1);
+                    }
+                }
+                for l in *a..=*b {
+                    expected.push_str(lines[l as usize - 1]);
+                    expected.push('\n');
+                }
+                next = b + 1;
+            }
+            let total = u32::try_from(lines.len()).expect("lines");
+            if next <= total {
+                let indent = (next..=total)
+                    .map(|l| lines[l as usize - 1])
+                    .find(|l| !l.trim().is_empty())
+                    .map_or("", |l| &l[..l.len() - l.trim_start().len()]);
+                if next == total {
+                    let _ = writeln!(expected, "{indent}… line {next} not shown");
+                } else {
+                    let _ = writeln!(expected, "{indent}… lines {next}-{total} not shown");
+                }
+            }
+            proptest::prop_assert_eq!(&doc.content, &expected, "{}", doc.id);
+        }
+    }
+}

@@ -94,11 +94,12 @@ pub fn workspace_index_name(root: &Path) -> String {
 }
 
 /// The selected files as text, the way `ctx select` prints them and `ctx_select` pages them:
-/// `## path` (marked `(skeleton)` when degraded), then the content in a fence named after the
-/// extension and longer than any backtick run inside it.
-pub fn render_documents(documents: &[SelectedDocument]) -> String {
+/// `## path` (with what is shown when less than the whole file), then the content in a fence
+/// named after the extension and longer than any backtick run inside it; last, the files
+/// left out, with their sizes.
+pub fn render_documents(result: &SelectionResult) -> String {
     let mut out = String::new();
-    for doc in documents {
+    for doc in &result.documents {
         let id = doc.id.as_str();
         let ext = id.rsplit_once('.').map_or("", |(_, e)| e);
         let fence = ctx_select::inject::fence_for(&doc.content);
@@ -109,6 +110,20 @@ pub fn render_documents(documents: &[SelectedDocument]) -> String {
             out.push('\n');
         }
         let _ = writeln!(out, "{fence}\n");
+    }
+    let meta = &result.selection;
+    if !meta.left_out.is_empty() {
+        let listed: Vec<String> = meta
+            .left_out
+            .iter()
+            .map(|l| format!("{} ({} tokens)", l.id, l.tokens))
+            .collect();
+        let more = meta.over_budget.saturating_sub(listed.len());
+        let _ = write!(out, "Not shown (over budget): {}", listed.join(", "));
+        if more > 0 {
+            let _ = write!(out, ", and {more} more");
+        }
+        out.push_str(".\n");
     }
     out
 }
@@ -345,7 +360,7 @@ pub fn select_payload(
     };
     let mut inner = budget;
     let mut result = index.select(&parsed, &prompt_options(inner), &counter)?;
-    let mut payload = render_documents(&result.documents);
+    let mut payload = render_documents(&result);
     for _ in 0..4 {
         let tokens = cx.tokenizer.count(&payload) as u64;
         if tokens <= budget || inner == 0 {
@@ -353,16 +368,11 @@ pub fn select_payload(
         }
         inner = inner.saturating_sub(tokens - budget);
         result = index.select(&parsed, &prompt_options(inner), &counter)?;
-        payload = render_documents(&result.documents);
+        payload = render_documents(&result);
     }
-    while cx.tokenizer.count(&payload) as u64 > budget {
-        let Some(dropped) = result.documents.pop() else {
-            break;
-        };
-        result.selection.tokens_used = result.selection.tokens_used.saturating_sub(dropped.tokens);
-        result.selection.documents_selected = result.documents.len();
-        result.selection.degraded.retain(|id| *id != dropped.id);
-        payload = render_documents(&result.documents);
+    while cx.tokenizer.count(&payload) as u64 > budget && !result.documents.is_empty() {
+        result.keep_first(result.documents.len() - 1);
+        payload = render_documents(&result);
     }
     result.selection.budget = budget;
     Ok((SelectOutcome { build, result }, payload))
@@ -628,7 +638,11 @@ pub fn prompt_context_with(
     }
     // The one selection: the same call, options and ranking as `ctx select --budget N` and
     // `ctx_select`; the lines and snippets are its first documents.
-    let outcome = select_with(cx, name, prompt, &prompt_options(budget), update)?;
+    let opts = SelectOptions {
+        max_documents: MAX_INJECTED_FILES,
+        ..prompt_options(budget)
+    };
+    let outcome = select_with(cx, name, prompt, &opts, update)?;
     let mut result = outcome.result;
     if !relevant(&subject, &result) {
         result.documents.clear();
@@ -637,7 +651,7 @@ pub fn prompt_context_with(
             result: Some(result),
         });
     }
-    result.documents.truncate(MAX_INJECTED_FILES);
+    result.keep_first(MAX_INJECTED_FILES);
     let facts = project_facts(&cx.root, cx.now);
     let keywords: Vec<String> = ctx_select::text::keywords(prompt)
         .into_iter()
@@ -652,19 +666,20 @@ pub fn prompt_context_with(
         ctx_select::TokenCounter::count(&counter, text, &ContentHash::of(text.as_bytes()))
             .map_err(CtxError::InvalidInput)
     };
-    let relevant = ctx_select::inject::relevant_lines(&result);
+    let mut relevant = ctx_select::inject::relevant_lines(&result);
     let at = lines
         .len()
         .saturating_sub(usize::from(!keywords.is_empty()));
+    relevant.extend(ctx_select::inject::left_out_line(&result));
     for (i, line) in relevant.into_iter().enumerate() {
         lines.insert(at + i, line);
     }
     let mut snippets = ctx_select::inject::snippets(&result);
-    // The lines take room too: drop snippets from the end until everything fits.
+    // The lines take room too: leave snippets out from the end until everything fits.
     while count(&ctx_select::inject::context_block(&lines, &snippets))? > budget
         && !result.documents.is_empty()
     {
-        result.documents.pop();
+        result.keep_first(result.documents.len() - 1);
         snippets = ctx_select::inject::snippets(&result);
     }
     Ok(PromptContext {

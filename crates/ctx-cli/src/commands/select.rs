@@ -197,6 +197,6 @@ pub fn render(result: &SelectionResult, explain: bool, out: &Output) -> String {
         }
     }
     text.push('\n');
-    text.push_str(&ctx::select::render_documents(&result.documents));
+    text.push_str(&ctx::select::render_documents(result));
     text
 }
