@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::fmt::Write as _;
 use std::io::Write as _;
 use std::process::Stdio;
 
@@ -290,4 +291,243 @@ fn help_puts_global_options_under_their_own_heading_with_examples() {
         help.stdout
     );
     assert!(help.stdout.contains("Examples:"), "{}", help.stdout);
+}
+
+/// `n` pieces of text, one per index.
+fn repeated(n: usize, piece: impl Fn(usize) -> String) -> String {
+    let mut out = String::new();
+    for i in 0..n {
+        out += &piece(i);
+    }
+    out
+}
+
+/// A project shaped like sharkdp/fd (whose default pack used to spend its budget on
+/// `doc/screencast.svg` and `Cargo.lock` and leave `src/` out): a lockfile, drawings, docs,
+/// a large test file and more source than the budget holds whole.
+fn fd_shaped(env: &Env) {
+    let mut files: Vec<(String, String)> = vec![
+        (
+            "Cargo.toml".into(),
+            "[package]\nname = \"fd-find\"\nversion = \"10.0.0\"\n".into(),
+        ),
+        (
+            "Cargo.lock".into(),
+            repeated(400, |i| {
+                format!("[[package]]\nname = \"crate-{i}\"\nversion = \"1.{i}.0\"\n\n")
+            }),
+        ),
+        (
+            "doc/screencast.svg".into(),
+            format!(
+                "<svg xmlns=\"http://www.w3.org/2000/svg\">{}</svg>\n",
+                repeated(800, |i| format!(
+                    "<rect x=\"{i}\" y=\"{i}\" width=\"3\" height=\"4\"/>\n"
+                ))
+            ),
+        ),
+        (
+            "doc/logo.svg".into(),
+            "<svg><circle r=\"4\"/></svg>\n".into(),
+        ),
+        (
+            "README.md".into(),
+            "# fd\n\nA simple, fast and user-friendly alternative to find.\n".repeat(40),
+        ),
+        (
+            "tests/tests.rs".into(),
+            repeated(60, |i| {
+                format!(
+                    "#[test]\nfn finds_case_{i}() {{\n    assert_eq!(1 + {i}, {i} + 1);\n}}\n\n"
+                )
+            }),
+        ),
+    ];
+    for module in [
+        "main",
+        "walk",
+        "output",
+        "config",
+        "filter/size",
+        "filter/time",
+        "exec/mod",
+    ] {
+        let mut text = format!("//! The {module} module.\n\nuse std::path::Path;\n\n");
+        for f in 0..10 {
+            let _ = write!(
+                text,
+                "/// Does step {f} of {module}.\npub fn step_{f}(path: &Path) -> usize {{\n    let name = path.display().to_string();\n    let mut total = 0;\n    for c in name.chars() {{\n        total += c.len_utf8() * {f};\n    }}\n    total\n}}\n\n"
+            );
+        }
+        files.push((format!("src/{module}.rs"), text));
+    }
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    write_files(&env.work(), &borrowed);
+}
+
+#[test]
+fn a_default_pack_spends_its_budget_on_source_and_outlines_what_does_not_fit() {
+    let env = Env::new();
+    fd_shaped(&env);
+    let out = |name: &str| {
+        env.work()
+            .join("..")
+            .join(name)
+            .to_string_lossy()
+            .into_owned()
+    };
+    let run = env.run(&[
+        "--json",
+        "pack",
+        ".",
+        "--budget",
+        "3000",
+        "-o",
+        &out("out.md"),
+    ]);
+    run.ok();
+    let report = run.json();
+    let included: Vec<&serde_json::Value> = report["included"]
+        .as_array()
+        .expect("included")
+        .iter()
+        .collect();
+    let excluded: Vec<&serde_json::Value> = report["excluded"]
+        .as_array()
+        .expect("excluded")
+        .iter()
+        .collect();
+    let reason = |path: &str| {
+        excluded
+            .iter()
+            .find(|e| e["path"] == path)
+            .map(|e| e["reason"].as_str().expect("reason").to_owned())
+    };
+    for path in ["Cargo.lock", "doc/screencast.svg", "doc/logo.svg"] {
+        assert_eq!(
+            reason(path).as_deref(),
+            Some("default_ignored"),
+            "{path}: {report}"
+        );
+    }
+    let mut outlined = 0;
+    for module in [
+        "main",
+        "walk",
+        "output",
+        "config",
+        "filter/size",
+        "filter/time",
+        "exec/mod",
+    ] {
+        let path = format!("src/{module}.rs");
+        let item = included
+            .iter()
+            .find(|i| i["path"] == path.as_str())
+            .unwrap_or_else(|| panic!("{path} is not in the pack: {report}"));
+        if item["notes"].to_string().contains("outline") {
+            outlined += 1;
+        }
+    }
+    assert!(outlined > 0, "{report}");
+    assert!(report["tokens_used"].as_u64().expect("used") <= 3000);
+    // The test file is context: it did not take the budget whole.
+    assert!(
+        included
+            .iter()
+            .all(|i| i["path"] != "tests/tests.rs" || i["notes"].to_string().contains("outline"))
+    );
+    let payload = std::fs::read_to_string(out("out.md")).expect("payload");
+    assert!(
+        payload.contains("… outline of src/output.rs: the first line of each definition"),
+        "{payload}"
+    );
+    assert!(
+        payload.contains("pub fn step_3(path: &Path) -> usize {"),
+        "{payload}"
+    );
+    assert!(
+        payload.contains("Outlined (the first line of each definition"),
+        "{payload}"
+    );
+    assert!(payload.contains("Largest (tokens): "), "{payload}");
+    // The same bytes again.
+    env.run(&["pack", ".", "--budget", "3000", "-o", "again.md"])
+        .ok();
+    assert_eq!(
+        payload,
+        std::fs::read_to_string(env.work().join("again.md")).expect("again")
+    );
+    // Named, or matched by --include, a lockfile is packed.
+    let named = env.run(&["--json", "pack", "Cargo.lock", "-o", &out("lock.md")]);
+    named.ok();
+    assert_eq!(named.json()["included"][0]["path"], "Cargo.lock");
+    let matched = env.run(&[
+        "--json",
+        "pack",
+        ".",
+        "--include",
+        "*.lock",
+        "-o",
+        "lock2.md",
+    ]);
+    matched.ok();
+    assert_eq!(matched.json()["included"][0]["path"], "Cargo.lock");
+}
+
+/// On this repository, the default pack holds every crate's source file at least as an
+/// outline.
+#[test]
+fn this_repository_packs_every_crate_source_file_at_least_as_an_outline() {
+    let env = Env::new();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repo");
+    let out = env.work().join("self.md");
+    let run = env.run(&[
+        "--json",
+        "pack",
+        repo.to_str().expect("utf-8"),
+        "-o",
+        out.to_str().expect("utf-8"),
+    ]);
+    run.ok();
+    let report = run.json();
+    let included: std::collections::BTreeSet<&str> = report["included"]
+        .as_array()
+        .expect("included")
+        .iter()
+        .filter_map(|i| i["path"].as_str())
+        .collect();
+    let mut missing = Vec::new();
+    let mut stack = vec![repo.join("crates")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read_dir").flatten() {
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(&repo)
+                .expect("inside")
+                .to_string_lossy()
+                .replace('\\', "/");
+            if path.is_dir() {
+                let name = entry.file_name();
+                if name != "target" && name != "tests" && name != "fuzz" {
+                    stack.push(path);
+                }
+                continue;
+            }
+            let in_src = rel.split('/').nth(2) == Some("src");
+            let code = matches!(path.extension().and_then(|e| e.to_str()), Some("rs" | "py"));
+            let test = path.file_stem().is_some_and(|s| s == "tests");
+            if in_src && code && !test && !included.contains(rel.as_str()) {
+                missing.push(rel);
+            }
+        }
+    }
+    assert!(missing.is_empty(), "not in the default pack: {missing:?}");
+    assert!(report["tokens_used"].as_u64().expect("used") <= 128_000);
 }

@@ -90,6 +90,8 @@ struct Region {
     /// Header lines of the scopes around it (class, impl, module).
     scopes: Vec<usize>,
     score: f64,
+    /// A function or method (not the code between definitions).
+    callable: bool,
 }
 
 /// A file cut into regions and scored, ready to build views of it at any allowance.
@@ -113,6 +115,9 @@ const MARKER_TOKENS: f64 = 8.0;
 const CUT_CONTEXT: usize = 2;
 /// Longest paragraph region between definitions.
 const MAX_GAP_REGION: usize = 30;
+/// Regions between definitions shorter than this many lines are shown once the signatures
+/// are (a struct's fields, an enum's variants).
+const SMALL_REGION: usize = 12;
 
 impl FileRegions {
     /// Cuts `content` (file `id`, `tokens` exact tokens whole) into scored regions.
@@ -194,6 +199,7 @@ impl FileRegions {
                 end,
                 scopes: scopes_of(start),
                 score: 0.0,
+                callable: true,
             });
             let _ = sym;
         }
@@ -230,6 +236,7 @@ impl FileRegions {
                 end,
                 scopes: scopes_of(start),
                 score: 0.0,
+                callable: false,
             });
             i = end + 1;
         }
@@ -380,8 +387,34 @@ impl FileRegions {
                 break;
             }
         }
+        // Then small definitions between functions (fields, variants, constants).
+        for region in self.regions.iter().filter(|r| !r.callable) {
+            if region.end - region.start < SMALL_REGION {
+                let mut lines: Vec<usize> = region.scopes.clone();
+                lines.extend(region.start..=region.end);
+                plan.try_add(&lines, allowance);
+            }
+        }
         if !plan.shown.iter().any(|s| *s) {
             return None;
+        }
+        // A gap of one or two blank lines reads better (and costs less) shown than marked.
+        let mut i = 0;
+        while i < n {
+            if plan.shown[i] {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < n && !plan.shown[i] {
+                i += 1;
+            }
+            if start > 0 && i < n && i - start <= 2 && (start..i).all(|l| line(l).trim().is_empty())
+            {
+                for shown in &mut plan.shown[start..i] {
+                    *shown = true;
+                }
+            }
         }
         let kind = if plan.shown.iter().all(|s| *s) {
             ViewKind::Whole

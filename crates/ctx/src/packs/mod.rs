@@ -1,6 +1,7 @@
 //! Packs (seed 000): named, prioritized collections of sources, rendered into one
 //! deterministic, redacted, token-budgeted payload, and snapshots that reproduce it.
 
+mod ladder;
 mod oneshot;
 mod payload;
 mod render;

@@ -199,6 +199,7 @@ fn oneshot_job<'a>(
         sources,
         policy,
         now: request.now,
+        ladder: true,
     })
 }
 

@@ -362,7 +362,17 @@ pub struct Frame {
     pub excluded: Vec<(String, String, String)>,
     /// Redactions: rule → (count, paths).
     pub redactions: BTreeMap<String, (u64, BTreeSet<String>)>,
+    /// The budget was spent down the one-shot ladder: the summary also says what was
+    /// outlined and what took the most tokens.
+    pub ladder: bool,
+    /// Files included as outlines: label and whole tokens.
+    pub outlined: Vec<(String, u64)>,
+    /// Included parts' tokens as written, with their labels.
+    pub largest: Vec<(u64, String)>,
 }
+
+/// The largest parts a ladder's summary names.
+const LARGEST_LISTED: usize = 5;
 
 /// At most this many left-out parts are named in the summary (the report names all).
 const SUMMARY_LISTED: usize = 30;
@@ -475,6 +485,43 @@ impl Frame {
         out
     }
 
+    /// Where a one-shot pack's tokens went: the largest parts, and the files outlined.
+    fn ladder_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        let mut largest: Vec<&(u64, String)> = self.largest.iter().collect();
+        largest.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        // Where the tokens went matters when the budget decided something.
+        let constrained = !self.outlined.is_empty()
+            || self
+                .excluded
+                .iter()
+                .any(|(_, reason, _)| reason == "over_budget");
+        if constrained && !largest.is_empty() {
+            let named: Vec<String> = largest
+                .iter()
+                .take(LARGEST_LISTED)
+                .map(|(tokens, label)| format!("{label} ({tokens})"))
+                .collect();
+            lines.push(format!("Largest (tokens): {}.", named.join(", ")));
+        }
+        if !self.outlined.is_empty() {
+            lines.push(format!(
+                "Outlined (the first line of each definition, numbered; read the file for the rest): {}.",
+                self.outlined.len()
+            ));
+            for (label, whole) in self.outlined.iter().take(SUMMARY_LISTED) {
+                lines.push(format!("- {label} ({whole} tokens whole)"));
+            }
+            if self.outlined.len() > SUMMARY_LISTED {
+                lines.push(format!(
+                    "- … and {} more (`--json` lists them all)",
+                    self.outlined.len() - SUMMARY_LISTED
+                ));
+            }
+        }
+        lines
+    }
+
     fn summary_lines(&self) -> Vec<String> {
         let mut lines = Vec::new();
         let mut parts: Vec<String> = Vec::new();
@@ -500,6 +547,9 @@ impl Frame {
             self.tokenizer,
             self.budget
         ));
+        if self.ladder {
+            lines.extend(self.ladder_lines());
+        }
         if self.excluded.is_empty() {
             lines.push("Left out: nothing.".to_owned());
         } else {
@@ -682,6 +732,7 @@ mod tests {
                 "AWS_ACCESS_KEY_ID".to_owned(),
                 (2, BTreeSet::from(["src/a.rs".to_owned()])),
             )]),
+            ..Frame::default()
         }
     }
 

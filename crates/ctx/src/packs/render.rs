@@ -23,7 +23,7 @@ use ctx_core::{ContentHash, ContentHasher, NoProgress, Progress, TokenizerKind, 
 use ctx_sources::{ExpandOptions, FileStamp, PlannedUnit, Skip, SourceSpec, Unit, UnitKind, plan};
 use ctx_store::{Metadata, RenderFileRow, RenderPayloadRow, SnapshotItemRecord, SnapshotRecord};
 use rayon::prelude::*;
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 use super::payload::{
@@ -176,6 +176,9 @@ pub(crate) struct RenderJob<'a> {
     /// Unix seconds now (the front end's clock), so the render cache remembers only stamps
     /// old enough to trust; `None` remembers nothing.
     pub now: Option<i64>,
+    /// Spend the budget down the ladder of [`super::ladder`] (a one-shot pack) instead of in
+    /// order (a pack's render, which a snapshot must reproduce).
+    pub ladder: bool,
 }
 
 /// One source of a render.
@@ -905,6 +908,7 @@ fn pack_job<'a>(
         sources,
         policy,
         now: Some((ctx.clock)()),
+        ladder: false,
     })
 }
 
@@ -1004,6 +1008,14 @@ fn stream_job_retaining(
     }
 
     let redactor = &job.settings.redactor;
+    let default_ignore: Vec<bool> = job
+        .sources
+        .iter()
+        .map(|s| {
+            job.ladder
+                && matches!(&s.spec.source, ctx_sources::Source::Tree { include, .. } if include.is_empty())
+        })
+        .collect();
     let mut counter = BlockCounter {
         db: job.db,
         tokenizer: policy.tokenizer,
@@ -1086,6 +1098,7 @@ fn stream_job_retaining(
         let rules = cache.map(|cache| cache.rules.as_str());
         let stage = Stage {
             policy,
+            default_ignore: &default_ignore,
             redactor,
             tokenizer_needed: &tokenizer_needed,
             count: count_in_stage,
@@ -1239,9 +1252,52 @@ fn stream_job_retaining(
     );
     let budget = policy.budget_tokens;
     let mut reserve = 0u64;
+    let rungs: Vec<super::ladder::Rung> = prepared
+        .iter()
+        .zip(&counts)
+        .map(|(p, count)| super::ladder::Rung {
+            class: if p.unit().kind == UnitKind::File {
+                super::ladder::importance(
+                    &p.unit().label,
+                    ctx_code::Language::from_path(Path::new(&p.unit().label)).is_some(),
+                )
+            } else {
+                0
+            },
+            whole: if p.body.is_ok() { *count } else { None },
+        })
+        .collect();
+    let mut outlines: FxHashMap<usize, Option<Outline>> = FxHashMap::default();
+    let mut as_outline = vec![false; prepared.len()];
     let (keep, blocks_used, (head, head_tokens), (tail, tail_tokens)) = loop {
-        let (keep, blocks_used) = fill(&counts, budget, reserve);
-        let frame = frame_of(job, &prepared, &counts, &keep, blocks_used);
+        let (keep, blocks_used) = if job.ladder {
+            let room = budget.saturating_sub(reserve);
+            let (kept, used) = super::ladder::fill(&rungs, room, &mut |i| {
+                outlines
+                    .entry(i)
+                    .or_insert_with(|| outline_of(policy, redactor, &prepared[i], counts[i]))
+                    .as_ref()
+                    .map(|o| o.tokens)
+            });
+            for (o, k) in as_outline.iter_mut().zip(&kept) {
+                *o = *k == super::ladder::Kept::Outline;
+            }
+            (
+                kept.iter().map(|k| *k != super::ladder::Kept::No).collect(),
+                used,
+            )
+        } else {
+            fill(&counts, budget, reserve)
+        };
+        let frame = frame_of(
+            job,
+            &prepared,
+            &counts,
+            &keep,
+            blocks_used,
+            &as_outline,
+            &outlines,
+        );
         let (head, tail) = (frame.head(policy.style), frame.tail(policy.style));
         let (head_tokens, tail_tokens) = (counter.count_text(&head)?, counter.count_text(&tail)?);
         let frame_tokens = head_tokens + tail_tokens;
@@ -1257,6 +1313,26 @@ fn stream_job_retaining(
     };
     let frame_tokens = head_tokens + tail_tokens;
     let used = blocks_used + frame_tokens;
+    // Outlined units are written as their outlines.
+    for (i, p) in prepared.iter_mut().enumerate() {
+        if as_outline[i]
+            && keep[i]
+            && let Some(Some(o)) = outlines.remove(&i)
+            && let Ok(ready) = &mut p.body
+        {
+            let whole = counts[i].unwrap_or(0);
+            p.planned.unit.notes.push(format!(
+                "outline: signatures only, the whole file is {whole} tokens"
+            ));
+            ready.content_hash = o.content_hash;
+            ready.block_key = o.block_key;
+            ready.bytes = o.text.len();
+            ready.content = Some(o.text);
+            ready.findings = o.findings;
+            ready.from_cache = false;
+            counts[i] = Some(o.tokens);
+        }
+    }
 
     // The payload, written as it goes: head, kept blocks in order, tail.
     let mut sink = PayloadSink {
@@ -1546,6 +1622,9 @@ struct Learned {
 /// Pass one's parallel stage, for one unit at a time.
 struct Stage<'a> {
     policy: &'a RenderPolicy,
+    /// Per source: whether its walked files are left out by [`super::ladder::default_ignored`]
+    /// (a one-shot pack's directory without `--include`).
+    default_ignore: &'a [bool],
     redactor: &'a Redactor,
     /// Called for a text to count (the tokenizer's tables are built on first need).
     tokenizer_needed: &'a (dyn Fn() + Sync),
@@ -1563,6 +1642,21 @@ impl Stage<'_> {
         hit: Option<Hit>,
     ) -> (Prepared, Counted, Option<Learned>) {
         let policy = self.policy;
+        if self.default_ignore.get(source).copied().unwrap_or(false)
+            && planned.is_file()
+            && let Some(why) = super::ladder::default_ignored(&planned.unit.label)
+        {
+            let body = Err((
+                "default_ignored".to_owned(),
+                format!("{why}: left out by default; name it, or match it with --include"),
+            ));
+            let prepared = Prepared {
+                source,
+                planned,
+                body,
+            };
+            return (prepared, Counted::No, None);
+        }
         if let Some(hit) = hit {
             let (body, counted) = match hit {
                 Hit::Ready(ready, tokens) => (Ok(ready), Counted::Cached(tokens)),
@@ -1725,13 +1819,75 @@ fn over_budget_detail(tokens: u64, budget: u64, reserve: u64) -> String {
     )
 }
 
-/// The head and tail's facts for a given choice of kept units.
+/// A unit's outline block (see [`super::ladder::outline`]).
+struct Outline {
+    text: String,
+    content_hash: ContentHash,
+    block_key: ContentHash,
+    tokens: u64,
+    /// The unit's findings on the lines the outline shows.
+    findings: Vec<RedactionFinding>,
+}
+
+/// The outline of a ready file unit whose whole block is `whole` tokens, from its kept text
+/// or its file read again (which must still hash to what was read); `None` when it has none
+/// smaller than the whole, or the file cannot be read as it was.
+fn outline_of(
+    policy: &RenderPolicy,
+    redactor: &Redactor,
+    p: &Prepared,
+    whole: Option<u64>,
+) -> Option<Outline> {
+    let ready = p.body.as_ref().ok()?;
+    let unit = p.unit();
+    if unit.kind != UnitKind::File || unit.lines.is_some() {
+        return None;
+    }
+    let read;
+    let content = if let Some(content) = &ready.content {
+        content
+    } else {
+        let text = p.planned.read()?.ok()?;
+        if raw_hash(text.as_bytes()) != ready.raw_hash {
+            return None;
+        }
+        read = redact_text(redactor, text).content;
+        &read
+    };
+    let whole = whole?;
+    let (text, shown) = super::ladder::outline(&unit.label, content, whole)?;
+    let content_hash = ContentHash::of(text.as_bytes());
+    let block = make_block(policy, unit, &content_hash, &text);
+    let tokens = policy.tokenizer.count(&block) as u64;
+    if tokens >= whole {
+        return None;
+    }
+    let findings = ready
+        .findings
+        .iter()
+        .filter(|f| shown.iter().any(|[a, b]| *a <= f.line && f.line <= *b))
+        .cloned()
+        .collect();
+    let key = ContentHash::of(format!("outline\n{content_hash}").as_bytes());
+    Some(Outline {
+        block_key: block_identity(policy, unit, &key),
+        text,
+        content_hash,
+        tokens,
+        findings,
+    })
+}
+
+/// The head and tail's facts for a given choice of kept units (`as_outline`: kept as their
+/// outlines).
 fn frame_of(
     job: &RenderJob<'_>,
     prepared: &[Prepared],
     counts: &[Option<u64>],
     keep: &[bool],
     blocks_used: u64,
+    as_outline: &[bool],
+    outlines: &FxHashMap<usize, Option<Outline>>,
 ) -> Frame {
     let policy = &job.policy;
     let mut frame = Frame {
@@ -1741,11 +1897,23 @@ fn frame_of(
         budget: policy.budget_tokens,
         ..Frame::default()
     };
-    for ((p, count), &kept) in prepared.iter().zip(counts).zip(keep) {
+    frame.ladder = job.ladder;
+    for (i, ((p, count), &kept)) in prepared.iter().zip(counts).zip(keep).enumerate() {
         match (&p.body, count) {
             (Ok(ready), _) if kept => {
                 frame.included.push((p.unit().kind, p.unit().label.clone()));
-                for finding in &ready.findings {
+                let outline = as_outline[i]
+                    .then(|| outlines.get(&i).and_then(Option::as_ref))
+                    .flatten();
+                let tokens = outline.map_or(count.unwrap_or(0), |o| o.tokens);
+                frame.largest.push((tokens, p.unit().label.clone()));
+                if outline.is_some() {
+                    frame
+                        .outlined
+                        .push((p.unit().label.clone(), count.unwrap_or(0)));
+                }
+                let findings = outline.map_or(&ready.findings, |o| &o.findings);
+                for finding in findings {
                     let entry = frame.redactions.entry(finding.rule.clone()).or_default();
                     entry.0 += 1;
                     entry.1.insert(p.unit().label.clone());
@@ -2189,6 +2357,7 @@ mod tests {
                 PayloadOptions::default(),
             ),
             now: None,
+            ladder: false,
         }
     }
 
