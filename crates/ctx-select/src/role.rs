@@ -103,6 +103,40 @@ const LOCKFILES: &[&str] = &[
     "npm-shrinkwrap.json",
 ];
 
+/// Manifests: what a project is and how it builds (names lower cased).
+pub const MANIFESTS: &[&str] = &[
+    "cargo.toml",
+    "package.json",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "requirements.txt",
+    "go.mod",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "gemfile",
+    "composer.json",
+    "cmakelists.txt",
+    "makefile",
+    "meson.build",
+    "mix.exs",
+    "deno.json",
+    "tsconfig.json",
+];
+
+/// Whether `id` names a manifest ([`MANIFESTS`]) or a lockfile: files every change to
+/// dependencies touches, so their commit history says nothing about a task.
+pub fn is_manifest_or_lockfile(id: &str) -> bool {
+    let lower = id.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    MANIFESTS.contains(&name)
+        || LOCKFILES.contains(&name)
+        || ext == "lock"
+        || (name.starts_with("requirements") && ext == "txt")
+}
+
 /// The role of the file at `id` (a `/`-separated path relative to the workspace).
 pub fn role(id: &str) -> Role {
     let lower = id.to_ascii_lowercase();

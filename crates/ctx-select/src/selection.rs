@@ -1001,11 +1001,15 @@ impl OpenIndex {
                     ),
                     _ => {}
                 }
-                push(
-                    "git_activity",
-                    (w.per_commit * f64::from(row.commits)).min(w.max_git),
-                    format!("changed in {} recent commit(s)", row.commits),
-                );
+                // Every dependency change touches manifests and lockfiles: their history
+                // says nothing about a task.
+                if !crate::role::is_manifest_or_lockfile(&row.id) {
+                    push(
+                        "git_activity",
+                        (w.per_commit * f64::from(row.commits)).min(w.max_git),
+                        format!("changed in {} recent commit(s)", row.commits),
+                    );
+                }
                 if crate::signals::has_named_type(&types, &row.id) {
                     push(
                         "file_type",

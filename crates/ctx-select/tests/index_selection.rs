@@ -950,3 +950,51 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn git_activity_counts_for_code_not_for_manifests_and_lockfiles() {
+    let source = mem(&[
+        (
+            "package.json",
+            "{\"name\": \"client\", \"dependencies\": {\"redirect\": \"1\"}}\n",
+        ),
+        ("requirements.txt", "redirect-client==1.0\n"),
+        (
+            "src/client.js",
+            "export function followRedirect(url) { return url; }\n",
+        ),
+    ]);
+    let dir = tempfile::tempdir().expect("tmp");
+    let git = || {
+        BTreeMap::from([
+            ("package.json".to_owned(), 9),
+            ("requirements.txt".to_owned(), 9),
+            ("src/client.js".to_owned(), 2),
+        ])
+    };
+    build_index(dir.path(), &source, &opts("g", "t"), &git).expect("build");
+    let index = OpenIndex::open(dir.path(), "g").expect("open");
+    let ranked = index
+        .rank(
+            &Query::new("client redirect"),
+            ScorerKind::Default,
+            &ctx_select::Weights::default(),
+        )
+        .expect("rank");
+    let git_points = |id: &str| {
+        let found = ranked
+            .iter()
+            .find(|r| r.id == id)
+            .unwrap_or_else(|| panic!("{id} not ranked: {ranked:?}"));
+        found
+            .why
+            .signals
+            .iter()
+            .filter(|s| s.name == "git_activity")
+            .map(|s| s.contribution)
+            .sum::<f64>()
+    };
+    assert!(git_points("src/client.js") > 0.0);
+    assert!(git_points("package.json").abs() < f64::EPSILON);
+    assert!(git_points("requirements.txt").abs() < f64::EPSILON);
+}

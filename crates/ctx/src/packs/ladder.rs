@@ -57,27 +57,6 @@ const LOCKFILES: &[&str] = &[
     "packages.lock.json",
 ];
 
-/// Manifests that say what a project is and how it builds.
-const MANIFESTS: &[&str] = &[
-    "cargo.toml",
-    "package.json",
-    "pyproject.toml",
-    "setup.py",
-    "setup.cfg",
-    "go.mod",
-    "pom.xml",
-    "build.gradle",
-    "build.gradle.kts",
-    "gemfile",
-    "composer.json",
-    "cmakelists.txt",
-    "makefile",
-    "meson.build",
-    "mix.exs",
-    "deno.json",
-    "tsconfig.json",
-];
-
 /// File stems that start a program or a library.
 const ENTRY_STEMS: &[&str] = &[
     "main", "lib", "mod", "index", "__init__", "__main__", "app", "cli",
@@ -89,7 +68,7 @@ pub(crate) fn importance(path: &str, code: bool) -> u8 {
     let lower = path.to_ascii_lowercase();
     let name = lower.rsplit('/').next().unwrap_or(&lower);
     let stem = name.split('.').next().unwrap_or(name);
-    if MANIFESTS.contains(&name) {
+    if ctx_select::role::MANIFESTS.contains(&name) {
         return 0;
     }
     match ctx_select::role::role(path) {
