@@ -10,7 +10,10 @@
 //!
 //! `--ablate` prints one row per signal with that signal's weight set to 0 (and BM25 alone);
 //! `--tune` runs two rounds of coordinate search over the given values, maximizing
-//! recall@1 + recall@5 + recall@10 + MRR, and prints the best settings.
+//! recall@1 + recall@5 + recall@10 + MRR averaged over repositories (an issue's repository is
+//! its id up to `@`; each repository counts the same), and prints the best settings; with
+//! `--loo`, once per repository left out, scoring each on the one left out. With several
+//! repositories, per-repository rows follow the default row.
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
@@ -23,6 +26,7 @@ use std::path::Path;
 
 use ctx_select::{OpenIndex, Query, ScorerKind, Weights};
 
+#[derive(Clone)]
 struct Issue {
     id: String,
     tree: String,
@@ -78,6 +82,58 @@ fn evaluate(
         r10: m.r10 / n,
         mrr: m.mrr / n,
     }
+}
+
+/// The repository an issue belongs to: its id up to `@` (`django@…`, `fzf@…`).
+fn repo_of(issue: &Issue) -> &str {
+    issue.id.split_once('@').map_or("all", |(r, _)| r)
+}
+
+fn repos(issues: &[Issue]) -> Vec<String> {
+    let mut out: Vec<String> = issues.iter().map(|i| repo_of(i).to_owned()).collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The tuning objective over several repositories: each counts the same, so a weight that
+/// helps one and hurts the others does not win.
+fn objective(issues: &[Issue], indexes: &HashMap<String, OpenIndex>, w: &Weights) -> f64 {
+    let repos = repos(issues);
+    let total: f64 = repos
+        .iter()
+        .map(|r| {
+            let part: Vec<Issue> = issues.iter().filter(|i| repo_of(i) == r).cloned().collect();
+            evaluate(&part, indexes, ScorerKind::Default, w).objective()
+        })
+        .sum();
+    total / repos.len().max(1) as f64
+}
+
+/// Two rounds of coordinate search from `start` over `tune`, maximizing [`objective`].
+fn coordinate_search(
+    issues: &[Issue],
+    indexes: &HashMap<String, OpenIndex>,
+    start: Weights,
+    tune: &[(String, Vec<f64>)],
+) -> Weights {
+    let mut w = start;
+    let mut best = objective(issues, indexes, &w);
+    for round in 0..2 {
+        for (name, values) in tune {
+            for &v in values {
+                let mut x = w;
+                x.set(name, v);
+                let o = objective(issues, indexes, &x);
+                if o > best + 1e-9 {
+                    best = o;
+                    w = x;
+                    eprintln!("round {round}: {name}={v} -> {o:.4}");
+                }
+            }
+        }
+    }
+    w
 }
 
 fn row(name: &str, m: Metrics) {
@@ -137,6 +193,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut explain: Vec<String> = Vec::new();
     let mut compare: Vec<(String, f64)> = Vec::new();
     let mut misses = false;
+    let mut loo = false;
     let mut i = 2;
     while i < args.len() {
         match args[i].as_str() {
@@ -173,6 +230,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             "--ablate" => {
                 ablate = true;
+                i += 1;
+            }
+            "--loo" => {
+                loo = true;
                 i += 1;
             }
             other => return Err(format!("unknown argument {other}").into()),
@@ -234,6 +295,43 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "default",
         evaluate(&issues, &indexes, ScorerKind::Default, &w),
     );
+    let all_repos = repos(&issues);
+    if all_repos.len() > 1 {
+        for r in &all_repos {
+            let part: Vec<Issue> = issues.iter().filter(|i| repo_of(i) == r).cloned().collect();
+            row(
+                &format!("default: {r} ({})", part.len()),
+                evaluate(&part, &indexes, ScorerKind::Default, &w),
+            );
+        }
+    }
+    if loo && !tune.is_empty() {
+        // Leave one repository out: tune on the others, score the one left out.
+        let mut pooled = Metrics::default();
+        for r in &all_repos {
+            let train: Vec<Issue> = issues.iter().filter(|i| repo_of(i) != r).cloned().collect();
+            let test: Vec<Issue> = issues.iter().filter(|i| repo_of(i) == r).cloned().collect();
+            let tuned = coordinate_search(&train, &indexes, w, &tune);
+            let m = evaluate(&test, &indexes, ScorerKind::Default, &tuned);
+            row(&format!("held out: {r} ({})", test.len()), m);
+            let n = test.len() as f64;
+            pooled.r1 += m.r1 * n;
+            pooled.r5 += m.r5 * n;
+            pooled.r10 += m.r10 * n;
+            pooled.mrr += m.mrr * n;
+        }
+        let n = issues.len().max(1) as f64;
+        row(
+            "leave-one-repository-out",
+            Metrics {
+                r1: pooled.r1 / n,
+                r5: pooled.r5 / n,
+                r10: pooled.r10 / n,
+                mrr: pooled.mrr / n,
+            },
+        );
+        return Ok(());
+    }
     if ablate {
         row(
             "BM25 alone",
@@ -268,24 +366,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     if !tune.is_empty() {
-        let mut best = evaluate(&issues, &indexes, ScorerKind::Default, &w).objective();
-        for round in 0..2 {
-            for (name, values) in &tune {
-                for &v in values {
-                    let mut x = w;
-                    x.set(name, v);
-                    let m = evaluate(&issues, &indexes, ScorerKind::Default, &x);
-                    if m.objective() > best + 1e-9 {
-                        best = m.objective();
-                        w = x;
-                        eprintln!(
-                            "round {round}: {name}={v} -> {:.3} {:.3} {:.3} {:.3}",
-                            m.r1, m.r5, m.r10, m.mrr
-                        );
-                    }
-                }
-            }
-        }
+        w = coordinate_search(&issues, &indexes, w, &tune);
         row(
             "tuned",
             evaluate(&issues, &indexes, ScorerKind::Default, &w),
