@@ -571,7 +571,7 @@ impl Frame {
             }
             if self.excluded.len() > SUMMARY_LISTED {
                 lines.push(format!(
-                    "- … and {} more (the render report lists them all)",
+                    "- … and {} more (`--json` gives the render report, which lists them all)",
                     self.excluded.len() - SUMMARY_LISTED
                 ));
             }
