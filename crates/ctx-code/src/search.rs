@@ -102,7 +102,21 @@ pub struct SearchResults {
     pub matches: Vec<SearchMatch>,
     /// Every match found, kept or not.
     pub total: u64,
+    /// Files that could not be searched (refused by the sandbox, unreadable), in path order,
+    /// at most [`MAX_SKIPPED_LISTED`]; `skipped_total` counts them all.
+    pub skipped: Vec<SkippedFile>,
+    pub skipped_total: u64,
 }
+
+/// A file a search could not read, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct SkippedFile {
+    pub path: String,
+    pub reason: String,
+}
+
+/// Skipped files a search lists at most (it counts them all).
+pub const MAX_SKIPPED_LISTED: usize = 100;
 
 impl SearchResults {
     /// Whether the limit left matches out.
@@ -277,16 +291,26 @@ pub(crate) fn search_one(
             .ok()
             .and_then(|file| read_bounded(&file, file.metadata().ok()?.len())),
     };
+    // An unreadable (or refused) file is skipped and reported, as ripgrep does.
+    let file = match reader {
+        Some(reader) => match reader.open_entry(entry) {
+            Ok((file, _)) => file,
+            Err(err) => {
+                kept.skip(name(), err.to_string());
+                return;
+            }
+        },
+        None => match std::fs::File::open(&entry.path) {
+            Ok(file) => file,
+            Err(err) => {
+                kept.skip(name(), err.to_string());
+                return;
+            }
+        },
+    };
     with_searcher(context, |searcher| {
         let mut sink = FileSink::new(matcher, kept, name, whole);
-        // An unreadable (or refused) file is skipped, like ripgrep does after reporting it.
-        let _ = match reader {
-            Some(reader) => match reader.open_entry(entry) {
-                Ok((file, _)) => searcher.search_file(matcher, &file, &mut sink),
-                Err(_) => return,
-            },
-            None => searcher.search_path(matcher, &entry.path, &mut sink),
-        };
+        let _ = searcher.search_file(matcher, &file, &mut sink);
         sink.flush();
     });
 }
@@ -606,6 +630,8 @@ pub(crate) struct Kept {
 
 #[derive(Default)]
 struct KeptState {
+    skipped: std::collections::BinaryHeap<SkippedFile>,
+    skipped_total: u64,
     heap: std::collections::BinaryHeap<ByPlace>,
     bytes: usize,
     total: u64,
@@ -704,9 +730,22 @@ impl Kept {
         Self::ceiling_in(state, path)
     }
 
+    /// Notes a file that could not be searched (the first [`MAX_SKIPPED_LISTED`] by path are
+    /// listed).
+    pub(crate) fn skip(&self, path: String, reason: String) {
+        let mut state = self.state.lock().expect("search results lock");
+        state.skipped_total += 1;
+        state.skipped.push(SkippedFile { path, reason });
+        if state.skipped.len() > MAX_SKIPPED_LISTED {
+            state.skipped.pop();
+        }
+    }
+
     pub(crate) fn finish(self) -> SearchResults {
         let state = self.state.into_inner().expect("search results lock");
         SearchResults {
+            skipped: state.skipped.into_sorted_vec(),
+            skipped_total: state.skipped_total,
             matches: state
                 .heap
                 .into_sorted_vec()
@@ -883,6 +922,39 @@ mod tests {
         }
         let entries = ctx_fs::walk(dir.path(), &WalkOptions::default()).expect("walk");
         (dir, entries)
+    }
+
+    #[test]
+    fn files_the_sandbox_refuses_are_reported_not_dropped() {
+        let (dir, _) = tree(&[("a.rs", "fn needle() {}\n"), ("c.rs", "needle();\n")]);
+        fs::hard_link(dir.path().join("a.rs"), dir.path().join("b.rs")).expect("link");
+        let sandbox = ctx_fs::Workspace::open(dir.path()).expect("sandbox");
+        let reader = ctx_fs::WalkReader::new(&sandbox, sandbox.root()).expect("reader");
+        let query = TextQuery {
+            pattern: "needle".into(),
+            ..TextQuery::default()
+        };
+        let found = search_tree(
+            sandbox.root(),
+            &WalkOptions::default(),
+            "",
+            &query,
+            Some(&reader),
+        )
+        .expect("search");
+        assert_eq!(found.total, 1, "{found:?}");
+        assert_eq!(found.skipped_total, 2);
+        let paths: Vec<&str> = found.skipped.iter().map(|s| s.path.as_str()).collect();
+        assert_eq!(paths, ["a.rs", "b.rs"]);
+        assert!(found.skipped[0].reason.contains("hard links"), "{found:?}");
+        // Through the tree cache, the same.
+        let cache = crate::tree_cache::TreeCache::new(
+            crate::tree_cache::TreeCacheSettings::with_clock(std::time::SystemTime::now),
+        );
+        let cached =
+            crate::tree_cache::search_cached(&cache, sandbox.root(), "", &query, Some(&reader))
+                .expect("cached search");
+        assert_eq!(cached.skipped, found.skipped);
     }
 
     #[test]

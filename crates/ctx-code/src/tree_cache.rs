@@ -40,8 +40,8 @@ pub enum Contents {
     Bytes(Arc<[u8]>),
     /// Over [`MAX_CACHED_FILE`]: not read here; search it as it streams from disk.
     TooLarge,
-    /// Gone, refused by the sandbox, or unreadable.
-    Unreadable,
+    /// Gone, refused by the sandbox, or unreadable: why.
+    Unreadable(String),
 }
 
 /// Contents kept at most, in bytes; past it the contents cache starts again empty.
@@ -207,8 +207,9 @@ impl TreeCache {
     /// The contents of a walked file, from the cache when its stamp is unchanged; a file over
     /// [`MAX_CACHED_FILE`] is not read ([`Contents::TooLarge`]).
     pub fn contents(&self, path: &Path, reader: Option<&ctx_fs::WalkReader<'_>>) -> Contents {
-        let Ok(meta) = std::fs::metadata(path) else {
-            return Contents::Unreadable;
+        let meta = match std::fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(err) => return Contents::Unreadable(err.to_string()),
         };
         if meta.len() > MAX_CACHED_FILE {
             return Contents::TooLarge;
@@ -222,8 +223,9 @@ impl TreeCache {
             return Contents::Bytes(Arc::clone(&file.bytes));
         }
         let started = (self.settings.clock)();
-        let Ok(bytes) = crate::summary::read_path(reader, path) else {
-            return Contents::Unreadable;
+        let bytes = match crate::summary::read_path(reader, path) {
+            Ok(bytes) => bytes,
+            Err(err) => return Contents::Unreadable(err.to_string()),
         };
         let bytes: Arc<[u8]> = bytes.into();
         self.reads.fetch_add(1, Ordering::Relaxed);
@@ -350,7 +352,7 @@ pub fn search_cached(
             Contents::TooLarge => {
                 crate::search::search_one(&matcher, query.context, entry, reader, &kept, name);
             }
-            Contents::Unreadable => {}
+            Contents::Unreadable(reason) => kept.skip(name(), reason),
         }
     });
     Ok(kept.finish())

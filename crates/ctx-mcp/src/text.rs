@@ -177,6 +177,11 @@ pub fn search(answer: &Value) -> String {
             last_line = line;
         }
     }
+    let skipped = items(answer, "skipped");
+    if !skipped.is_empty() {
+        let listed: Vec<&str> = skipped.iter().filter_map(Value::as_str).collect();
+        let _ = writeln!(out, "not searched (unreadable): {}", listed.join("; "));
+    }
     out
 }
 

@@ -15,7 +15,7 @@ use ctx_code::map::{MapFile, MapSummary};
 use ctx_code::related::ProjectLayout;
 pub use ctx_code::related::{Related, RelatedFile};
 pub use ctx_code::search::{
-    ContextLine, DEFAULT_MAX_BYTES, SearchLimit, SearchMatch, SearchResults, TextQuery,
+    ContextLine, DEFAULT_MAX_BYTES, SearchLimit, SearchMatch, SearchResults, SkippedFile, TextQuery,
 };
 pub use ctx_code::symbols::{limit_malloc_arenas, use_mimalloc_for_tree_sitter};
 pub use ctx_code::tree_cache::{TreeCacheSettings, TreeCacheStats};
@@ -642,7 +642,12 @@ pub fn search(
     if let Some(max) = max_results {
         matches.truncate(max);
     }
-    Ok(SearchResults { matches, total })
+    Ok(SearchResults {
+        matches,
+        total,
+        skipped: Vec::new(),
+        skipped_total: 0,
+    })
 }
 
 /// `query` with `max_results` as its limit's (the smaller, when both are set).

@@ -62,6 +62,16 @@ struct SearchReport<'a> {
     total: u64,
     truncated: bool,
     results: &'a [SearchMatch],
+    /// Files not searched (refused or unreadable), at most 100; `skipped_total` counts all.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    skipped: &'a [ctx::code::SkippedFile],
+    #[serde(skip_serializing_if = "is_zero")]
+    skipped_total: u64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
@@ -118,6 +128,7 @@ pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let found = ctx::code::search(&cx, &args.path, &kind, args.max_results)?;
     let total = found.total;
     let truncated = found.truncated();
+    let (found_skipped, skipped_total) = (found.skipped, found.skipped_total);
     let results = found.matches;
     if args.symbol {
         // Say when nothing is defined under the exact name, rather than pass the names
@@ -138,6 +149,8 @@ pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
             total,
             truncated,
             results: &results,
+            skipped: &found_skipped,
+            skipped_total,
         })?;
     } else {
         let mut text = String::with_capacity(results.len() * 64);
@@ -167,6 +180,22 @@ pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
             }
         }
         out.raw(text.as_bytes())?;
+        if skipped_total > 0 {
+            let listed: Vec<String> = found_skipped
+                .iter()
+                .map(|s| format!("{} ({})", s.path, s.reason))
+                .collect();
+            let unlisted = skipped_total.saturating_sub(listed.len() as u64);
+            out.note(&format!(
+                "not searched, {skipped_total} file(s) that could not be read: {}{}",
+                listed.join("; "),
+                if unlisted > 0 {
+                    format!("; and {unlisted} more (--json lists the first 100)")
+                } else {
+                    String::new()
+                }
+            ));
+        }
         if total == 0 {
             out.note("no matches");
         }

@@ -33,7 +33,7 @@ pub fn definitions() -> Vec<ToolDef> {
         define::<MapArgs, MapAnswer>(
             "ctx_map",
             "Map the code",
-            "An annotated tree of a directory: files with line counts and top-level symbols, honouring .gitignore. Use it to find where things live.",
+            "An annotated tree of a directory: files with line counts and top-level symbols, honouring .gitignore: where things live.",
             reads(),
             false,
             map,
@@ -662,6 +662,9 @@ pub struct SearchAnswer {
     pub truncated: bool,
     /// Results sorted by path, then line.
     pub results: Vec<SearchHit>,
+    /// Files not searched: `path: why` (refused or unreadable).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
     /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
@@ -742,6 +745,15 @@ fn search(call: &Call<'_>) -> Result<Page, ToolError> {
     })?;
     let total = found.total;
     let truncated = found.truncated();
+    let mut skipped: Vec<String> = found
+        .skipped
+        .iter()
+        .map(|s| format!("{}: {}", s.path, s.reason))
+        .collect();
+    let unlisted = found.skipped_total.saturating_sub(skipped.len() as u64);
+    if unlisted > 0 {
+        skipped.push(format!("… and {unlisted} more"));
+    }
     let results = found.matches;
     let answer = SearchAnswer {
         query: args.pattern,
@@ -749,6 +761,7 @@ fn search(call: &Call<'_>) -> Result<Page, ToolError> {
         total,
         truncated,
         results: results.into_iter().map(SearchHit::from).collect(),
+        skipped,
         next_cursor: None,
         page: PageInfo::default(),
     };

@@ -34,7 +34,7 @@ pub fn definitions() -> Vec<ToolDef> {
         define::<SelectArgs, SelectAnswer>(
             "ctx_select",
             "Select context for a question",
-            "The code most relevant to a question or task, best first, within a token budget: small files whole, large ones as their matching regions. Why each was chosen is in the structured answer.",
+            "The code most relevant to a question or task, best first, within a token budget: small files whole, large ones as their matching regions; reasons in the structured answer.",
             reads(),
             false,
             select,
