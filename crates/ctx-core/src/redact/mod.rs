@@ -420,6 +420,8 @@ impl Redactor {
             return spans;
         }
         let mut whole_text = vec![false; self.rules.len()];
+        // Each rule's capture slots, allocated once per text.
+        let mut scratch: Vec<Option<regex::CaptureLocations>> = vec![None; self.rules.len()];
         for &rule in &self.unconditional {
             whole_text[rule] = true;
         }
@@ -448,7 +450,13 @@ impl Redactor {
                             if last_line[rule] != start {
                                 last_line[rule] = start;
                                 let before = spans.len();
-                                self.rules[rule].search(rule, text, start, end, &mut spans);
+                                self.rules[rule].search(
+                                    rule,
+                                    text,
+                                    (start, end),
+                                    &mut spans,
+                                    &mut scratch[rule],
+                                );
                                 let found = spans.len() > before;
                                 if self.rules[rule].pairs.is_some() {
                                     self.rules[rule].search_pairs(
@@ -477,7 +485,13 @@ impl Redactor {
         }
         for (rule, run) in whole_text.into_iter().enumerate() {
             if run {
-                self.rules[rule].search(rule, text, 0, text.len(), &mut spans);
+                self.rules[rule].search(
+                    rule,
+                    text,
+                    (0, text.len()),
+                    &mut spans,
+                    &mut scratch[rule],
+                );
             }
         }
         // A secret-looking value next to a scanner's allow marker was vouched for by a person.
@@ -836,18 +850,26 @@ impl Rule {
     }
 
     /// Adds this rule's accepted candidates in `text[from..to]` to `spans`.
-    fn search(&self, index: usize, text: &str, from: usize, to: usize, spans: &mut Vec<Span>) {
+    /// `locations` is the caller's scratch for this rule's capture groups, kept between calls
+    /// so a search allocates none.
+    fn search(
+        &self,
+        index: usize,
+        text: &str,
+        (from, to): (usize, usize),
+        spans: &mut Vec<Span>,
+        locations: &mut Option<regex::CaptureLocations>,
+    ) {
         let compiled = self.compiled();
         let regex = &compiled.regex;
         let haystack = &text[from..to];
-        // A DFA scan first: most searched lines hold no match, and finding none is cheap.
-        let Some(first) = regex.find(haystack) else {
-            return;
-        };
-        let mut locations = regex.capture_locations();
-        let mut at = first.start();
+        // No separate first look: a capturing search runs the lazy DFA over the line first and
+        // resolves groups only inside a match, so a line without one costs one forward scan,
+        // and a line with one is not scanned twice.
+        let locations = locations.get_or_insert_with(|| regex.capture_locations());
+        let mut at = 0;
         while at <= haystack.len() {
-            let Some(whole) = regex.captures_read_at(&mut locations, haystack, at) else {
+            let Some(whole) = regex.captures_read_at(locations, haystack, at) else {
                 break;
             };
             at = if whole.is_empty() {
@@ -1404,7 +1426,7 @@ mod tests {
     fn spans_of(rule: usize, text: &str) -> Vec<(usize, usize)> {
         let redactor = Redactor::builtin();
         let mut spans = Vec::new();
-        redactor.rules[rule].search(rule, text, 0, text.len(), &mut spans);
+        redactor.rules[rule].search(rule, text, (0, text.len()), &mut spans, &mut None);
         let mut scan = StructureScan::new(redactor.rules.len());
         let mut start = 0;
         for line in text.split_inclusive('\n') {
