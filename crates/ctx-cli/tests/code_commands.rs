@@ -495,3 +495,47 @@ fn status_redacts_a_secret_in_a_commit_message() {
         assert!(out.contains("[REDACTED:"), "{args:?}: {out}");
     }
 }
+
+/// A file the sandbox refuses (a hard link may share its bytes with a file outside the
+/// workspace) is named by `map` and `search`, not dropped without a word.
+#[test]
+fn map_and_search_name_the_files_they_could_not_read() {
+    let env = Env::new();
+    let work = env.work();
+    write(&work, "src/a.rs", b"fn needle() {}\n");
+    write(&work, "src/c.rs", b"fn other() { needle() }\n");
+    fs::hard_link(work.join("src/a.rs"), work.join("src/b.rs")).expect("hard link");
+    for args in [
+        &["--json", "map", "."][..],
+        &["--json", "search", "needle"][..],
+    ] {
+        let run = env.run(args);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        let report = run.json();
+        let skipped: Vec<&str> = report["skipped"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{args:?}: no skipped list: {report}"))
+            .iter()
+            .filter_map(|s| s["path"].as_str())
+            .collect();
+        assert_eq!(skipped, ["src/a.rs", "src/b.rs"], "{args:?}: {report}");
+        assert!(
+            report["skipped"][0]["reason"]
+                .as_str()
+                .expect("reason")
+                .contains("hard links")
+        );
+    }
+    let human = env.run(&["map", "."]);
+    assert!(
+        human.stdout.contains("not mapped, unreadable: src/a.rs"),
+        "{}",
+        human.stdout
+    );
+    let human = env.run(&["search", "needle"]);
+    assert!(
+        human.stderr.contains("could not be read: src/a.rs"),
+        "{}",
+        human.stderr
+    );
+}

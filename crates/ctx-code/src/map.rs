@@ -135,6 +135,10 @@ pub struct CodeMap {
     /// Whether entries or symbols were left out (for `--depth` or the budget).
     pub truncated: bool,
     pub entries: Vec<MapEntry>,
+    /// Files left out of the map because they could not be read (a hard link the sandbox
+    /// refuses, no permission), with why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<crate::search::SkippedFile>,
 }
 
 /// A file for the map: what the map shows of its summary if it is source, else its line count.
@@ -293,6 +297,7 @@ fn assemble(root: &str, files: Vec<MapFile>, max_depth: usize, symbol_cap: usize
         budget: None,
         truncated,
         entries,
+        skipped: Vec::new(),
     }
 }
 
@@ -342,6 +347,14 @@ pub fn render(map: &CodeMap) -> String {
     }
     if map.truncated {
         out.push_str("(trimmed: use a larger --budget or --depth to see more)\n");
+    }
+    if !map.skipped.is_empty() {
+        let listed: Vec<String> = map
+            .skipped
+            .iter()
+            .map(|s| format!("{} ({})", s.path, s.reason))
+            .collect();
+        let _ = writeln!(out, "(not mapped, unreadable: {})", listed.join("; "));
     }
     out
 }

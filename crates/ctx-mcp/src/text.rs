@@ -314,6 +314,11 @@ pub fn map(answer: &Value) -> String {
         out.push_str(" (trimmed to fit depth or budget)");
     }
     out.push('\n');
+    let skipped = items(answer, "skipped");
+    if !skipped.is_empty() {
+        let listed: Vec<&str> = skipped.iter().filter_map(Value::as_str).collect();
+        let _ = writeln!(out, "not mapped (unreadable): {}", listed.join("; "));
+    }
     for entry in items(answer, "entries") {
         let path = text(entry, "path");
         if text(entry, "kind") == "dir" {

@@ -554,10 +554,9 @@ pub fn map(
     })?;
     let line_counts = ctx_code::summary::par_map(&entries, 0, |entry| {
         if by_path.contains_key(&entry.rel) || entry.is_dir {
-            return Some(0);
+            return Ok(0);
         }
         ctx_code::summary::read_walked(Some(&reader), entry)
-            .ok()
             .map(|b| {
                 if ctx_code::summary::is_binary(&b) {
                     0
@@ -565,18 +564,26 @@ pub fn map(
                     ctx_code::summary::count_lines(&b)
                 }
             })
+            .map_err(|err| err.to_string())
     });
     // A file the sandbox refused (a hard link, a symlink swapped in after the walk) is left
-    // out of the map, not listed with zero lines.
+    // out of the map, not listed with zero lines, and named in `skipped`.
+    let mut skipped = Vec::new();
     let files: Vec<MapFile> = entries
         .iter()
         .zip(line_counts)
         .filter_map(|(entry, lines)| {
             let summary = by_path.remove(&entry.rel);
-            if summary.is_none() && lines.is_none() && !entry.is_dir {
-                return None;
+            match lines {
+                Err(reason) if summary.is_none() && !entry.is_dir => {
+                    skipped.push(SkippedFile {
+                        path: entry.rel.clone(),
+                        reason,
+                    });
+                    None
+                }
+                lines => Some((entry, lines.unwrap_or(0), summary)),
             }
-            Some((entry, lines.unwrap_or(0), summary))
         })
         .map(|(entry, lines, summary)| MapFile {
             rel: entry.rel.clone(),
@@ -589,7 +596,10 @@ pub fn map(
     } else {
         prefix
     };
-    Ok((ctx_code::map::build_map(&root, files, depth, budget), stats))
+    let mut map = ctx_code::map::build_map(&root, files, depth, budget);
+    skipped.sort();
+    map.skipped = skipped;
+    Ok((map, stats))
 }
 
 /// What `search` looks for.

@@ -41,7 +41,7 @@ pub fn definitions() -> Vec<ToolDef> {
         define::<SummarizeArgs, SummarizeAnswer>(
             "ctx_summarize",
             "Summarize files",
-            "Symbols (signature, lines, doc) and imports of a source file or of every source file under a directory; with skeleton, the code with bodies elided.",
+            "Symbols (signature, lines, doc) and imports of a file or of every source file under a directory; with skeleton, code with bodies elided.",
             reads(),
             false,
             summarize,
@@ -49,7 +49,7 @@ pub fn definitions() -> Vec<ToolDef> {
         define::<SearchArgs, SearchAnswer>(
             "ctx_search",
             "Search the code",
-            "Search the workspace for literal text (default), a regular expression, definitions of a symbol, or call sites of a function (from the syntax tree). Results by path and line.",
+            "Search the workspace for literal text (default), a regular expression, definitions of a symbol, or call sites of a function (from the syntax tree).",
             reads(),
             false,
             search,
@@ -110,7 +110,7 @@ fn in_workspace(prefix: &str, path: &str) -> Option<String> {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatusArgs {
-    /// Token cap of the answer's text (default 8000); the rest is paged.
+    /// Token cap of the answer (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
     /// next_cursor of the previous page of this call.
@@ -238,13 +238,13 @@ pub struct MapArgs {
     /// Directory to map (default: the workspace root).
     #[serde(default)]
     pub path: Option<String>,
-    /// Most levels listed (deeper files count in their directory); at least 1.
+    /// Most levels listed (deeper files count in their directory), at least 1.
     #[serde(default)]
     pub depth: Option<u64>,
     /// Trim the map to about this many tokens instead of paging it.
     #[serde(default)]
     pub budget: Option<u64>,
-    /// Token cap of the answer's text (default 8000); the rest is paged.
+    /// Token cap of the answer (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
     /// next_cursor of the previous page of this call.
@@ -305,6 +305,9 @@ pub struct MapAnswer {
     pub truncated: bool,
     /// Entries in tree order.
     pub entries: Vec<MapItem>,
+    /// Files not mapped: `path: why` (refused or unreadable).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
     /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
@@ -377,6 +380,11 @@ fn map(call: &Call<'_>) -> Result<Page, ToolError> {
                 item
             })
             .collect(),
+        skipped: map
+            .skipped
+            .iter()
+            .map(|s| format!("{}: {}", s.path, s.reason))
+            .collect(),
         next_cursor: None,
         page: PageInfo::default(),
     };
@@ -397,7 +405,7 @@ pub struct SummarizeArgs {
     /// For a directory: files at most this many levels deep; at least 1.
     #[serde(default)]
     pub depth: Option<u64>,
-    /// Token cap of the answer's text (default 8000); the rest is paged.
+    /// Token cap of the answer (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
     /// next_cursor of the previous page of this call.
@@ -587,7 +595,7 @@ pub struct SearchArgs {
     /// Return at most this many results.
     #[serde(default)]
     pub max_results: Option<u64>,
-    /// Token cap of the answer's text (default 8000); the rest is paged.
+    /// Token cap of the answer (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
     /// next_cursor of the previous page of this call.
@@ -796,7 +804,7 @@ pub struct RelatedArgs {
     /// Most co-changed files to list (default 10).
     #[serde(default)]
     pub limit: Option<u64>,
-    /// Token cap of the answer's text (default 8000); the rest is paged.
+    /// Token cap of the answer (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
     /// next_cursor of the previous page of this call.
@@ -894,7 +902,7 @@ pub struct DiffArgs {
     /// Only files under this path, relative to the workspace root.
     #[serde(default)]
     pub path: Option<String>,
-    /// Token cap of the answer's text (default 8000); the rest is paged.
+    /// Token cap of the answer (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
     /// next_cursor of the previous page of this call.

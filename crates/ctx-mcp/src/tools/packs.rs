@@ -45,7 +45,7 @@ pub fn definitions() -> Vec<ToolDef> {
         define::<RenderArgs, RenderAnswer>(
             "ctx_packs_render",
             "Render packs",
-            "The payload of packs (curated, token-budgeted bundles of sources), recording a snapshot that reproduces it byte for byte; or a recorded snapshot's payload.",
+            "The payload of packs (curated, token-budgeted source bundles), recorded as a snapshot that reproduces it byte for byte; or a snapshot's payload.",
             records(true),
             false,
             packs_render,
@@ -193,7 +193,7 @@ impl From<&SnapshotRecord> for SnapshotSummary {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListArgs {
-    /// Token cap of the answer's text (default 8000); the rest is paged.
+    /// Token cap of the answer (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
     /// next_cursor of the previous page of this call.
@@ -234,7 +234,7 @@ fn packs_list(call: &Call<'_>) -> Result<Page, ToolError> {
 pub struct GetArgs {
     /// The pack's name.
     pub pack: String,
-    /// Token cap of the answer's text (default 8000); the rest is paged.
+    /// Token cap of the answer (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
     /// next_cursor of the previous page of this call.
@@ -319,7 +319,7 @@ pub struct PreviewArgs {
     /// Also return the payload text (default false: only the report).
     #[serde(default)]
     pub show_payload: bool,
-    /// Token cap of the answer's text (default 8000); the rest is paged.
+    /// Token cap of the answer (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
     /// next_cursor of the previous page of this call.
@@ -544,7 +544,7 @@ pub struct RenderArgs {
     /// Payload style: markdown (default), xml, plain or json (with packs only).
     #[serde(default)]
     pub style: Option<String>,
-    /// Token cap of the answer's text (default 8000); the rest is paged.
+    /// Token cap of the answer (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
     /// next_cursor of the previous page of this call.

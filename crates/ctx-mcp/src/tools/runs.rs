@@ -58,7 +58,7 @@ fn failed(err: &RunError) -> ToolError {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListArgs {
-    /// Token cap of the answer's text (default 8000); the rest is paged.
+    /// Token cap of the answer (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
     /// next_cursor of the previous page of this call.
@@ -137,7 +137,7 @@ pub struct ShowArgs {
     /// With include_content, cut each text after this many bytes (default 2000).
     #[serde(default)]
     pub max_output_bytes: Option<usize>,
-    /// Token cap of the answer's text (default 8000); the rest is paged.
+    /// Token cap of the answer (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
     /// next_cursor of the previous page of this call.
@@ -398,7 +398,7 @@ pub struct DiffArgs {
     pub a: String,
     /// Run B: id, unique prefix, `latest` or a tag.
     pub b: String,
-    /// Token cap of the answer's text (default 8000); the rest is paged.
+    /// Token cap of the answer (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
     /// next_cursor of the previous page of this call.

@@ -68,7 +68,7 @@ pub struct SelectArgs {
     /// Give each ranking signal's detail in the structured answer.
     #[serde(default)]
     pub explain: bool,
-    /// Token cap of the answer's text (default 8000); the rest is paged.
+    /// Token cap of the answer (default 8000); the rest is paged.
     #[serde(default)]
     pub max_tokens: Option<u64>,
     /// next_cursor of the previous page of this call.
