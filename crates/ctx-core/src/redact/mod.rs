@@ -268,7 +268,7 @@ impl Redactor {
             redactor.rules.push(Arc::new(Rule {
                 id: rule_id,
                 pattern: rule.regex.clone(),
-                compiled: OnceLock::from(CompiledRule::new(regex)),
+                compiled: OnceLock::from(CompiledRule::new(regex, &rule.regex)),
                 keywords: Vec::new(),
                 scope: Scope::Text,
                 check: Check::Any,
@@ -822,18 +822,77 @@ struct CompiledRule {
     bare_group: Option<usize>,
     /// The capture group named `typed`, a type annotation after the key.
     typed_group: Option<usize>,
+    /// The pattern's only group spans the whole match (`\b(ghp_[A-Za-z0-9]{36})\b`), so a
+    /// plain find gives the span and no capture needs resolving.
+    group_is_match: bool,
 }
 
 impl CompiledRule {
-    fn new(regex: Regex) -> Self {
+    fn new(regex: Regex, pattern: &str) -> Self {
         let group = |wanted: &str| regex.capture_names().position(|name| name == Some(wanted));
         let (bare_group, typed_group) = (group("bare"), group("typed"));
+        let group_is_match = regex.captures_len() == 2 && one_group_spans_all(pattern);
         Self {
             regex,
             bare_group,
             typed_group,
+            group_is_match,
         }
     }
+}
+
+/// Whether `pattern` is one capturing group around everything but zero-width parts: flags
+/// (`(?i)`) and word boundaries (`\b`) before it, word boundaries after it.
+fn one_group_spans_all(pattern: &str) -> bool {
+    let mut rest = pattern;
+    loop {
+        if let Some(after) = rest.strip_prefix("\\b") {
+            rest = after;
+        } else if rest.starts_with("(?")
+            && let Some(close) = rest.find(')')
+            && rest[2..close]
+                .chars()
+                .all(|c| c.is_ascii_alphabetic() || c == '-')
+        {
+            rest = &rest[close + 1..];
+        } else {
+            break;
+        }
+    }
+    while let Some(before) = rest.strip_suffix("\\b") {
+        rest = before;
+    }
+    if !rest.starts_with('(') || rest.starts_with("(?") {
+        return false;
+    }
+    // The group opened by the first `(` must close at the last byte.
+    let bytes = rest.as_bytes();
+    let (mut depth, mut i, mut in_class) = (0usize, 0usize, false);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 1,
+            b'[' if !in_class => {
+                in_class = true;
+                // A `]` first in a class is a literal.
+                if bytes.get(i + 1) == Some(&b']') {
+                    i += 1;
+                } else if bytes.get(i + 1) == Some(&b'^') && bytes.get(i + 2) == Some(&b']') {
+                    i += 2;
+                }
+            }
+            b']' if in_class => in_class = false,
+            b'(' if !in_class => depth += 1,
+            b')' if !in_class => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i == bytes.len() - 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 impl Rule {
@@ -845,6 +904,7 @@ impl Rule {
                     .unwrap_or_else(|err| {
                         panic!("built-in rule {} is a valid regex: {err}", self.id)
                     }),
+                &self.pattern,
             )
         })
     }
@@ -869,7 +929,12 @@ impl Rule {
         let locations = locations.get_or_insert_with(|| regex.capture_locations());
         let mut at = 0;
         while at <= haystack.len() {
-            let Some(whole) = regex.captures_read_at(locations, haystack, at) else {
+            let found = if compiled.group_is_match {
+                regex.find_at(haystack, at)
+            } else {
+                regex.captures_read_at(locations, haystack, at)
+            };
+            let Some(whole) = found else {
                 break;
             };
             at = if whole.is_empty() {
@@ -883,10 +948,14 @@ impl Rule {
             };
             // The span is the first capture group that took part (other than `typed`), else the
             // whole match.
-            let (group, (start, end)) = (1..locations.len())
-                .filter(|&i| compiled.typed_group != Some(i))
-                .find_map(|i| locations.get(i).map(|span| (i, span)))
-                .unwrap_or((0, (whole.start(), whole.end())));
+            let (group, (start, end)) = if compiled.group_is_match {
+                (1, (whole.start(), whole.end()))
+            } else {
+                (1..locations.len())
+                    .filter(|&i| compiled.typed_group != Some(i))
+                    .find_map(|i| locations.get(i).map(|span| (i, span)))
+                    .unwrap_or((0, (whole.start(), whole.end())))
+            };
             if start == end {
                 continue;
             }
@@ -896,9 +965,10 @@ impl Rule {
                 start: from + start,
                 end: from + end,
                 bare: compiled.bare_group == Some(group),
-                typed: compiled
-                    .typed_group
-                    .is_some_and(|typed| locations.get(typed).is_some()),
+                typed: !compiled.group_is_match
+                    && compiled
+                        .typed_group
+                        .is_some_and(|typed| locations.get(typed).is_some()),
             };
             // A keyed rule's key names the provider; one that also names an id or a digest
             // (`datadog_trace_id`, `heroku_release_sha`) holds no credential.
@@ -1243,6 +1313,28 @@ fn count_newlines(text: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_pattern_that_is_one_group_needs_no_capture() {
+        for yes in [
+            r"\b(ghp_[A-Za-z0-9]{36})\b",
+            r"(?i)\b((?:AKIA|ASIA)[A-Z2-7]{16})\b",
+            r"(a[(]b\)c)",
+            r"([]a])",
+        ] {
+            assert!(one_group_spans_all(yes), "{yes}");
+        }
+        for no in [
+            r"key=(\w+)",
+            r"(a)(b)",
+            r"(a)|b",
+            r"(?:a)(b)",
+            r"(a)\d",
+            r"\b(a)x\b",
+        ] {
+            assert!(!one_group_spans_all(no), "{no}");
+        }
+    }
     use super::*;
 
     fn redact(text: &str) -> (String, Vec<(String, u32)>) {
