@@ -302,6 +302,17 @@ fn repeated(n: usize, piece: impl Fn(usize) -> String) -> String {
     out
 }
 
+/// The source modules of [`fd_shaped`] (`src/{module}.rs`).
+const FD_MODULES: [&str; 7] = [
+    "main",
+    "walk",
+    "output",
+    "config",
+    "filter/size",
+    "filter/time",
+    "exec/mod",
+];
+
 /// A project shaped like sharkdp/fd (whose default pack used to spend its budget on
 /// `doc/screencast.svg` and `Cargo.lock` and leave `src/` out): a lockfile, drawings, docs,
 /// a large test file and more source than the budget holds whole.
@@ -343,15 +354,7 @@ fn fd_shaped(env: &Env) {
             }),
         ),
     ];
-    for module in [
-        "main",
-        "walk",
-        "output",
-        "config",
-        "filter/size",
-        "filter/time",
-        "exec/mod",
-    ] {
+    for module in FD_MODULES {
         let mut text = format!("//! The {module} module.\n\nuse std::path::Path;\n\n");
         for f in 0..10 {
             let _ = write!(
@@ -414,15 +417,7 @@ fn a_default_pack_spends_its_budget_on_source_and_outlines_what_does_not_fit() {
         );
     }
     let mut outlined = 0;
-    for module in [
-        "main",
-        "walk",
-        "output",
-        "config",
-        "filter/size",
-        "filter/time",
-        "exec/mod",
-    ] {
+    for module in FD_MODULES {
         let path = format!("src/{module}.rs");
         let item = included
             .iter()

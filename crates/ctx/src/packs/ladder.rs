@@ -24,7 +24,7 @@ pub(crate) fn default_ignored(path: &str) -> Option<&'static str> {
     let lower = path.to_ascii_lowercase();
     let name = lower.rsplit('/').next().unwrap_or(&lower);
     let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
-    if LOCKFILES.contains(&name) || ext == "lock" {
+    if ctx_select::role::LOCKFILES.contains(&name) || ext == "lock" {
         return Some("a lockfile");
     }
     if name.contains(".min.") {
@@ -38,24 +38,6 @@ pub(crate) fn default_ignored(path: &str) -> Option<&'static str> {
     }
     None
 }
-
-const LOCKFILES: &[&str] = &[
-    "cargo.lock",
-    "package-lock.json",
-    "npm-shrinkwrap.json",
-    "yarn.lock",
-    "pnpm-lock.yaml",
-    "poetry.lock",
-    "pipfile.lock",
-    "gemfile.lock",
-    "composer.lock",
-    "go.sum",
-    "uv.lock",
-    "flake.lock",
-    "mix.lock",
-    "pubspec.lock",
-    "packages.lock.json",
-];
 
 /// File stems that start a program or a library.
 const ENTRY_STEMS: &[&str] = &[
