@@ -5,87 +5,19 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::time::Duration;
-
-use common::Env;
+use common::{Env, McpSession};
 use serde_json::{Value, json};
 
-struct Session {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-}
-
-impl Session {
-    fn start(env: &Env) -> Self {
-        assert_eq!(env.run(&["init"]).code, 0);
-        let mut cmd = env.cmd(&["mcp"]);
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut child = cmd.spawn().expect("spawn ctx mcp");
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut session = Self {
-            child,
-            stdin,
-            lines,
-        };
-        session.send(
-            json!({
-                "jsonrpc": "2.0", "id": 0, "method": "initialize",
-                "params": { "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }
-            })
-            .to_string()
-            .as_bytes(),
-        );
-        let init = session.answer();
-        assert_eq!(init["result"]["serverInfo"]["name"], "ctx", "{init}");
-        session.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        session
-    }
-
-    fn send(&mut self, line: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(line).expect("write");
-        stdin.write_all(b"\n").expect("newline");
-        stdin.flush().expect("flush");
-    }
-
-    /// The next message from the server (within 20 s: a missing answer fails, never hangs).
-    fn answer(&mut self) -> Value {
-        let line = self
-            .lines
-            .recv_timeout(Duration::from_secs(20))
-            .expect("an answer from ctx mcp");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        drop(self.stdin.take());
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// A `ctx mcp` session in an initialized workspace.
+fn session(env: &Env) -> McpSession {
+    assert_eq!(env.run(&["init"]).code, 0);
+    McpSession::start(env, &["mcp"])
 }
 
 #[test]
 fn every_request_with_an_id_gets_an_answer() {
     let env = Env::new();
-    let mut session = Session::start(&env);
+    let mut session = session(&env);
     let cases: &[(&[u8], i64, Value)] = &[
         (
             br#"{"jsonrpc":"1.0","id":2,"method":"tools/list"}"#,
@@ -120,8 +52,8 @@ fn every_request_with_an_id_gets_an_answer() {
         (b"[]", -32600, Value::Null),
     ];
     for (line, code, id) in cases {
-        session.send(line);
-        let answer = session.answer();
+        session.send_line(line);
+        let answer = session.next_message();
         let shown = String::from_utf8_lossy(line);
         assert_eq!(answer["jsonrpc"], "2.0", "{shown}: {answer}");
         assert_eq!(answer["error"]["code"], *code, "{shown}: {answer}");
@@ -139,10 +71,10 @@ fn every_request_with_an_id_gets_an_answer() {
     }
 
     // A batch: one array answer, a -32600 for each request in it, by id.
-    session.send(
+    session.send_line(
         br#"[{"jsonrpc":"2.0","id":10,"method":"tools/list"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":11,"method":"ping"}]"#,
     );
-    let batch = session.answer();
+    let batch = session.next_message();
     let answers = batch
         .as_array()
         .unwrap_or_else(|| panic!("an array: {batch}"));
@@ -153,10 +85,10 @@ fn every_request_with_an_id_gets_an_answer() {
     }
 
     // Bad notifications are not answered; the next request is, and the session still works.
-    session.send(br#"{"jsonrpc":"1.0","method":"notifications/initialized"}"#);
-    session.send(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":[1]}"#);
-    session.send(br#"{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"fs_read","arguments":{"operations":[{"mode":"Directory","path":"."}]}}}"#);
-    let after = session.answer();
+    session.send_line(br#"{"jsonrpc":"1.0","method":"notifications/initialized"}"#);
+    session.send_line(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":[1]}"#);
+    session.send_line(br#"{"jsonrpc":"2.0","id":"after","method":"tools/call","params":{"name":"fs_read","arguments":{"operations":[{"mode":"Directory","path":"."}]}}}"#);
+    let after = session.next_message();
     assert_eq!(after["id"], "after", "{after}");
     assert!(after["result"]["structuredContent"].is_object(), "{after}");
 }
@@ -164,16 +96,13 @@ fn every_request_with_an_id_gets_an_answer() {
 #[test]
 fn answers_to_the_last_lines_are_written_before_exit() {
     let env = Env::new();
-    let mut session = Session::start(&env);
-    session.send(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[]}"#);
+    let mut session = session(&env);
+    session.send_line(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[]}"#);
     // The last line has no newline, and stdin closes right after it.
-    let stdin = session.stdin.as_mut().expect("stdin");
-    stdin
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":7}")
-        .expect("write");
-    drop(session.stdin.take());
-    let first = session.answer();
-    let second = session.answer();
+    session.write_raw(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":7}");
+    session.close_stdin();
+    let first = session.next_message();
+    let second = session.next_message();
     assert_eq!(
         (first["id"].clone(), first["error"]["code"].clone()),
         (json!(1), json!(-32602))
@@ -182,6 +111,6 @@ fn answers_to_the_last_lines_are_written_before_exit() {
         (second["id"].clone(), second["error"]["code"].clone()),
         (json!(2), json!(-32602))
     );
-    let status = session.child.wait().expect("exit");
+    let status = session.close_and_wait();
     assert!(status.success(), "{status:?}");
 }

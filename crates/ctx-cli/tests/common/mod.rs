@@ -242,10 +242,42 @@ impl McpSession {
     }
 
     pub fn send(&mut self, message: &serde_json::Value) {
+        self.send_line(message.to_string().as_bytes());
+    }
+
+    /// Writes `bytes` as they are (not necessarily JSON, or UTF-8), then a newline.
+    pub fn send_line(&mut self, bytes: &[u8]) {
+        self.write_raw(bytes);
+        self.write_raw(b"\n");
+    }
+
+    /// Writes `bytes` as they are, without a newline.
+    pub fn write_raw(&mut self, bytes: &[u8]) {
         use std::io::Write as _;
         let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{message}").expect("write");
+        stdin.write_all(bytes).expect("write");
         stdin.flush().expect("flush");
+    }
+
+    /// The next message from the server, whatever it answers (within 30 s: a missing answer
+    /// fails, never hangs).
+    pub fn next_message(&mut self) -> serde_json::Value {
+        let line = self
+            .lines
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("an answer from ctx mcp");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// Closes the server's stdin, then waits for it to exit.
+    pub fn close_and_wait(&mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        self.child.wait().expect("exit")
+    }
+
+    /// Closes the server's stdin (it answers what it read, then exits).
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
     }
 
     /// The whole answer (`result` or `error`) to a request.
@@ -256,11 +288,7 @@ impl McpSession {
             &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         );
         loop {
-            let line = self
-                .lines
-                .recv_timeout(std::time::Duration::from_secs(30))
-                .expect("an answer from ctx mcp");
-            let message: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+            let message = self.next_message();
             if message["id"] == id {
                 return message;
             }
