@@ -663,6 +663,23 @@ impl OpenIndex {
         kind: ScorerKind,
         w: &Weights,
     ) -> Result<Vec<Ranked>, IndexError> {
+        Ok(self.rank_focused(query, kind, w)?.0)
+    }
+
+    /// [`Self::rank`], and the query's focus for region views, read from the same postings
+    /// and query features the ranking reads.
+    fn rank_focused(
+        &self,
+        query: &Query,
+        kind: ScorerKind,
+        w: &Weights,
+    ) -> Result<(Vec<Ranked>, Focus), IndexError> {
+        let parsed = crate::query::features(&query.raw);
+        let mut focus = Focus {
+            weights: Vec::new(),
+            idents: parsed.idents.iter().map(|i| i.term.clone()).collect(),
+            messages: crate::query::message_fragments(&parsed.messages),
+        };
         if kind == ScorerKind::Tf {
             let mut out = Vec::with_capacity(self.rows.len());
             for row in &self.rows {
@@ -676,15 +693,16 @@ impl OpenIndex {
                 });
             }
             order(&mut out, |r| (r.score, r.id.as_str()));
-            return Ok(out);
+            for term in &query.terms {
+                let df = self.db.postings(Field::Content, term)?.len();
+                self.push_focus_term(&mut focus, term, df);
+            }
+            return Ok((out, focus));
         }
         let bm25_only = kind == ScorerKind::Bm25;
         let w = if bm25_only { Weights::bm25() } else { *w };
-        let features = if bm25_only {
-            crate::query::Features::default()
-        } else {
-            crate::query::features(&query.raw)
-        };
+        let no_features = crate::query::Features::default();
+        let features = if bm25_only { &no_features } else { &parsed };
         let n = self.rows.len();
         let avg = self.db.average_lengths();
         let mut text: Vec<f64> = vec![0.0; n];
@@ -715,9 +733,16 @@ impl OpenIndex {
             for field in text_fields {
                 let f = field.index();
                 if w.fields[f] == 0.0 {
+                    if field == Field::Content {
+                        let df = self.db.postings(field, term)?.len();
+                        self.push_focus_term(&mut focus, term, df);
+                    }
                     continue;
                 }
                 let postings = self.db.postings(field, term)?;
+                if field == Field::Content {
+                    self.push_focus_term(&mut focus, term, postings.len());
+                }
                 let avg_len = if avg[f] > 0.0 { avg[f] } else { 1.0 };
                 for (num, tf_raw) in postings {
                     let Some(row) = self.rows.get(num as usize) else {
@@ -1054,7 +1079,7 @@ impl OpenIndex {
         }
         order(&mut out, |r| (r.score, r.id.as_str()));
         if !bm25_only && w.message > 0.0 {
-            self.match_messages(&features, &mut out, w)?;
+            self.match_messages(features, &mut out, w)?;
         }
         // The relevance floor: nothing far below the best is worth a reader's tokens.
         if !bm25_only && let Some(top) = out.first().map(|r| r.score) {
@@ -1065,7 +1090,7 @@ impl OpenIndex {
             };
             out.retain(|r| r.score > 0.0 && r.score >= floor);
         }
-        Ok(out)
+        Ok((out, focus))
     }
 
     /// Adds `w.message` to the best candidates that hold a quoted message of the query
@@ -1102,30 +1127,20 @@ impl OpenIndex {
         Ok(())
     }
 
-    /// The query's focus for region scoring: its terms weighted by rarity in this index,
-    /// the identifiers it names and the messages it quotes.
-    fn focus(&self, query: &Query) -> Result<Focus, IndexError> {
-        let n = self.rows.len() as f64;
-        let mut weights = Vec::with_capacity(query.terms.len());
-        for term in &query.terms {
-            let df = self.db.postings(Field::Content, term)?.len() as f64;
-            if df == 0.0 {
-                continue;
-            }
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            let idf = if crate::text::is_filler_word(term) {
-                idf * 0.25
-            } else {
-                idf
-            };
-            weights.push((term.clone(), idf));
+    /// Adds `term` to a focus, weighted by its rarity in this index (`df` documents hold it
+    /// in their content; filler words count a quarter).
+    fn push_focus_term(&self, focus: &mut Focus, term: &str, df: usize) {
+        if df == 0 {
+            return;
         }
-        let features = crate::query::features(&query.raw);
-        Ok(Focus {
-            weights,
-            idents: features.idents.iter().map(|i| i.term.clone()).collect(),
-            messages: crate::query::message_fragments(&features.messages),
-        })
+        let (n, df) = (self.rows.len() as f64, df as f64);
+        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        let idf = if crate::text::is_filler_word(term) {
+            idf * 0.25
+        } else {
+            idf
+        };
+        focus.weights.push((term.to_owned(), idf));
     }
 
     /// Ranks, then fills the budget with exact token counts from `counter`, down a ladder
@@ -1146,12 +1161,7 @@ impl OpenIndex {
         opts: &SelectOptions,
         counter: &dyn TokenCounter,
     ) -> Result<SelectionResult, SelectionError> {
-        let ranked = self.rank(query, opts.scorer, &opts.weights)?;
-        let focus = if opts.degrade {
-            self.focus(query)?
-        } else {
-            Focus::default()
-        };
+        let (ranked, focus) = self.rank_focused(query, opts.scorer, &opts.weights)?;
         let budget = opts.budget;
         let mut picks: Vec<Pick> = Vec::new();
         let mut left_out: Vec<LeftOut> = Vec::new();

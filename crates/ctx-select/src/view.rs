@@ -163,7 +163,7 @@ impl FileRegions {
         // Definitions: callables not inside another callable become regions.
         let mut covered = vec![false; n];
         let mut regions: Vec<Region> = Vec::new();
-        let mut defs: Vec<(usize, usize, &ctx_code::Symbol)> = Vec::new();
+        let mut defs: Vec<(usize, usize)> = Vec::new();
         let mut sorted: Vec<&ctx_code::Symbol> = symbols.iter().collect();
         sorted.sort_by_key(|s| (s.line, std::cmp::Reverse(s.end_line)));
         for sym in &sorted {
@@ -179,7 +179,7 @@ impl FileRegions {
             for c in &mut covered[start..=end] {
                 *c = true;
             }
-            defs.push((start, end, sym));
+            defs.push((start, end));
         }
         let containers: Vec<(usize, usize)> = sorted
             .iter()
@@ -193,7 +193,7 @@ impl FileRegions {
                 .map(|(h, _)| *h)
                 .collect()
         };
-        for &(start, end, sym) in &defs {
+        for &(start, end) in &defs {
             regions.push(Region {
                 start,
                 end,
@@ -201,7 +201,6 @@ impl FileRegions {
                 score: 0.0,
                 callable: true,
             });
-            let _ = sym;
         }
         // Between definitions: paragraphs, split at blank lines and container headers.
         let container_starts: BTreeSet<usize> = containers
