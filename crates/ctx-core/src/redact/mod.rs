@@ -420,8 +420,8 @@ impl Redactor {
             return spans;
         }
         let mut whole_text = vec![false; self.rules.len()];
-        // Each rule's capture slots, allocated once per text.
-        let mut scratch: Vec<Option<regex::CaptureLocations>> = vec![None; self.rules.len()];
+        // Each rule's capture slots, allocated once per text (when a rule runs at all).
+        let mut scratch: Vec<Option<regex::CaptureLocations>> = Vec::new();
         for &rule in &self.unconditional {
             whole_text[rule] = true;
         }
@@ -450,6 +450,9 @@ impl Redactor {
                             if last_line[rule] != start {
                                 last_line[rule] = start;
                                 let before = spans.len();
+                                if scratch.is_empty() {
+                                    scratch.resize(self.rules.len(), None);
+                                }
                                 self.rules[rule].search(
                                     rule,
                                     text,
@@ -485,6 +488,9 @@ impl Redactor {
         }
         for (rule, run) in whole_text.into_iter().enumerate() {
             if run {
+                if scratch.is_empty() {
+                    scratch.resize(self.rules.len(), None);
+                }
                 self.rules[rule].search(
                     rule,
                     text,
@@ -926,13 +932,14 @@ impl Rule {
         // No separate first look: a capturing search runs the lazy DFA over the line first and
         // resolves groups only inside a match, so a line without one costs one forward scan,
         // and a line with one is not scanned twice.
-        let locations = locations.get_or_insert_with(|| regex.capture_locations());
+        // Slots only for a pattern whose groups are resolved.
+        let mut locations = (!compiled.group_is_match)
+            .then(|| locations.get_or_insert_with(|| regex.capture_locations()));
         let mut at = 0;
         while at <= haystack.len() {
-            let found = if compiled.group_is_match {
-                regex.find_at(haystack, at)
-            } else {
-                regex.captures_read_at(locations, haystack, at)
+            let found = match locations.as_deref_mut() {
+                None => regex.find_at(haystack, at),
+                Some(locations) => regex.captures_read_at(locations, haystack, at),
             };
             let Some(whole) = found else {
                 break;
@@ -948,13 +955,12 @@ impl Rule {
             };
             // The span is the first capture group that took part (other than `typed`), else the
             // whole match.
-            let (group, (start, end)) = if compiled.group_is_match {
-                (1, (whole.start(), whole.end()))
-            } else {
-                (1..locations.len())
+            let (group, (start, end)) = match locations.as_deref() {
+                None => (1, (whole.start(), whole.end())),
+                Some(locations) => (1..locations.len())
                     .filter(|&i| compiled.typed_group != Some(i))
                     .find_map(|i| locations.get(i).map(|span| (i, span)))
-                    .unwrap_or((0, (whole.start(), whole.end())))
+                    .unwrap_or((0, (whole.start(), whole.end()))),
             };
             if start == end {
                 continue;
@@ -965,10 +971,11 @@ impl Rule {
                 start: from + start,
                 end: from + end,
                 bare: compiled.bare_group == Some(group),
-                typed: !compiled.group_is_match
-                    && compiled
+                typed: locations.as_deref().is_some_and(|locations| {
+                    compiled
                         .typed_group
-                        .is_some_and(|typed| locations.get(typed).is_some()),
+                        .is_some_and(|typed| locations.get(typed).is_some())
+                }),
             };
             // A keyed rule's key names the provider; one that also names an id or a digest
             // (`datadog_trace_id`, `heroku_release_sha`) holds no credential.
