@@ -1905,8 +1905,10 @@ fn frame_of(
                 let outline = as_outline[i]
                     .then(|| outlines.get(&i).and_then(Option::as_ref))
                     .flatten();
-                let tokens = outline.map_or(count.unwrap_or(0), |o| o.tokens);
-                frame.largest.push((tokens, p.unit().label.clone()));
+                if job.ladder {
+                    let tokens = outline.map_or(count.unwrap_or(0), |o| o.tokens);
+                    frame.largest.push((tokens, p.unit().label.clone()));
+                }
                 if outline.is_some() {
                     frame
                         .outlined
