@@ -2,11 +2,12 @@
 
 mod common;
 
+use std::fmt::Write as _;
 use std::fs;
 use std::io::Write as _;
 use std::process::Stdio;
 
-use common::{Env, Run, git, write_files};
+use common::{Env, McpSession, Run, git, write_files};
 
 fn project(env: &Env) {
     write_files(
@@ -687,5 +688,107 @@ fn session_start_redacts_a_secret_in_a_commit_message() {
     assert!(
         context.contains("[REDACTED:AWS_ACCESS_KEY_ID]"),
         "{context}"
+    );
+}
+
+/// The top-ranked file is represented in what `select`, `inject`, `ctx_select` and the hook
+/// show, even when it is far larger than the budget (it used to be dropped when not even its
+/// skeleton fit).
+#[test]
+fn the_top_ranked_file_is_shown_everywhere_at_any_budget() {
+    let env = Env::new();
+    let mut ledger =
+        String::from("//! The ledger: entries, balances and their reconciliation.\n\n");
+    for i in 0..60 {
+        let _ = write!(
+            ledger,
+            "/// Posts entry kind {i} to the ledger.\npub fn post_entry_{i}(amount: i64) -> i64 {{\n    let balance = amount * {i};\n    balance + 1\n}}\n\n"
+        );
+    }
+    ledger.push_str(
+        "/// Reconciles the ledger balance after a reversed entry.\npub fn reconcile_ledger_balance(reversed: i64) -> i64 {\n    -reversed\n}\n",
+    );
+    write_files(
+        &env.work(),
+        &[
+            ("src/ledger.rs", ledger.as_str()),
+            (
+                "src/report.rs",
+                "/// Prints the ledger.\npub fn print() {}\n",
+            ),
+            (
+                "src/audit.rs",
+                "/// Checks a balance.\npub fn check_balance() {}\n",
+            ),
+        ],
+    );
+    git(&env.work(), &["init", "-q"]);
+    git(&env.work(), &["add", "-A"]);
+    git(&env.work(), &["commit", "-qm", "import"]);
+    let query = "reconcile the ledger balance when an entry is reversed";
+    let full = env.run(&["--json", "select", query, "--budget", "2000000"]);
+    full.ok();
+    let top = full.json()["documents"][0]["id"]
+        .as_str()
+        .expect("a top file")
+        .to_owned();
+    let whole: u64 = full.json()["documents"][0]["tokens"]
+        .as_u64()
+        .expect("tokens");
+    assert!(
+        whole > 1500,
+        "the top file must not fit the small budgets whole: {whole}"
+    );
+    let mut mcp = McpSession::start(&env, &["mcp"]);
+    for budget in [500u64, 800, 2000, 8000] {
+        let b = budget.to_string();
+        let select = env.run(&["--json", "select", query, "--budget", &b]);
+        select.ok();
+        let shown = select.json();
+        assert_eq!(
+            shown["documents"][0]["id"],
+            top.as_str(),
+            "select at {budget}: {shown}"
+        );
+        assert!(
+            shown["documents"][0]["content"]
+                .as_str()
+                .is_some_and(|c| !c.is_empty())
+        );
+
+        let inject = with_stdin(&env, &["inject", "--budget", &b], query);
+        inject.ok();
+        assert!(
+            inject.stdout.contains(&format!("[RELEVANT: {top} ")),
+            "inject at {budget}: {}",
+            inject.stdout
+        );
+        assert!(
+            inject.stdout.contains(&format!("\n{top} ("))
+                || inject.stdout.contains(&format!("\n{top}:")),
+            "inject at {budget} shows no snippet of {top}: {}",
+            inject.stdout
+        );
+
+        let answer = mcp.call(
+            "ctx_select",
+            &serde_json::json!({"query": query, "budget": budget}),
+        );
+        assert_eq!(
+            answer["result"]["structuredContent"]["documents"][0]["id"],
+            top.as_str(),
+            "ctx_select at {budget}: {answer}"
+        );
+    }
+    let (hook, _, _) = run_hook(
+        &env,
+        &env.work(),
+        &["hook", "claude-code"],
+        &hook_input(&env.work(), query),
+        &[],
+    );
+    assert!(
+        context_of(&hook).contains(&format!("[RELEVANT: {top} ")),
+        "{hook}"
     );
 }
