@@ -1,16 +1,18 @@
 //! Token counting, exact for OpenAI's `o200k_base` and `cl100k_base`, approximate otherwise.
 //!
-//! The exact tokenizers come from `bpe-openai` (GitHub's linear-time BPE): its counts equal
+//! The exact tokenizers are `bpe-openai`'s (GitHub's linear-time BPE): its counts equal
 //! tiktoken's `encode_ordinary`, so text that merely looks like a special token
-//! (`<|endoftext|>` inside a file) is counted as the ordinary text it is. Each tokenizer's
-//! tables are built once, lazily, the first time [`TokenizerKind::tokenizer`] is used for it;
-//! commands that count nothing never pay for them.
+//! (`<|endoftext|>` inside a file) is counted as the ordinary text it is. The build script
+//! stores the byte-pair tables counting needs, LZ4-compressed (`build.rs`, `write_tokenizer`); each
+//! is unpacked once, lazily, the first time [`TokenizerKind::tokenizer`] counts with it, so
+//! commands that count nothing never pay for it.
 
 use std::cell::RefCell;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::LazyLock;
 
+use bpe::byte_pair_encoding::BytePairEncoding;
 use regex_automata::meta::{Cache, Regex};
 use regex_automata::{Anchored, Input};
 
@@ -125,7 +127,7 @@ impl<'de> Deserialize<'de> for TokenizerKind {
     }
 }
 
-/// An exact BPE tokenizer from `bpe-openai`; the tables load on first count.
+/// An exact BPE tokenizer; the tables load on first count.
 ///
 /// Counting splits the text with the encoding's pre-tokenization regex and byte-pair encodes
 /// each piece. Source code repeats the same short pieces (keywords, identifiers, indentation)
@@ -134,7 +136,7 @@ impl<'de> Deserialize<'de> for TokenizerKind {
 /// byte on code (measured with callgrind on 3 MB of Rust: 953 M → 544 M for o200k_base).
 struct Exact {
     kind: TokenizerKind,
-    load: fn() -> &'static bpe_openai::Tokenizer,
+    load: fn() -> &'static CountingBpe,
     split: &'static LazyLock<Splitter>,
 }
 
@@ -202,6 +204,40 @@ impl Splitter {
         (end != start).then_some(end)
     }
 }
+
+/// An encoding's byte-pair tables as `build.rs` stores them for counting: everything
+/// [`BytePairEncoding::count`] reads, with the two overlapping-match automata (used only by
+/// the crate's other encoders) left out. So this type offers `count` and nothing else.
+struct CountingBpe(BytePairEncoding);
+
+impl CountingBpe {
+    /// Unpacks tables `build.rs` wrote (an LZ4 block of a MessagePack `BytePairEncoding`).
+    fn unpack(name: &str, packed: &[u8]) -> Self {
+        let bytes = lz4_flex::block::decompress_size_prepended(packed)
+            .unwrap_or_else(|e| panic!("the build script's {name} tables unpack: {e}"));
+        let bpe = rmp_serde::from_slice(&bytes)
+            .unwrap_or_else(|e| panic!("the build script's {name} tables deserialize: {e}"));
+        Self(bpe)
+    }
+
+    fn count(&self, piece: &[u8]) -> usize {
+        self.0.count(piece)
+    }
+}
+
+static O200K_BPE: LazyLock<CountingBpe> = LazyLock::new(|| {
+    CountingBpe::unpack(
+        "o200k_base",
+        include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.bpe.lz4")),
+    )
+});
+
+static CL100K_BPE: LazyLock<CountingBpe> = LazyLock::new(|| {
+    CountingBpe::unpack(
+        "cl100k_base",
+        include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.bpe.lz4")),
+    )
+});
 
 static CL100K_SPLIT: LazyLock<Splitter> = LazyLock::new(|| {
     Splitter::new(
@@ -384,9 +420,8 @@ impl Tokenizer for Exact {
                 let memo = &mut memos[slot];
                 let mut total = 0usize;
                 splitter.for_each(cache, text, |start, end| {
-                    total += memo.count(text, start, end, |piece| {
-                        tokenizer.bpe.count(piece.as_bytes())
-                    });
+                    total +=
+                        memo.count(text, start, end, |piece| tokenizer.count(piece.as_bytes()));
                 });
                 total
             })
@@ -396,12 +431,12 @@ impl Tokenizer for Exact {
 
 static O200K: Exact = Exact {
     kind: TokenizerKind::O200kBase,
-    load: bpe_openai::o200k_base,
+    load: || &O200K_BPE,
     split: &O200K_SPLIT,
 };
 static CL100K: Exact = Exact {
     kind: TokenizerKind::Cl100kBase,
-    load: bpe_openai::cl100k_base,
+    load: || &CL100K_BPE,
     split: &CL100K_SPLIT,
 };
 static APPROX: Approx = Approx;
@@ -462,6 +497,42 @@ mod tests {
                 "o200k_base on {:?}",
                 text.get(..40)
             );
+        }
+    }
+
+    /// The tables `build.rs` stores (without the overlapping-match automata) count every
+    /// piece as `bpe-openai`'s whole tables do: each token's own bytes (one token), each
+    /// token's bytes with the next token's first byte or two, and every line of this crate.
+    #[test]
+    fn the_stored_tables_count_what_bpe_openai_counts() {
+        for (name, stored, plain) in [
+            ("o200k_base", &*O200K_BPE, bpe_openai::o200k_base()),
+            ("cl100k_base", &*CL100K_BPE, bpe_openai::cl100k_base()),
+        ] {
+            let tokens = plain.bpe.num_tokens();
+            for id in 0..tokens {
+                let bytes = plain
+                    .bpe
+                    .token_bytes(u32::try_from(id).expect("a token id"));
+                assert_eq!(stored.count(bytes), 1, "{name}: token {id}");
+                let next = plain
+                    .bpe
+                    .token_bytes(u32::try_from((id * 7919 + 1) % tokens).expect("a token id"));
+                let joined = [bytes, &next[..next.len().min(2)]].concat();
+                assert_eq!(
+                    stored.count(&joined),
+                    plain.bpe.count(&joined),
+                    "{name}: {joined:?}"
+                );
+            }
+            let sources = [include_str!("tokenizer.rs"), include_str!("redact/mod.rs")];
+            for line in sources.iter().flat_map(|s| s.lines()) {
+                assert_eq!(
+                    stored.count(line.as_bytes()),
+                    plain.bpe.count(line.as_bytes()),
+                    "{name}: {line}"
+                );
+            }
         }
     }
 
