@@ -26,7 +26,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-import ctx
+import ctxlayer
 
 pytestmark = pytest.mark.skipif(not CTX_BIN, reason="CTX_BIN is not set (scripts/test sets it)")
 
@@ -185,14 +185,14 @@ def test_cli_select_inject_hook_and_logs_hold_no_secret(ws: Workspace) -> None:
 def test_python_module_refuses_the_bomb_links_and_secrets(ws: Workspace) -> None:
     for bomb in BOMBS:
         with pytest.raises(ValueError, match="capture groups|bytes long"):
-            ctx.fs_read("long.txt", "Search", pattern=bomb, regex=True, root=ws.root)
+            ctxlayer.fs_read("long.txt", "Search", pattern=bomb, regex=True, root=ws.root)
     for path in ("pw.md", "hard.md", "docs/later.md"):
         with pytest.raises((PermissionError, FileNotFoundError, ValueError)) as raised:
-            ctx.fs_read(path, "Line", root=ws.root)
+            ctxlayer.fs_read(path, "Line", root=ws.root)
         assert OUTSIDE not in str(raised.value)
-    result = ctx.fs_read("src/config.py", "Line", root=ws.root)
+    result = ctxlayer.fs_read("src/config.py", "Line", root=ws.root)
     assert_clean(repr(result), "python fs_read")
-    listing = ctx.fs_read(".", "Directory", depth=3, root=ws.root)
+    listing = ctxlayer.fs_read(".", "Directory", depth=3, root=ws.root)
     assert not any(e["path"] == "hard.md" for e in listing), "hard links are not listed"
 
 

@@ -34,7 +34,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-import ctx
+import ctxlayer
 
 READ_ONLY_WRAPPER = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
 
@@ -238,24 +238,24 @@ def test_tool_endpoint_answers_4xx_with_the_kind(repo: Repo, tmp_path: Path) -> 
 
 
 def test_python_exceptions_follow_the_kind(repo: Repo) -> None:
-    ws = ctx.Workspace(repo.root)
-    with pytest.raises(ctx.InvalidInputError):
+    ws = ctxlayer.Workspace(repo.root)
+    with pytest.raises(ctxlayer.InvalidInputError):
         ws.search("(unclosed", regex=True)
-    with pytest.raises(ctx.NotFoundError):
+    with pytest.raises(ctxlayer.NotFoundError):
         ws.pack_show("nosuch")
-    with pytest.raises(ctx.ConflictError):
+    with pytest.raises(ctxlayer.ConflictError):
         ws.pack_create("docs")
-    with pytest.raises(ctx.DamagedError):
-        ctx.Workspace(repo.damaged).pack_snapshot_payload("v1")
+    with pytest.raises(ctxlayer.DamagedError):
+        ctxlayer.Workspace(repo.damaged).pack_snapshot_payload("v1")
 
 
 @NEEDS_READ_ONLY
 def test_python_io_failure_raises_store_io_error(repo: Repo) -> None:
     script = (
-        "import ctx, sys\n"
+        "import ctxlayer, sys\n"
         "try:\n"
-        "    ctx.Workspace(sys.argv[1]).pack_create('more')\n"
-        "except ctx.StoreIOError as err:\n"
+        "    ctxlayer.Workspace(sys.argv[1]).pack_create('more')\n"
+        "except ctxlayer.StoreIOError as err:\n"
         "    print('StoreIOError', err)\n"
     )
     run = subprocess.run(

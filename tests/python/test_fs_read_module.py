@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import ctx
+import ctxlayer
 import attack_fixture
 
 
@@ -29,21 +29,21 @@ def tree(tmp_path: Path) -> Path:
 
 
 def test_line_mode_ranges_and_negative_indexes(tree: Path) -> None:
-    assert ctx.fs_read("README.md", "Line", start_line=10, end_line=12, root=tree) == "line 10\nline 11\nline 12"
-    assert ctx.fs_read("README.md", "Line", start_line=-2, root=tree) == "line 99\nline 100"
-    assert ctx.fs_read("crlf.txt", "Line", root=tree) == "a\nb"
-    whole = ctx.fs_read(str(tree / "README.md"), "Line", root=tree)
+    assert ctxlayer.fs_read("README.md", "Line", start_line=10, end_line=12, root=tree) == "line 10\nline 11\nline 12"
+    assert ctxlayer.fs_read("README.md", "Line", start_line=-2, root=tree) == "line 99\nline 100"
+    assert ctxlayer.fs_read("crlf.txt", "Line", root=tree) == "a\nb"
+    whole = ctxlayer.fs_read(str(tree / "README.md"), "Line", root=tree)
     assert whole.count("\n") == 99
 
 
 def test_line_mode_truncates_with_a_continuation(tree: Path) -> None:
-    text = ctx.fs_read("README.md", "Line", root=tree, max_bytes=30)
+    text = ctxlayer.fs_read("README.md", "Line", root=tree, max_bytes=30)
     assert text.startswith("line 1\nline 2\n")
     assert "continue with start_line=" in text
 
 
 def test_directory_mode_lists_breadth_first_and_honours_gitignore(tree: Path) -> None:
-    entries = ctx.fs_read(".", "Directory", depth=1, root=tree)
+    entries = ctxlayer.fs_read(".", "Directory", depth=1, root=tree)
     paths = [e["path"] for e in entries]
     assert paths == [".gitignore", "README.md", "crlf.txt", "latin1.txt", "src", "src/main.py", "src/util.py"]
     src = next(e for e in entries if e["path"] == "src")
@@ -54,18 +54,18 @@ def test_directory_mode_lists_breadth_first_and_honours_gitignore(tree: Path) ->
 
 
 def test_search_mode_is_case_insensitive_literal_with_context(tree: Path) -> None:
-    matches = ctx.fs_read("src", "Search", pattern="todo", context_lines=1, root=tree)
+    matches = ctxlayer.fs_read("src", "Search", pattern="todo", context_lines=1, root=tree)
     assert [(m["path"], m["line_number"]) for m in matches] == [("src/main.py", 4), ("src/util.py", 2)]
     assert matches[0]["context"] == "  3: def main():\n→ 4:     # TODO: parse args\n  5:     return 0\n"
-    regex = ctx.fs_read("src", "Search", pattern=r"def \w+\(", regex=True, context_lines=0, root=tree)
+    regex = ctxlayer.fs_read("src", "Search", pattern=r"def \w+\(", regex=True, context_lines=0, root=tree)
     assert len(regex) == 2
-    assert ctx.fs_read("src", "Search", pattern="todo", case_sensitive=True, root=tree) == [
-        m for m in ctx.fs_read("src", "Search", pattern="todo", root=tree) if m["path"] == "src/util.py"
+    assert ctxlayer.fs_read("src", "Search", pattern="todo", case_sensitive=True, root=tree) == [
+        m for m in ctxlayer.fs_read("src", "Search", pattern="todo", root=tree) if m["path"] == "src/util.py"
     ]
 
 
 def test_batch_reports_a_failing_operation_and_runs_the_others(tree: Path) -> None:
-    results = ctx.fs_read_batch(
+    results = ctxlayer.fs_read_batch(
         [
             {"mode": "Line", "path": "README.md", "start_line": 1, "end_line": 1},
             {"mode": "Line", "path": "missing.txt"},
@@ -79,42 +79,42 @@ def test_batch_reports_a_failing_operation_and_runs_the_others(tree: Path) -> No
     assert results[1]["error"]["kind"] == "not_found"
     assert results[2]["result"]["total_matches"] == 1
     assert "unknown mode" in results[3]["error"]["message"]
-    same = ctx.fs_read(operations=[{"mode": "Line", "path": "crlf.txt"}], root=tree)
+    same = ctxlayer.fs_read(operations=[{"mode": "Line", "path": "crlf.txt"}], root=tree)
     assert same[0]["result"]["content"] == "a\nb"
 
 
 def test_exceptions_fit_the_error(tree: Path) -> None:
     with pytest.raises(FileNotFoundError):
-        ctx.fs_read("nope.txt", "Line", root=tree)
+        ctxlayer.fs_read("nope.txt", "Line", root=tree)
     with pytest.raises(PermissionError):
-        ctx.fs_read("../../etc/passwd", "Line", root=tree)
+        ctxlayer.fs_read("../../etc/passwd", "Line", root=tree)
     with pytest.raises(PermissionError):
-        ctx.fs_read("/etc/passwd", "Line", root=tree)
+        ctxlayer.fs_read("/etc/passwd", "Line", root=tree)
     with pytest.raises(ValueError, match="unknown mode"):
-        ctx.fs_read("README.md", "Sideways", root=tree)
+        ctxlayer.fs_read("README.md", "Sideways", root=tree)
     with pytest.raises(ValueError, match="pattern"):
-        ctx.fs_read("src", "Search", root=tree)
+        ctxlayer.fs_read("src", "Search", root=tree)
     with pytest.raises(ValueError, match="depth"):
-        ctx.fs_read("src", "Directory", depth=-1, root=tree)
+        ctxlayer.fs_read("src", "Directory", depth=-1, root=tree)
     with pytest.raises(ValueError, match=r"not UTF-8.*5 bytes"):
-        ctx.fs_read("latin1.txt", "Line", root=tree)
+        ctxlayer.fs_read("latin1.txt", "Line", root=tree)
     with pytest.raises(ValueError, match="has 100 lines"):
-        ctx.fs_read("README.md", "Line", start_line=101, root=tree)
+        ctxlayer.fs_read("README.md", "Line", start_line=101, root=tree)
     with pytest.raises(FileNotFoundError):
-        ctx.fs_read("x", "Line", root=tree / "no-such-root")
+        ctxlayer.fs_read("x", "Line", root=tree / "no-such-root")
     with pytest.raises(TypeError):
-        ctx.fs_read_batch([{"mode": "Line", "path": object()}], root=tree)
+        ctxlayer.fs_read_batch([{"mode": "Line", "path": object()}], root=tree)
 
 
 def test_the_default_root_is_the_working_directory(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tree / "src")
-    assert ctx.fs_read("util.py", "Line", start_line=1, end_line=1) == "def helper():"
+    assert ctxlayer.fs_read("util.py", "Line", start_line=1, end_line=1) == "def helper():"
     with pytest.raises(PermissionError):
-        ctx.fs_read("../README.md", "Line")
+        ctxlayer.fs_read("../README.md", "Line")
 
 
 def test_a_workspace_object_reads_many_times(tree: Path) -> None:
-    ws = ctx.Workspace(tree)
+    ws = ctxlayer.Workspace(tree)
     assert Path(ws.root) == tree.resolve()
     assert ws.fs_read("README.md", "Line", start_line=-1) == "line 100"
     assert ws.fs_read_batch([{"mode": "Directory", "path": "src"}])[0]["ok"]
@@ -127,7 +127,7 @@ def test_two_threads_read_concurrently_with_the_gil_released(tmp_path: Path) -> 
     op = {"mode": "Search", "path": "big.txt", "pattern": "row 199999 ", "context_lines": 0}
     # Calibrate: enough operations per call that one call takes about 0.3 s.
     started = time.perf_counter()
-    ctx.fs_read_batch([op] * 4, root=root)
+    ctxlayer.fs_read_batch([op] * 4, root=root)
     per_op = max((time.perf_counter() - started) / 4, 1e-4)
     count = max(4, min(2000, int(0.3 / per_op)))
     results: dict[str, object] = {}
@@ -135,7 +135,7 @@ def test_two_threads_read_concurrently_with_the_gil_released(tmp_path: Path) -> 
 
     def reader(name: str) -> None:
         window[f"{name}_start"] = time.perf_counter()
-        results[name] = ctx.fs_read_batch([op] * count, root=root)
+        results[name] = ctxlayer.fs_read_batch([op] * count, root=root)
         window[f"{name}_end"] = time.perf_counter()
 
     threads = [threading.Thread(target=reader, args=(n,)) for n in ("a", "b")]
@@ -167,13 +167,13 @@ def test_every_attack_is_refused(tmp_path: Path) -> None:
     for case in cases:
         for mode, extra in (("Line", {}), ("Directory", {"depth": 2}), ("Search", {"pattern": "secret"})):
             with pytest.raises((PermissionError, FileNotFoundError, ValueError)) as raised:
-                ctx.fs_read(case.path, mode, root=fixture.root, **extra)
+                ctxlayer.fs_read(case.path, mode, root=fixture.root, **extra)
             allowed = tuple(exceptions[k] for k in case.expect)
             assert isinstance(raised.value, allowed), f"{case.name} {mode}: {raised.value!r}"
             assert attack_fixture.SECRET not in str(raised.value)
-    listing = ctx.fs_read(".", "Directory", depth=5, root=fixture.root)
+    listing = ctxlayer.fs_read(".", "Directory", depth=5, root=fixture.root)
     assert not any("only_outside" in e["path"] for e in listing)
-    assert ctx.fs_read(".", "Search", pattern="secret", root=fixture.root) == []
+    assert ctxlayer.fs_read(".", "Search", pattern="secret", root=fixture.root) == []
 
 
 def test_a_symlink_swapped_during_reads_never_escapes(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ def test_a_symlink_swapped_during_reads_never_escapes(tmp_path: Path) -> None:
         # than 50 flips, and a race that never happened proves nothing.
         while (batches < 400 or flips[0] < 50) and time.monotonic() < deadline:
             batches += 1
-            results = ctx.fs_read_batch(
+            results = ctxlayer.fs_read_batch(
                 [
                     {"mode": "Line", "path": "race/only_outside.txt"},
                     {"mode": "Line", "path": "race/only_inside.txt"},

@@ -1,4 +1,4 @@
-"""The `ctx.Workspace` API beyond fs_read: packs, tokens, selection, code intelligence and runs,
+"""The `ctxlayer.Workspace` API beyond fs_read: packs, tokens, selection, code intelligence and runs,
 each method through the facade the CLI uses, with exceptions per error kind, pathlib.Path
 accepted everywhere, and the GIL released while it works."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import ctx
+import ctxlayer
 from fixture_repo import CTX_BIN, clean_env, git
 
 FILES = {
@@ -34,6 +34,21 @@ SESSION = [
 ]
 
 
+def test_the_distribution_and_the_module_are_both_named_ctxlayer() -> None:
+    # PyPI's `ctx` was a hijacked package, removed in 2022: never install or import as `ctx`.
+    import importlib.metadata
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "crates/ctx-py/pyproject.toml").read_text())
+    assert pyproject["project"]["name"] == "ctxlayer"
+    assert pyproject["tool"]["maturin"]["module-name"] == "ctxlayer"
+    assert importlib.metadata.version("ctxlayer") == ctxlayer.__version__
+    assert ctxlayer.__name__ == "ctxlayer"
+    assert ctxlayer.Workspace.__module__ == "ctxlayer"
+    assert ctxlayer.NotFoundError.__module__ == "ctxlayer"
+    assert (Path(__file__).parents[2] / "crates/ctx-py/ctxlayer.pyi").is_file()
+
+
 @pytest.fixture()
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "project"
@@ -53,7 +68,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_packs_round_trip_with_paths_as_pathlib(project: Path) -> None:
-    ws = ctx.Workspace(project, init=True)
+    ws = ctxlayer.Workspace(project, init=True)
     assert not (project / ".ctx").exists(), "the store is opened on first use"
     made = ws.pack_create("docs", budget=4000)
     assert (project / ".ctx" / "state.db").is_file(), "init=True made the project store"
@@ -86,32 +101,32 @@ def test_packs_round_trip_with_paths_as_pathlib(project: Path) -> None:
 
 
 def test_each_error_kind_has_its_exception_class(project: Path, tmp_path: Path) -> None:
-    ws = ctx.Workspace(project, init=True)
-    with pytest.raises(ctx.NotFoundError, match="no pack named `nope`"):
+    ws = ctxlayer.Workspace(project, init=True)
+    with pytest.raises(ctxlayer.NotFoundError, match="no pack named `nope`"):
         ws.pack_show("nope")
     ws.pack_create("docs")
-    with pytest.raises(ctx.ConflictError, match="already exists"):
+    with pytest.raises(ctxlayer.ConflictError, match="already exists"):
         ws.pack_create("docs")
-    with pytest.raises(ctx.InvalidInputError, match="style"):
+    with pytest.raises(ctxlayer.InvalidInputError, match="style"):
         ws.pack_render("docs", style="yaml")
-    with pytest.raises(ctx.InvalidInputError):
+    with pytest.raises(ctxlayer.InvalidInputError):
         ws.pack_create("../escape")
-    with pytest.raises(ctx.NotFoundError):
+    with pytest.raises(ctxlayer.NotFoundError):
         ws.run_show("no-such-run")
-    assert issubclass(ctx.DamagedError, ctx.CtxError) and issubclass(ctx.StoreIOError, ctx.CtxError)
+    assert issubclass(ctxlayer.DamagedError, ctxlayer.CtxError) and issubclass(ctxlayer.StoreIOError, ctxlayer.CtxError)
     # A damaged store: state.db emptied.
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / ".ctx").mkdir()
     (broken / ".ctx" / "state.db").write_bytes(b"")
-    with pytest.raises(ctx.DamagedError, match="ctx init"):
-        ctx.Workspace(broken).pack_list()
-    with pytest.raises(ctx.CtxError):
-        ctx.Workspace(broken).pack_list()
+    with pytest.raises(ctxlayer.DamagedError, match="ctx init"):
+        ctxlayer.Workspace(broken).pack_list()
+    with pytest.raises(ctxlayer.CtxError):
+        ctxlayer.Workspace(broken).pack_list()
 
 
 def test_tokens_select_and_code_intelligence(project: Path) -> None:
-    ws = ctx.Workspace(project, init=True)
+    ws = ctxlayer.Workspace(project, init=True)
     assert ws.tokens("hello world") == 2
     assert ws.tokens(["hello world", "a b c"], tokenizer="cl100k_base") == [2, 3]
     picked = ws.select("where are tokens counted", budget=2000)
@@ -126,7 +141,7 @@ def test_tokens_select_and_code_intelligence(project: Path) -> None:
     )
     assert cli.returncode == 0, cli.stderr
     assert [d["id"] for d in json.loads(cli.stdout)["documents"]] == ids, "same ranking as the CLI"
-    with pytest.raises(ctx.NotFoundError, match="no index `nosuch`"):
+    with pytest.raises(ctxlayer.NotFoundError, match="no index `nosuch`"):
         ws.select("tokens", index="nosuch")
     summary = ws.summarize(Path("src"))
     assert "count_tokens" in json.dumps(summary)
@@ -141,14 +156,14 @@ def test_tokens_select_and_code_intelligence(project: Path) -> None:
     assert any(c["path"] == "src/cache.py" for c in callers), callers
     related = ws.related(Path("src/tokens.py"))
     assert "tests/test_tokens.py" in json.dumps(related) or "src/cache.py" in json.dumps(related), related
-    with pytest.raises(ctx.InvalidInputError, match="mode"):
+    with pytest.raises(ctxlayer.InvalidInputError, match="mode"):
         ws.search("x", mode="fuzzy")
-    with pytest.raises(ctx.NotFoundError):
+    with pytest.raises(ctxlayer.NotFoundError):
         ws.summarize("no/such/dir")
 
 
 def test_runs_import_list_show_and_diff(project: Path, tmp_path: Path) -> None:
-    ws = ctx.Workspace(project, init=True)
+    ws = ctxlayer.Workspace(project, init=True)
     session = tmp_path / "session.jsonl"
     session.write_text("\n".join(json.dumps(r) for r in SESSION) + "\n")
     first = ws.run_import(session)
@@ -168,7 +183,7 @@ def test_runs_import_list_show_and_diff(project: Path, tmp_path: Path) -> None:
     assert "count them twice" in json.dumps(diff["drift"]) or sum(diff["counts"].values()) > 0, diff
     same = ws.run_diff(first["run"], first["run"])
     assert same["drift"] == [], same
-    with pytest.raises(ctx.InvalidInputError, match="format"):
+    with pytest.raises(ctxlayer.InvalidInputError, match="format"):
         ws.run_import(session, format="nonsense")
 
 
@@ -179,7 +194,7 @@ def test_long_calls_release_the_gil(project: Path) -> None:
         (project / "gen" / f"m{i}.py").write_text(
             "".join(f"def f{j}(x):\n    return x + {j}\n\n" for j in range(60))
         )
-    ws = ctx.Workspace(project, init=True)
+    ws = ctxlayer.Workspace(project, init=True)
     ticks: list[float] = []
     window: dict[str, float] = {}
 
@@ -205,7 +220,7 @@ def test_the_readme_workspace_example_runs_as_written(project: Path) -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     section = readme.split("\n## Python\n", 1)[1].split("\n## ", 1)[0]
     blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
-    example = next(b for b in blocks if "ctx.Workspace(" in b)
+    example = next(b for b in blocks if "ctxlayer.Workspace(" in b)
     assert '"path/to/project"' in example, example
     names: dict = {}
     code = example.replace('"path/to/project"', repr(str(project)))
@@ -215,11 +230,11 @@ def test_the_readme_workspace_example_runs_as_written(project: Path) -> None:
 
 
 def test_python_records_a_run_that_the_cli_replays(project: Path) -> None:
-    ws = ctx.Workspace(project, init=True)
-    with pytest.raises(ctx.InvalidInputError, match="not a usable run name"):
+    ws = ctxlayer.Workspace(project, init=True)
+    with pytest.raises(ctxlayer.InvalidInputError, match="not a usable run name"):
         ws.start_recording("a/b")
     recording = ws.start_recording("agent-1", deterministic=["fs_read"])
-    assert repr(recording) == 'ctx.Recording("agent-1")'
+    assert repr(recording) == 'ctxlayer.Recording("agent-1")'
     journal = project / ".ctx" / "recordings"
     assert len(list(journal.glob("agent-1.*.jsonl"))) == 1, "the journal exists while recording"
     # The agent reads files through ctx, and the recording keeps what it answered.
@@ -227,7 +242,7 @@ def test_python_records_a_run_that_the_cli_replays(project: Path) -> None:
         answer = ws.fs_read(path, "Line")
         recording.record("fs_read", {"operations": [{"mode": "Line", "path": path}]}, answer, elapsed_ms=2)
     recording.record("edit_file", {"path": "src/tokens.py"}, b"edited\n", is_error=True)
-    with pytest.raises(ctx.InvalidInputError, match="dict"):
+    with pytest.raises(ctxlayer.InvalidInputError, match="dict"):
         recording.record("fs_read", ["not", "a", "dict"], "x")
     done = recording.finish()
     assert done is not None and done["steps"] == 3 and done["run"].startswith("sha256:")

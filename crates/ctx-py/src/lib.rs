@@ -1,13 +1,13 @@
-//! The `ctx` Python module: the ctx file engine (`fs_read`) over sandboxed workspaces, and
+//! The `ctxlayer` Python module: the ctx file engine (`fs_read`) over sandboxed workspaces, and
 //! the rest of ctx (packs, tokens, selection, code intelligence, runs) through the facade's
 //! `ctx::Workspace`, opened on first use.
 //!
-//! `ctx.fs_read(path, mode, …)` runs one Amazon-Q-style operation and returns its content
+//! `ctxlayer.fs_read(path, mode, …)` runs one Amazon-Q-style operation and returns its content
 //! (Line: a string; Directory: a list of entries; Search: a list of matches), raising
 //! `FileNotFoundError`, `PermissionError` (also for paths the sandbox refuses) or `ValueError`
-//! (bad input). `ctx.fs_read_batch(operations)` runs several and returns one dict per
+//! (bad input). `ctxlayer.fs_read_batch(operations)` runs several and returns one dict per
 //! operation, failed ones included. Both take `root=` (default: the current directory):
-//! no path can leave it. `ctx.Workspace(root)` keeps a root open for many calls. The GIL is
+//! no path can leave it. `ctxlayer.Workspace(root)` keeps a root open for many calls. The GIL is
 //! released while files are read, so threads read in parallel.
 
 use std::fmt::Write as _;
@@ -29,43 +29,43 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Value};
 
 pyo3::create_exception!(
-    ctx,
+    ctxlayer,
     CtxError,
     pyo3::exceptions::PyException,
     "A ctx operation failed; `kind` says how."
 );
 pyo3::create_exception!(
-    ctx,
+    ctxlayer,
     InvalidInputError,
     CtxError,
     "The request is wrong: fix the input."
 );
 pyo3::create_exception!(
-    ctx,
+    ctxlayer,
     NotFoundError,
     CtxError,
     "What the request names does not exist."
 );
 pyo3::create_exception!(
-    ctx,
+    ctxlayer,
     ConflictError,
     CtxError,
     "It exists already, or is in the way."
 );
 pyo3::create_exception!(
-    ctx,
+    ctxlayer,
     DamagedError,
     CtxError,
     "The store or an index is damaged: verify, repair or rebuild it."
 );
 pyo3::create_exception!(
-    ctx,
+    ctxlayer,
     StoreIOError,
     CtxError,
     "The file system failed (permissions, a full disk, a read-only store)."
 );
 pyo3::create_exception!(
-    ctx,
+    ctxlayer,
     InternalError,
     CtxError,
     "A bug in ctx; please report it."
@@ -73,7 +73,7 @@ pyo3::create_exception!(
 
 /// A directory every path is confined to, and (opened on first use) its ctx store: packs,
 /// tokens, selection, code intelligence and runs.
-#[pyclass(module = "ctx", frozen)]
+#[pyclass(module = "ctxlayer", frozen)]
 struct Workspace {
     inner: RustWorkspace,
     /// Where the facade opens: the root asked for, a store to use, whether to create one.
@@ -416,7 +416,7 @@ impl Workspace {
         self.inner.root().to_owned()
     }
 
-    /// Runs one operation; see `ctx.fs_read`.
+    /// Runs one operation; see `ctxlayer.fs_read`.
     #[pyo3(signature = (path=None, mode=None, start_line=None, end_line=None, depth=0, pattern=None, context_lines=2, operations=None, *, regex=false, case_sensitive=false, max_bytes=None))]
     fn fs_read(
         &self,
@@ -480,7 +480,7 @@ impl Workspace {
         single_result(py, &result, output.max_response_bytes)
     }
 
-    /// Runs several operations; see `ctx.fs_read_batch`.
+    /// Runs several operations; see `ctxlayer.fs_read_batch`.
     #[pyo3(signature = (operations, *, max_bytes=None))]
     fn fs_read_batch(
         &self,
@@ -508,7 +508,7 @@ impl Workspace {
 
     fn __repr__(&self) -> String {
         format!(
-            "ctx.Workspace({:?})",
+            "ctxlayer.Workspace({:?})",
             self.inner.root().display().to_string()
         )
     }
@@ -552,7 +552,7 @@ fn render_request(
 
 /// A run being recorded (from `Workspace.start_recording`): one step per tool call, saved
 /// as it is recorded, the run written and tagged by `finish()`.
-#[pyclass(module = "ctx", frozen)]
+#[pyclass(module = "ctxlayer", frozen)]
 struct Recording {
     inner: Arc<ctx_facade::recording::Recording>,
 }
@@ -609,7 +609,7 @@ impl Recording {
     }
 
     fn __repr__(&self) -> String {
-        format!("ctx.Recording({:?})", self.inner.name())
+        format!("ctxlayer.Recording({:?})", self.inner.name())
     }
 }
 
@@ -886,9 +886,9 @@ fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
     })
 }
 
-/// The `ctx` module.
+/// The `ctxlayer` module (PyPI's `ctx` was a hijacked package, removed in 2022).
 #[pymodule]
-fn ctx(m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn ctxlayer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The module's own tree-sitter (linked into it) allocates from mimalloc, as the `ctx`
     // binary's does; set before anything in the module parses.
     ctx_facade::code::use_mimalloc_for_tree_sitter();

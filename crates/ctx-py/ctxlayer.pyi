@@ -1,5 +1,5 @@
 """ctx for Python: fs_read over sandboxed workspaces, and packs, token counts, selection, code
-intelligence and run records through ``ctx.Workspace``.
+intelligence and run records through ``ctxlayer.Workspace``.
 
 Every path is resolved inside the workspace root (``root=``, default the current
 directory): ``..``, absolute paths elsewhere, symlinks leaving the root, NUL bytes, FIFOs
