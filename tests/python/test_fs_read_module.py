@@ -211,17 +211,17 @@ def test_a_symlink_swapped_during_reads_never_escapes(tmp_path: Path) -> None:
     assert inside > 0
 
 
-def test_the_readme_example_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
-    """README's Python example, run literally from the repository root."""
+def test_the_docs_example_runs_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/python.md's first example, run literally from the repository root."""
     repo = Path(__file__).resolve().parents[2]
+    page = (repo / "docs/python.md").read_text()
     readme = (repo / "README.md").read_text()
-    section = readme.split("\n## Python\n", 1)[1]
-    assert "pip install ./crates/ctx-py" in section.split("```python", 1)[0]
-    example = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert "pip install ./crates/ctx-py" in page.split("```python", 1)[0]
+    example = page.split("```python\n", 1)[1].split("```", 1)[0]
     assert len(example.strip().splitlines()) == 3, example
     monkeypatch.chdir(repo)
     names: dict = {}
-    exec(compile(example, "README.md", "exec"), names)  # noqa: S102 - the README's own example
+    exec(compile(example, "docs/python.md", "exec"), names)  # noqa: S102 - the docs' own example
     assert isinstance(names["tail"], str) and names["tail"].count("\n") == 2
     assert names["tail"] == "\n".join(readme.rstrip("\n").split("\n")[-3:])
     hits = names["hits"]

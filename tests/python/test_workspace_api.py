@@ -215,16 +215,15 @@ def test_long_calls_release_the_gil(project: Path) -> None:
     assert len(during) >= 5, f"this thread ran {len(during)} times in {elapsed:.3f}s"
 
 
-def test_the_readme_workspace_example_runs_as_written(project: Path) -> None:
-    """README's packs-and-select example, run with the fixture project as its path."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("\n## Python\n", 1)[1].split("\n## ", 1)[0]
-    blocks = [b.split("```", 1)[0] for b in section.split("```python\n")[1:]]
+def test_the_docs_workspace_example_runs_as_written(project: Path) -> None:
+    """docs/python.md's packs-and-select example, run with the fixture project as its path."""
+    page = (Path(__file__).resolve().parents[2] / "docs/python.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in page.split("```python\n")[1:]]
     example = next(b for b in blocks if "ctxlayer.Workspace(" in b)
     assert '"path/to/project"' in example, example
     names: dict = {}
     code = example.replace('"path/to/project"', repr(str(project)))
-    exec(compile(code, "README.md", "exec"), names)  # noqa: S102 - the README's own example
+    exec(compile(code, "docs/python.md", "exec"), names)  # noqa: S102 - the docs' own example
     assert "Tokens are counted" in names["payload"]
     assert "src/tokens.py" in names["files"][:2], names["files"]
 
