@@ -197,13 +197,30 @@ impl Output {
         if broken_pipe {
             return ExitCode::SUCCESS;
         }
-        let message = format!("{err:#}").replace('\n', " ");
+        let message = error_line(err);
         eprintln!(
             "{} {message}",
             paint(self.color_stderr, Style::Red, "error:")
         );
         ExitCode::from(exit_code(err))
     }
+}
+
+/// `err` and its causes on one line, `: ` between them, leaving out a cause whose text the
+/// line already holds (an error that names its cause in its own message).
+fn error_line(err: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if message.contains(&text) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&text);
+    }
+    message.replace('\n', " ")
 }
 
 /// The exit code of a failure, by its kind (README, "Exit codes"): 2 when the input or the

@@ -141,6 +141,21 @@ fn tokens_of_a_missing_file_says_so_once() {
     );
 }
 
+/// An error that names its cause in its own message does not repeat the cause on the line.
+#[test]
+fn importing_a_missing_transcript_names_the_cause_once() {
+    let env = Env::new();
+    env.run(&["init"]).ok();
+    let run = env.run(&["run", "import", "nope.jsonl"]);
+    run.bad_input("nope.jsonl");
+    assert_eq!(
+        run.stderr.matches("os error 2").count(),
+        1,
+        "the cause once: {}",
+        run.stderr
+    );
+}
+
 /// Every command's `--help` lists each global option once, and speaks of what ctx does, not of
 /// the documents or issues it was built from.
 #[test]
