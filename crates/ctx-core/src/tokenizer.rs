@@ -145,7 +145,7 @@ struct Exact {
 /// last character is dropped from the match), searched with a regex cache of this thread's.
 /// `bpe-openai`'s own iterator takes a cache from its regex's shared pool for every piece;
 /// with two threads counting, that pool's slow path was a tenth of a cold render's time.
-/// `tests/token_vectors.rs` holds the counts to tiktoken's.
+/// `tests/it/token_vectors.rs` holds the counts to tiktoken's.
 ///
 /// Where the bytes that decide a piece are ASCII, the piece is found by [`ascii::piece_end`]
 /// without the regex (the patterns reduce to byte classes there); the regex finds the rest.

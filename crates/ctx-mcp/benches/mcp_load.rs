@@ -5,7 +5,7 @@
 //! Run: `cargo bench -p ctx-mcp --bench mcp_load` (CLIENTS, CALLS and FILES override the sizes).
 #![allow(clippy::print_stderr)]
 
-#[path = "../tests/common/http.rs"]
+#[path = "../tests/it/common/http.rs"]
 mod http;
 
 use std::fmt::Write as _;
