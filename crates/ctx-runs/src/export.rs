@@ -291,6 +291,68 @@ pub struct RunTree {
 /// A span's times: (start, end) in Unix nanoseconds, when recorded.
 type SpanTimes = Option<(u64, u64)>;
 
+/// A step span's attributes (OpenTelemetry's GenAI names, and ctx's own).
+fn step_attributes(
+    run: &Run,
+    step: &Step,
+    hash: &ContentHash,
+    provider: Option<&str>,
+) -> Vec<Value> {
+    let mut attrs = vec![
+        kv_str("gen_ai.operation.name", step.kind.operation_name()),
+        kv_int("ctx.step.index", step.index),
+        kv_str("ctx.step.hash", &hash.to_string()),
+        kv_bool("ctx.step.deterministic", step.deterministic),
+    ];
+    match step.kind {
+        StepKind::ToolCall => attrs.push(kv_str(
+            "gen_ai.tool.call.arguments",
+            &ctx_core::canonical::to_string(&step.parameters).expect("JSON values serialize"),
+        )),
+        StepKind::ModelCall => attrs.extend(request_parameters(run)),
+    }
+    if let Some(provider) = provider {
+        attrs.push(kv_str("gen_ai.provider.name", provider));
+    }
+    if step.status == StepStatus::Error {
+        attrs.push(kv_str(
+            "error.type",
+            match step.kind {
+                StepKind::ToolCall => "tool_error",
+                StepKind::ModelCall => "model_error",
+            },
+        ));
+    }
+    if let Some(prev) = step.prev {
+        attrs.push(kv_str("ctx.step.prev", &prev.to_string()));
+    }
+    if let Some(tool) = &step.tool {
+        attrs.push(kv_str("gen_ai.tool.name", tool));
+    }
+    if let Some(id) = &step.call_id {
+        attrs.push(kv_str("gen_ai.tool.call.id", id));
+    }
+    if let Some(model) = &step.model {
+        attrs.push(kv_str("gen_ai.request.model", model));
+    }
+    if let Some(usage) = &step.usage {
+        attrs.extend(usage_attributes(usage));
+    }
+    if let Some(output) = step.output_ref {
+        attrs.push(kv_str("ctx.step.output_ref", &output.to_string()));
+    }
+    if let Some(reasoning) = step.reasoning_ref {
+        attrs.push(kv_str("ctx.step.reasoning_ref", &reasoning.to_string()));
+    }
+    if let Some(ts) = &step.timestamp {
+        attrs.push(kv_str("ctx.step.timestamp", ts));
+    }
+    if let Some(ms) = step.duration_ms {
+        attrs.push(kv_int("ctx.step.duration_ms", ms));
+    }
+    attrs
+}
+
 /// Appends the spans of `tree` (its root span first); returns the root span's times.
 fn otel_run_spans(
     tree: &RunTree,
@@ -336,61 +398,12 @@ fn otel_run_spans(
             first = Some(first.map_or(start, |f| f.min(start)));
             last = Some(last.map_or(end, |l| l.max(end)));
         }
-        let mut attrs = vec![
-            kv_str("gen_ai.operation.name", step.kind.operation_name()),
-            kv_int("ctx.step.index", step.index),
-            kv_str("ctx.step.hash", &hash.to_string()),
-            kv_bool("ctx.step.deterministic", step.deterministic),
-        ];
-        match step.kind {
-            StepKind::ToolCall => attrs.push(kv_str(
-                "gen_ai.tool.call.arguments",
-                &ctx_core::canonical::to_string(&step.parameters).expect("JSON values serialize"),
-            )),
-            StepKind::ModelCall => attrs.extend(request_parameters(run)),
-        }
-        if let Some(provider) = provider {
-            attrs.push(kv_str("gen_ai.provider.name", provider));
-        }
-        if step.status == StepStatus::Error {
-            attrs.push(kv_str(
-                "error.type",
-                match step.kind {
-                    StepKind::ToolCall => "tool_error",
-                    StepKind::ModelCall => "model_error",
-                },
-            ));
-        }
-        if let Some(prev) = step.prev {
-            attrs.push(kv_str("ctx.step.prev", &prev.to_string()));
-        }
-        if let Some(tool) = &step.tool {
-            attrs.push(kv_str("gen_ai.tool.name", tool));
-        }
-        if let Some(id) = &step.call_id {
-            attrs.push(kv_str("gen_ai.tool.call.id", id));
-        }
-        if let Some(model) = &step.model {
-            attrs.push(kv_str("gen_ai.request.model", model));
-        }
         if let Some(usage) = &step.usage {
-            attrs.extend(usage_attributes(usage));
             any_usage = true;
             totals.input_tokens += usage.input_tokens;
             totals.output_tokens += usage.output_tokens;
         }
-        if let Some(output) = step.output_ref {
-            attrs.push(kv_str("ctx.step.output_ref", &output.to_string()));
-        }
-        if let Some(reasoning) = step.reasoning_ref {
-            attrs.push(kv_str("ctx.step.reasoning_ref", &reasoning.to_string()));
-        }
-        if let Some(ts) = &step.timestamp {
-            attrs.push(kv_str("ctx.step.timestamp", ts));
-        }
-        if let Some(ms) = step.duration_ms {
-            attrs.push(kv_int("ctx.step.duration_ms", ms));
-        }
+        let attrs = step_attributes(run, step, hash, provider);
         let name = match step.kind {
             StepKind::ToolCall => format!("execute_tool {}", step.tool.as_deref().unwrap_or("")),
             StepKind::ModelCall => format!("chat {}", step.model.as_deref().unwrap_or("")),

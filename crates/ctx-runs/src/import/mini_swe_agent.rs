@@ -117,129 +117,21 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<ParsedRun, RunError> {
     let configured_model = model_config
         .and_then(|m| m.get("model_name"))
         .and_then(Value::as_str);
-    let mut models = Vec::new();
-    // Steps waiting for their observation, in order: (step, tool call id).
-    let mut open: Vec<(usize, Option<String>)> = Vec::new();
-    // The last message was a model turn that ran nothing: its feedback is a prompt.
-    let mut after_chat = false;
-    let mut seen_task = false;
+    let mut turns = Turns {
+        run,
+        configured_model,
+        models: Vec::new(),
+        open: Vec::new(),
+        after_chat: false,
+        seen_task: false,
+    };
     for message in messages {
-        let role = message.get("role").and_then(Value::as_str).unwrap_or("");
-        let content = message.get("content").and_then(text_of).unwrap_or_default();
-        let extra = message.get("extra");
-        match role {
-            "system" if run.system_prompt.is_none() => run.system_prompt = Some(content),
-            "assistant" => {
-                after_chat = false;
-                let response = extra.and_then(|e| e.get("response"));
-                let model = response
-                    .and_then(|r| r.get("model"))
-                    .and_then(Value::as_str)
-                    .or(configured_model)
-                    .map(str::to_owned);
-                if let Some(m) = &model {
-                    models.push(m.clone());
-                }
-                let timestamp = extra
-                    .and_then(|e| e.get("timestamp"))
-                    .and_then(Value::as_f64)
-                    .or_else(|| {
-                        response
-                            .and_then(|r| r.get("created"))
-                            .and_then(Value::as_f64)
-                    })
-                    .and_then(rfc3339_of_unix_seconds);
-                let mut usage = response.and_then(|r| r.get("usage")).and_then(usage_of);
-                let calls = calls_of(message, &content);
-                if calls.is_empty() {
-                    run.report.held.messages += 1;
-                    run.report.kept.messages += 1;
-                    let mut step = StepDraft::model_call(model.as_deref(), &content);
-                    step.timestamp = timestamp;
-                    step.usage = usage;
-                    run.steps.push(step);
-                    after_chat = true;
-                    continue;
-                }
-                for (tool, id, arguments) in calls {
-                    run.report.held.calls += 1;
-                    run.report.kept.calls += 1;
-                    let mut step = StepDraft::tool_call(&tool, arguments);
-                    step.call_id.clone_from(&id);
-                    step.model.clone_from(&model);
-                    step.reasoning = Some(content.clone()).filter(|c| !c.is_empty());
-                    step.timestamp.clone_from(&timestamp);
-                    step.usage = usage.take();
-                    open.push((run.steps.len(), id));
-                    run.steps.push(step);
-                }
-            }
-            "user" | "tool" => {
-                let is_task = role == "user" && !seen_task;
-                if is_task {
-                    seen_task = true;
-                    run.report.held.messages += 1;
-                    run.report.kept.messages += 1;
-                    run.prompts.push(("user".to_owned(), content));
-                    continue;
-                }
-                let call_id = message.get("tool_call_id").and_then(Value::as_str);
-                let slot = match call_id {
-                    Some(id) => open.iter().position(|(_, c)| c.as_deref() == Some(id)),
-                    None if open.is_empty() => None,
-                    None => Some(0),
-                };
-                if let Some(slot) = slot {
-                    let (index, _) = open.remove(slot);
-                    run.report.held.outputs += 1;
-                    run.report.kept.outputs += 1;
-                    let step = &mut run.steps[index];
-                    step.output = Some(content.into_bytes());
-                    let returncode = extra
-                        .and_then(|e| e.get("returncode"))
-                        .and_then(Value::as_i64);
-                    if returncode.is_some_and(|c| c != 0) {
-                        step.status = StepStatus::Error;
-                    }
-                    if let (Some(start), Some(end)) = (
-                        step.timestamp.as_deref(),
-                        extra
-                            .and_then(|e| e.get("timestamp"))
-                            .and_then(Value::as_f64)
-                            .and_then(rfc3339_of_unix_seconds),
-                    ) {
-                        step.duration_ms = super::millis_between(start, &end);
-                    }
-                } else if !content.is_empty() {
-                    // Feedback on a turn that ran nothing, or the submitted result: the
-                    // environment speaking to the model.
-                    run.report.held.messages += 1;
-                    run.report.kept.messages += 1;
-                    let role = if after_chat { "user" } else { "environment" };
-                    run.prompts.push((role.to_owned(), content));
-                }
-            }
-            _ => {}
-        }
+        turns.message(message);
     }
-    if let Some(model) = super::main_model(models.iter().map(String::as_str)) {
-        let mut parameters = BTreeMap::new();
-        if let Some(kwargs) = model_config
-            .and_then(|m| m.get("model_kwargs"))
-            .and_then(Value::as_object)
-        {
-            for key in ["temperature", "top_p", "max_tokens"] {
-                if let Some(v) = kwargs.get(key).filter(|v| !v.is_null()) {
-                    parameters.insert(key.to_owned(), v.clone());
-                }
-            }
-        }
-        run.model = Some(ModelInfo {
-            identifier: model,
-            provider: None,
-            parameters,
-        });
-    }
+    let Turns {
+        mut run, models, ..
+    } = turns;
+    run.model = model_info(&models, model_config);
     run.created = run.steps.iter().find_map(|s| s.timestamp.clone());
     if let Some(patch) = info
         .and_then(|i| i.get("submission"))
@@ -250,6 +142,158 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<ParsedRun, RunError> {
             .push(("submission.patch".to_owned(), patch.as_bytes().to_vec()));
     }
     Ok(run)
+}
+
+/// The run being read from the messages, and what reading it keeps track of.
+struct Turns<'a> {
+    run: ParsedRun,
+    /// The model the trajectory's config names, for turns whose response does not.
+    configured_model: Option<&'a str>,
+    /// Model names the turns report, in order.
+    models: Vec<String>,
+    /// Steps waiting for their observation, in order: (step, tool call id).
+    open: Vec<(usize, Option<String>)>,
+    /// The last message was a model turn that ran nothing: its feedback is a prompt.
+    after_chat: bool,
+    seen_task: bool,
+}
+
+impl Turns<'_> {
+    fn message(&mut self, message: &Value) {
+        let role = message.get("role").and_then(Value::as_str).unwrap_or("");
+        let content = message.get("content").and_then(text_of).unwrap_or_default();
+        match role {
+            "system" if self.run.system_prompt.is_none() => {
+                self.run.system_prompt = Some(content);
+            }
+            "assistant" => self.assistant(message, content),
+            "user" | "tool" => self.answer(message, role, content),
+            _ => {}
+        }
+    }
+
+    /// A model turn: one step per command it runs, or one model-call step if it runs none.
+    fn assistant(&mut self, message: &Value, content: String) {
+        let run = &mut self.run;
+        let extra = message.get("extra");
+        self.after_chat = false;
+        let response = extra.and_then(|e| e.get("response"));
+        let model = response
+            .and_then(|r| r.get("model"))
+            .and_then(Value::as_str)
+            .or(self.configured_model)
+            .map(str::to_owned);
+        if let Some(m) = &model {
+            self.models.push(m.clone());
+        }
+        let timestamp = extra
+            .and_then(|e| e.get("timestamp"))
+            .and_then(Value::as_f64)
+            .or_else(|| {
+                response
+                    .and_then(|r| r.get("created"))
+                    .and_then(Value::as_f64)
+            })
+            .and_then(rfc3339_of_unix_seconds);
+        let mut usage = response.and_then(|r| r.get("usage")).and_then(usage_of);
+        let calls = calls_of(message, &content);
+        if calls.is_empty() {
+            run.report.held.messages += 1;
+            run.report.kept.messages += 1;
+            let mut step = StepDraft::model_call(model.as_deref(), &content);
+            step.timestamp = timestamp;
+            step.usage = usage;
+            run.steps.push(step);
+            self.after_chat = true;
+            return;
+        }
+        for (tool, id, arguments) in calls {
+            run.report.held.calls += 1;
+            run.report.kept.calls += 1;
+            let mut step = StepDraft::tool_call(&tool, arguments);
+            step.call_id.clone_from(&id);
+            step.model.clone_from(&model);
+            step.reasoning = Some(content.clone()).filter(|c| !c.is_empty());
+            step.timestamp.clone_from(&timestamp);
+            step.usage = usage.take();
+            self.open.push((run.steps.len(), id));
+            run.steps.push(step);
+        }
+    }
+
+    /// A user or tool message: the task (the first user message), a command's output, or
+    /// the environment's feedback.
+    fn answer(&mut self, message: &Value, role: &str, content: String) {
+        let run = &mut self.run;
+        let extra = message.get("extra");
+        if role == "user" && !self.seen_task {
+            self.seen_task = true;
+            run.report.held.messages += 1;
+            run.report.kept.messages += 1;
+            run.prompts.push(("user".to_owned(), content));
+            return;
+        }
+        let call_id = message.get("tool_call_id").and_then(Value::as_str);
+        let slot = match call_id {
+            Some(id) => self.open.iter().position(|(_, c)| c.as_deref() == Some(id)),
+            None if self.open.is_empty() => None,
+            None => Some(0),
+        };
+        if let Some(slot) = slot {
+            let (index, _) = self.open.remove(slot);
+            run.report.held.outputs += 1;
+            run.report.kept.outputs += 1;
+            let step = &mut run.steps[index];
+            step.output = Some(content.into_bytes());
+            let returncode = extra
+                .and_then(|e| e.get("returncode"))
+                .and_then(Value::as_i64);
+            if returncode.is_some_and(|c| c != 0) {
+                step.status = StepStatus::Error;
+            }
+            if let (Some(start), Some(end)) = (
+                step.timestamp.as_deref(),
+                extra
+                    .and_then(|e| e.get("timestamp"))
+                    .and_then(Value::as_f64)
+                    .and_then(rfc3339_of_unix_seconds),
+            ) {
+                step.duration_ms = super::millis_between(start, &end);
+            }
+        } else if !content.is_empty() {
+            // Feedback on a turn that ran nothing, or the submitted result: the environment
+            // speaking to the model.
+            run.report.held.messages += 1;
+            run.report.kept.messages += 1;
+            let role = if self.after_chat {
+                "user"
+            } else {
+                "environment"
+            };
+            run.prompts.push((role.to_owned(), content));
+        }
+    }
+}
+
+/// The run's main model, with the sampling parameters the trajectory's config gives.
+fn model_info(models: &[String], model_config: Option<&Value>) -> Option<ModelInfo> {
+    let model = super::main_model(models.iter().map(String::as_str))?;
+    let mut parameters = BTreeMap::new();
+    if let Some(kwargs) = model_config
+        .and_then(|m| m.get("model_kwargs"))
+        .and_then(Value::as_object)
+    {
+        for key in ["temperature", "top_p", "max_tokens"] {
+            if let Some(v) = kwargs.get(key).filter(|v| !v.is_null()) {
+                parameters.insert(key.to_owned(), v.clone());
+            }
+        }
+    }
+    Some(ModelInfo {
+        identifier: model,
+        provider: None,
+        parameters,
+    })
 }
 
 /// The commands an assistant message runs: its `tool_calls`, else `extra.actions`, else the

@@ -127,191 +127,67 @@ pub(super) fn events(
     by_line: bool,
     label: Option<&str>,
 ) -> ParsedRun {
-    let mut run = ParsedRun::default();
-    run.environment.runtime = Some("openhands".to_owned());
-    let mut report = ImportReport::default();
-    let mut unknown = UnknownKinds::default();
-    let mut by_call: HashMap<String, usize> = HashMap::new();
-    let mut by_action: HashMap<String, usize> = HashMap::new();
-    let mut models = Vec::new();
-    let at = |n: usize| match (by_line, label) {
-        (true, _) => format!("line {n}"),
-        (false, Some(label)) => format!("{label}[{n}]"),
-        (false, None) => format!("[{n}]"),
+    let mut reader = V1Reader {
+        run: ParsedRun::default(),
+        report: ImportReport::default(),
+        unknown: UnknownKinds::default(),
+        by_call: HashMap::new(),
+        by_action: HashMap::new(),
+        models: Vec::new(),
+        by_line,
+        label,
     };
+    reader.run.environment.runtime = Some("openhands".to_owned());
     for (n, event) in events {
-        let n = *n;
+        reader.event(*n, event);
+    }
+    reader.finish()
+}
+
+/// The run being read from V1 events, and what reading it keeps track of.
+struct V1Reader<'a> {
+    run: ParsedRun,
+    report: ImportReport,
+    unknown: UnknownKinds,
+    /// Step index by tool call id, and by action event id (observations name either).
+    by_call: HashMap<String, usize>,
+    by_action: HashMap<String, usize>,
+    /// Model names the state updates report, in order.
+    models: Vec<String>,
+    by_line: bool,
+    label: Option<&'a str>,
+}
+
+impl V1Reader<'_> {
+    /// Where event `n` is, for a warning.
+    fn at(&self, n: usize) -> String {
+        match (self.by_line, self.label) {
+            (true, _) => format!("line {n}"),
+            (false, Some(label)) => format!("{label}[{n}]"),
+            (false, None) => format!("[{n}]"),
+        }
+    }
+
+    fn event(&mut self, n: usize, event: &Map<String, Value>) {
         let kind = event.get("kind").and_then(Value::as_str).unwrap_or("");
         let timestamp = event
             .get("timestamp")
             .and_then(Value::as_str)
             .map(str::to_owned);
-        if run.created.is_none() {
-            run.created.clone_from(&timestamp);
+        if self.run.created.is_none() {
+            self.run.created.clone_from(&timestamp);
         }
         match kind {
             "SystemPromptEvent" => {
                 let text = event.get("system_prompt").and_then(text_or_block);
-                if run.system_prompt.is_none() {
-                    run.system_prompt = text;
+                if self.run.system_prompt.is_none() {
+                    self.run.system_prompt = text;
                 }
             }
-            "MessageEvent" => {
-                report.held.messages += 1;
-                let source = event
-                    .get("source")
-                    .and_then(Value::as_str)
-                    .unwrap_or("user");
-                let message = event.get("llm_message");
-                let text = message
-                    .and_then(|m| m.get("content"))
-                    .map(text_of_content)
-                    .unwrap_or_default();
-                if source == "agent" {
-                    let mut step = StepDraft::model_call(None, &text);
-                    step.reasoning = message
-                        .and_then(|m| m.get("reasoning_content"))
-                        .and_then(Value::as_str)
-                        .filter(|r| !r.is_empty())
-                        .map(str::to_owned);
-                    step.timestamp = timestamp;
-                    run.steps.push(step);
-                } else {
-                    run.prompts.push((source.to_owned(), text));
-                }
-                report.kept.messages += 1;
-            }
-            "ActionEvent" => {
-                report.held.calls += 1;
-                let call = event.get("tool_call");
-                let tool = event
-                    .get("tool_name")
-                    .or_else(|| call.and_then(|c| c.get("name")))
-                    .and_then(Value::as_str)
-                    .unwrap_or("tool");
-                let arguments = call
-                    .and_then(|c| c.get("arguments"))
-                    .and_then(|a| match a {
-                        Value::String(text) => serde_json::from_str::<Value>(text)
-                            .ok()
-                            .filter(Value::is_object),
-                        Value::Object(_) => Some(a.clone()),
-                        _ => None,
-                    })
-                    .or_else(|| {
-                        let mut action = event.get("action")?.as_object()?.clone();
-                        action.remove("kind");
-                        Some(Value::Object(action))
-                    })
-                    .unwrap_or(Value::Null);
-                let mut step = StepDraft::tool_call(tool, arguments);
-                step.call_id = event
-                    .get("tool_call_id")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                let thought = event
-                    .get("thought")
-                    .map(text_of_content)
-                    .unwrap_or_default();
-                step.reasoning = if thought.is_empty() {
-                    event
-                        .get("reasoning_content")
-                        .and_then(Value::as_str)
-                        .filter(|r| !r.is_empty())
-                        .map(str::to_owned)
-                } else {
-                    Some(thought)
-                };
-                step.deterministic = is_deterministic(tool, &step.parameters);
-                step.timestamp = timestamp;
-                if let Some(id) = &step.call_id {
-                    by_call.insert(id.clone(), run.steps.len());
-                }
-                if let Some(id) = event.get("id").and_then(Value::as_str) {
-                    by_action.insert(id.to_owned(), run.steps.len());
-                }
-                run.steps.push(step);
-                report.kept.calls += 1;
-            }
+            "MessageEvent" => self.message(event, timestamp),
+            "ActionEvent" => self.action(event, timestamp),
             "ObservationEvent" | "UserRejectObservation" | "AgentErrorEvent" => {
-                let call = event
-                    .get("tool_call_id")
-                    .and_then(Value::as_str)
-                    .and_then(|id| by_call.get(id))
-                    .or_else(|| {
-                        event
-                            .get("action_id")
-                            .and_then(Value::as_str)
-                            .and_then(|id| by_action.get(id))
-                    })
-                    .copied();
-                let (output, error) = match kind {
-                    "ObservationEvent" => observation_output(event.get("observation")),
-                    "UserRejectObservation" => (
-                        event
-                            .get("rejection_reason")
-                            .and_then(Value::as_str)
-                            .unwrap_or("rejected by the user")
-                            .as_bytes()
-                            .to_vec(),
-                        true,
-                    ),
-                    _ => (
-                        event
-                            .get("error")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .as_bytes()
-                            .to_vec(),
-                        true,
-                    ),
-                };
-                report.held.outputs += 1;
-                match call {
-                    Some(index) if run.steps[index].output.is_none() => {
-                        let step = &mut run.steps[index];
-                        step.output = Some(output);
-                        if error {
-                            step.status = StepStatus::Error;
-                        }
-                        if let (Some(start), Some(end)) =
-                            (step.timestamp.as_deref(), timestamp.as_deref())
-                        {
-                            step.duration_ms = millis_between(start, end);
-                        }
-                        report.kept.outputs += 1;
-                    }
-                    Some(_) => {
-                        report.lose(
-                            LossKind::Outputs,
-                            1,
-                            "a second observation for a call that already has one",
-                        );
-                        run.warnings.push(ImportWarning::at_item(
-                            at(n),
-                            format!("a second `{kind}` for the same tool call"),
-                        ));
-                    }
-                    None if kind == "AgentErrorEvent" => {
-                        let mut step =
-                            StepDraft::model_call(None, &String::from_utf8_lossy(&output));
-                        step.status = StepStatus::Error;
-                        step.timestamp = timestamp;
-                        run.steps.push(step);
-                        report.kept.outputs += 1;
-                    }
-                    None => {
-                        report.lose(
-                            LossKind::Outputs,
-                            1,
-                            "observations that answer tool calls not in the file",
-                        );
-                        run.warnings.push(ImportWarning::at_item(
-                            at(n),
-                            format!("`{kind}` answers a tool call not in the file"),
-                        ));
-                    }
-                }
+                self.observation(n, kind, event, timestamp);
             }
             "ConversationErrorEvent" => {
                 let detail = event
@@ -322,7 +198,7 @@ pub(super) fn events(
                 let mut step = StepDraft::model_call(None, detail);
                 step.status = StepStatus::Error;
                 step.timestamp = timestamp;
-                run.steps.push(step);
+                self.run.steps.push(step);
             }
             "Condensation" | "CondensationSummaryEvent" => {
                 if let Some(summary) = event
@@ -330,49 +206,225 @@ pub(super) fn events(
                     .and_then(Value::as_str)
                     .filter(|s| !s.is_empty())
                 {
-                    run.prompts
+                    self.run
+                        .prompts
                         .push(("compact_summary".to_owned(), summary.to_owned()));
                 }
             }
-            "ConversationStateUpdateEvent" => {
-                if event.get("key").and_then(Value::as_str) == Some("stats")
-                    && let Some(metrics) = event
-                        .get("value")
-                        .and_then(|v| v.get("usage_to_metrics"))
-                        .and_then(Value::as_object)
-                {
-                    let name = metrics
-                        .get("agent")
-                        .or_else(|| metrics.get("default"))
-                        .or_else(|| metrics.values().next())
-                        .and_then(|m| m.get("model_name"))
-                        .and_then(Value::as_str);
-                    if let Some(name) = name {
-                        models.push(name.to_owned());
-                    }
-                }
-            }
+            "ConversationStateUpdateEvent" => self.state_update(event),
             k if BOOKKEEPING.contains(&k) => {}
-            "" => unknown.note("(no `kind`)".to_owned(), n),
-            other => unknown.note(format!("`{other}`"), n),
+            "" => self.unknown.note("(no `kind`)".to_owned(), n),
+            other => self.unknown.note(format!("`{other}`"), n),
         }
     }
-    let mut notes = unknown.warnings("event(s)", by_line);
-    if !by_line {
-        for w in &mut notes {
-            w.item = w.item.take().map(|i| format!("{}{i}", label.unwrap_or("")));
+
+    fn message(&mut self, event: &Map<String, Value>, timestamp: Option<String>) {
+        self.report.held.messages += 1;
+        let source = event
+            .get("source")
+            .and_then(Value::as_str)
+            .unwrap_or("user");
+        let message = event.get("llm_message");
+        let text = message
+            .and_then(|m| m.get("content"))
+            .map(text_of_content)
+            .unwrap_or_default();
+        if source == "agent" {
+            let mut step = StepDraft::model_call(None, &text);
+            step.reasoning = message
+                .and_then(|m| m.get("reasoning_content"))
+                .and_then(Value::as_str)
+                .filter(|r| !r.is_empty())
+                .map(str::to_owned);
+            step.timestamp = timestamp;
+            self.run.steps.push(step);
+        } else {
+            self.run.prompts.push((source.to_owned(), text));
+        }
+        self.report.kept.messages += 1;
+    }
+
+    fn action(&mut self, event: &Map<String, Value>, timestamp: Option<String>) {
+        self.report.held.calls += 1;
+        let call = event.get("tool_call");
+        let tool = event
+            .get("tool_name")
+            .or_else(|| call.and_then(|c| c.get("name")))
+            .and_then(Value::as_str)
+            .unwrap_or("tool");
+        let arguments = call
+            .and_then(|c| c.get("arguments"))
+            .and_then(|a| match a {
+                Value::String(text) => serde_json::from_str::<Value>(text)
+                    .ok()
+                    .filter(Value::is_object),
+                Value::Object(_) => Some(a.clone()),
+                _ => None,
+            })
+            .or_else(|| {
+                let mut action = event.get("action")?.as_object()?.clone();
+                action.remove("kind");
+                Some(Value::Object(action))
+            })
+            .unwrap_or(Value::Null);
+        let mut step = StepDraft::tool_call(tool, arguments);
+        step.call_id = event
+            .get("tool_call_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let thought = event
+            .get("thought")
+            .map(text_of_content)
+            .unwrap_or_default();
+        step.reasoning = if thought.is_empty() {
+            event
+                .get("reasoning_content")
+                .and_then(Value::as_str)
+                .filter(|r| !r.is_empty())
+                .map(str::to_owned)
+        } else {
+            Some(thought)
+        };
+        step.deterministic = is_deterministic(tool, &step.parameters);
+        step.timestamp = timestamp;
+        if let Some(id) = &step.call_id {
+            self.by_call.insert(id.clone(), self.run.steps.len());
+        }
+        if let Some(id) = event.get("id").and_then(Value::as_str) {
+            self.by_action.insert(id.to_owned(), self.run.steps.len());
+        }
+        self.run.steps.push(step);
+        self.report.kept.calls += 1;
+    }
+
+    fn observation(
+        &mut self,
+        n: usize,
+        kind: &str,
+        event: &Map<String, Value>,
+        timestamp: Option<String>,
+    ) {
+        let call = event
+            .get("tool_call_id")
+            .and_then(Value::as_str)
+            .and_then(|id| self.by_call.get(id))
+            .or_else(|| {
+                event
+                    .get("action_id")
+                    .and_then(Value::as_str)
+                    .and_then(|id| self.by_action.get(id))
+            })
+            .copied();
+        let (output, error) = match kind {
+            "ObservationEvent" => observation_output(event.get("observation")),
+            "UserRejectObservation" => (
+                event
+                    .get("rejection_reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("rejected by the user")
+                    .as_bytes()
+                    .to_vec(),
+                true,
+            ),
+            _ => (
+                event
+                    .get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .as_bytes()
+                    .to_vec(),
+                true,
+            ),
+        };
+        self.report.held.outputs += 1;
+        match call {
+            Some(index) if self.run.steps[index].output.is_none() => {
+                let step = &mut self.run.steps[index];
+                step.output = Some(output);
+                if error {
+                    step.status = StepStatus::Error;
+                }
+                if let (Some(start), Some(end)) = (step.timestamp.as_deref(), timestamp.as_deref())
+                {
+                    step.duration_ms = millis_between(start, end);
+                }
+                self.report.kept.outputs += 1;
+            }
+            Some(_) => {
+                self.report.lose(
+                    LossKind::Outputs,
+                    1,
+                    "a second observation for a call that already has one",
+                );
+                let at = self.at(n);
+                self.run.warnings.push(ImportWarning::at_item(
+                    at,
+                    format!("a second `{kind}` for the same tool call"),
+                ));
+            }
+            None if kind == "AgentErrorEvent" => {
+                let mut step = StepDraft::model_call(None, &String::from_utf8_lossy(&output));
+                step.status = StepStatus::Error;
+                step.timestamp = timestamp;
+                self.run.steps.push(step);
+                self.report.kept.outputs += 1;
+            }
+            None => {
+                self.report.lose(
+                    LossKind::Outputs,
+                    1,
+                    "observations that answer tool calls not in the file",
+                );
+                let at = self.at(n);
+                self.run.warnings.push(ImportWarning::at_item(
+                    at,
+                    format!("`{kind}` answers a tool call not in the file"),
+                ));
+            }
         }
     }
-    run.warnings.extend(notes);
-    if let Some(model) = main_model(models.iter().map(String::as_str)) {
-        run.model = Some(ModelInfo {
-            identifier: model,
-            provider: None,
-            parameters: BTreeMap::new(),
-        });
+
+    /// A state update with the conversation's stats names the model.
+    fn state_update(&mut self, event: &Map<String, Value>) {
+        if event.get("key").and_then(Value::as_str) == Some("stats")
+            && let Some(metrics) = event
+                .get("value")
+                .and_then(|v| v.get("usage_to_metrics"))
+                .and_then(Value::as_object)
+        {
+            let name = metrics
+                .get("agent")
+                .or_else(|| metrics.get("default"))
+                .or_else(|| metrics.values().next())
+                .and_then(|m| m.get("model_name"))
+                .and_then(Value::as_str);
+            if let Some(name) = name {
+                self.models.push(name.to_owned());
+            }
+        }
     }
-    run.report = report;
-    run
+
+    fn finish(mut self) -> ParsedRun {
+        let mut notes = self.unknown.warnings("event(s)", self.by_line);
+        if !self.by_line {
+            for w in &mut notes {
+                w.item = w
+                    .item
+                    .take()
+                    .map(|i| format!("{}{i}", self.label.unwrap_or("")));
+            }
+        }
+        self.run.warnings.extend(notes);
+        if let Some(model) = main_model(self.models.iter().map(String::as_str)) {
+            self.run.model = Some(ModelInfo {
+                identifier: model,
+                provider: None,
+                parameters: BTreeMap::new(),
+            });
+        }
+        self.run.report = self.report;
+        self.run
+    }
 }
 
 /// An observation's output: its `content` (text blocks joined), else its `output`, else the
