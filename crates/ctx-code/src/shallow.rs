@@ -665,6 +665,114 @@ fn with_trivia(structure: &[Gap], trivia: Vec<Gap>) -> Vec<Gap> {
     out
 }
 
+/// After `fn NAME`: the parameters and the body become gaps. True at the end of the text.
+fn rust_signature(lx: &mut Lexer<'_>, out: &mut Vec<Gap>) -> bool {
+    let src = lx.src;
+    // The signature runs to the body's `{`, or to `;` (no body) or a `}`
+    // closing what holds it. A `{` inside generic arguments is a const
+    // block (`Foo<{ N + 1 }>`).
+    let (mut depth, mut angle, mut params) = (0i32, 0i32, false);
+    loop {
+        let t = lx.next();
+        match t.tok {
+            Tok::Eof => return true,
+            Tok::Punct(b'(') if !params && depth <= 0 && angle <= 0 => {
+                params = true;
+                let scanned = group(lx, b'(', |_, _| false);
+                push_gap(out, t.start, scanned, Hole::Params);
+            }
+            Tok::Punct(b'(' | b'[') => depth += 1,
+            Tok::Punct(b')' | b']') => depth -= 1,
+            Tok::Punct(b'<') => angle += 1,
+            // Not the `>` of `->`.
+            Tok::Punct(b'>') if t.start == 0 || src[t.start - 1] != b'-' => {
+                angle -= 1;
+            }
+            Tok::Punct(b'{') if angle > 0 => {
+                group(lx, b'{', |_, _| false);
+            }
+            Tok::Punct(b';' | b'}') if depth <= 0 => break,
+            Tok::Punct(b'{') if depth <= 0 => {
+                // A body that holds items is read on like the file, so
+                // the items' own bodies and the macro calls around them
+                // are still left out.
+                let mut probe = lx.clone();
+                let scanned = group(&mut probe, b'{', rust_holds);
+                if !scanned.1 {
+                    *lx = probe;
+                    push_gap(out, t.start, scanned, Hole::Body);
+                }
+                break;
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// After `const`/`static`: the value becomes a gap. True at the end of the text.
+fn rust_const_value(lx: &mut Lexer<'_>, out: &mut Vec<Gap>) -> bool {
+    let src = lx.src;
+    // The type runs to the `=` or `;` outside brackets (`->` closes none).
+    let mut depth = 0i32;
+    loop {
+        let t = lx.next();
+        match t.tok {
+            Tok::Eof => return true,
+            Tok::Punct(b'(' | b'[' | b'<' | b'{') => depth += 1,
+            Tok::Punct(b'>') if t.start > 0 && src[t.start - 1] == b'-' => {}
+            Tok::Punct(b')' | b']' | b'>' | b'}') => {
+                depth -= 1;
+                // A const generic parameter (`impl<const N: usize>`).
+                if depth < 0 {
+                    break;
+                }
+            }
+            Tok::Punct(b';' | b',') if depth <= 0 => break,
+            Tok::Punct(b'=') if depth <= 0 => {
+                let mut probe = lx.clone();
+                if let Some(end) = rust_value_end(&mut probe)
+                    && end - t.start >= MIN_VALUE
+                {
+                    *lx = probe;
+                    out.push(Gap {
+                        start: t.start,
+                        end,
+                        hole: Hole::Value,
+                    });
+                }
+                break;
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// After `struct`/`union`/`enum NAME`: the fields or variants become a gap. True at the end of
+/// the text.
+fn rust_fields(lx: &mut Lexer<'_>, out: &mut Vec<Gap>) -> bool {
+    // The fields or variants, up to the body (`(` is a tuple struct, `;` a
+    // unit struct).
+    let mut depth = 0i32;
+    loop {
+        let t = lx.next();
+        match t.tok {
+            Tok::Eof => return true,
+            Tok::Punct(b'<') => depth += 1,
+            Tok::Punct(b'>') => depth -= 1,
+            Tok::Punct(open @ (b'{' | b'(')) if depth <= 0 => {
+                let scanned = group(lx, open, rust_holds);
+                push_gap(out, t.start, scanned, Hole::Fields);
+                break;
+            }
+            Tok::Punct(b';' | b'}' | b'=') if depth <= 0 => break,
+            _ => {}
+        }
+    }
+    false
+}
+
 fn rust_structure(lx: &mut Lexer<'_>) -> Vec<Gap> {
     let src = lx.src;
     let mut out = Vec::new();
@@ -675,101 +783,20 @@ fn rust_structure(lx: &mut Lexer<'_>) -> Vec<Gap> {
             Tok::Ident => match lx.text(token) {
                 // A function (a `fn` pointer type has no name).
                 b"fn" if lx.peek().tok == Tok::Ident => {
-                    // The signature runs to the body's `{`, or to `;` (no body) or a `}`
-                    // closing what holds it. A `{` inside generic arguments is a const
-                    // block (`Foo<{ N + 1 }>`).
-                    let (mut depth, mut angle, mut params) = (0i32, 0i32, false);
-                    loop {
-                        let t = lx.next();
-                        match t.tok {
-                            Tok::Eof => return out,
-                            Tok::Punct(b'(') if !params && depth <= 0 && angle <= 0 => {
-                                params = true;
-                                let scanned = group(lx, b'(', |_, _| false);
-                                push_gap(&mut out, t.start, scanned, Hole::Params);
-                            }
-                            Tok::Punct(b'(' | b'[') => depth += 1,
-                            Tok::Punct(b')' | b']') => depth -= 1,
-                            Tok::Punct(b'<') => angle += 1,
-                            // Not the `>` of `->`.
-                            Tok::Punct(b'>') if t.start == 0 || src[t.start - 1] != b'-' => {
-                                angle -= 1;
-                            }
-                            Tok::Punct(b'{') if angle > 0 => {
-                                group(lx, b'{', |_, _| false);
-                            }
-                            Tok::Punct(b';' | b'}') if depth <= 0 => break,
-                            Tok::Punct(b'{') if depth <= 0 => {
-                                // A body that holds items is read on like the file, so
-                                // the items' own bodies and the macro calls around them
-                                // are still left out.
-                                let mut probe = lx.clone();
-                                let scanned = group(&mut probe, b'{', rust_holds);
-                                if !scanned.1 {
-                                    *lx = probe;
-                                    push_gap(&mut out, t.start, scanned, Hole::Body);
-                                }
-                                break;
-                            }
-                            _ => {}
-                        }
+                    if rust_signature(lx, &mut out) {
+                        return out;
                     }
                 }
                 // `const NAME: T = value;`, `static [mut] NAME: T = value;`: the value is left
                 // out (the grammar reads `const NAME: T;`) unless it holds an item.
                 b"static" | b"const" if rust_holds(lx, token) => {
-                    // The type runs to the `=` or `;` outside brackets (`->` closes none).
-                    let mut depth = 0i32;
-                    loop {
-                        let t = lx.next();
-                        match t.tok {
-                            Tok::Eof => return out,
-                            Tok::Punct(b'(' | b'[' | b'<' | b'{') => depth += 1,
-                            Tok::Punct(b'>') if t.start > 0 && src[t.start - 1] == b'-' => {}
-                            Tok::Punct(b')' | b']' | b'>' | b'}') => {
-                                depth -= 1;
-                                // A const generic parameter (`impl<const N: usize>`).
-                                if depth < 0 {
-                                    break;
-                                }
-                            }
-                            Tok::Punct(b';' | b',') if depth <= 0 => break,
-                            Tok::Punct(b'=') if depth <= 0 => {
-                                let mut probe = lx.clone();
-                                if let Some(end) = rust_value_end(&mut probe)
-                                    && end - t.start >= MIN_VALUE
-                                {
-                                    *lx = probe;
-                                    out.push(Gap {
-                                        start: t.start,
-                                        end,
-                                        hole: Hole::Value,
-                                    });
-                                }
-                                break;
-                            }
-                            _ => {}
-                        }
+                    if rust_const_value(lx, &mut out) {
+                        return out;
                     }
                 }
                 b"struct" | b"union" | b"enum" if lx.peek().tok == Tok::Ident => {
-                    // The fields or variants, up to the body (`(` is a tuple struct, `;` a
-                    // unit struct).
-                    let mut depth = 0i32;
-                    loop {
-                        let t = lx.next();
-                        match t.tok {
-                            Tok::Eof => return out,
-                            Tok::Punct(b'<') => depth += 1,
-                            Tok::Punct(b'>') => depth -= 1,
-                            Tok::Punct(open @ (b'{' | b'(')) if depth <= 0 => {
-                                let scanned = group(lx, open, rust_holds);
-                                push_gap(&mut out, t.start, scanned, Hole::Fields);
-                                break;
-                            }
-                            Tok::Punct(b';' | b'}' | b'=') if depth <= 0 => break,
-                            _ => {}
-                        }
+                    if rust_fields(lx, &mut out) {
+                        return out;
                     }
                 }
                 // `use a::{b, c};`: the list.

@@ -285,6 +285,93 @@ pub(crate) fn read_lines(
     }
 }
 
+/// Where a range's first line starts.
+enum Start {
+    /// Its offset, its line number when known, and the start as the caller may refer to it.
+    At(u64, Option<u64>, i64),
+    /// The file has no lines (and the range asked for the first).
+    Empty,
+}
+
+/// Finds where line `start` begins (counted from the end when negative); sets `total` when
+/// finding it counted every line.
+fn locate_start<S: Source + ?Sized>(
+    src: &S,
+    path: &str,
+    start: i64,
+    total: &mut Option<u64>,
+    buf: &mut Vec<u8>,
+) -> Result<Start, FsReadError> {
+    let io_err = |source| FsReadError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let size = src.len();
+    if start > 0 {
+        let wanted = start.unsigned_abs();
+        let (off, passed) = forward(src, 0, wanted - 1, size, buf).map_err(io_err)?;
+        if passed < wanted - 1 || off >= size {
+            let lines = if passed < wanted - 1 {
+                let ends_with_newline = size > 0
+                    && src.chunk(size - 1, 1, buf).map_err(io_err)?.first() == Some(&b'\n');
+                passed + u64::from(size > 0 && !ends_with_newline)
+            } else {
+                passed
+            };
+            if lines == 0 && start == 1 {
+                return Ok(Start::Empty);
+            }
+            return Err(FsReadError::StartPastEnd {
+                path: path.to_owned(),
+                start,
+                total: lines,
+            });
+        }
+        return Ok(Start::At(off, Some(wanted), start));
+    }
+    let k = start.unsigned_abs();
+    match backward(src, k, buf).map_err(io_err)? {
+        Ok(off) => {
+            let line = if off == 0 {
+                Some(1)
+            } else {
+                total.map(|t| t + 1 - k)
+            };
+            Ok(Start::At(off, line, start))
+        }
+        // Fewer lines than asked for: start at line 1.
+        Err(lines) => {
+            *total = Some(lines);
+            if lines == 0 {
+                return Ok(Start::Empty);
+            }
+            Ok(Start::At(0, Some(1), 1))
+        }
+    }
+}
+
+/// `bytes` (read from `start_off`) as text; a multi-byte character cut by the cap
+/// (`truncated`) is dropped, not an encoding error.
+fn decode<'a>(
+    bytes: &'a [u8],
+    truncated: bool,
+    path: &str,
+    size: u64,
+    start_off: u64,
+) -> Result<&'a str, FsReadError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(err) if truncated && err.error_len().is_none() => {
+            Ok(std::str::from_utf8(&bytes[..err.valid_up_to()]).expect("valid prefix"))
+        }
+        Err(err) => Err(FsReadError::NotUtf8 {
+            path: path.to_owned(),
+            bytes: size,
+            offset: start_off + err.valid_up_to() as u64,
+        }),
+    }
+}
+
 /// The range selection shared by both sources; `known_total` is the line count when the
 /// caller already has it (it only improves error messages and line numbers).
 fn select<S: Source + ?Sized>(
@@ -316,48 +403,11 @@ fn select<S: Source + ?Sized>(
 
     // Where the first line starts, and its number when known.
     let LineRange { start, end } = range;
-    let (start_off, mut start_line, start_ref): (u64, Option<u64>, i64) = if start > 0 {
-        let wanted = start.unsigned_abs();
-        let (off, passed) = forward(src, 0, wanted - 1, size, &mut buf).map_err(io_err)?;
-        if passed < wanted - 1 || off >= size {
-            let lines = if passed < wanted - 1 {
-                let ends_with_newline = size > 0
-                    && src.chunk(size - 1, 1, &mut buf).map_err(io_err)?.first() == Some(&b'\n');
-                passed + u64::from(size > 0 && !ends_with_newline)
-            } else {
-                passed
-            };
-            if lines == 0 && start == 1 {
-                return Ok(empty(0));
-            }
-            return Err(FsReadError::StartPastEnd {
-                path: path.to_owned(),
-                start,
-                total: lines,
-            });
-        }
-        (off, Some(wanted), start)
-    } else {
-        let k = start.unsigned_abs();
-        match backward(src, k, &mut buf).map_err(io_err)? {
-            Ok(off) => {
-                let line = if off == 0 {
-                    Some(1)
-                } else {
-                    total.map(|t| t + 1 - k)
-                };
-                (off, line, start)
-            }
-            // Fewer lines than asked for: start at line 1.
-            Err(lines) => {
-                total = Some(lines);
-                if lines == 0 {
-                    return Ok(empty(0));
-                }
-                (0, Some(1), 1)
-            }
-        }
-    };
+    let (start_off, mut start_line, start_ref) =
+        match locate_start(src, path, start, &mut total, &mut buf)? {
+            Start::At(off, line, reference) => (off, line, reference),
+            Start::Empty => return Ok(empty(0)),
+        };
 
     // Where the range ends (exclusive: just after the end line's newline), reading no
     // further than the cap allows.
@@ -413,20 +463,7 @@ fn select<S: Source + ?Sized>(
         .chunk(start_off, read_len, &mut buf)
         .map_err(io_err)?
         .to_vec();
-    let text = match std::str::from_utf8(&bytes) {
-        Ok(text) => text,
-        // A multi-byte character cut by the cap is not an encoding error.
-        Err(err) if truncated && err.error_len().is_none() => {
-            std::str::from_utf8(&bytes[..err.valid_up_to()]).expect("valid prefix")
-        }
-        Err(err) => {
-            return Err(FsReadError::NotUtf8 {
-                path: path.to_owned(),
-                bytes: size,
-                offset: start_off + err.valid_up_to() as u64,
-            });
-        }
-    };
+    let text = decode(&bytes, truncated, path, size, start_off)?;
     let mut content = String::with_capacity(text.len());
     let mut lines = 0u64;
     for line in text.lines() {
