@@ -119,6 +119,90 @@ const MAX_GAP_REGION: usize = 30;
 /// are (a struct's fields, an enum's variants).
 const SMALL_REGION: usize = 12;
 
+/// Per line of a file: the indices of the query terms on it (into `focus.weights`), the
+/// summed weight of the distinct ones (its heat), and its number of terms.
+fn line_hits(lines: &[&str], focus: &Focus) -> (Vec<Vec<u32>>, Vec<f64>, Vec<u32>) {
+    let mut line_terms: Vec<Vec<u32>> = Vec::with_capacity(lines.len());
+    let mut heat = Vec::with_capacity(lines.len());
+    let mut line_len = Vec::with_capacity(lines.len());
+    for line in lines {
+        let mut hits: Vec<u32> = Vec::new();
+        let mut len = 0u32;
+        terms(line, |t| {
+            len += 1;
+            if let Some(i) = focus.weights.iter().position(|(q, _)| q == t) {
+                hits.push(u32::try_from(i).unwrap_or(u32::MAX));
+            }
+        });
+        let mut distinct = hits.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        heat.push(
+            distinct
+                .iter()
+                .map(|&i| focus.weights[i as usize].1)
+                .sum::<f64>(),
+        );
+        line_terms.push(hits);
+        line_len.push(len);
+    }
+
+    (line_terms, heat, line_len)
+}
+
+/// Scores each region: BM25 over the query's terms, plus a strong bonus for defining an
+/// identifier the query names or holding a message it quotes.
+fn score_regions(
+    regions: &mut [Region],
+    lines: &[&str],
+    line_terms: &[Vec<u32>],
+    line_len: &[u32],
+    def_at: &[(usize, String)],
+    focus: &Focus,
+) {
+    // BM25 over regions.
+    let lens: Vec<f64> = regions
+        .iter()
+        .map(|r| f64::from(line_len[r.start..=r.end].iter().sum::<u32>()))
+        .collect();
+    let avg = (lens.iter().sum::<f64>() / lens.len().max(1) as f64).max(1.0);
+    let (k1, b) = (1.2, 0.75);
+    let strong = 2.0 * focus.max_weight();
+    for (r, len) in regions.iter_mut().zip(&lens) {
+        let mut tf = vec![0u32; focus.weights.len()];
+        for hits in &line_terms[r.start..=r.end] {
+            for &h in hits {
+                tf[h as usize] += 1;
+            }
+        }
+        let mut score = 0.0;
+        for (i, &f) in tf.iter().enumerate() {
+            if f == 0 {
+                continue;
+            }
+            let f = f64::from(f);
+            score += focus.weights[i].1 * f * (k1 + 1.0) / (f + k1 * (1.0 - b + b * len / avg));
+        }
+        if !focus.idents.is_empty()
+            && def_at.iter().any(|(line, term)| {
+                *line >= r.start
+                    && *line <= r.end
+                    && !term.is_empty()
+                    && focus.idents.contains(term)
+            })
+        {
+            score += strong;
+        }
+        if !focus.messages.is_empty() {
+            let text = lines[r.start..=r.end].join("\n");
+            if focus.messages.iter().any(|m| text.contains(m.as_str())) {
+                score += strong;
+            }
+        }
+        r.score = score;
+    }
+}
+
 impl FileRegions {
     /// Cuts `content` (file `id`, `tokens` exact tokens whole) into scored regions.
     pub fn new(id: &str, content: &str, tokens: u64, focus: &Focus) -> Self {
@@ -129,30 +213,7 @@ impl FileRegions {
             .iter()
             .map(|l| ((l.len() + 1) as f64 * per_byte).max(1.0))
             .collect();
-        let mut line_terms: Vec<Vec<u32>> = Vec::with_capacity(lines.len());
-        let mut heat = Vec::with_capacity(lines.len());
-        let mut line_len = Vec::with_capacity(lines.len());
-        for line in &lines {
-            let mut hits: Vec<u32> = Vec::new();
-            let mut len = 0u32;
-            terms(line, |t| {
-                len += 1;
-                if let Some(i) = focus.weights.iter().position(|(q, _)| q == t) {
-                    hits.push(u32::try_from(i).unwrap_or(u32::MAX));
-                }
-            });
-            let mut distinct = hits.clone();
-            distinct.sort_unstable();
-            distinct.dedup();
-            heat.push(
-                distinct
-                    .iter()
-                    .map(|&i| focus.weights[i as usize].1)
-                    .sum::<f64>(),
-            );
-            line_terms.push(hits);
-            line_len.push(len);
-        }
+        let (line_terms, heat, line_len) = line_hits(&lines, focus);
 
         let language = ctx_code::Language::from_path(Path::new(id));
         let symbols = language
@@ -241,52 +302,12 @@ impl FileRegions {
         }
         regions.sort_by_key(|r| r.start);
 
-        // BM25 over regions.
-        let lens: Vec<f64> = regions
-            .iter()
-            .map(|r| f64::from(line_len[r.start..=r.end].iter().sum::<u32>()))
-            .collect();
-        let avg = (lens.iter().sum::<f64>() / lens.len().max(1) as f64).max(1.0);
-        let (k1, b) = (1.2, 0.75);
-        let strong = 2.0 * focus.max_weight();
         let def_at: Vec<(usize, String)> = sorted
             .iter()
             .filter(|s| s.line >= 1 && s.line <= n)
             .map(|s| (s.line - 1, def_term(&s.name)))
             .collect();
-        for (r, len) in regions.iter_mut().zip(&lens) {
-            let mut tf = vec![0u32; focus.weights.len()];
-            for hits in &line_terms[r.start..=r.end] {
-                for &h in hits {
-                    tf[h as usize] += 1;
-                }
-            }
-            let mut score = 0.0;
-            for (i, &f) in tf.iter().enumerate() {
-                if f == 0 {
-                    continue;
-                }
-                let f = f64::from(f);
-                score += focus.weights[i].1 * f * (k1 + 1.0) / (f + k1 * (1.0 - b + b * len / avg));
-            }
-            if !focus.idents.is_empty()
-                && def_at.iter().any(|(line, term)| {
-                    *line >= r.start
-                        && *line <= r.end
-                        && !term.is_empty()
-                        && focus.idents.contains(term)
-                })
-            {
-                score += strong;
-            }
-            if !focus.messages.is_empty() {
-                let text = lines[r.start..=r.end].join("\n");
-                if focus.messages.iter().any(|m| text.contains(m.as_str())) {
-                    score += strong;
-                }
-            }
-            r.score = score;
-        }
+        score_regions(&mut regions, &lines, &line_terms, &line_len, &def_at, focus);
 
         let mut outline: Vec<usize> = sorted
             .iter()

@@ -368,23 +368,12 @@ fn build_index_inner(
     Ok(report)
 }
 
-/// Reads, analyzes and writes everything into `tmp`.
-// One linear build procedure; splitting it would only pass the same state around.
-#[allow(clippy::too_many_arguments)]
-fn write_build(
-    tmp: &Path,
-    final_dir: &Path,
-    source: &dyn DocumentSource,
-    opts: &BuildOptions,
-    config: &CacheBuildConfig,
+/// What to do with each entry: reuse the previous build's analysis (or its reason to skip)
+/// when the entry's fingerprint is unchanged, else fetch and analyze it.
+fn plan_entries<'a>(
+    entries: &'a [crate::source::SourceEntry],
     previous: Option<&Previous>,
-    entries: &[crate::source::SourceEntry],
-    commits: &BTreeMap<String, u32>,
-    progress: &dyn Progress,
-    limits: Limits,
-) -> Result<BuildReport, IndexError> {
-    let docs_dir = tmp.join(DOCUMENTS_DIR);
-    let previous = previous.filter(|p| p.config == *config);
+) -> Result<Vec<Plan<'a>>, IndexError> {
     let mut reused_rows: HashMap<String, DocRow> = match previous {
         Some(prev) => prev
             .db
@@ -395,7 +384,7 @@ fn write_build(
         None => HashMap::new(),
     };
 
-    let mut plans: Vec<Plan<'_>> = Vec::with_capacity(entries.len());
+    let mut plans: Vec<Plan<'a>> = Vec::with_capacity(entries.len());
     for entry in entries {
         let old = previous.and_then(|p| p.sources.get(entry.id.as_str()));
         let same =
@@ -414,7 +403,73 @@ fn write_build(
         }
     }
 
-    drop(reused_rows);
+    Ok(plans)
+}
+
+/// Refuses two documents whose file names (12 hex digits of their ids) are the same.
+fn check_file_names(manifest_entries: &[ManifestEntry]) -> Result<(), IndexError> {
+    let mut by_file: BTreeMap<&str, &DocumentId> = BTreeMap::new();
+    for entry in manifest_entries {
+        if let Some(first) = by_file.insert(&entry.file, &entry.id) {
+            return Err(IndexError::FilenameCollision {
+                first: first.clone(),
+                second: entry.id.clone(),
+                file: entry.file.trim_end_matches(".json").to_owned(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Adds an analyzed document to the database, the postings and the imports.
+fn add_document(
+    db: &mut db::Writer,
+    postings: &mut postings::Postings,
+    imports: &mut Imports,
+    doc: &Built,
+    commits: &BTreeMap<String, u32>,
+) -> Result<(), IndexError> {
+    let num = db.add_doc(&db::NewDoc {
+        id: doc.entry.id.as_str(),
+        version: doc.entry.version,
+        file: doc.entry.file.trim_end_matches(".json"),
+        fingerprint: doc.fingerprint.as_deref(),
+        bytes: doc.bytes,
+        commits: commits.get(doc.entry.id.as_str()).copied().unwrap_or(0),
+        analysis: &doc.analysis.rest,
+        terms: &doc.analysis.terms,
+        lengths: doc.analysis.lengths,
+    })?;
+    visit_terms(&doc.analysis.terms, FIELDS, |field, term, tf| {
+        postings.add(num, field, term, tf);
+    })
+    .expect("terms packed by this build");
+    for term in &doc.analysis.definers {
+        postings.add(num, postings::DEFINERS, term, 1);
+    }
+    postings.end_document()?;
+    imports.add(num, &doc.analysis.rest)?;
+    Ok(())
+}
+
+/// Reads, analyzes and writes everything into `tmp`.
+// One linear build procedure; splitting it would only pass the same state around.
+#[allow(clippy::too_many_arguments)]
+fn write_build(
+    tmp: &Path,
+    final_dir: &Path,
+    source: &dyn DocumentSource,
+    opts: &BuildOptions,
+    config: &CacheBuildConfig,
+    previous: Option<&Previous>,
+    entries: &[crate::source::SourceEntry],
+    commits: &BTreeMap<String, u32>,
+    progress: &dyn Progress,
+    limits: Limits,
+) -> Result<BuildReport, IndexError> {
+    let docs_dir = tmp.join(DOCUMENTS_DIR);
+    let previous = previous.filter(|p| p.config == *config);
+    let plans = plan_entries(entries, previous)?;
     let old_docs = final_dir.join(DOCUMENTS_DIR);
     progress.phase("indexing", Some(plans.len() as u64));
     let mut db = db::Writer::create(&tmp.join(SEARCH_DB_FILE))?;
@@ -455,26 +510,7 @@ fn write_build(
                     } else {
                         read += 1;
                     }
-                    let num = db.add_doc(&db::NewDoc {
-                        id: doc.entry.id.as_str(),
-                        version: doc.entry.version,
-                        file: doc.entry.file.trim_end_matches(".json"),
-                        fingerprint: doc.fingerprint.as_deref(),
-                        bytes: doc.bytes,
-                        commits: commits.get(doc.entry.id.as_str()).copied().unwrap_or(0),
-                        analysis: &doc.analysis.rest,
-                        terms: &doc.analysis.terms,
-                        lengths: doc.analysis.lengths,
-                    })?;
-                    visit_terms(&doc.analysis.terms, FIELDS, |field, term, tf| {
-                        postings.add(num, field, term, tf);
-                    })
-                    .expect("terms packed by this build");
-                    for term in &doc.analysis.definers {
-                        postings.add(num, postings::DEFINERS, term, 1);
-                    }
-                    postings.end_document()?;
-                    imports.add(num, &doc.analysis.rest)?;
+                    add_document(&mut db, &mut postings, &mut imports, &doc, commits)?;
                     if let Some(text) = doc.layout_text {
                         layout_texts.insert(doc.entry.id.to_string(), text);
                     }
@@ -505,18 +541,7 @@ fn write_build(
         }
     }
 
-    // Filename collisions: distinct ids whose names share 12 hex digits.
-    let mut by_file: BTreeMap<&str, &DocumentId> = BTreeMap::new();
-    for entry in &manifest_entries {
-        if let Some(first) = by_file.insert(&entry.file, &entry.id) {
-            return Err(IndexError::FilenameCollision {
-                first: first.clone(),
-                second: entry.id.clone(),
-                file: entry.file.trim_end_matches(".json").to_owned(),
-            });
-        }
-    }
-    drop(by_file);
+    check_file_names(&manifest_entries)?;
 
     let version = cache_version(config, &manifest_entries);
     let mut graph = GraphBuilder::new(manifest_entries.len());
