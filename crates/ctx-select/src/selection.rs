@@ -548,6 +548,180 @@ pub struct OpenIndex {
     _lock: Option<File>,
 }
 
+/// What scoring one candidate reads: the per-document signals of the whole ranking.
+struct RowScorer<'a> {
+    bm25_only: bool,
+    w: &'a Weights,
+    query: &'a Query,
+    parts: &'a [[f64; FIELDS]],
+    /// Scales the text score so the best document gets `w.text`.
+    scale: f64,
+    definition: &'a [f64],
+    defined: &'a [Vec<String>],
+    qualified: &'a [f64],
+    module: &'a [f64],
+    /// 2: the full path is in the query, 1: the file name.
+    mention: &'a [u8],
+    /// How many files share each mentioned name.
+    same_name: &'a BTreeMap<(u8, &'a str), u32>,
+    types: &'a [&'static str],
+    type_share: f64,
+    graph_points: &'a [f64],
+    roles: &'a [crate::role::Role],
+    /// The project is not mostly prose: context files (tests, docs) rank below answers.
+    demote: bool,
+    wanted: &'a [crate::role::Role],
+}
+
+impl RowScorer<'_> {
+    /// A mention's share of its points: a name many files share (`models.py`) says little.
+    fn mention_share(&self, i: usize, id: &str) -> f64 {
+        let key = (self.mention[i], id.rsplit('/').next().unwrap_or(id));
+        1.0 / f64::from(self.same_name.get(&key).copied().unwrap_or(1).max(1))
+    }
+
+    /// Candidate `row`'s score and its reasons.
+    fn rank(&self, row: &DocRow, term_matches: BTreeMap<String, u64>) -> Ranked {
+        let i = row.num as usize;
+        let mut signals = Vec::new();
+        let mut score = 0.0;
+        // A definition is shown even at no points, as a reason.
+        let mut push = |name: &str, points: f64, detail: String| {
+            if points != 0.0 || name == "definition" {
+                score += points;
+                signals.push(Signal {
+                    name: name.to_owned(),
+                    contribution: round(points),
+                    detail,
+                });
+            }
+        };
+        // The text score, scaled so the best document gets `self.w.text`, shown per field.
+        let scale = self.scale;
+        for (f, field) in Field::ALL.iter().enumerate() {
+            push(
+                &format!("bm25_{}", field.name()),
+                self.parts[i][f] * scale,
+                String::new(),
+            );
+        }
+        if !self.bm25_only {
+            if !self.defined[i].is_empty() {
+                push(
+                    "definition",
+                    self.w.definition * self.definition[i],
+                    format!("defines {}", self.defined[i].join(", ")),
+                );
+            }
+            push(
+                "qualified_definition",
+                self.qualified[i],
+                "defines a `Parent.name` the query names".to_owned(),
+            );
+            if self.module[i] > 0.0 {
+                push(
+                    "module_path",
+                    self.w.module_path * self.module[i],
+                    "a dotted name in the query spells its module path".to_owned(),
+                );
+            }
+            match self.mention[i] {
+                2 => push(
+                    "path_mentioned",
+                    self.w.path_mentioned * self.mention_share(i, &row.id),
+                    format!("`{}` is in the query", row.id),
+                ),
+                1 => push(
+                    "filename_mentioned",
+                    self.w.filename_mentioned * self.mention_share(i, &row.id),
+                    format!(
+                        "`{}` is in the query",
+                        row.id.rsplit('/').next().unwrap_or(&row.id)
+                    ),
+                ),
+                _ => {}
+            }
+            // Every dependency change touches manifests and lockfiles: their history
+            // says nothing about a task.
+            if !crate::role::is_manifest_or_lockfile(&row.id) {
+                push(
+                    "git_activity",
+                    (self.w.per_commit * f64::from(row.commits)).min(self.w.max_git),
+                    format!("changed in {} recent commit(s)", row.commits),
+                );
+            }
+            if crate::signals::has_named_type(self.types, &row.id) {
+                push(
+                    "file_type",
+                    self.w.file_type * self.type_share,
+                    "a file type the query names".to_owned(),
+                );
+            }
+            push(
+                "graph",
+                self.graph_points[i],
+                "near the files the query points at (imports, references)".to_owned(),
+            );
+        }
+        if !self.bm25_only {
+            let role = self.roles[i];
+            let named = self.mention[i] == 2 && self.mention_share(i, &row.id) >= 1.0;
+            if self.demote && role.is_context() && !self.wanted.contains(&role) && !named {
+                let points = score * (self.w.context - 1.0);
+                score += points;
+                signals.push(Signal {
+                    name: "context_file".to_owned(),
+                    contribution: round(points),
+                    detail: format!(
+                        "{} file: ranked as context, not as the answer (the query is not about {} files)",
+                        role.name(),
+                        role.name()
+                    ),
+                });
+            }
+        }
+        Ranked {
+            num: row.num,
+            id: row.id.clone(),
+            score: round(score),
+            why: SelectionWhy {
+                query_terms: self.query.terms.clone(),
+                term_matches,
+                total_words: u64::from(row.lengths[0]),
+                signals,
+            },
+        }
+    }
+}
+
+/// The text score of each document, and what it is made of (see `Index::text_scores`).
+struct TextScores {
+    text: Vec<f64>,
+    /// Per document and field, the text score's share (for the reasons).
+    parts: Vec<[f64; FIELDS]>,
+    /// Matched terms that are not filler words (a document needs one to be a candidate).
+    evidence: Vec<bool>,
+    /// Per document: the query terms its content holds, with their counts.
+    matches: BTreeMap<u32, BTreeMap<String, u64>>,
+}
+
+/// Definitions of what the query names, per document (see `Index::definitions`).
+struct Definitions {
+    definition: Vec<f64>,
+    defined: Vec<Vec<String>>,
+    qualified: Vec<f64>,
+}
+
+impl Definitions {
+    fn none(n: usize) -> Self {
+        Self {
+            definition: vec![0.0; n],
+            defined: vec![Vec::new(); n],
+            qualified: vec![0.0; n],
+        }
+    }
+}
+
 impl OpenIndex {
     /// Opens index `name` in `indexes_dir`, refusing a damaged one. The checks are cheap
     /// (manifest, cache version, search database, the set of document files); each document
@@ -681,22 +855,7 @@ impl OpenIndex {
             messages: crate::query::message_fragments(&parsed.messages),
         };
         if kind == ScorerKind::Tf {
-            let mut out = Vec::with_capacity(self.rows.len());
-            for row in &self.rows {
-                let doc = self.load(row.num)?;
-                let details = TermFrequencyScorer.score(query, &doc);
-                out.push(Ranked {
-                    num: row.num,
-                    id: row.id.clone(),
-                    score: details.score,
-                    why: details.why,
-                });
-            }
-            order(&mut out, |r| (r.score, r.id.as_str()));
-            for term in &query.terms {
-                let df = self.db.postings(Field::Content, term)?.len();
-                self.push_focus_term(&mut focus, term, df);
-            }
+            let out = self.rank_tf(query, &mut focus)?;
             return Ok((out, focus));
         }
         let bm25_only = kind == ScorerKind::Bm25;
@@ -704,151 +863,32 @@ impl OpenIndex {
         let no_features = crate::query::Features::default();
         let features = if bm25_only { &no_features } else { &parsed };
         let n = self.rows.len();
-        let avg = self.db.average_lengths();
-        let mut text: Vec<f64> = vec![0.0; n];
-        // Per document and field, the text score's share (for the reasons).
-        let mut parts: Vec<[f64; FIELDS]> = vec![[0.0; FIELDS]; n];
-        // Matched terms that are not filler words (a document needs one to be a candidate).
-        let mut evidence: Vec<bool> = vec![false; n];
-        let mut matches: BTreeMap<u32, BTreeMap<String, u64>> = BTreeMap::new();
-        let mut path_terms: Vec<u32> = vec![0; n];
-        let text_fields = [
-            Field::Content,
-            Field::Path,
-            Field::Symbols,
-            Field::Strings,
-            Field::Comments,
-        ];
-        for term in &query.terms {
-            let filler = crate::text::is_filler_word(term);
-            let mut qw = 1.0;
-            if features.multiline && features.title_terms.contains(term) {
-                qw += w.title;
-            }
-            if features.literal_terms.contains(term) {
-                qw += w.literal;
-            }
-            // Per document: the field-weighted, length-normalized term frequency (BM25F).
-            let mut per_doc: BTreeMap<u32, [f64; FIELDS]> = BTreeMap::new();
-            for field in text_fields {
-                let f = field.index();
-                if w.fields[f] == 0.0 {
-                    if field == Field::Content {
-                        let df = self.db.postings(field, term)?.len();
-                        self.push_focus_term(&mut focus, term, df);
-                    }
-                    continue;
-                }
-                let postings = self.db.postings(field, term)?;
-                if field == Field::Content {
-                    self.push_focus_term(&mut focus, term, postings.len());
-                }
-                let avg_len = if avg[f] > 0.0 { avg[f] } else { 1.0 };
-                for (num, tf_raw) in postings {
-                    let Some(row) = self.rows.get(num as usize) else {
-                        continue;
-                    };
-                    let len = f64::from(row.lengths[f]);
-                    let tf = f64::from(tf_raw);
-                    let norm = tf / (1.0 - w.b + w.b * len / avg_len);
-                    per_doc.entry(num).or_insert([0.0; FIELDS])[f] += w.fields[f] * norm;
-                    match field {
-                        Field::Content => {
-                            matches
-                                .entry(num)
-                                .or_default()
-                                .insert(term.clone(), u64::from(tf_raw));
-                        }
-                        Field::Path => path_terms[num as usize] += 1,
-                        _ => {}
-                    }
-                }
-            }
-            if per_doc.is_empty() {
-                continue;
-            }
-            let df = per_doc.len() as f64;
-            let idf = (1.0 + (n as f64 - df + 0.5) / (df + 0.5)).ln();
-            for (num, fields) in per_doc {
-                let i = num as usize;
-                let pseudo: f64 = fields.iter().sum();
-                if pseudo <= 0.0 {
-                    continue;
-                }
-                let points = qw * idf * pseudo * (w.k1 + 1.0) / (w.k1 + pseudo);
-                text[i] += points;
-                for (f, share) in fields.iter().enumerate() {
-                    parts[i][f] += points * share / pseudo;
-                }
-                if !filler {
-                    evidence[i] = true;
-                }
-            }
-        }
+        let TextScores {
+            text,
+            parts,
+            evidence,
+            mut matches,
+        } = self.text_scores(query, features, &w, &mut focus)?;
 
         // Definitions of the identifiers the query names, `Parent.name` pairs.
-        let mut definition: Vec<f64> = vec![0.0; n];
-        let mut defined: Vec<Vec<String>> = vec![Vec::new(); n];
-        let mut qualified: Vec<f64> = vec![0.0; n];
-        if !bm25_only {
-            let max_idf = (1.0 + (n as f64 - 0.5) / 1.5).ln().max(1e-9);
-            for ident in &features.idents {
-                let postings = self.db.postings(Field::Defs, &ident.term)?;
-                if postings.is_empty() {
-                    continue;
-                }
-                let df = postings.len() as f64;
-                let idf = (1.0 + (n as f64 - df + 0.5) / (df + 0.5)).ln();
-                let rarity = (idf / max_idf).powi(2);
-                let share = match ident.source {
-                    crate::query::IdentSource::Prose => 1.0,
-                    crate::query::IdentSource::CodeLine => w.code_line,
-                };
-                for (num, _) in postings {
-                    let i = num as usize;
-                    if i < n {
-                        definition[i] += share * rarity;
-                        defined[i].push(ident.text.clone());
-                    }
-                }
-            }
-            for pair in &features.qualified {
-                for (num, _) in self.db.postings(Field::Defs, pair)? {
-                    if let Some(q) = qualified.get_mut(num as usize) {
-                        *q += w.qualified;
-                    }
-                }
-            }
-        }
+        let Definitions {
+            definition,
+            defined,
+            qualified,
+        } = if bm25_only {
+            Definitions::none(n)
+        } else {
+            self.definitions(features, &w)?
+        };
 
         // Seed 001 signals that need no postings; modules that dotted names spell.
         let raw_lower = query.raw.to_lowercase();
         let types = crate::signals::file_types_named(&query.terms, &raw_lower);
-        let mut mention: Vec<u8> = vec![0; n]; // 2: full path, 1: file name
-        let mut module: Vec<f64> = vec![0.0; n];
-        let mut roles: Vec<crate::role::Role> = Vec::with_capacity(n);
-        if !bm25_only {
-            for row in &self.rows {
-                let name = row.id.rsplit('/').next().unwrap_or(&row.id);
-                if query.raw.contains(name) {
-                    mention[row.num as usize] = crate::signals::mention(&query.raw, &row.id);
-                }
-                roles.push(crate::role::role(&row.id));
-            }
-            // Code lines of a query mostly import what the reporter used, not what broke.
-            for (paths, share) in [
-                (&features.module_paths, 1.0),
-                (&features.code_module_paths, w.code_line),
-            ] {
-                for (num, hit) in crate::signals::module_files(paths, &self.rows) {
-                    if let Some(m) = module.get_mut(num as usize)
-                        && hit
-                    {
-                        *m = m.max(share);
-                    }
-                }
-            }
-        }
+        let (mention, module, roles) = if bm25_only {
+            (vec![0; n], vec![0.0; n], Vec::new())
+        } else {
+            self.path_signals(query, features, &w)
+        };
         // A name many files share (`models.py`, `migrations/0001_initial.py`) says little:
         // its points are split among them.
         let mut same_name: BTreeMap<(u8, &str), u32> = BTreeMap::new();
@@ -860,10 +900,6 @@ impl OpenIndex {
                     .or_insert(0) += 1;
             }
         }
-        let mention_share = |i: usize, id: &str| -> f64 {
-            let key = (mention[i], id.rsplit('/').next().unwrap_or(id));
-            1.0 / f64::from(same_name.get(&key).copied().unwrap_or(1).max(1))
-        };
         // A file type most of the project is of says nothing.
         let type_share = if types.is_empty() {
             0.0
@@ -916,167 +952,49 @@ impl OpenIndex {
 
         // Graph: personalized on mentioned files, defining files of named identifiers, and
         // the best text matches.
-        let mut graph_points = vec![0.0; n];
-        if !bm25_only && w.graph > 0.0 {
-            let mut seeds: Vec<(u32, f64)> = Vec::new();
-            for num in 0..n {
-                if mention[num] > 0 || module[num] > 0.0 || qualified[num] > 0.0 {
-                    seeds.push((u32::try_from(num).unwrap_or(u32::MAX), 1.0));
-                } else if definition[num] > 0.0 && w.definition > 0.0 {
-                    seeds.push((
-                        u32::try_from(num).unwrap_or(u32::MAX),
-                        (w.definition * definition[num]).min(1.0),
-                    ));
-                }
-            }
-            let mut best: Vec<(f64, u32)> = text
-                .iter()
-                .enumerate()
-                .filter(|(i, s)| **s > 0.0 && candidate[*i])
-                .map(|(i, s)| (*s, u32::try_from(i).unwrap_or(u32::MAX)))
-                .collect();
-            best.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            if let Some(&(top, _)) = best.first() {
-                for &(s, num) in best.iter().take(5) {
-                    seeds.push((num, 0.5 * s / top));
-                }
-            }
-            if !seeds.is_empty() {
-                let graph = self.db.graph()?;
-                if graph.edges.len() == n {
-                    let rank = graph.personalized_pagerank(&seeds);
-                    let max = rank.iter().copied().fold(0.0, f64::max);
-                    if max > 0.0 {
-                        for (i, r) in rank.iter().enumerate() {
-                            let points = w.graph * r / max;
-                            if points >= 0.05 {
-                                graph_points[i] = points;
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        let graph_points = if !bm25_only && w.graph > 0.0 {
+            self.graph_points(
+                &w,
+                &text,
+                &candidate,
+                &mention,
+                &module,
+                &qualified,
+                &definition,
+            )?
+        } else {
+            vec![0.0; n]
+        };
 
-        let mut out = Vec::new();
-        for row in &self.rows {
-            let i = row.num as usize;
-            if !candidate[i] {
-                continue;
-            }
-            let mut signals = Vec::new();
-            let mut score = 0.0;
-            // A definition is shown even at no points, as a reason.
-            let mut push = |name: &str, points: f64, detail: String| {
-                if points != 0.0 || name == "definition" {
-                    score += points;
-                    signals.push(Signal {
-                        name: name.to_owned(),
-                        contribution: round(points),
-                        detail,
-                    });
-                }
-            };
-            // The text score, scaled so the best document gets `w.text`, shown per field.
-            let scale = if bm25_only || max_text <= 0.0 {
+        let scorer = RowScorer {
+            bm25_only,
+            w: &w,
+            query,
+            parts: &parts,
+            scale: if bm25_only || max_text <= 0.0 {
                 1.0
             } else {
                 w.text / max_text
-            };
-            for (f, field) in Field::ALL.iter().enumerate() {
-                push(
-                    &format!("bm25_{}", field.name()),
-                    parts[i][f] * scale,
-                    String::new(),
-                );
-            }
-            if !bm25_only {
-                if !defined[i].is_empty() {
-                    push(
-                        "definition",
-                        w.definition * definition[i],
-                        format!("defines {}", defined[i].join(", ")),
-                    );
-                }
-                push(
-                    "qualified_definition",
-                    qualified[i],
-                    "defines a `Parent.name` the query names".to_owned(),
-                );
-                if module[i] > 0.0 {
-                    push(
-                        "module_path",
-                        w.module_path * module[i],
-                        "a dotted name in the query spells its module path".to_owned(),
-                    );
-                }
-                match mention[i] {
-                    2 => push(
-                        "path_mentioned",
-                        w.path_mentioned * mention_share(i, &row.id),
-                        format!("`{}` is in the query", row.id),
-                    ),
-                    1 => push(
-                        "filename_mentioned",
-                        w.filename_mentioned * mention_share(i, &row.id),
-                        format!(
-                            "`{}` is in the query",
-                            row.id.rsplit('/').next().unwrap_or(&row.id)
-                        ),
-                    ),
-                    _ => {}
-                }
-                // Every dependency change touches manifests and lockfiles: their history
-                // says nothing about a task.
-                if !crate::role::is_manifest_or_lockfile(&row.id) {
-                    push(
-                        "git_activity",
-                        (w.per_commit * f64::from(row.commits)).min(w.max_git),
-                        format!("changed in {} recent commit(s)", row.commits),
-                    );
-                }
-                if crate::signals::has_named_type(&types, &row.id) {
-                    push(
-                        "file_type",
-                        w.file_type * type_share,
-                        "a file type the query names".to_owned(),
-                    );
-                }
-                push(
-                    "graph",
-                    graph_points[i],
-                    "near the files the query points at (imports, references)".to_owned(),
-                );
-            }
-            if !bm25_only {
-                let role = roles[i];
-                let named = mention[i] == 2 && mention_share(i, &row.id) >= 1.0;
-                if demote && role.is_context() && !wanted.contains(&role) && !named {
-                    let points = score * (w.context - 1.0);
-                    score += points;
-                    signals.push(Signal {
-                        name: "context_file".to_owned(),
-                        contribution: round(points),
-                        detail: format!(
-                            "{} file: ranked as context, not as the answer (the query is not about {} files)",
-                            role.name(),
-                            role.name()
-                        ),
-                    });
-                }
-            }
-            out.push(Ranked {
-                num: row.num,
-                id: row.id.clone(),
-                score: round(score),
-                why: SelectionWhy {
-                    query_terms: query.terms.clone(),
-                    term_matches: matches.remove(&row.num).unwrap_or_default(),
-                    total_words: u64::from(row.lengths[0]),
-                    signals,
-                },
-            });
-        }
+            },
+            definition: &definition,
+            defined: &defined,
+            qualified: &qualified,
+            module: &module,
+            mention: &mention,
+            same_name: &same_name,
+            types: &types,
+            type_share,
+            graph_points: &graph_points,
+            roles: &roles,
+            demote,
+            wanted: &wanted,
+        };
+        let mut out: Vec<Ranked> = self
+            .rows
+            .iter()
+            .filter(|row| candidate[row.num as usize])
+            .map(|row| scorer.rank(row, matches.remove(&row.num).unwrap_or_default()))
+            .collect();
         order(&mut out, |r| (r.score, r.id.as_str()));
         if !bm25_only && w.message > 0.0 {
             self.match_messages(features, &mut out, w)?;
@@ -1091,6 +1009,263 @@ impl OpenIndex {
             out.retain(|r| r.score > 0.0 && r.score >= floor);
         }
         Ok((out, focus))
+    }
+
+    /// Every document scored by term frequency alone (the simplest scorer); adds each query
+    /// term to `focus`.
+    fn rank_tf(&self, query: &Query, focus: &mut Focus) -> Result<Vec<Ranked>, IndexError> {
+        let mut out = Vec::with_capacity(self.rows.len());
+        for row in &self.rows {
+            let doc = self.load(row.num)?;
+            let details = TermFrequencyScorer.score(query, &doc);
+            out.push(Ranked {
+                num: row.num,
+                id: row.id.clone(),
+                score: details.score,
+                why: details.why,
+            });
+        }
+        order(&mut out, |r| (r.score, r.id.as_str()));
+        for term in &query.terms {
+            let df = self.db.postings(Field::Content, term)?.len();
+            self.push_focus_term(focus, term, df);
+        }
+        Ok(out)
+    }
+
+    /// Signals of paths: per document, whether the query names its path (2) or file name (1),
+    /// the share of a module path a dotted name in it spells, and each document's role.
+    fn path_signals(
+        &self,
+        query: &Query,
+        features: &crate::query::Features,
+        w: &Weights,
+    ) -> (Vec<u8>, Vec<f64>, Vec<crate::role::Role>) {
+        let n = self.rows.len();
+        let mut mention: Vec<u8> = vec![0; n]; // 2: full path, 1: file name
+        let mut module: Vec<f64> = vec![0.0; n];
+        let mut roles: Vec<crate::role::Role> = Vec::with_capacity(n);
+        for row in &self.rows {
+            let name = row.id.rsplit('/').next().unwrap_or(&row.id);
+            if query.raw.contains(name) {
+                mention[row.num as usize] = crate::signals::mention(&query.raw, &row.id);
+            }
+            roles.push(crate::role::role(&row.id));
+        }
+        // Code lines of a query mostly import what the reporter used, not what broke.
+        for (paths, share) in [
+            (&features.module_paths, 1.0),
+            (&features.code_module_paths, w.code_line),
+        ] {
+            for (num, hit) in crate::signals::module_files(paths, &self.rows) {
+                if let Some(m) = module.get_mut(num as usize)
+                    && hit
+                {
+                    *m = m.max(share);
+                }
+            }
+        }
+        (mention, module, roles)
+    }
+
+    /// The query's text score per document: BM25F over the text fields (each term weighted
+    /// up when it is in the title or quoted literally), with each field's share, the terms
+    /// each document matched, and whether it matched one that is not a filler word. Adds each
+    /// term to `focus`.
+    fn text_scores(
+        &self,
+        query: &Query,
+        features: &crate::query::Features,
+        w: &Weights,
+        focus: &mut Focus,
+    ) -> Result<TextScores, IndexError> {
+        let n = self.rows.len();
+        let avg = self.db.average_lengths();
+        let mut text: Vec<f64> = vec![0.0; n];
+        // Per document and field, the text score's share (for the reasons).
+        let mut parts: Vec<[f64; FIELDS]> = vec![[0.0; FIELDS]; n];
+        // Matched terms that are not filler words (a document needs one to be a candidate).
+        let mut evidence: Vec<bool> = vec![false; n];
+        let mut matches: BTreeMap<u32, BTreeMap<String, u64>> = BTreeMap::new();
+        let text_fields = [
+            Field::Content,
+            Field::Path,
+            Field::Symbols,
+            Field::Strings,
+            Field::Comments,
+        ];
+        for term in &query.terms {
+            let filler = crate::text::is_filler_word(term);
+            let mut qw = 1.0;
+            if features.multiline && features.title_terms.contains(term) {
+                qw += w.title;
+            }
+            if features.literal_terms.contains(term) {
+                qw += w.literal;
+            }
+            // Per document: the field-weighted, length-normalized term frequency (BM25F).
+            let mut per_doc: BTreeMap<u32, [f64; FIELDS]> = BTreeMap::new();
+            for field in text_fields {
+                let f = field.index();
+                if w.fields[f] == 0.0 {
+                    if field == Field::Content {
+                        let df = self.db.postings(field, term)?.len();
+                        self.push_focus_term(focus, term, df);
+                    }
+                    continue;
+                }
+                let postings = self.db.postings(field, term)?;
+                if field == Field::Content {
+                    self.push_focus_term(focus, term, postings.len());
+                }
+                let avg_len = if avg[f] > 0.0 { avg[f] } else { 1.0 };
+                for (num, tf_raw) in postings {
+                    let Some(row) = self.rows.get(num as usize) else {
+                        continue;
+                    };
+                    let len = f64::from(row.lengths[f]);
+                    let tf = f64::from(tf_raw);
+                    let norm = tf / (1.0 - w.b + w.b * len / avg_len);
+                    per_doc.entry(num).or_insert([0.0; FIELDS])[f] += w.fields[f] * norm;
+                    if field == Field::Content {
+                        matches
+                            .entry(num)
+                            .or_default()
+                            .insert(term.clone(), u64::from(tf_raw));
+                    }
+                }
+            }
+            if per_doc.is_empty() {
+                continue;
+            }
+            let df = per_doc.len() as f64;
+            let idf = (1.0 + (n as f64 - df + 0.5) / (df + 0.5)).ln();
+            for (num, fields) in per_doc {
+                let i = num as usize;
+                let pseudo: f64 = fields.iter().sum();
+                if pseudo <= 0.0 {
+                    continue;
+                }
+                let points = qw * idf * pseudo * (w.k1 + 1.0) / (w.k1 + pseudo);
+                text[i] += points;
+                for (f, share) in fields.iter().enumerate() {
+                    parts[i][f] += points * share / pseudo;
+                }
+                if !filler {
+                    evidence[i] = true;
+                }
+            }
+        }
+        Ok(TextScores {
+            text,
+            parts,
+            evidence,
+            matches,
+        })
+    }
+
+    /// Per document: the definitions of identifiers the query names (weighted by rarity, and
+    /// less when the name only appears on a code line), their names, and the points of
+    /// `Parent.name` pairs it defines.
+    fn definitions(
+        &self,
+        features: &crate::query::Features,
+        w: &Weights,
+    ) -> Result<Definitions, IndexError> {
+        let n = self.rows.len();
+        let mut definition: Vec<f64> = vec![0.0; n];
+        let mut defined: Vec<Vec<String>> = vec![Vec::new(); n];
+        let mut qualified: Vec<f64> = vec![0.0; n];
+        let max_idf = (1.0 + (n as f64 - 0.5) / 1.5).ln().max(1e-9);
+        for ident in &features.idents {
+            let postings = self.db.postings(Field::Defs, &ident.term)?;
+            if postings.is_empty() {
+                continue;
+            }
+            let df = postings.len() as f64;
+            let idf = (1.0 + (n as f64 - df + 0.5) / (df + 0.5)).ln();
+            let rarity = (idf / max_idf).powi(2);
+            let share = match ident.source {
+                crate::query::IdentSource::Prose => 1.0,
+                crate::query::IdentSource::CodeLine => w.code_line,
+            };
+            for (num, _) in postings {
+                let i = num as usize;
+                if i < n {
+                    definition[i] += share * rarity;
+                    defined[i].push(ident.text.clone());
+                }
+            }
+        }
+        for pair in &features.qualified {
+            for (num, _) in self.db.postings(Field::Defs, pair)? {
+                if let Some(q) = qualified.get_mut(num as usize) {
+                    *q += w.qualified;
+                }
+            }
+        }
+        Ok(Definitions {
+            definition,
+            defined,
+            qualified,
+        })
+    }
+
+    /// Personalized PageRank over imports and references, seeded on the files the query
+    /// points at: mentioned, module paths, definitions and the best text matches. Points
+    /// scaled so the best gets `w.graph`; under 0.05 they count for nothing.
+    #[allow(clippy::too_many_arguments)]
+    fn graph_points(
+        &self,
+        w: &Weights,
+        text: &[f64],
+        candidate: &[bool],
+        mention: &[u8],
+        module: &[f64],
+        qualified: &[f64],
+        definition: &[f64],
+    ) -> Result<Vec<f64>, IndexError> {
+        let n = self.rows.len();
+        let mut graph_points = vec![0.0; n];
+        let mut seeds: Vec<(u32, f64)> = Vec::new();
+        for num in 0..n {
+            if mention[num] > 0 || module[num] > 0.0 || qualified[num] > 0.0 {
+                seeds.push((u32::try_from(num).unwrap_or(u32::MAX), 1.0));
+            } else if definition[num] > 0.0 && w.definition > 0.0 {
+                seeds.push((
+                    u32::try_from(num).unwrap_or(u32::MAX),
+                    (w.definition * definition[num]).min(1.0),
+                ));
+            }
+        }
+        let mut best: Vec<(f64, u32)> = text
+            .iter()
+            .enumerate()
+            .filter(|(i, s)| **s > 0.0 && candidate[*i])
+            .map(|(i, s)| (*s, u32::try_from(i).unwrap_or(u32::MAX)))
+            .collect();
+        best.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        if let Some(&(top, _)) = best.first() {
+            for &(s, num) in best.iter().take(5) {
+                seeds.push((num, 0.5 * s / top));
+            }
+        }
+        if !seeds.is_empty() {
+            let graph = self.db.graph()?;
+            if graph.edges.len() == n {
+                let rank = graph.personalized_pagerank(&seeds);
+                let max = rank.iter().copied().fold(0.0, f64::max);
+                if max > 0.0 {
+                    for (i, r) in rank.iter().enumerate() {
+                        let points = w.graph * r / max;
+                        if points >= 0.05 {
+                            graph_points[i] = points;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(graph_points)
     }
 
     /// Adds `w.message` to the best candidates that hold a quoted message of the query
