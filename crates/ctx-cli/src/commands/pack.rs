@@ -451,98 +451,10 @@ fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status
             }
         }
         PackCommand::Render(args) if args.snapshot.is_none() && args.output.is_some() => {
-            // Streamed to the file as it is made: memory stays bounded however large the tree.
-            let path = args.output.as_ref().expect("guarded above");
-            let request = RenderRequest {
-                packs: args.names.clone(),
-                budget: args.budget,
-                tokenizer: None,
-                style: args.style.unwrap_or_default(),
-            };
-            let report = packs::render_to_file(
-                &pcx,
-                &request,
-                args.format.options(),
-                &out.progress(),
-                &ctx.cwd.join(path),
-            )
-            .map_err(|err| match err {
-                ctx::CtxError::WritePayload { .. } => {
-                    anyhow::Error::new(err).context(format!("cannot write `{}`", path.display()))
-                }
-                other => other.into(),
-            })?;
-            cache_note(&report);
-            if out.is_json() {
-                out.json(&json!({
-                    "render_hash": report.render_hash,
-                    "payload_hash": report.payload_hash,
-                    "tokens_used": report.tokens_used,
-                    "budget_tokens": report.budget_tokens,
-                    "included": report.included.len(),
-                    "excluded": report.excluded.len(),
-                    "output": path.display().to_string(),
-                }))?;
-            } else {
-                out.note(&format!(
-                    "wrote {} bytes to {}",
-                    report.payload_bytes,
-                    path.display()
-                ));
-            }
+            render_to_file(&args, &pcx, ctx, out)?;
         }
         PackCommand::Render(args) => {
-            let (bytes, summary) = if let Some(reference) = &args.snapshot {
-                let (snapshot, bytes) = packs::render_snapshot(&pcx, reference)?;
-                let summary = json!({
-                    "snapshot_id": snapshot.snapshot_id,
-                    "render_hash": snapshot.render_hash,
-                    "payload_hash": snapshot.payload_object,
-                    "tokens_used": snapshot.tokens,
-                });
-                (bytes, summary)
-            } else {
-                let request = RenderRequest {
-                    packs: args.names.clone(),
-                    budget: args.budget,
-                    tokenizer: None,
-                    style: args.style.unwrap_or_default(),
-                };
-                let rendered =
-                    packs::render_with(&pcx, &request, args.format.options(), &out.progress())?;
-                cache_note(&rendered.report);
-                let summary = json!({
-                    "render_hash": rendered.report.render_hash,
-                    "payload_hash": rendered.report.payload_hash,
-                    "tokens_used": rendered.report.tokens_used,
-                    "budget_tokens": rendered.report.budget_tokens,
-                    "included": rendered.report.included.len(),
-                    "excluded": rendered.report.excluded.len(),
-                });
-                (rendered.payload.into_bytes(), summary)
-            };
-            if let Some(path) = &args.output {
-                let target = ctx.cwd.join(path);
-                std::fs::write(&target, &bytes)
-                    .with_context(|| format!("cannot write `{}`", path.display()))?;
-                if out.is_json() {
-                    let mut summary = summary;
-                    summary["output"] = json!(path.display().to_string());
-                    out.json(&summary)?;
-                } else {
-                    out.note(&format!(
-                        "wrote {} bytes to {}",
-                        bytes.len(),
-                        path.display()
-                    ));
-                }
-            } else if out.is_json() {
-                let mut summary = summary;
-                summary["payload"] = json!(String::from_utf8_lossy(&bytes));
-                out.json(&summary)?;
-            } else {
-                out.raw(&bytes)?;
-            }
+            render(&args, &pcx, ctx, out)?;
         }
         PackCommand::Snapshot(args) => {
             let request = RenderRequest {
@@ -599,36 +511,152 @@ fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status
             }
         }
         PackCommand::Verify(args) => {
-            let report = packs::verify_snapshot(&pcx, &args.snapshot)?;
-            if out.is_json() {
-                out.json(&report)?;
-            } else if report.identical {
-                out.line(&format!(
-                    "{} snapshot {} re-renders byte for byte",
-                    out.paint(Style::Green, "ok:"),
-                    report.snapshot_id
-                ))?;
-            } else {
-                out.line(&format!(
-                    "{} snapshot {} has drifted:",
-                    out.paint(Style::Red, "drift:"),
-                    report.snapshot_id
-                ))?;
-                for d in &report.drift {
-                    out.line(&format!("  {}", describe_drift(d)))?;
-                }
-                if report.drift.is_empty() {
-                    out.line("  the payload bytes differ (same units, same content: check the payload format)")?;
-                }
-            }
-            return Ok(if report.identical {
-                Status::Success
-            } else {
-                Status::Found
-            });
+            return verify(&args.snapshot, &pcx, out);
         }
     }
     Ok(Status::Success)
+}
+
+/// `ctx pack render NAME -o FILE`: streamed to the file as it is made, so memory stays
+/// bounded however large the tree.
+fn render_to_file(
+    args: &RenderArgs,
+    pcx: &packs::PackContext<'_>,
+    ctx: &Context,
+    out: &Output,
+) -> Result<()> {
+    let path = args.output.as_ref().expect("guarded above");
+    let request = RenderRequest {
+        packs: args.names.clone(),
+        budget: args.budget,
+        tokenizer: None,
+        style: args.style.unwrap_or_default(),
+    };
+    let report = packs::render_to_file(
+        pcx,
+        &request,
+        args.format.options(),
+        &out.progress(),
+        &ctx.cwd.join(path),
+    )
+    .map_err(|err| match err {
+        ctx::CtxError::WritePayload { .. } => {
+            anyhow::Error::new(err).context(format!("cannot write `{}`", path.display()))
+        }
+        other => other.into(),
+    })?;
+    cache_note(&report);
+    if out.is_json() {
+        out.json(&json!({
+            "render_hash": report.render_hash,
+            "payload_hash": report.payload_hash,
+            "tokens_used": report.tokens_used,
+            "budget_tokens": report.budget_tokens,
+            "included": report.included.len(),
+            "excluded": report.excluded.len(),
+            "output": path.display().to_string(),
+        }))?;
+    } else {
+        out.note(&format!(
+            "wrote {} bytes to {}",
+            report.payload_bytes,
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// `ctx pack render`: a pack's payload now, or a snapshot's as recorded, to stdout or a file.
+fn render(
+    args: &RenderArgs,
+    pcx: &packs::PackContext<'_>,
+    ctx: &Context,
+    out: &Output,
+) -> Result<()> {
+    let (bytes, summary) = if let Some(reference) = &args.snapshot {
+        let (snapshot, bytes) = packs::render_snapshot(pcx, reference)?;
+        let summary = json!({
+            "snapshot_id": snapshot.snapshot_id,
+            "render_hash": snapshot.render_hash,
+            "payload_hash": snapshot.payload_object,
+            "tokens_used": snapshot.tokens,
+        });
+        (bytes, summary)
+    } else {
+        let request = RenderRequest {
+            packs: args.names.clone(),
+            budget: args.budget,
+            tokenizer: None,
+            style: args.style.unwrap_or_default(),
+        };
+        let rendered = packs::render_with(pcx, &request, args.format.options(), &out.progress())?;
+        cache_note(&rendered.report);
+        let summary = json!({
+            "render_hash": rendered.report.render_hash,
+            "payload_hash": rendered.report.payload_hash,
+            "tokens_used": rendered.report.tokens_used,
+            "budget_tokens": rendered.report.budget_tokens,
+            "included": rendered.report.included.len(),
+            "excluded": rendered.report.excluded.len(),
+        });
+        (rendered.payload.into_bytes(), summary)
+    };
+    if let Some(path) = &args.output {
+        let target = ctx.cwd.join(path);
+        std::fs::write(&target, &bytes)
+            .with_context(|| format!("cannot write `{}`", path.display()))?;
+        if out.is_json() {
+            let mut summary = summary;
+            summary["output"] = json!(path.display().to_string());
+            out.json(&summary)?;
+        } else {
+            out.note(&format!(
+                "wrote {} bytes to {}",
+                bytes.len(),
+                path.display()
+            ));
+        }
+    } else if out.is_json() {
+        let mut summary = summary;
+        summary["payload"] = json!(String::from_utf8_lossy(&bytes));
+        out.json(&summary)?;
+    } else {
+        out.raw(&bytes)?;
+    }
+    Ok(())
+}
+
+/// `ctx pack verify SNAPSHOT`: re-renders it; exit 1 (found) when it drifted.
+fn verify(snapshot: &str, pcx: &packs::PackContext<'_>, out: &Output) -> Result<Status> {
+    let report = packs::verify_snapshot(pcx, snapshot)?;
+    if out.is_json() {
+        out.json(&report)?;
+    } else if report.identical {
+        out.line(&format!(
+            "{} snapshot {} re-renders byte for byte",
+            out.paint(Style::Green, "ok:"),
+            report.snapshot_id
+        ))?;
+    } else {
+        out.line(&format!(
+            "{} snapshot {} has drifted:",
+            out.paint(Style::Red, "drift:"),
+            report.snapshot_id
+        ))?;
+        for d in &report.drift {
+            out.line(&format!("  {}", describe_drift(d)))?;
+        }
+        if report.drift.is_empty() {
+            out.line(
+                "  the payload bytes differ (same units, same content: check the payload format)",
+            )?;
+        }
+    }
+    Ok(if report.identical {
+        Status::Success
+    } else {
+        Status::Found
+    })
 }
 
 fn describe_drift(drift: &SnapshotDrift) -> String {
@@ -727,9 +755,8 @@ fn human_report(out: &Output, report: &RenderReport, tokens: bool) -> String {
     lines.join("\n")
 }
 
-/// `ctx pack [PATH]...`: renders now, without a pack; the token cache is used when a store
-/// already exists (none is created).
-fn run_oneshot(args: &OneShotArgs, ctx: &Context, out: &Output) -> Result<Status> {
+/// The paths of `ctx pack`: those named, and with `--stdin` those read from it, one a line.
+fn oneshot_paths(args: &OneShotArgs) -> Result<Vec<PathBuf>> {
     let mut paths = args.paths.clone();
     if args.stdin {
         let mut text = String::new();
@@ -748,6 +775,64 @@ fn run_oneshot(args: &OneShotArgs, ctx: &Context, out: &Output) -> Result<Status
             );
         }
     }
+    Ok(paths)
+}
+
+/// Nothing fits `budget_tokens`: the smallest budget that holds a file, grown from
+/// `estimate` until `fits`, then narrowed down (renders are cached, so trying a few is cheap).
+fn smallest_budget_that_fits(
+    estimate: u64,
+    budget_tokens: u64,
+    fits: impl Fn(u64) -> Result<bool>,
+) -> Result<u64> {
+    let (mut low, mut budget) = (budget_tokens, estimate);
+    for _ in 0..12 {
+        if fits(budget)? {
+            break;
+        }
+        low = budget;
+        budget = budget + budget / 2 + 16;
+    }
+    while budget - low > 1 {
+        let middle = low + (budget - low) / 2;
+        if fits(middle)? {
+            budget = middle;
+        } else {
+            low = middle;
+        }
+    }
+    Ok(budget)
+}
+
+/// `--token-tree`'s rows as indented lines: tokens, then the name under its parent.
+fn token_tree_lines(tree: &[packs::TokenTreeRow]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let width = tree
+        .iter()
+        .map(|r| r.tokens.to_string().len())
+        .max()
+        .unwrap_or(1);
+    for row in tree {
+        let name = row
+            .path
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or_default();
+        let slash = if row.path.ends_with('/') { "/" } else { "" };
+        lines.push(format!(
+            "  {:>width$}  {}{name}{slash}",
+            row.tokens,
+            "  ".repeat(row.depth)
+        ));
+    }
+    lines
+}
+
+/// `ctx pack [PATH]...`: renders now, without a pack; the token cache is used when a store
+/// already exists (none is created).
+fn run_oneshot(args: &OneShotArgs, ctx: &Context, out: &Output) -> Result<Status> {
+    let paths = oneshot_paths(args)?;
     let layers = ctx.config_layers()?;
     let settings = packs::PackSettings::from_layers(&layers)?;
     let store = ctx.existing_store();
@@ -775,41 +860,26 @@ fn run_oneshot(args: &OneShotArgs, ctx: &Context, out: &Output) -> Result<Status
     )?;
     cache_note(&rendered.report);
     if let Some(estimate) = smallest_useful_budget(&rendered.report) {
-        // Nothing fits: find a budget that holds a file (renders are cached, so trying a
-        // few is cheap) and name it, instead of writing an empty payload.
-        let fits = |budget: u64| -> Result<bool> {
-            let trial = packs::pack_paths(
-                &root,
-                &ctx.cwd,
-                &settings,
-                store.as_ref().map(ctx::store::Store::db),
-                &OneShotRequest {
-                    budget: Some(budget),
-                    ..request.clone()
-                },
-                &ctx::core::NoProgress,
-            )?;
-            Ok(!trial.report.included.is_empty())
-        };
-        // Grow from the guess until a file fits, then narrow down to the smallest budget.
-        let (mut low, mut budget) = (rendered.report.budget_tokens, estimate);
-        for _ in 0..12 {
-            if fits(budget)? {
-                break;
-            }
-            low = budget;
-            budget = budget + budget / 2 + 16;
-        }
-        while budget - low > 1 {
-            let middle = low + (budget - low) / 2;
-            if fits(middle)? {
-                budget = middle;
-            } else {
-                low = middle;
-            }
-        }
+        let smallest = smallest_budget_that_fits(
+            estimate,
+            rendered.report.budget_tokens,
+            |budget| -> Result<bool> {
+                let trial = packs::pack_paths(
+                    &root,
+                    &ctx.cwd,
+                    &settings,
+                    store.as_ref().map(ctx::store::Store::db),
+                    &OneShotRequest {
+                        budget: Some(budget),
+                        ..request.clone()
+                    },
+                    &ctx::core::NoProgress,
+                )?;
+                Ok(!trial.report.included.is_empty())
+            },
+        )?;
         anyhow::bail!(
-            "--budget {} holds no file (each one is over it); the smallest useful budget here is {budget} tokens",
+            "--budget {} holds no file (each one is over it); the smallest useful budget here is {smallest} tokens",
             rendered.report.budget_tokens
         );
     }
@@ -866,25 +936,7 @@ fn run_oneshot(args: &OneShotArgs, ctx: &Context, out: &Output) -> Result<Status
     }
     if let Some(tree) = &tree {
         report.push("tokens per directory and file:".to_owned());
-        let width = tree
-            .iter()
-            .map(|r| r.tokens.to_string().len())
-            .max()
-            .unwrap_or(1);
-        for row in tree {
-            let name = row
-                .path
-                .trim_end_matches('/')
-                .rsplit('/')
-                .next()
-                .unwrap_or_default();
-            let slash = if row.path.ends_with('/') { "/" } else { "" };
-            report.push(format!(
-                "  {:>width$}  {}{name}{slash}",
-                row.tokens,
-                "  ".repeat(row.depth)
-            ));
-        }
+        report.extend(token_tree_lines(tree));
     }
     if payload_on_stdout {
         out.raw(rendered.payload.as_bytes())?;

@@ -166,14 +166,14 @@ impl Turns<'_> {
             "system" if self.run.system_prompt.is_none() => {
                 self.run.system_prompt = Some(content);
             }
-            "assistant" => self.assistant(message, content),
+            "assistant" => self.assistant(message, &content),
             "user" | "tool" => self.answer(message, role, content),
             _ => {}
         }
     }
 
     /// A model turn: one step per command it runs, or one model-call step if it runs none.
-    fn assistant(&mut self, message: &Value, content: String) {
+    fn assistant(&mut self, message: &Value, content: &str) {
         let run = &mut self.run;
         let extra = message.get("extra");
         self.after_chat = false;
@@ -196,11 +196,11 @@ impl Turns<'_> {
             })
             .and_then(rfc3339_of_unix_seconds);
         let mut usage = response.and_then(|r| r.get("usage")).and_then(usage_of);
-        let calls = calls_of(message, &content);
+        let calls = calls_of(message, content);
         if calls.is_empty() {
             run.report.held.messages += 1;
             run.report.kept.messages += 1;
-            let mut step = StepDraft::model_call(model.as_deref(), &content);
+            let mut step = StepDraft::model_call(model.as_deref(), content);
             step.timestamp = timestamp;
             step.usage = usage;
             run.steps.push(step);
@@ -213,7 +213,7 @@ impl Turns<'_> {
             let mut step = StepDraft::tool_call(&tool, arguments);
             step.call_id.clone_from(&id);
             step.model.clone_from(&model);
-            step.reasoning = Some(content.clone()).filter(|c| !c.is_empty());
+            step.reasoning = Some(content.to_owned()).filter(|c| !c.is_empty());
             step.timestamp.clone_from(&timestamp);
             step.usage = usage.take();
             self.open.push((run.steps.len(), id));
