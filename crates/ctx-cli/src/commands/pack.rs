@@ -342,35 +342,7 @@ fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status
             }
         }
         PackCommand::Show(NameArg { name }) => {
-            let view = packs::show_pack(&pcx, &name)?;
-            if out.is_json() {
-                out.json(&view)?;
-            } else {
-                out.line(&format!(
-                    "{}  budget {} tokens, {}, {} artifact(s)",
-                    out.paint(Style::Bold, &view.pack.name),
-                    view.pack.budget_tokens,
-                    view.pack.tokenizer,
-                    view.artifacts.len()
-                ))?;
-                for a in &view.artifacts {
-                    let priority = if a.priority == 0 {
-                        String::new()
-                    } else {
-                        format!("  priority {}", a.priority)
-                    };
-                    let sensitive = if a.allow_sensitive {
-                        "  (sensitive allowed)"
-                    } else {
-                        ""
-                    };
-                    out.line(&format!(
-                        "  {}  {}{priority}{sensitive}",
-                        out.paint(Style::Dim, &a.artifact_id),
-                        a.uri
-                    ))?;
-                }
-            }
+            show(&name, &pcx, out)?;
         }
         PackCommand::Delete(NameArg { name }) => {
             packs::delete_pack(&store, &name)?;
@@ -381,38 +353,7 @@ fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status
             }
         }
         PackCommand::Add(args) => {
-            let options = AddOptions {
-                recursive: args.recursive,
-                max_files: args.max_files,
-                exclude: args.exclude.clone(),
-                allow_sensitive: args.allow_sensitive,
-            };
-            let report = packs::add_source(
-                &pcx,
-                &args.name,
-                &args.source,
-                &ctx.cwd,
-                &options,
-                args.priority,
-                now(),
-            )?;
-            for warning in &report.warnings {
-                out.warn(warning);
-            }
-            if out.is_json() {
-                out.json(&report)?;
-            } else {
-                let matches = report
-                    .matches
-                    .map(|n| format!(" ({n} file(s) match now)"))
-                    .unwrap_or_default();
-                out.line(&format!(
-                    "Added {} {} to `{}`{matches}",
-                    out.paint(Style::Dim, &report.artifact.artifact_id),
-                    report.artifact.uri,
-                    report.pack
-                ))?;
-            }
+            add(&args, &pcx, ctx, out)?;
         }
         PackCommand::Remove(args) => {
             let removed = packs::remove_artifact(&store, &args.name, &args.artifact_id)?;
@@ -426,29 +367,7 @@ fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status
             }
         }
         PackCommand::Preview(args) => {
-            let mut names = vec![args.name.clone()];
-            names.extend(args.with_packs.iter().cloned());
-            let request = RenderRequest {
-                packs: names,
-                budget: args.budget,
-                tokenizer: None,
-                style: args.style,
-            };
-            let rendered =
-                packs::render_with(&pcx, &request, args.format.options(), &out.progress())?;
-            cache_note(&rendered.report);
-            if out.is_json() {
-                let mut value = serde_json::to_value(&rendered.report)?;
-                if args.show_payload {
-                    value["payload"] = json!(rendered.payload);
-                }
-                out.json(&value)?;
-            } else if args.show_payload {
-                out.report(&human_report(out, &rendered.report, args.tokens));
-                out.raw(rendered.payload.as_bytes())?;
-            } else {
-                out.line(&human_report(out, &rendered.report, args.tokens))?;
-            }
+            preview(&args, &pcx, out)?;
         }
         PackCommand::Render(args) if args.snapshot.is_none() && args.output.is_some() => {
             render_to_file(&args, &pcx, ctx, out)?;
@@ -457,36 +376,7 @@ fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status
             render(&args, &pcx, ctx, out)?;
         }
         PackCommand::Snapshot(args) => {
-            let request = RenderRequest {
-                packs: args.names.clone(),
-                budget: args.budget,
-                tokenizer: None,
-                style: args.style,
-            };
-            let (snapshot, rendered) = packs::snapshot_with(
-                &pcx,
-                &request,
-                args.format.options(),
-                args.name.as_deref(),
-                now(),
-                &out.progress(),
-            )?;
-            if out.is_json() {
-                out.json(&json!({ "snapshot": snapshot, "report": rendered.report }))?;
-            } else {
-                let label = snapshot
-                    .label
-                    .as_deref()
-                    .map(|l| format!(" ({l})"))
-                    .unwrap_or_default();
-                out.line(&format!(
-                    "Snapshot {}{label}: {} included, {} excluded, {} tokens",
-                    snapshot.snapshot_id,
-                    rendered.report.included.len(),
-                    rendered.report.excluded.len(),
-                    rendered.report.tokens_used
-                ))?;
-            }
+            snapshot(&args, &pcx, out)?;
         }
         PackCommand::Snapshots => {
             let list = packs::list_snapshots(&store)?;
@@ -657,6 +547,139 @@ fn verify(snapshot: &str, pcx: &packs::PackContext<'_>, out: &Output) -> Result<
     } else {
         Status::Found
     })
+}
+
+/// `ctx pack show NAME`: the pack and its artifacts.
+fn show(name: &str, pcx: &packs::PackContext<'_>, out: &Output) -> Result<()> {
+    let view = packs::show_pack(pcx, name)?;
+    if out.is_json() {
+        out.json(&view)?;
+    } else {
+        out.line(&format!(
+            "{}  budget {} tokens, {}, {} artifact(s)",
+            out.paint(Style::Bold, &view.pack.name),
+            view.pack.budget_tokens,
+            view.pack.tokenizer,
+            view.artifacts.len()
+        ))?;
+        for a in &view.artifacts {
+            let priority = if a.priority == 0 {
+                String::new()
+            } else {
+                format!("  priority {}", a.priority)
+            };
+            let sensitive = if a.allow_sensitive {
+                "  (sensitive allowed)"
+            } else {
+                ""
+            };
+            out.line(&format!(
+                "  {}  {}{priority}{sensitive}",
+                out.paint(Style::Dim, &a.artifact_id),
+                a.uri
+            ))?;
+        }
+    }
+    Ok(())
+}
+
+/// `ctx pack add NAME SOURCE`.
+fn add(args: &AddArgs, pcx: &packs::PackContext<'_>, ctx: &Context, out: &Output) -> Result<()> {
+    let options = AddOptions {
+        recursive: args.recursive,
+        max_files: args.max_files,
+        exclude: args.exclude.clone(),
+        allow_sensitive: args.allow_sensitive,
+    };
+    let report = packs::add_source(
+        pcx,
+        &args.name,
+        &args.source,
+        &ctx.cwd,
+        &options,
+        args.priority,
+        now(),
+    )?;
+    for warning in &report.warnings {
+        out.warn(warning);
+    }
+    if out.is_json() {
+        out.json(&report)?;
+    } else {
+        let matches = report
+            .matches
+            .map(|n| format!(" ({n} file(s) match now)"))
+            .unwrap_or_default();
+        out.line(&format!(
+            "Added {} {} to `{}`{matches}",
+            out.paint(Style::Dim, &report.artifact.artifact_id),
+            report.artifact.uri,
+            report.pack
+        ))?;
+    }
+    Ok(())
+}
+
+/// `ctx pack preview NAME`: what a render would include, exclude and redact.
+fn preview(args: &PreviewArgs, pcx: &packs::PackContext<'_>, out: &Output) -> Result<()> {
+    let mut names = vec![args.name.clone()];
+    names.extend(args.with_packs.iter().cloned());
+    let request = RenderRequest {
+        packs: names,
+        budget: args.budget,
+        tokenizer: None,
+        style: args.style,
+    };
+    let rendered = packs::render_with(pcx, &request, args.format.options(), &out.progress())?;
+    cache_note(&rendered.report);
+    if out.is_json() {
+        let mut value = serde_json::to_value(&rendered.report)?;
+        if args.show_payload {
+            value["payload"] = json!(rendered.payload);
+        }
+        out.json(&value)?;
+    } else if args.show_payload {
+        out.report(&human_report(out, &rendered.report, args.tokens));
+        out.raw(rendered.payload.as_bytes())?;
+    } else {
+        out.line(&human_report(out, &rendered.report, args.tokens))?;
+    }
+    Ok(())
+}
+
+/// `ctx pack snapshot NAME`: renders and records a snapshot.
+fn snapshot(args: &SnapshotArgs, pcx: &packs::PackContext<'_>, out: &Output) -> Result<()> {
+    let request = RenderRequest {
+        packs: args.names.clone(),
+        budget: args.budget,
+        tokenizer: None,
+        style: args.style,
+    };
+    let (snapshot, rendered) = packs::snapshot_with(
+        pcx,
+        &request,
+        args.format.options(),
+        args.name.as_deref(),
+        now(),
+        &out.progress(),
+    )?;
+    if out.is_json() {
+        out.json(&json!({ "snapshot": snapshot, "report": rendered.report }))?;
+    } else {
+        let label = snapshot
+            .label
+            .as_deref()
+            .map(|l| format!(" ({l})"))
+            .unwrap_or_default();
+        out.line(&format!(
+            "Snapshot {}{label}: {} included, {} excluded, {} tokens",
+            snapshot.snapshot_id,
+            rendered.report.included.len(),
+            rendered.report.excluded.len(),
+            rendered.report.tokens_used
+        ))?;
+    }
+    Ok(())
 }
 
 fn describe_drift(drift: &SnapshotDrift) -> String {

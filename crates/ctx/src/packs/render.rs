@@ -1023,14 +1023,6 @@ fn stream_job_retaining(
         counted: 0,
     };
     tracing::debug!(units = planned.len(), elapsed = ?started.elapsed(), "render: listed");
-    progress.phase("read", Some(planned.len() as u64));
-    let mut prepared: Vec<Prepared> = Vec::with_capacity(planned.len());
-    let mut counts: Vec<Option<u64>> = Vec::with_capacity(planned.len());
-    let mut seen = FxHashSet::default();
-    let mut retained = 0usize;
-    // Chunks end at CHUNK_UNITS units or past CHUNK_BYTES of files (as listed).
-    let chunk_sizes = unit_chunks(&planned);
-    let planned = planned.into_iter();
     // The render cache, for a store whose token counts are exact: files whose listed stamp it
     // vouches for are planned without being read, redacted or counted, and read once, when
     // written (checked against the hash it remembered).
@@ -1045,12 +1037,138 @@ fn stream_job_retaining(
                     .saturating_sub(STAMP_TRUST_NS)
             }),
         });
+    progress.phase("read", Some(planned.len() as u64));
+    let stage = Stage {
+        policy,
+        default_ignore: &default_ignore,
+        redactor,
+        tokenizer_needed: &tokenizer_needed,
+        count: count_in_stage,
+    };
+    let (mut prepared, mut counts) = read_pass(
+        job,
+        planned,
+        &stage,
+        cache.as_ref(),
+        &mut counter,
+        retain_bytes,
+        progress,
+    )?;
+
+    // Budget: fill greedily with a reserve for the head and tail; if the frame of what was
+    // kept needs more than the reserve, raise it and fill again (the reserve only grows, and
+    // is bounded by the largest frame, so this ends).
+    tracing::debug!(
+        cached = counter.cached,
+        counted = counter.counted,
+        elapsed = ?started.elapsed(),
+        "render: read (pass one)"
+    );
+    let budget = policy.budget_tokens;
+    let Fitted {
+        keep,
+        blocks_used,
+        head,
+        head_tokens,
+        tail,
+        tail_tokens,
+        reserve,
+    } = fit_budget(job, &mut prepared, &mut counts, &mut counter)?;
+    let frame_tokens = head_tokens + tail_tokens;
+    let used = blocks_used + frame_tokens;
+
+    let written = write_payload(
+        job,
+        out,
+        &FrameText {
+            head: &head,
+            head_tokens,
+            tail: &tail,
+            tail_tokens,
+        },
+        &prepared,
+        &keep,
+        &counts,
+        cache.as_ref(),
+        progress,
+    )?;
+    tracing::debug!(bytes = written.bytes, elapsed = ?started.elapsed(), "render: written (pass two)");
+
+    let Listed {
+        included,
+        excluded,
+        redactions,
+        items,
+    } = items_of(job, prepared, &counts, keep, reserve);
+
+    let render_hash = canonical::hash(&RenderIdentity {
+        packs: &job.packs,
+        policy,
+        included: included.iter().map(|i| i.content_hash).collect(),
+    })
+    .expect("render identities serialize");
+    let report = RenderReport {
+        packs: job.packs.clone(),
+        budget_tokens: budget,
+        tokens_used: used,
+        frame_tokens,
+        frame_reserve: reserve,
+        tokenizer: policy.tokenizer,
+        style: policy.style,
+        included,
+        excluded,
+        redactions: redactions
+            .into_iter()
+            .map(
+                |((artifact_id, path, line, rule), count)| RedactionSummary {
+                    artifact_id,
+                    path,
+                    line,
+                    rule,
+                    count,
+                },
+            )
+            .collect(),
+        render_hash,
+        payload_hash: written.payload_hash,
+        payload_bytes: written.bytes as u64,
+        tokens_cached: counter.cached,
+        tokens_counted: counter.counted,
+    };
+    Ok(Streamed {
+        report,
+        policy: policy.clone(),
+        items,
+        pieces: written.pieces,
+    })
+}
+
+/// Pass one: reads, redacts, keys and counts every planned unit, a chunk at a time (see the
+/// module's overview), keeping at most `retain_bytes` of file texts for pass two. Returns the
+/// units in order with their token counts (`None` for a unit left out).
+fn read_pass(
+    job: &RenderJob<'_>,
+    planned: Vec<(usize, PlannedUnit)>,
+    stage: &Stage<'_>,
+    cache: Option<&RenderCache<'_>>,
+    counter: &mut BlockCounter<'_>,
+    retain_bytes: usize,
+    progress: &dyn Progress,
+) -> Result<(Vec<Prepared>, Vec<Option<u64>>), CtxError> {
+    let policy = &job.policy;
+    let mut prepared: Vec<Prepared> = Vec::with_capacity(planned.len());
+    let mut counts: Vec<Option<u64>> = Vec::with_capacity(planned.len());
+    let mut seen = FxHashSet::default();
+    let mut retained = 0usize;
+    // Chunks end at CHUNK_UNITS units or past CHUNK_BYTES of files (as listed).
+    let chunk_sizes = unit_chunks(&planned);
+    let planned = planned.into_iter();
     // Beside this thread, a reader thread takes each chunk's units a chunk ahead and looks up
     // their rows in the render cache (keyed by absolute path), and a writer thread (with a
     // cache) stores each chunk's fresh counts and rows while the next chunk is read.
     std::thread::scope(|scope| -> Result<(), CtxError> {
         let (to_render, looked_up) = std::sync::mpsc::sync_channel(1);
-        let (mut planned, chunk_sizes, cache) = (planned, &chunk_sizes, cache.as_ref());
+        let (mut planned, chunk_sizes) = (planned, &chunk_sizes);
         scope.spawn(move || {
             for &size in chunk_sizes {
                 let chunk: Vec<(usize, PlannedUnit)> = planned.by_ref().take(size).collect();
@@ -1096,13 +1214,6 @@ fn stream_job_retaining(
             None => (None, None),
         };
         let rules = cache.map(|cache| cache.rules.as_str());
-        let stage = Stage {
-            policy,
-            default_ignore: &default_ignore,
-            redactor,
-            tokenizer_needed: &tokenizer_needed,
-            count: count_in_stage,
-        };
         let read = (|| -> Result<(), CtxError> {
             // Each chunk's units, with their cache paths and rows (when there is a cache).
             for looked_up in &looked_up {
@@ -1125,103 +1236,16 @@ fn stream_job_retaining(
                         stage.prepare(source, planned, hit)
                     })
                     .collect();
-                // The second unit with a key already included is a duplicate.
-                for (p, tokens, _) in &mut chunk {
-                    if p.body.is_ok() && !seen.insert(p.planned.unit.key.clone()) {
-                        p.body = Err((
-                            "duplicate".to_owned(),
-                            format!("{} is already included", p.planned.unit.key),
-                        ));
-                        *tokens = Counted::No;
-                    }
-                }
-                let ready: Vec<&Prepared> = chunk
-                    .iter()
-                    .filter(|(p, tokens, _)| p.body.is_ok() && matches!(tokens, Counted::No))
-                    .map(|(p, _, _)| p)
-                    .collect();
-                let keys: Vec<ContentHash> = ready
-                    .iter()
-                    .filter_map(|p| p.body.as_ref().ok().map(|r| r.block_key))
-                    .collect();
-                let (chunk_counts, mut fresh_counts) = counter.count_fresh(&keys, |i| {
-                    let p = ready[i];
-                    let r = p.body.as_ref().expect("only ready units are counted");
-                    let content = r.content.as_deref().expect("texts are held until counted");
-                    make_block(policy, p.unit(), &r.content_hash, content)
-                })?;
-                let mut chunk_counts = chunk_counts.into_iter();
-                drop(ready);
-                let mut remember = Vec::new();
-                let mut chunk_paths = chunk_paths.into_iter();
-                for (p, cached, learned) in &mut chunk {
-                    let path = chunk_paths.next();
-                    let count = match (&p.body, *cached) {
-                        (Ok(_), Counted::Cached(tokens)) => {
-                            counter.cached += 1;
-                            Some(tokens)
-                        }
-                        (Ok(ready), Counted::Fresh(tokens)) => {
-                            counter.counted += 1;
-                            if cache.is_some() {
-                                fresh_counts.push((ready.block_key, tokens));
-                            }
-                            Some(tokens)
-                        }
-                        (Ok(_), Counted::No) => {
-                            Some(chunk_counts.next().expect("one count per ready block"))
-                        }
-                        (Err(_), _) => None,
-                    };
-                    counts.push(count);
-                    if let (Some(cache), Some(learned)) = (&cache, learned.take())
-                        && learned.stamp.mtime_ns < cache.trust_before_ns
-                        && let Some(Some(path)) = path
-                    {
-                        let stamp = learned.stamp;
-                        let row = match (&p.body, count, learned.skip) {
-                            (Ok(ready), Some(tokens), None) if !ready.from_cache => {
-                                Some(RenderFileRow {
-                                    path,
-                                    size: stamp.size,
-                                    mtime_ns: stamp.mtime_ns,
-                                    inode: stamp.inode,
-                                    raw_hash: raw_hash_text(&ready.raw_hash),
-                                    rules: cache.rules.clone(),
-                                    content_hash: ready.content_hash.to_string(),
-                                    findings: encode_findings(&ready.findings),
-                                    block_key: ready.block_key.to_string(),
-                                    tokenizer: policy.tokenizer.name().to_owned(),
-                                    tokens,
-                                    ..RenderFileRow::default()
-                                })
-                            }
-                            // Left out by its bytes: only the stamp and the verdict count.
-                            (Err(_), _, Some(skip)) => Some(RenderFileRow {
-                                path,
-                                size: stamp.size,
-                                mtime_ns: stamp.mtime_ns,
-                                inode: stamp.inode,
-                                skip,
-                                ..RenderFileRow::default()
-                            }),
-                            _ => None,
-                        };
-                        remember.extend(row);
-                    }
-                    // Texts past the limit are dropped, and read again when written; a command's
-                    // output or a diff cannot be, and is kept.
-                    if let Ok(ready) = &mut p.body
-                        && p.planned.is_file()
-                    {
-                        let len = ready.content.as_ref().map_or(0, String::len);
-                        if retained + len <= retain_bytes {
-                            retained += len;
-                        } else {
-                            ready.content = None;
-                        }
-                    }
-                }
+                let (fresh_counts, remember) = settle_chunk(
+                    policy,
+                    cache,
+                    counter,
+                    &mut chunk,
+                    chunk_paths,
+                    &mut seen,
+                    &mut counts,
+                    (&mut retained, retain_bytes),
+                )?;
                 // The store learns this chunk's counts and rows while the next chunk is read.
                 if let Some(to_store) = &to_store
                     && (!fresh_counts.is_empty() || !remember.is_empty())
@@ -1240,100 +1264,159 @@ fn stream_job_retaining(
         });
         read.and(stored)
     })?;
+    Ok((prepared, counts))
+}
 
-    // Budget: fill greedily with a reserve for the head and tail; if the frame of what was
-    // kept needs more than the reserve, raise it and fill again (the reserve only grows, and
-    // is bounded by the largest frame, so this ends).
-    tracing::debug!(
-        cached = counter.cached,
-        counted = counter.counted,
-        elapsed = ?started.elapsed(),
-        "render: read (pass one)"
-    );
-    let budget = policy.budget_tokens;
-    let mut reserve = 0u64;
-    let rungs: Vec<super::ladder::Rung> = prepared
-        .iter()
-        .zip(&counts)
-        .map(|(p, count)| super::ladder::Rung {
-            class: if p.unit().kind == UnitKind::File {
-                super::ladder::importance(
-                    &p.unit().label,
-                    ctx_code::Language::from_path(Path::new(&p.unit().label)).is_some(),
-                )
-            } else {
-                0
-            },
-            whole: if p.body.is_ok() { *count } else { None },
-        })
-        .collect();
-    let mut outlines: FxHashMap<usize, Option<Outline>> = FxHashMap::default();
-    let mut as_outline = vec![false; prepared.len()];
-    let (keep, blocks_used, (head, head_tokens), (tail, tail_tokens)) = loop {
-        let (keep, blocks_used) = if job.ladder {
-            let room = budget.saturating_sub(reserve);
-            let (kept, used) = super::ladder::fill(&rungs, room, &mut |i| {
-                outlines
-                    .entry(i)
-                    .or_insert_with(|| outline_of(policy, redactor, &prepared[i], counts[i]))
-                    .as_ref()
-                    .map(|o| o.tokens)
-            });
-            for (o, k) in as_outline.iter_mut().zip(&kept) {
-                *o = *k == super::ladder::Kept::Outline;
-            }
-            (
-                kept.iter().map(|k| *k != super::ladder::Kept::No).collect(),
-                used,
-            )
-        } else {
-            fill(&counts, budget, reserve)
-        };
-        let frame = frame_of(
-            job,
-            &prepared,
-            &counts,
-            &keep,
-            blocks_used,
-            &as_outline,
-            &outlines,
-        );
-        let (head, tail) = (frame.head(policy.style), frame.tail(policy.style));
-        let (head_tokens, tail_tokens) = (counter.count_text(&head)?, counter.count_text(&tail)?);
-        let frame_tokens = head_tokens + tail_tokens;
-        if frame_tokens <= reserve {
-            break (keep, blocks_used, (head, head_tokens), (tail, tail_tokens));
-        }
-        if frame_tokens > budget {
-            // Not even the frame fits: an empty payload.
-            let keep = vec![false; counts.len()];
-            break (keep, 0, (String::new(), 0), (String::new(), 0));
-        }
-        reserve = frame_tokens.max(reserve + 1);
-    };
-    let frame_tokens = head_tokens + tail_tokens;
-    let used = blocks_used + frame_tokens;
-    // Outlined units are written as their outlines.
-    for (i, p) in prepared.iter_mut().enumerate() {
-        if as_outline[i]
-            && keep[i]
-            && let Some(Some(o)) = outlines.remove(&i)
-            && let Ok(ready) = &mut p.body
-        {
-            let whole = counts[i].unwrap_or(0);
-            p.planned.unit.notes.push(format!(
-                "outline: signatures only, the whole file is {whole} tokens"
+/// What the store learns from a chunk: fresh token counts by block key, and render cache rows.
+type ToStore = (Vec<(ContentHash, u64)>, Vec<RenderFileRow>);
+
+/// After pass one's parallel stage over a chunk: marks duplicates, counts the blocks no cache
+/// answered for, records each unit's count in `counts`, and drops texts past the retention
+/// limit (`retention`: bytes retained so far, and the limit). Returns the counts and render
+/// cache rows the store is to learn.
+#[allow(clippy::too_many_arguments)]
+fn settle_chunk(
+    policy: &RenderPolicy,
+    cache: Option<&RenderCache<'_>>,
+    counter: &mut BlockCounter<'_>,
+    chunk: &mut [(Prepared, Counted, Option<Learned>)],
+    chunk_paths: Vec<Option<String>>,
+    seen: &mut FxHashSet<String>,
+    counts: &mut Vec<Option<u64>>,
+    (retained, retain_bytes): (&mut usize, usize),
+) -> Result<ToStore, CtxError> {
+    // The second unit with a key already included is a duplicate.
+    for (p, tokens, _) in chunk.iter_mut() {
+        if p.body.is_ok() && !seen.insert(p.planned.unit.key.clone()) {
+            p.body = Err((
+                "duplicate".to_owned(),
+                format!("{} is already included", p.planned.unit.key),
             ));
-            ready.content_hash = o.content_hash;
-            ready.block_key = o.block_key;
-            ready.bytes = o.text.len();
-            ready.content = Some(o.text);
-            ready.findings = o.findings;
-            ready.from_cache = false;
-            counts[i] = Some(o.tokens);
+            *tokens = Counted::No;
         }
     }
+    let ready: Vec<&Prepared> = chunk
+        .iter()
+        .filter(|(p, tokens, _)| p.body.is_ok() && matches!(tokens, Counted::No))
+        .map(|(p, _, _)| p)
+        .collect();
+    let keys: Vec<ContentHash> = ready
+        .iter()
+        .filter_map(|p| p.body.as_ref().ok().map(|r| r.block_key))
+        .collect();
+    let (chunk_counts, mut fresh_counts) = counter.count_fresh(&keys, |i| {
+        let p = ready[i];
+        let r = p.body.as_ref().expect("only ready units are counted");
+        let content = r.content.as_deref().expect("texts are held until counted");
+        make_block(policy, p.unit(), &r.content_hash, content)
+    })?;
+    let mut chunk_counts = chunk_counts.into_iter();
+    drop(ready);
+    let mut remember = Vec::new();
+    let mut chunk_paths = chunk_paths.into_iter();
+    for (p, cached, learned) in chunk.iter_mut() {
+        let path = chunk_paths.next();
+        let count = match (&p.body, *cached) {
+            (Ok(_), Counted::Cached(tokens)) => {
+                counter.cached += 1;
+                Some(tokens)
+            }
+            (Ok(ready), Counted::Fresh(tokens)) => {
+                counter.counted += 1;
+                if cache.is_some() {
+                    fresh_counts.push((ready.block_key, tokens));
+                }
+                Some(tokens)
+            }
+            (Ok(_), Counted::No) => Some(chunk_counts.next().expect("one count per ready block")),
+            (Err(_), _) => None,
+        };
+        counts.push(count);
+        if let (Some(cache), Some(learned)) = (&cache, learned.take())
+            && learned.stamp.mtime_ns < cache.trust_before_ns
+            && let Some(Some(path)) = path
+        {
+            let stamp = learned.stamp;
+            let row = match (&p.body, count, learned.skip) {
+                (Ok(ready), Some(tokens), None) if !ready.from_cache => Some(RenderFileRow {
+                    path,
+                    size: stamp.size,
+                    mtime_ns: stamp.mtime_ns,
+                    inode: stamp.inode,
+                    raw_hash: raw_hash_text(&ready.raw_hash),
+                    rules: cache.rules.clone(),
+                    content_hash: ready.content_hash.to_string(),
+                    findings: encode_findings(&ready.findings),
+                    block_key: ready.block_key.to_string(),
+                    tokenizer: policy.tokenizer.name().to_owned(),
+                    tokens,
+                    ..RenderFileRow::default()
+                }),
+                // Left out by its bytes: only the stamp and the verdict count.
+                (Err(_), _, Some(skip)) => Some(RenderFileRow {
+                    path,
+                    size: stamp.size,
+                    mtime_ns: stamp.mtime_ns,
+                    inode: stamp.inode,
+                    skip,
+                    ..RenderFileRow::default()
+                }),
+                _ => None,
+            };
+            remember.extend(row);
+        }
+        // Texts past the limit are dropped, and read again when written; a command's
+        // output or a diff cannot be, and is kept.
+        if let Ok(ready) = &mut p.body
+            && p.planned.is_file()
+        {
+            let len = ready.content.as_ref().map_or(0, String::len);
+            if *retained + len <= retain_bytes {
+                *retained += len;
+            } else {
+                ready.content = None;
+            }
+        }
+    }
+    Ok((fresh_counts, remember))
+}
 
+/// The payload's head and tail, with their tokens.
+struct FrameText<'a> {
+    head: &'a str,
+    head_tokens: u64,
+    tail: &'a str,
+    tail_tokens: u64,
+}
+
+/// What [`write_payload`] wrote.
+struct Written {
+    pieces: Vec<PayloadPiece>,
+    payload_hash: ContentHash,
+    bytes: usize,
+}
+
+/// Pass two: writes the payload to `out` as it goes (head, the kept blocks in order, tail),
+/// hashing it unless the render cache knows its layout's hash.
+#[allow(clippy::too_many_arguments)]
+fn write_payload(
+    job: &RenderJob<'_>,
+    out: &mut dyn Write,
+    frame: &FrameText<'_>,
+    prepared: &[Prepared],
+    keep: &[bool],
+    counts: &[Option<u64>],
+    cache: Option<&RenderCache<'_>>,
+    progress: &dyn Progress,
+) -> Result<Written, CtxError> {
+    let policy = &job.policy;
+    let redactor = &job.settings.redactor;
+    let FrameText {
+        head,
+        head_tokens,
+        tail,
+        tail_tokens,
+    } = *frame;
     // The payload, written as it goes: head, kept blocks in order, tail.
     let mut sink = PayloadSink {
         out,
@@ -1341,7 +1424,7 @@ fn stream_job_retaining(
         bytes: 0,
     };
     let mut pieces = Vec::new();
-    sink.write(&head)?;
+    sink.write(head)?;
     if !head.is_empty() {
         pieces.push(PayloadPiece {
             bytes: head.len(),
@@ -1351,7 +1434,7 @@ fn stream_job_retaining(
     let kept: Vec<usize> = (0..prepared.len())
         .filter(|&i| keep[i] && prepared[i].body.is_ok())
         .collect();
-    tracing::debug!(kept = kept.len(), elapsed = ?started.elapsed(), "render: framed");
+    tracing::debug!(kept = kept.len(), "render: framed");
     progress.phase("write", Some(kept.len() as u64));
     let chunks = byte_chunks(&kept, |i| {
         prepared[i].body.as_ref().map_or(0, |ready| ready.bytes)
@@ -1364,7 +1447,7 @@ fn stream_job_retaining(
             let ready = prepared[i].body.as_ref().expect("kept units are ready");
             &ready.block_key
         });
-        (db, payload_layout(&head, blocks, &tail))
+        (db, payload_layout(head, blocks, tail))
     });
     let known = match &memo {
         Some((db, layout)) => db
@@ -1446,7 +1529,7 @@ fn stream_job_retaining(
             hashing.join().expect("the hashing thread does not panic")
         }))
     })?;
-    sink.write(&tail)?;
+    sink.write(tail)?;
     if !tail.is_empty() {
         pieces.push(PayloadPiece {
             bytes: tail.len(),
@@ -1481,13 +1564,154 @@ fn stream_job_retaining(
         }
         (None, _) => sink.hasher.finish(),
     };
-    tracing::debug!(bytes = sink.bytes, elapsed = ?started.elapsed(), "render: written (pass two)");
+    Ok(Written {
+        pieces,
+        payload_hash,
+        bytes: sink.bytes,
+    })
+}
 
+/// What [`fit_budget`] kept, and the payload's frame around it.
+struct Fitted {
+    keep: Vec<bool>,
+    /// Tokens of the kept blocks.
+    blocks_used: u64,
+    head: String,
+    head_tokens: u64,
+    tail: String,
+    tail_tokens: u64,
+    /// Tokens held back for the frame.
+    reserve: u64,
+}
+
+/// Chooses what fits: fills greedily (or by importance, a rung at a time, for a one-shot
+/// pack's ladder) with a reserve for the head and tail; if the frame of what was kept needs
+/// more than the reserve, raises it and fills again (the reserve only grows, and is bounded by
+/// the largest frame, so this ends). Units kept as outlines become their outlines.
+fn fit_budget(
+    job: &RenderJob<'_>,
+    prepared: &mut [Prepared],
+    counts: &mut [Option<u64>],
+    counter: &mut BlockCounter<'_>,
+) -> Result<Fitted, CtxError> {
+    let policy = &job.policy;
+    let redactor = &job.settings.redactor;
+    let budget = policy.budget_tokens;
+    let mut reserve = 0u64;
+    let rungs: Vec<super::ladder::Rung> = prepared
+        .iter()
+        .zip(counts.iter())
+        .map(|(p, count)| super::ladder::Rung {
+            class: if p.unit().kind == UnitKind::File {
+                super::ladder::importance(
+                    &p.unit().label,
+                    ctx_code::Language::from_path(Path::new(&p.unit().label)).is_some(),
+                )
+            } else {
+                0
+            },
+            whole: if p.body.is_ok() { *count } else { None },
+        })
+        .collect();
+    let mut outlines: FxHashMap<usize, Option<Outline>> = FxHashMap::default();
+    let mut as_outline = vec![false; prepared.len()];
+    let (keep, blocks_used, (head, head_tokens), (tail, tail_tokens)) = loop {
+        let (keep, blocks_used) = if job.ladder {
+            let room = budget.saturating_sub(reserve);
+            let (kept, used) = super::ladder::fill(&rungs, room, &mut |i| {
+                outlines
+                    .entry(i)
+                    .or_insert_with(|| outline_of(policy, redactor, &prepared[i], counts[i]))
+                    .as_ref()
+                    .map(|o| o.tokens)
+            });
+            for (o, k) in as_outline.iter_mut().zip(&kept) {
+                *o = *k == super::ladder::Kept::Outline;
+            }
+            (
+                kept.iter().map(|k| *k != super::ladder::Kept::No).collect(),
+                used,
+            )
+        } else {
+            fill(counts, budget, reserve)
+        };
+        let frame = frame_of(
+            job,
+            prepared,
+            counts,
+            &keep,
+            blocks_used,
+            &as_outline,
+            &outlines,
+        );
+        let (head, tail) = (frame.head(policy.style), frame.tail(policy.style));
+        let (head_tokens, tail_tokens) = (counter.count_text(&head)?, counter.count_text(&tail)?);
+        let frame_tokens = head_tokens + tail_tokens;
+        if frame_tokens <= reserve {
+            break (keep, blocks_used, (head, head_tokens), (tail, tail_tokens));
+        }
+        if frame_tokens > budget {
+            // Not even the frame fits: an empty payload.
+            let keep = vec![false; counts.len()];
+            break (keep, 0, (String::new(), 0), (String::new(), 0));
+        }
+        reserve = frame_tokens.max(reserve + 1);
+    };
+    // Outlined units are written as their outlines.
+    for (i, p) in prepared.iter_mut().enumerate() {
+        if as_outline[i]
+            && keep[i]
+            && let Some(Some(o)) = outlines.remove(&i)
+            && let Ok(ready) = &mut p.body
+        {
+            let whole = counts[i].unwrap_or(0);
+            p.planned.unit.notes.push(format!(
+                "outline: signatures only, the whole file is {whole} tokens"
+            ));
+            ready.content_hash = o.content_hash;
+            ready.block_key = o.block_key;
+            ready.bytes = o.text.len();
+            ready.content = Some(o.text);
+            ready.findings = o.findings;
+            ready.from_cache = false;
+            counts[i] = Some(o.tokens);
+        }
+    }
+
+    Ok(Fitted {
+        keep,
+        blocks_used,
+        head,
+        head_tokens,
+        tail,
+        tail_tokens,
+        reserve,
+    })
+}
+
+/// What a render's report and snapshot list: the included and excluded units, the redactions
+/// in what was included, and one item per unit.
+struct Listed {
+    included: Vec<IncludedItem>,
+    excluded: Vec<ExcludedItem>,
+    redactions: BTreeMap<(String, String, u32, String), u64>,
+    items: Vec<SnapshotItemRecord>,
+}
+
+/// The report's and the snapshot's view of each unit, in order.
+fn items_of(
+    job: &RenderJob<'_>,
+    prepared: Vec<Prepared>,
+    counts: &[Option<u64>],
+    keep: Vec<bool>,
+    reserve: u64,
+) -> Listed {
+    let budget = job.policy.budget_tokens;
     let mut included = Vec::new();
     let mut excluded = Vec::new();
     let mut redactions: BTreeMap<(String, String, u32, String), u64> = BTreeMap::new();
     let mut items = Vec::new();
-    for (position, ((p, count), fits)) in prepared.into_iter().zip(&counts).zip(keep).enumerate() {
+    for (position, ((p, count), fits)) in prepared.into_iter().zip(counts).zip(keep).enumerate() {
         let unit = p.planned.unit;
         let path = unit.label;
         let JobSource {
@@ -1559,46 +1783,12 @@ fn stream_job_retaining(
         }
     }
 
-    let render_hash = canonical::hash(&RenderIdentity {
-        packs: &job.packs,
-        policy,
-        included: included.iter().map(|i| i.content_hash).collect(),
-    })
-    .expect("render identities serialize");
-    let report = RenderReport {
-        packs: job.packs.clone(),
-        budget_tokens: budget,
-        tokens_used: used,
-        frame_tokens,
-        frame_reserve: reserve,
-        tokenizer: policy.tokenizer,
-        style: policy.style,
+    Listed {
         included,
         excluded,
-        redactions: redactions
-            .into_iter()
-            .map(
-                |((artifact_id, path, line, rule), count)| RedactionSummary {
-                    artifact_id,
-                    path,
-                    line,
-                    rule,
-                    count,
-                },
-            )
-            .collect(),
-        render_hash,
-        payload_hash,
-        payload_bytes: sink.bytes as u64,
-        tokens_cached: counter.cached,
-        tokens_counted: counter.counted,
-    };
-    Ok(Streamed {
-        report,
-        policy: policy.clone(),
+        redactions,
         items,
-        pieces,
-    })
+    }
 }
 
 /// A unit's count after pass one's parallel stage.
