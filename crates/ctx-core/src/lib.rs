@@ -23,5 +23,5 @@ pub use document::{Document, DocumentError};
 pub use hash::{ContentHash, ContentHashError, ContentHasher, HashText};
 pub use id::{DocumentId, DocumentIdError};
 pub use metadata::{MergePrecedence, Metadata, MetadataValue};
-pub use progress::{NoProgress, Progress};
+pub use progress::{Cancellable, NoProgress, Progress};
 pub use tokenizer::{Tokenizer, TokenizerKind, UnknownTokenizer};

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use rmcp::model::{
@@ -244,30 +245,38 @@ impl CtxServer {
             let tool_name = name.to_owned();
             let progress = reporter.clone();
             let budget = self.inner.call_budget;
+            // Set when the call is answered with a timeout: long work (an index build, a
+            // render) stops at its next chunk rather than running on for nobody.
+            let given_up = Arc::new(AtomicBool::new(false));
+            let flag = Arc::clone(&given_up);
             let task = tokio::task::spawn_blocking(move || {
+                let inner = progress
+                    .as_deref()
+                    .map_or(&ctx::core::NoProgress as &dyn ctx::core::Progress, |r| r);
+                let cancellable = ctx::core::Cancellable { inner, flag: &flag };
                 let call = Call {
                     workspace: &server.inner.workspace,
                     tool: &tool_name,
                     arguments: &args,
                     now: (server.inner.clock)(),
                     tree_cache: &server.inner.tree_cache,
-                    progress: progress
-                        .as_deref()
-                        .map_or(&ctx::core::NoProgress as &dyn ctx::core::Progress, |r| r),
+                    progress: &cancellable,
                 };
                 (def.run)(&call)
             });
-            // Past its budget the call is answered; the work finishes on the blocking pool
-            // and its result is dropped.
-            let outcome = match tokio::time::timeout(budget, task).await {
-                Ok(joined) => joined,
-                Err(_) => Ok(Err(ToolError::failed(
+            // Past its budget the call is answered and its work told to stop; what it still
+            // returns is dropped.
+            let outcome = if let Ok(joined) = tokio::time::timeout(budget, task).await {
+                joined
+            } else {
+                given_up.store(true, Ordering::Relaxed);
+                Ok(Err(ToolError::failed(
                     ctx::ErrorKind::UserInput,
                     format!(
                         "`{name}` took longer than {} s and was stopped waiting for; narrow the request (a `path`, a smaller `max_tokens` or `budget`, a more specific `pattern`)",
                         budget.as_secs_f64()
                     ),
-                ))),
+                )))
             };
             match outcome {
                 Ok(Ok(page)) => {

@@ -31,6 +31,11 @@ pub enum ConnectorError {
 /// Why an index could not be built, loaded or read.
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
+    /// The caller gave up on the build (a request answered with a timeout); nothing was kept.
+    #[error(
+        "the index build was stopped: its request was given up (timed out); ask again, or narrow the request"
+    )]
+    Cancelled,
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,

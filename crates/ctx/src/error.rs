@@ -58,6 +58,11 @@ pub enum CtxError {
     },
     #[error("`{path}` changed while the pack was rendered; render again")]
     ChangedDuringRender { path: String },
+    /// The caller gave up on the render (a request answered with a timeout).
+    #[error(
+        "the render was stopped: its request was given up (timed out); ask again, or narrow the request"
+    )]
+    Cancelled,
 }
 
 /// What kind of failure an error is, for front ends to map (exit code, HTTP status, MCP
@@ -126,7 +131,8 @@ impl CtxError {
             | Self::Redaction(_)
             | Self::SensitivePattern(_)
             | Self::ForeignIndex { .. }
-            | Self::InvalidInput(_) => ErrorKind::UserInput,
+            | Self::InvalidInput(_)
+            | Self::Cancelled => ErrorKind::UserInput,
         }
     }
 }
@@ -200,7 +206,7 @@ fn index_kind(err: &ctx_select::IndexError) -> ErrorKind {
         I::Corrupt { .. } | I::NewerFormat { .. } | I::Database { .. } => ErrorKind::Damaged,
         I::Io { source, .. } => io_kind(source),
         I::Serialization { .. } => ErrorKind::Internal,
-        I::InvalidName(_) | I::Connector(_) | I::Document(_) => ErrorKind::UserInput,
+        I::InvalidName(_) | I::Connector(_) | I::Document(_) | I::Cancelled => ErrorKind::UserInput,
     }
 }
 

@@ -218,6 +218,9 @@ impl ctx::core::Progress for Borrowed<'_> {
     fn finish(&self) {
         self.0.finish();
     }
+    fn cancelled(&self) -> bool {
+        self.0.cancelled()
+    }
 }
 
 /// The budget argument, checked.

@@ -414,3 +414,75 @@ async fn a_call_past_its_budget_is_answered_and_the_server_goes_on() {
     let server = fx.server(false);
     ok(&server, "ctx_map", json!({})).await;
 }
+
+/// The indexes a store holds, by name (a build in progress is a hidden `.NAME.tmp-…`).
+fn built_indexes(root: &Path) -> Vec<String> {
+    std::fs::read_dir(root.join(".ctx/indexes"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| !name.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A call answered with a timeout stops its work: the index build `ctx_select` started is given
+/// up at its next chunk and keeps nothing, where it would otherwise run on for nobody and keep
+/// a blocking thread busy (repeated, a way to take the host down). The bound: three times as
+/// long as the same build takes when it is let finish.
+#[tokio::test]
+async fn a_timed_out_call_stops_its_work() {
+    let generate = |fx: &Fixture| {
+        for i in 0..1500 {
+            crate::common::write(
+                &fx.root,
+                &format!("gen/m{i}.rs"),
+                &format!(
+                    "/// Module {i}: parses part {i} of the input.\npub fn parse_part_{i}(x: u32) -> u32 {{\n    x + {i}\n}}\n"
+                ),
+            );
+        }
+    };
+    let query = json!({"query": "where is part 1234 of the input parsed?"});
+    // The same build, let finish: how long it takes here.
+    let finished = Fixture::new();
+    generate(&finished);
+    let started = std::time::Instant::now();
+    ok(&finished.server(false), "ctx_select", query.clone()).await;
+    let build = started.elapsed();
+    assert!(
+        !built_indexes(&finished.root).is_empty(),
+        "the build keeps an index"
+    );
+
+    let fx = Fixture::new();
+    generate(&fx);
+    let slow = fx.server_with(|config| config.with_call_budget(std::time::Duration::ZERO));
+    let message = fails(&slow, "ctx_select", query).await;
+    assert!(message.contains("took longer than"), "{message}");
+    let deadline = std::time::Instant::now() + build * 3 + std::time::Duration::from_secs(1);
+    while std::time::Instant::now() < deadline {
+        assert_eq!(
+            built_indexes(&fx.root),
+            Vec::<String>::new(),
+            "the timed-out build ran on and kept an index (a finished build took {build:?})"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // No build directory is left behind (the build's lock file stays, as after any build).
+    let leftovers: Vec<_> = std::fs::read_dir(fx.root.join(".ctx/indexes"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|name| name.contains(".tmp-"))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        leftovers.is_empty(),
+        "nothing is left behind: {leftovers:?}"
+    );
+}

@@ -341,6 +341,9 @@ fn build_index_inner(
     if tmp.exists() {
         fs::remove_dir_all(&tmp).map_err(|e| IndexError::io(&tmp, e))?;
     }
+    if progress.cancelled() {
+        return Err(IndexError::Cancelled);
+    }
     let docs_dir = tmp.join(DOCUMENTS_DIR);
     fs::create_dir_all(&docs_dir).map_err(|e| IndexError::io(&docs_dir, e))?;
     let commits = git_commits();
@@ -483,6 +486,9 @@ fn write_build(
     let mut plans = plans.into_iter();
     let mut entries_left = entries.iter();
     loop {
+        if progress.cancelled() {
+            return Err(IndexError::Cancelled);
+        }
         let mut chunk: Vec<Plan<'_>> = plans.by_ref().take(limits.chunk_docs).collect();
         if chunk.is_empty() {
             break;

@@ -1217,6 +1217,9 @@ fn read_pass(
         let read = (|| -> Result<(), CtxError> {
             // Each chunk's units, with their cache paths and rows (when there is a cache).
             for looked_up in &looked_up {
+                if progress.cancelled() {
+                    return Err(CtxError::Cancelled);
+                }
                 let (chunk, chunk_paths, rows) = looked_up?;
                 let size = chunk.len() as u64;
                 // One parallel stage: each row is checked and decoded, and each unit the cache
@@ -1503,6 +1506,9 @@ fn write_payload(
             })
         });
         for (&chunk, blocks) in chunks.iter().zip(from_maker) {
+            if progress.cancelled() {
+                return Err(CtxError::Cancelled);
+            }
             let blocks = blocks.map_err(|failed| {
                 let (i, err) = *failed;
                 // A file the cache vouched for changed without its stamp moving: forget it,
@@ -1540,34 +1546,44 @@ fn write_payload(
         .flush()
         .map_err(|source| CtxError::WritePayload { source })?;
     debug_assert_eq!(pieces.iter().map(|p| p.bytes).sum::<usize>(), sink.bytes);
-    let payload_hash = match (memo, known) {
+    let payload_hash = settle_payload_hash(memo, known, sink.bytes, sink.hasher)?;
+    Ok(Written {
+        pieces,
+        payload_hash,
+        bytes: sink.bytes,
+    })
+}
+
+/// The payload's hash: the one the render cache remembers for its layout (checked against
+/// the bytes written), else the one `hasher` computed (remembered for next time).
+fn settle_payload_hash(
+    memo: Option<(&dyn Metadata, ContentHash)>,
+    known: Option<(ContentHash, u64)>,
+    bytes_written: usize,
+    hasher: ContentHasher,
+) -> Result<ContentHash, CtxError> {
+    Ok(match (memo, known) {
         (Some((db, layout)), Some((hash, bytes))) => {
-            if bytes != sink.bytes as u64 {
+            if bytes != bytes_written as u64 {
                 // Only a damaged store could say so: forget it, so the next render hashes.
                 let _ = db.forget_render_payload(layout.to_text().as_str());
                 return Err(CtxError::Corrupt(format!(
                     "the render cache remembered a payload of {bytes} bytes for this layout, \
-                     but {} were written; it is forgotten: render again",
-                    sink.bytes
+                     but {bytes_written} were written; it is forgotten: render again"
                 )));
             }
             hash
         }
         (Some((db, layout)), None) => {
-            let hash = sink.hasher.finish();
+            let hash = hasher.finish();
             db.remember_render_payload(&RenderPayloadRow {
                 layout: layout.to_string(),
                 payload_hash: hash.to_string(),
-                bytes: sink.bytes as u64,
+                bytes: bytes_written as u64,
             })?;
             hash
         }
-        (None, _) => sink.hasher.finish(),
-    };
-    Ok(Written {
-        pieces,
-        payload_hash,
-        bytes: sink.bytes,
+        (None, _) => hasher.finish(),
     })
 }
 

@@ -119,3 +119,46 @@ fn a_one_shot_pack_reports_walk_read_and_write() {
     assert_eq!(labels, ["walk", "read", "write"]);
     assert_eq!(reported.report.included.len(), 3);
 }
+
+/// A render whose caller gave up stops between chunks with `Cancelled`, and one whose caller
+/// waits is the same render as ever: cancellation is checked, never guessed.
+#[test]
+fn a_render_stops_when_its_caller_gives_up() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().canonicalize().expect("canonical");
+    for i in 0..3 {
+        std::fs::write(root.join(format!("f{i}.txt")), format!("file {i}\n")).expect("write");
+    }
+    let settings = PackSettings {
+        default_budget: 1000,
+        default_tokenizer: TokenizerKind::O200kBase,
+        max_file_bytes: 1 << 20,
+        command_timeout: Duration::from_secs(5),
+        redactor: Redactor::with_custom(&[]).expect("rules"),
+        sensitive: SensitivePaths::with_extra(&[]).expect("patterns"),
+    };
+    let request = packs::OneShotRequest::default();
+    let flag = std::sync::atomic::AtomicBool::new(true);
+    let recorder = Recorder::default();
+    let given_up = ctx::core::Cancellable {
+        inner: &recorder,
+        flag: &flag,
+    };
+    let err = packs::pack_paths(&root, &root, &settings, None, &request, &given_up)
+        .expect_err("a cancelled render stops");
+    assert!(matches!(err, ctx::CtxError::Cancelled), "{err}");
+    assert_eq!(err.kind(), ctx::ErrorKind::UserInput);
+    flag.store(false, Ordering::Relaxed);
+    let waited = packs::pack_paths(&root, &root, &settings, None, &request, &given_up)
+        .expect("a render whose caller waits");
+    let plain = packs::pack_paths(
+        &root,
+        &root,
+        &settings,
+        None,
+        &request,
+        &ctx::core::NoProgress,
+    )
+    .expect("pack");
+    assert_eq!(waited.payload, plain.payload);
+}
