@@ -11,13 +11,23 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 fn main() {
     let dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     write_rules(&dir);
-    write_tokenizer(&dir, "o200k_base", bpe_openai::o200k_base());
-    write_tokenizer(&dir, "cl100k_base", bpe_openai::cl100k_base());
+    println!("cargo:rerun-if-changed=data");
+    write_tokenizer(
+        &dir,
+        "o200k_base",
+        include_bytes!("data/o200k_base.tiktoken.gz"),
+    );
+    write_tokenizer(
+        &dir,
+        "cl100k_base",
+        include_bytes!("data/cl100k_base.tiktoken.gz"),
+    );
 }
 
 fn write_rules(dir: &Path) {
@@ -96,15 +106,25 @@ struct BpeFields {
 }
 
 /// Writes `OUT_DIR/{name}.bpe.lz4`: the encoding's byte-pair tables as counting reads them,
-/// LZ4-compressed. `bpe-openai` embeds each encoding's whole serialized `BytePairEncoding`
-/// (32 MB for o200k_base, 15 MB for cl100k_base): half of ctx's binary. Counting walks only
-/// the longest-match automaton, the prefix and split tables and the two maps; the two
-/// overlapping-match automata (the crate's other encoders' tools) are replaced by a
-/// one-pattern automaton, and what is left is 16.4 and 7.8 MB, 12.2 and 5.7 MB compressed.
-/// LZ4 rather than gzip (8.2 and 3.9 MB): unpacking o200k_base takes 10 ms instead of 45 on
-/// every first count of a process. The tests hold the counts to `bpe-openai`'s own.
-fn write_tokenizer(dir: &Path, name: &str, tokenizer: &bpe_openai::Tokenizer) {
-    let full = rmp_serde::to_vec(&tokenizer.bpe).expect("a BytePairEncoding serializes");
+/// LZ4-compressed. `gzipped` is the encoding's tiktoken rank file (`data/`); the tables are
+/// built from it as `bpe-openai` builds them (the same hash factor), whose crate embeds each
+/// encoding's whole serialized `BytePairEncoding` (32 MB for o200k_base, 15 MB for
+/// cl100k_base): half of ctx's binary. Counting walks only the longest-match automaton, the
+/// prefix and split tables and the two maps; the two overlapping-match automata (the crate's
+/// other encoders' tools) are replaced by a one-pattern automaton, and what is left is 16.4
+/// and 7.8 MB, 12.2 and 5.7 MB compressed. LZ4 rather than gzip (8.2 and 3.9 MB): unpacking
+/// o200k_base takes 10 ms instead of 45 on every first count of a process. The tests hold
+/// every count to `bpe-openai`'s own tables.
+fn write_tokenizer(dir: &Path, name: &str, gzipped: &[u8]) {
+    /// `bpe-openai`'s hash factor for cl100k_base and o200k_base (collision-free for both).
+    const HASH_FACTOR: u64 = 17_846_336_922_010_275_747;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(gzipped)
+        .read_to_string(&mut text)
+        .expect("the tiktoken file unpacks");
+    let tokens = bpe::byte_pair_encoding::read_tiktoken(&text).expect("the tiktoken file parses");
+    let bpe = bpe::byte_pair_encoding::BytePairEncoding::from_dictionary(tokens, Some(HASH_FACTOR));
+    let full = rmp_serde::to_vec(&bpe).expect("a BytePairEncoding serializes");
     let mut fields: BpeFields = rmp_serde::from_slice(&full)
         .expect("BytePairEncoding 0.2.3 serializes as the fields of BpeFields");
     let unused = aneubeck_daachorse::DoubleArrayAhoCorasick::<u32>::new([b"\0"])
