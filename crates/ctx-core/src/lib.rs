@@ -13,10 +13,12 @@ mod document;
 pub mod fragments;
 mod hash;
 mod id;
+pub mod markdown;
 mod metadata;
 pub mod pattern;
 pub mod progress;
 pub mod redact;
+pub mod time;
 pub mod tokenizer;
 
 pub use document::{Document, DocumentError};

@@ -13,7 +13,8 @@ pub mod input;
 pub mod read;
 pub mod reader;
 pub mod sandbox;
-pub mod time;
+/// Calendar formatting of Unix times (the one copy lives in `ctx-core`).
+pub use ctx_core::time;
 pub mod walk;
 
 pub use error::{ErrorKind, SandboxError, WalkError};

@@ -239,7 +239,7 @@ pub fn summarize(answer: &Value) -> String {
             out.push('\n');
         }
         if let Some(skeleton) = file.get("skeleton").and_then(Value::as_str) {
-            let fence = fence_for(skeleton);
+            let fence = ctx::core::markdown::fence_for(skeleton);
             let _ = writeln!(out, "{fence}");
             out.push_str(skeleton);
             if !skeleton.ends_with('\n') {
@@ -260,21 +260,6 @@ pub fn summarize(answer: &Value) -> String {
         let _ = writeln!(out, "{}: no source files", text(answer, "path"));
     }
     out
-}
-
-/// A backtick fence longer than any run of backticks in `body`.
-fn fence_for(body: &str) -> String {
-    let mut longest = 0;
-    let mut run = 0;
-    for c in body.chars() {
-        if c == '`' {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
-        }
-    }
-    "`".repeat(longest.max(2) + 1)
 }
 
 /// `ctx_select`: the Markdown payload itself (or why nothing was selected).

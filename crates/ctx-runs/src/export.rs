@@ -675,14 +675,7 @@ pub fn parse_rfc3339_nanos(text: &str) -> Option<u64> {
         }
         _ => return None,
     };
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
+    let days = ctx_core::time::days_from_civil(year, month, day);
     let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_seconds;
     let seconds = u64::try_from(seconds).ok()?;
     let nanos = u64::try_from(nanos).ok()?;

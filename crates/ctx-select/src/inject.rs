@@ -156,20 +156,7 @@ pub fn snippets(result: &SelectionResult) -> String {
     out
 }
 
-/// A backtick fence longer than any run of backticks in `content`.
-pub fn fence_for(content: &str) -> String {
-    let mut longest = 0;
-    let mut run = 0;
-    for c in content.chars() {
-        if c == '`' {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
-        }
-    }
-    "`".repeat((longest + 1).max(3))
-}
+pub use ctx_core::markdown::fence_for;
 
 /// The context block: lines, then snippets.
 pub fn context_block(lines: &[String], snippets: &str) -> String {

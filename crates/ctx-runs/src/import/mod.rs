@@ -1051,16 +1051,7 @@ pub(crate) fn rfc3339_of_unix_seconds(seconds: f64) -> Option<String> {
     let millis = (seconds * 1000.0).round() as u64;
     let days = millis / 86_400_000;
     let rest = millis % 86_400_000;
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = i64::try_from(days).ok()? + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = ctx_core::time::civil_from_days(i64::try_from(days).ok()?);
     Some(format!(
         "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
         rest / 3_600_000,

@@ -227,7 +227,7 @@ fn frame(
             } else {
                 format!(" ({})", details.join(", "))
             };
-            let fence = "`".repeat(longest_backtick_run(content).max(2) + 1);
+            let fence = "`".repeat(ctx_core::markdown::longest_backtick_run(content).max(2) + 1);
             Some((
                 format!("## {}{details}\n{fence}{}\n", title(header), header.lang),
                 format!("{newline}{fence}\n\n"),
@@ -457,7 +457,7 @@ impl Frame {
             PayloadStyle::Markdown => {
                 let _ = write!(out, "# Packed files\n\n{intro}\n\n");
                 if !tree.is_empty() {
-                    let fence = "`".repeat(longest_backtick_run(tree.as_bytes()).max(2) + 1);
+                    let fence = ctx_core::markdown::fence_for(&tree);
                     let _ = write!(out, "# Tree\n\n{fence}\n{tree}{fence}\n\n");
                 }
                 out.push_str("# Files\n\n");
@@ -626,17 +626,6 @@ impl std::io::Write for StringWriter<'_> {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
-}
-
-fn longest_backtick_run(bytes: &[u8]) -> usize {
-    let (mut longest, mut at) = (0, 0);
-    while let Some(offset) = memchr::memchr(b'`', &bytes[at..]) {
-        let start = at + offset;
-        let run = bytes[start..].iter().take_while(|&&b| b == b'`').count();
-        longest = longest.max(run);
-        at = start + run;
-    }
-    longest
 }
 
 fn xml_text(text: &str) -> String {
@@ -920,14 +909,6 @@ mod tests {
         assert_eq!(line_count("a"), 1);
         assert_eq!(line_count("a\n"), 1);
         assert_eq!(line_count("a\nb"), 2);
-    }
-
-    #[test]
-    fn backtick_runs_are_measured() {
-        assert_eq!(longest_backtick_run(b""), 0);
-        assert_eq!(longest_backtick_run(b"a `b` ``c`` d"), 2);
-        assert_eq!(longest_backtick_run(b"````"), 4);
-        assert_eq!(longest_backtick_run(b"x```y`"), 3);
     }
 
     #[test]

@@ -1,7 +1,8 @@
-//! Calendar formatting of Unix times (UTC) without a clock: callers pass the seconds in.
+//! Calendar arithmetic of Unix times (UTC) without a clock: callers pass the seconds in.
 //!
-//! The one copy of the days-to-date arithmetic; `ctx-code`, the MCP recorder and `fs_read`'s
-//! directory listings all format through here.
+//! The one copy of the days-to-date arithmetic and its inverse: `fs_read`'s directory
+//! listings, `ctx-code`, the MCP recorder, git sources and the run exporter all go through
+//! here.
 
 /// `2023-11-14T22:13:20Z` for Unix seconds (RFC 3339, UTC).
 pub fn rfc3339(unix: i64) -> String {
@@ -24,14 +25,38 @@ pub fn utc_minutes(unix: i64) -> String {
     )
 }
 
+/// `2023-11-14 22:13:20 UTC` for Unix seconds.
+pub fn utc_seconds(unix: i64) -> String {
+    let (y, m, d, secs) = split(unix);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        secs / 3600,
+        secs % 3600 / 60,
+        secs % 60
+    )
+}
+
+/// Days since 1970-01-01 of a date (proleptic Gregorian; months 1–12): Howard Hinnant's
+/// days-from-civil, the inverse of the formatting above.
+pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// (year, month, day, seconds into the day).
 fn split(unix: i64) -> (i64, i64, i64, i64) {
     let (y, m, d) = civil_from_days(unix.div_euclid(86_400));
     (y, m, d, unix.rem_euclid(86_400))
 }
 
-/// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
+/// (year, month, day) of a count of days since 1970-01-01: Howard Hinnant's days-to-civil
+/// algorithm (proleptic Gregorian calendar).
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -58,5 +83,15 @@ mod tests {
         assert_eq!(utc_minutes(0), "1970-01-01 00:00");
         assert_eq!(utc_minutes(951_782_400), "2000-02-29 00:00");
         assert_eq!(utc_minutes(1_700_000_000), "2023-11-14 22:13");
+        assert_eq!(utc_seconds(1_700_000_000), "2023-11-14 22:13:20 UTC");
+    }
+
+    #[test]
+    fn days_from_civil_inverts_civil_from_days() {
+        for days in [-800_000, -1, 0, 1, 11_016, 19_675, 20_000, 2_000_000] {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days, "{y}-{m}-{d}");
+        }
+        assert_eq!(days_from_civil(2000, 2, 29), 11_016);
     }
 }
