@@ -423,6 +423,22 @@ mod tests {
             code(ctx::CtxError::Code(CodeError::Cache("no table".into())).into()),
             70
         );
+        // A store failure behind a cache or a token counter keeps its kind across the seam.
+        assert_eq!(
+            code(CodeError::Cache(Box::new(StoreError::ReadOnly { path: path.clone() })).into()),
+            74,
+            "a read-only store under the summary cache"
+        );
+        assert_eq!(
+            code(
+                ctx::select::SelectionError::TokenCount(Box::new(StoreError::EmptyDatabase {
+                    path: path.clone()
+                }))
+                .into()
+            ),
+            2,
+            "a damaged store under the token counter"
+        );
         // Errors the CLI makes itself are about the command line.
         assert_eq!(code(anyhow::anyhow!("--http `x` is not an address")), 2);
     }

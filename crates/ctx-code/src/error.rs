@@ -30,7 +30,7 @@ pub enum CodeError {
     #[error("git: {0}")]
     Git(#[from] git2::Error),
     #[error("summary cache: {0}")]
-    Cache(String),
+    Cache(#[source] ctx_core::BoxError),
     /// A path the workspace's sandbox refuses (outside it, through a link out, a FIFO).
     #[error(transparent)]
     Sandbox(#[from] ctx_fs::SandboxError),

@@ -53,18 +53,24 @@ impl<'a> FileStamp<'a> {
 /// reading and hashing a file whose stamp is unchanged since its hash was remembered.
 pub trait SummaryCache {
     /// The cached payloads for `keys`, in order (`None` for a miss).
-    fn get_many(&self, keys: &[CacheKey]) -> Result<Vec<Option<Vec<u8>>>, String>;
+    fn get_many(&self, keys: &[CacheKey]) -> Result<Vec<Option<Vec<u8>>>, ctx_core::BoxError>;
     /// Stores payloads.
-    fn put_many(&self, entries: &[(CacheKey, Vec<u8>)]) -> Result<(), String>;
+    fn put_many(&self, entries: &[(CacheKey, Vec<u8>)]) -> Result<(), ctx_core::BoxError>;
     /// For each stamp, the key remembered for exactly that stamp (`None` when unknown or when
     /// any part of the stamp changed).
-    fn stamped_keys(&self, stamps: &[FileStamp<'_>]) -> Result<Vec<Option<CacheKey>>, String> {
+    fn stamped_keys(
+        &self,
+        stamps: &[FileStamp<'_>],
+    ) -> Result<Vec<Option<CacheKey>>, ctx_core::BoxError> {
         Ok(vec![None; stamps.len()])
     }
     /// Remembers the key of each file as read at its stamp. An implementation must skip
     /// stamps too recent to trust (a file rewritten within the clock's resolution keeps its
     /// modification time).
-    fn remember_stamps(&self, entries: &[(FileStamp<'_>, CacheKey)]) -> Result<(), String> {
+    fn remember_stamps(
+        &self,
+        entries: &[(FileStamp<'_>, CacheKey)],
+    ) -> Result<(), ctx_core::BoxError> {
         let _ = entries;
         Ok(())
     }
@@ -712,13 +718,16 @@ mod tests {
     }
 
     impl SummaryCache for StampingCache {
-        fn get_many(&self, keys: &[CacheKey]) -> Result<Vec<Option<Vec<u8>>>, String> {
+        fn get_many(&self, keys: &[CacheKey]) -> Result<Vec<Option<Vec<u8>>>, ctx_core::BoxError> {
             self.summaries.get_many(keys)
         }
-        fn put_many(&self, entries: &[(CacheKey, Vec<u8>)]) -> Result<(), String> {
+        fn put_many(&self, entries: &[(CacheKey, Vec<u8>)]) -> Result<(), ctx_core::BoxError> {
             self.summaries.put_many(entries)
         }
-        fn stamped_keys(&self, stamps: &[FileStamp<'_>]) -> Result<Vec<Option<CacheKey>>, String> {
+        fn stamped_keys(
+            &self,
+            stamps: &[FileStamp<'_>],
+        ) -> Result<Vec<Option<CacheKey>>, ctx_core::BoxError> {
             let known = self.stamps.borrow();
             Ok(stamps
                 .iter()
@@ -730,7 +739,10 @@ mod tests {
                 })
                 .collect())
         }
-        fn remember_stamps(&self, entries: &[(FileStamp<'_>, CacheKey)]) -> Result<(), String> {
+        fn remember_stamps(
+            &self,
+            entries: &[(FileStamp<'_>, CacheKey)],
+        ) -> Result<(), ctx_core::BoxError> {
             let mut known = self.stamps.borrow_mut();
             for (s, key) in entries {
                 known.insert(
@@ -786,13 +798,13 @@ mod tests {
     }
 
     impl SummaryCache for MemoryCache {
-        fn get_many(&self, keys: &[CacheKey]) -> Result<Vec<Option<Vec<u8>>>, String> {
+        fn get_many(&self, keys: &[CacheKey]) -> Result<Vec<Option<Vec<u8>>>, ctx_core::BoxError> {
             Ok(keys
                 .iter()
                 .map(|k| self.0.borrow().get(k).cloned())
                 .collect())
         }
-        fn put_many(&self, entries: &[(CacheKey, Vec<u8>)]) -> Result<(), String> {
+        fn put_many(&self, entries: &[(CacheKey, Vec<u8>)]) -> Result<(), ctx_core::BoxError> {
             self.0.borrow_mut().extend(entries.iter().cloned());
             Ok(())
         }

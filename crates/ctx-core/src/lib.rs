@@ -26,4 +26,8 @@ pub use hash::{ContentHash, ContentHashError, ContentHasher, HashText};
 pub use id::{DocumentId, DocumentIdError};
 pub use metadata::{MergePrecedence, Metadata, MetadataValue};
 pub use progress::{Cancellable, NoProgress, Progress};
+
+/// An error passed through a seam whose implementations live above it (a cache the facade
+/// backs with the store): boxed, so the kind of what failed is still found on the chain.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 pub use tokenizer::{Tokenizer, TokenizerKind, UnknownTokenizer};

@@ -232,10 +232,7 @@ impl Workspace {
             Err(err) => match err.kind() {
                 ctx::fs::ErrorKind::NotFound => {}
                 ctx::fs::ErrorKind::InvalidInput | ctx::fs::ErrorKind::Io => {
-                    return Err(ToolError::failed(
-                        ctx::ErrorKind::of_fs(err.kind().as_str()),
-                        err.to_string(),
-                    ));
+                    return Err(ToolError::failed(err.kind().into(), err.to_string()));
                 }
                 ctx::fs::ErrorKind::PermissionDenied => {
                     return Err(match err {

@@ -132,5 +132,5 @@ pub enum SelectionError {
     #[error(transparent)]
     Index(#[from] IndexError),
     #[error("token counting failed: {0}")]
-    TokenCount(String),
+    TokenCount(#[source] ctx_core::BoxError),
 }

@@ -252,7 +252,7 @@ impl Scorer for TermFrequencyScorer {
 /// Counts tokens; `hash` is the content hash of `text` (for caches).
 pub trait TokenCounter {
     fn name(&self) -> String;
-    fn count(&self, text: &str, hash: &ContentHash) -> Result<u64, String>;
+    fn count(&self, text: &str, hash: &ContentHash) -> Result<u64, ctx_core::BoxError>;
 }
 
 /// Seed 003's `ceil(len / 4)` estimate.
@@ -264,7 +264,7 @@ impl TokenCounter for ApproxTokenCounter {
         "approx".to_owned()
     }
 
-    fn count(&self, text: &str, _hash: &ContentHash) -> Result<u64, String> {
+    fn count(&self, text: &str, _hash: &ContentHash) -> Result<u64, ctx_core::BoxError> {
         Ok((text.len() as u64).div_ceil(4))
     }
 }

@@ -26,7 +26,8 @@ use crate::registry::Registry;
 
 /// Builds the MCP service for a workspace, given its id and root; an error is a message for
 /// the client.
-pub type McpFactory = Arc<dyn Fn(&str, &Path) -> Result<CtxHttpService, String> + Send + Sync>;
+pub type McpFactory =
+    Arc<dyn Fn(&str, &Path) -> Result<CtxHttpService, ctx::core::BoxError> + Send + Sync>;
 
 /// The MCP mount: a factory and the services built so far.
 #[derive(Clone)]
@@ -82,10 +83,21 @@ impl Mcp {
         {
             return Ok(service.clone());
         }
-        let service = (self.factory)(id, workspace.root()).map_err(|message| {
+        let service = (self.factory)(id, workspace.root()).map_err(|err| {
+            // The failure's own kind: a damaged or read-only store is the server's, a store
+            // someone named that is not there is not found.
+            let status = match ctx::kind_of(err.as_ref()) {
+                Some(ctx::ErrorKind::UserInput) => StatusCode::BAD_REQUEST,
+                Some(ctx::ErrorKind::NotFound) => StatusCode::NOT_FOUND,
+                Some(ctx::ErrorKind::Conflict) => StatusCode::CONFLICT,
+                Some(ctx::ErrorKind::Io) => StatusCode::SERVICE_UNAVAILABLE,
+                Some(ctx::ErrorKind::Damaged | ctx::ErrorKind::Internal) | None => {
+                    StatusCode::INTERNAL_SERVER_ERROR
+                }
+            };
             Box::new(error_response(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                &format!("cannot start the MCP server of workspace `{id}`: {message}"),
+                status,
+                &format!("cannot start the MCP server of workspace `{id}`: {err}"),
             ))
         })?;
         // Two first requests may both have built a service; the first one stored is the one

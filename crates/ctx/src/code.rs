@@ -45,7 +45,7 @@ impl<'a> StoreSummaryCache<'a> {
 }
 
 impl SummaryCache for StoreSummaryCache<'_> {
-    fn get_many(&self, keys: &[CacheKey]) -> Result<Vec<Option<Vec<u8>>>, String> {
+    fn get_many(&self, keys: &[CacheKey]) -> Result<Vec<Option<Vec<u8>>>, ctx_core::BoxError> {
         let keys: Vec<SummaryKey<'_>> = keys
             .iter()
             .map(|k| SummaryKey {
@@ -53,10 +53,12 @@ impl SummaryCache for StoreSummaryCache<'_> {
                 extractor: &k.extractor,
             })
             .collect();
-        self.db.cached_summaries(&keys).map_err(|e| e.to_string())
+        self.db
+            .cached_summaries(&keys)
+            .map_err(ctx_core::BoxError::from)
     }
 
-    fn put_many(&self, entries: &[(CacheKey, Vec<u8>)]) -> Result<(), String> {
+    fn put_many(&self, entries: &[(CacheKey, Vec<u8>)]) -> Result<(), ctx_core::BoxError> {
         let entries: Vec<(SummaryKey<'_>, &[u8])> = entries
             .iter()
             .map(|(k, v)| {
@@ -69,16 +71,21 @@ impl SummaryCache for StoreSummaryCache<'_> {
                 )
             })
             .collect();
-        self.db.cache_summaries(&entries).map_err(|e| e.to_string())
+        self.db
+            .cache_summaries(&entries)
+            .map_err(ctx_core::BoxError::from)
     }
 
-    fn stamped_keys(&self, stamps: &[FileStamp<'_>]) -> Result<Vec<Option<CacheKey>>, String> {
+    fn stamped_keys(
+        &self,
+        stamps: &[FileStamp<'_>],
+    ) -> Result<Vec<Option<CacheKey>>, ctx_core::BoxError> {
         // Paths that are not UTF-8 are never remembered, so they are asked as "" (unknown).
         let rows: Vec<FileStampRow<'_>> = stamps.iter().map(stamp_row).collect();
         let found = self
             .db
             .stamped_summary_keys(&rows)
-            .map_err(|e| e.to_string())?;
+            .map_err(ctx_core::BoxError::from)?;
         Ok(stamps
             .iter()
             .zip(found)
@@ -92,7 +99,10 @@ impl SummaryCache for StoreSummaryCache<'_> {
             .collect())
     }
 
-    fn remember_stamps(&self, entries: &[(FileStamp<'_>, CacheKey)]) -> Result<(), String> {
+    fn remember_stamps(
+        &self,
+        entries: &[(FileStamp<'_>, CacheKey)],
+    ) -> Result<(), ctx_core::BoxError> {
         // A file modified within the last seconds may be rewritten again without its
         // modification time moving (coarse clocks), so only older stamps are trusted.
         let now_ns = (self.clock)().saturating_mul(1_000_000_000);
@@ -113,7 +123,7 @@ impl SummaryCache for StoreSummaryCache<'_> {
             .collect();
         self.db
             .remember_file_stamps(&rows)
-            .map_err(|e| e.to_string())
+            .map_err(ctx_core::BoxError::from)
     }
 }
 

@@ -98,11 +98,25 @@ impl ErrorKind {
     }
 }
 
+/// A file-engine error's kind: a path the sandbox refuses is the request's fault, so
+/// `PermissionDenied` is user input.
+impl From<ctx_fs::ErrorKind> for ErrorKind {
+    fn from(kind: ctx_fs::ErrorKind) -> Self {
+        match kind {
+            ctx_fs::ErrorKind::NotFound => Self::NotFound,
+            ctx_fs::ErrorKind::PermissionDenied | ctx_fs::ErrorKind::InvalidInput => {
+                Self::UserInput
+            }
+            ctx_fs::ErrorKind::Io => Self::Io,
+        }
+    }
+}
+
 impl ErrorKind {
-    /// The kind of a file-engine error (`ctx::fs` reports kinds as words: `not_found`,
-    /// `permission_denied`, `invalid_input`, `timeout`, `io`, `internal`). A path the sandbox
-    /// refuses is the request's fault, so `permission_denied` is user input; so is an
-    /// operation past its time budget (narrow it).
+    /// The kind of a file-engine error as the batch answers name it on the wire (`ctx::fs` reports kinds as words: `not_found`,
+    /// `permission_denied`, `invalid_input`, `timeout`, `io`, `internal`; typed kinds convert
+    /// with `From`). A path the sandbox refuses is the request's fault, so
+    /// `permission_denied` is user input; so is an operation past its time budget (narrow it).
     pub fn of_fs(kind: &str) -> Self {
         match kind {
             "not_found" => Self::NotFound,
@@ -189,8 +203,10 @@ fn code_kind(err: &ctx_code::CodeError) -> ErrorKind {
         C::NotFound { .. } | C::UnknownRevision { .. } => ErrorKind::NotFound,
         C::Io { source, .. } => io_kind(source),
         C::Walk(_) => ErrorKind::Io,
-        C::Git(_) | C::Cache(_) => ErrorKind::Internal,
-        C::Sandbox(e) => ErrorKind::of_fs(e.kind().as_str()),
+        C::Git(_) => ErrorKind::Internal,
+        // The cache's own failure (the store's, behind the facade) keeps its kind.
+        C::Cache(cause) => kind_of(cause.as_ref()).unwrap_or(ErrorKind::Internal),
+        C::Sandbox(e) => e.kind().into(),
         _ => ErrorKind::UserInput,
     }
 }
@@ -214,7 +230,7 @@ fn selection_kind(err: &ctx_select::SelectionError) -> ErrorKind {
     use ctx_select::SelectionError as S;
     match err {
         S::Index(index) => index_kind(index),
-        S::TokenCount(_) => ErrorKind::Internal,
+        S::TokenCount(cause) => kind_of(cause.as_ref()).unwrap_or(ErrorKind::Internal),
         _ => ErrorKind::UserInput,
     }
 }
@@ -260,6 +276,18 @@ fn store_kind(err: &ctx_store::StoreError) -> ErrorKind {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn file_engine_kinds_convert_as_their_wire_names_do() {
+        use ctx_fs::ErrorKind as Fs;
+        for kind in [Fs::NotFound, Fs::PermissionDenied, Fs::InvalidInput, Fs::Io] {
+            assert_eq!(
+                ErrorKind::from(kind),
+                ErrorKind::of_fs(kind.as_str()),
+                "{kind:?}"
+            );
+        }
+    }
+
     use super::*;
 
     #[test]
@@ -286,7 +314,7 @@ mod tests {
         let empty = CtxError::from(ctx_select::SelectionError::EmptyQuery);
         assert_eq!(empty.kind(), ErrorKind::UserInput);
         assert_eq!(
-            kind_of(&ctx_select::SelectionError::TokenCount("x".to_owned())),
+            kind_of(&ctx_select::SelectionError::TokenCount("x".into())),
             Some(ErrorKind::Internal)
         );
     }

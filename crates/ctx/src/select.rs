@@ -145,19 +145,15 @@ impl ctx_select::TokenCounter for CachedTokenCounter<'_> {
         self.tokenizer.name().to_owned()
     }
 
-    fn count(&self, text: &str, hash: &ContentHash) -> Result<u64, String> {
+    fn count(&self, text: &str, hash: &ContentHash) -> Result<u64, ctx_core::BoxError> {
         if let Some(db) = self.db
             && self.tokenizer.is_exact()
         {
-            if let Some(n) = db
-                .cached_token_count(hash, self.tokenizer)
-                .map_err(|e| e.to_string())?
-            {
+            if let Some(n) = db.cached_token_count(hash, self.tokenizer)? {
                 return Ok(n);
             }
             let n = self.tokenizer.count(text) as u64;
-            db.cache_token_counts(self.tokenizer, &[(*hash, n)])
-                .map_err(|e| e.to_string())?;
+            db.cache_token_counts(self.tokenizer, &[(*hash, n)])?;
             return Ok(n);
         }
         Ok(self.tokenizer.count(text) as u64)
@@ -664,7 +660,7 @@ pub fn prompt_context_with(
     };
     let count = |text: &str| -> Result<u64, CtxError> {
         ctx_select::TokenCounter::count(&counter, text, &ContentHash::of(text.as_bytes()))
-            .map_err(CtxError::InvalidInput)
+            .map_err(|err| CtxError::Selection(SelectionError::TokenCount(err)))
     };
     let mut relevant = ctx_select::inject::relevant_lines(&result);
     let at = lines

@@ -194,12 +194,12 @@ fn mcp_mount(
                 // new one takes over the journal's name.
                 if let Some(at) = recordings.iter().position(|(known, _)| known == id) {
                     let (_, earlier) = recordings.remove(at);
-                    earlier.finish().map_err(|err| err.to_string())?;
+                    earlier.finish()?;
                 }
                 let recording = start_recording(&mut config, name, started)?;
                 recordings.push((id.to_owned(), recording));
             }
-            let server = CtxServer::new(&config).map_err(|err| err.to_string())?;
+            let server = CtxServer::new(&config)?;
             Ok(ctx_mcp::streamable_http_service(server, &http))
         }))
     })
@@ -211,9 +211,9 @@ fn start_recording(
     config: &mut McpConfig,
     name: String,
     started: i64,
-) -> Result<Arc<ctx::recording::Recording>, String> {
+) -> Result<Arc<ctx::recording::Recording>, ctx::core::BoxError> {
     let own = config.workspace_root.join(ctx::store::STORE_DIR_NAME);
-    let store = ctx::store::Store::open(&config.store_dir).map_err(|err| err.to_string())?;
+    let store = ctx::store::Store::open(&config.store_dir)?;
     // A store the workspaces share keeps each one's runs apart.
     let store = if config.store_dir == own {
         store
@@ -222,9 +222,7 @@ fn start_recording(
     };
     let pid = std::process::id();
     let alive = |p: u32| p == pid || ctx::recording::process_alive(p);
-    for recovered in
-        ctx::recording::recover_recordings(&store, &alive).map_err(|err| err.to_string())?
-    {
+    for recovered in ctx::recording::recover_recordings(&store, &alive)? {
         tracing::info!(
             "finished the interrupted recording `{}` ({} steps) as run {}",
             recovered.name,
@@ -243,7 +241,7 @@ fn start_recording(
             pid,
         },
     )
-    .map_err(|err| err.to_string())
+    .map_err(ctx::core::BoxError::from)
 }
 
 /// Completes on SIGTERM or Ctrl-C.

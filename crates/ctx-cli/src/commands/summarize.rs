@@ -114,7 +114,7 @@ pub fn run(args: &SummarizeArgs, ctx: &Context, out: &Output) -> Result<Status> 
                 text.clear();
                 if written.is_err() {
                     // Stops the run; the write error itself is returned below.
-                    return Err(ctx::code::CodeError::Cache("stdout closed".to_owned()));
+                    return Err(ctx::code::CodeError::Cache("stdout closed".into()));
                 }
             }
             Ok(())
@@ -182,7 +182,7 @@ impl Serialize for StreamedFiles<'_, '_, '_> {
             files.serialize_element(&file).map_err(|err| {
                 let message = err.to_string();
                 failed = Some(err);
-                ctx::code::CodeError::Cache(message)
+                ctx::code::CodeError::Cache(message.into())
             })
         });
         if let Some(err) = failed {

@@ -23,7 +23,7 @@ fn mount(store: &Path) -> Mcp {
             root.to_owned(),
             ctx::config::ConfigLayers::default(),
         );
-        let server = ctx_mcp::CtxServer::new(&config).map_err(|e| e.to_string())?;
+        let server = ctx_mcp::CtxServer::new(&config)?;
         Ok(ctx_mcp::streamable_http_service(
             server,
             &ctx_mcp::HttpOptions::loopback(),
