@@ -131,14 +131,14 @@ pub fn search_pattern(data: &[u8]) {
 }
 
 /// The workspace `search_pattern` searches: one small file.
-static SEARCH_WORKSPACE: LazyLock<(tempfile::TempDir, ctx_fs::Workspace)> = LazyLock::new(|| {
+static SEARCH_WORKSPACE: LazyLock<(tempfile::TempDir, ctx_fs::Sandbox)> = LazyLock::new(|| {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(
         dir.path().join("notes.txt"),
         "fn main() {}\nTODO: fuzz\n\u{e9}t\u{e9} 42 \t tabs\n",
     )
     .expect("notes.txt");
-    let workspace = ctx_fs::Workspace::open(dir.path()).expect("workspace");
+    let workspace = ctx_fs::Sandbox::open(dir.path()).expect("workspace");
     (dir, workspace)
 });
 

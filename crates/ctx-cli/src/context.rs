@@ -89,8 +89,8 @@ impl Context {
     }
 
     /// The sandbox at [`Context::sandbox_root`].
-    pub fn sandbox(&self) -> Result<ctx::fs::sandbox::Workspace> {
-        Ok(ctx::fs::sandbox::Workspace::open(self.sandbox_root())?)
+    pub fn sandbox(&self) -> Result<ctx::fs::sandbox::Sandbox> {
+        Ok(ctx::fs::sandbox::Sandbox::open(self.sandbox_root())?)
     }
 
     /// `HOME`, as read at start-up.

@@ -102,7 +102,7 @@ fn text_search(c: &mut Criterion) {
             b.iter(|| search_tree(black_box(dir.path()), &walk, "", &query, None).unwrap());
         });
         // As the facade runs it: every file opened through the workspace sandbox.
-        let sandbox = ctx_fs::Workspace::open(dir.path()).unwrap();
+        let sandbox = ctx_fs::Sandbox::open(dir.path()).unwrap();
         let reader = ctx_fs::WalkReader::new(&sandbox, sandbox.root()).unwrap();
         group.bench_function(format!("{name}-while-walking-sandboxed"), |b| {
             b.iter(|| {

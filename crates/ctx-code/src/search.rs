@@ -928,7 +928,7 @@ mod tests {
     fn files_the_sandbox_refuses_are_reported_not_dropped() {
         let (dir, _) = tree(&[("a.rs", "fn needle() {}\n"), ("c.rs", "needle();\n")]);
         fs::hard_link(dir.path().join("a.rs"), dir.path().join("b.rs")).expect("link");
-        let sandbox = ctx_fs::Workspace::open(dir.path()).expect("sandbox");
+        let sandbox = ctx_fs::Sandbox::open(dir.path()).expect("sandbox");
         let reader = ctx_fs::WalkReader::new(&sandbox, sandbox.root()).expect("reader");
         let query = TextQuery {
             pattern: "needle".into(),

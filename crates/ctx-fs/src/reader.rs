@@ -7,7 +7,7 @@
 //! always inside the workspace whatever happened to the tree after it was listed.
 //!
 //! A listed entry with its walk metadata opens in one system call
-//! ([`WalkReader::open_entry`], [`Workspace::open_listed`]): the walk's stat stands for the
+//! ([`WalkReader::open_entry`], [`Sandbox::open_listed`]): the walk's stat stands for the
 //! sandbox's `O_PATH` probe, and the opened file must be the inode the walk listed.
 
 use std::borrow::Cow;
@@ -16,14 +16,14 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::SandboxError;
-use crate::sandbox::{EntryKind, Workspace};
+use crate::sandbox::{EntryKind, Sandbox};
 use crate::walk::WalkEntry;
 
 /// Opens files under one walk root (a directory or file inside a workspace) through the
 /// workspace's sandbox.
 #[derive(Debug)]
 pub struct WalkReader<'a> {
-    workspace: &'a Workspace,
+    workspace: &'a Sandbox,
     /// The walk root as the walker was given it (entries' paths start with it).
     walk_root: PathBuf,
     /// The walk root relative to the workspace root (`.` for the root itself).
@@ -34,7 +34,7 @@ impl<'a> WalkReader<'a> {
     /// A reader for a walk of `walk_root`, which names a path inside `workspace` (absolute, or
     /// relative to the workspace root). Refused when it leaves the workspace lexically; symlinks
     /// are checked at every open.
-    pub fn new(workspace: &'a Workspace, walk_root: &Path) -> Result<Self, SandboxError> {
+    pub fn new(workspace: &'a Sandbox, walk_root: &Path) -> Result<Self, SandboxError> {
         let shown = walk_root.to_string_lossy();
         let base = workspace.relative_path(&shown)?;
         Ok(Self {
@@ -45,7 +45,7 @@ impl<'a> WalkReader<'a> {
     }
 
     /// The workspace files are read from.
-    pub fn workspace(&self) -> &Workspace {
+    pub fn workspace(&self) -> &Sandbox {
         self.workspace
     }
 
@@ -84,9 +84,9 @@ impl<'a> WalkReader<'a> {
     }
 
     /// Opens a file the walk listed, with one open: checked against the walk's own stat of it
-    /// ([`Workspace::open_listed`]: a file replaced since the listing, another inode, is
+    /// ([`Sandbox::open_listed`]: a file replaced since the listing, another inode, is
     /// refused with [`SandboxError::Changed`]), or, for an entry listed without metadata, by
-    /// the type its directory entry gave ([`Workspace::open_listed_file`]).
+    /// the type its directory entry gave ([`Sandbox::open_listed_file`]).
     pub fn open_entry(&self, entry: &WalkEntry) -> Result<(File, Metadata), SandboxError> {
         if entry.is_dir {
             return self.open(&entry.path);
@@ -164,7 +164,7 @@ mod tests {
         std::fs::write(outside.join("secret"), "top secret\n").expect("write");
         std::os::unix::fs::symlink(&outside, root.join("link")).expect("symlink");
         std::fs::hard_link(outside.join("secret"), root.join("src/hard")).expect("link");
-        let ws = Workspace::open(&root).expect("ws");
+        let ws = Sandbox::open(&root).expect("ws");
         let canonical = ws.root().to_owned();
 
         let reader = WalkReader::new(&ws, &canonical.join("src")).expect("reader");

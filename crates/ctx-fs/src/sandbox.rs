@@ -1,6 +1,6 @@
 //! The workspace sandbox: every path a request names is resolved inside one root directory.
 //!
-//! A [`Workspace`] holds an open file descriptor of its root. A request's path is first checked
+//! A [`Sandbox`] holds an open file descriptor of its root. A request's path is first checked
 //! lexically (NUL bytes, `..` that climbs above the root, absolute paths elsewhere are refused
 //! with a clear error), then resolved by the kernel relative to the root descriptor:
 //!
@@ -18,7 +18,7 @@
 //! than one hard link (a hard link can share its contents with a file outside the root) unless
 //! [`SandboxOptions::allow_hard_links`] is set.
 //!
-//! A file a walk listed is opened once ([`Workspace::open_listed`]): the walk's own stat of
+//! A file a walk listed is opened once ([`Sandbox::open_listed`]): the walk's own stat of
 //! it (a regular file, with its device and inode) stands for the probe. With `openat2` the
 //! file is opened for reading (`O_NONBLOCK | O_NOCTTY`, the same resolve flags) and its
 //! descriptor checked as above: the same device and inode as listed, a regular file, the
@@ -57,7 +57,7 @@ pub enum Resolver {
     Components,
 }
 
-/// Policy switches of a [`Workspace`].
+/// Policy switches of a [`Sandbox`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SandboxOptions {
     /// How paths are resolved.
@@ -108,7 +108,7 @@ impl FileId {
 /// A path resolved inside a workspace and opened for reading.
 #[derive(Debug)]
 pub struct Resolved {
-    /// Workspace-relative path, `/`-separated, without `.` or `..`; `"."` for the root.
+    /// Sandbox-relative path, `/`-separated, without `.` or `..`; `"."` for the root.
     pub rel: String,
     /// File or directory.
     pub kind: EntryKind,
@@ -120,7 +120,7 @@ pub struct Resolved {
 
 /// A directory every request path is confined to.
 #[derive(Debug)]
-pub struct Workspace {
+pub struct Sandbox {
     root: PathBuf,
     root_fd: OwnedFd,
     root_id: (u64, u64),
@@ -130,7 +130,7 @@ pub struct Workspace {
 /// Whether `openat2` works here: 0 unknown, 1 yes, 2 no.
 static OPENAT2_STATE: AtomicU8 = AtomicU8::new(0);
 
-impl Workspace {
+impl Sandbox {
     /// Opens `root` (which must be a directory) as a workspace with default options.
     pub fn open(root: impl AsRef<Path>) -> Result<Self, SandboxError> {
         Self::with_options(root, SandboxOptions::default())
@@ -373,7 +373,7 @@ fn finish_open(
 }
 
 /// Opens the regular file a walk listed as `listed` at `rel` beneath `dir` (see the module
-/// docs and [`Workspace::open_listed`]). `rel` must already be normalized.
+/// docs and [`Sandbox::open_listed`]). `rel` must already be normalized.
 pub fn open_listed_beneath(
     dir: BorrowedFd<'_>,
     rel: &str,
@@ -400,7 +400,7 @@ pub fn open_listed_beneath(
 }
 
 /// Opens the file a walk listed as a regular file (by its type, without a `stat`) at `rel`
-/// beneath `dir` (see [`Workspace::open_listed_file`]). `rel` must already be normalized.
+/// beneath `dir` (see [`Sandbox::open_listed_file`]). `rel` must already be normalized.
 pub fn open_listed_file_beneath(
     dir: BorrowedFd<'_>,
     rel: &str,
@@ -571,7 +571,7 @@ pub(crate) fn is_plain_relative(path: &str) -> bool {
 }
 
 /// Checks `path` lexically and returns it relative to `root` (see
-/// [`Workspace::relative_path`]).
+/// [`Sandbox::relative_path`]).
 fn normalize(root: &Path, path: &str) -> Result<String, SandboxError> {
     if path.contains('\0') {
         return Err(SandboxError::Nul {

@@ -44,7 +44,7 @@ pub struct Workspace {
     max_tokens: u64,
     pool: Mutex<Vec<Worker>>,
     /// The file engine's sandbox (holds the root open), for `fs_read`.
-    sandbox: Result<ctx::fs::Workspace, String>,
+    sandbox: Result<ctx::fs::Sandbox, String>,
     /// The server's clock (renders remember only file stamps old enough to trust).
     clock: ctx::Clock,
 }
@@ -72,7 +72,7 @@ impl Workspace {
             .layers
             .count("mcp.max_tokens")
             .map_err(ctx::CtxError::from)?;
-        let sandbox = ctx::fs::Workspace::open(&root).map_err(|e| e.to_string());
+        let sandbox = ctx::fs::Sandbox::open(&root).map_err(|e| e.to_string());
         let workspace = Self {
             sandbox,
             root,
@@ -126,7 +126,7 @@ impl Workspace {
     }
 
     /// The file engine's sandbox of the root.
-    pub fn sandbox(&self) -> Result<&ctx::fs::Workspace, ToolError> {
+    pub fn sandbox(&self) -> Result<&ctx::fs::Sandbox, ToolError> {
         self.sandbox
             .as_ref()
             .map_err(|e| ToolError::failed(ctx::ErrorKind::Io, e.clone()))

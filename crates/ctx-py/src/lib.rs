@@ -19,7 +19,7 @@ use ctx_facade::ErrorKind as FacadeKind;
 use ctx_facade::fs::read::{
     FsReadInput, FsReadOutput, OpResult, ReadOptions, fs_read as run_fs_read,
 };
-use ctx_facade::fs::sandbox::Workspace as RustWorkspace;
+use ctx_facade::fs::sandbox::Sandbox as RustWorkspace;
 use ctx_facade::fs::{ErrorKind, SandboxError};
 use pyo3::exceptions::{
     PyFileNotFoundError, PyOSError, PyPermissionError, PyTypeError, PyValueError,

@@ -194,7 +194,7 @@ pub struct FilesystemSource {
     root: PathBuf,
     paths: Vec<String>,
     max_file_bytes: u64,
-    sandbox: Arc<Result<ctx_fs::Workspace, String>>,
+    sandbox: Arc<Result<ctx_fs::Sandbox, String>>,
     /// The project's rules; `None` for the built-in ones.
     redactor: Option<Arc<Redactor>>,
 }
@@ -214,7 +214,7 @@ impl FilesystemSource {
             root: root.to_owned(),
             paths,
             max_file_bytes,
-            sandbox: Arc::new(ctx_fs::Workspace::open(root).map_err(|e| e.to_string())),
+            sandbox: Arc::new(ctx_fs::Sandbox::open(root).map_err(|e| e.to_string())),
             redactor: None,
         }
     }

@@ -6,7 +6,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use ctx::fs::sandbox::{SandboxOptions, Workspace};
+use ctx::fs::sandbox::{Sandbox, SandboxOptions};
 
 use crate::error::ServerError;
 
@@ -15,7 +15,7 @@ use crate::error::ServerError;
 pub struct Registry {
     dir: PathBuf,
     options: SandboxOptions,
-    open: RwLock<HashMap<String, Arc<Workspace>>>,
+    open: RwLock<HashMap<String, Arc<Sandbox>>>,
 }
 
 impl Registry {
@@ -58,7 +58,7 @@ impl Registry {
 
     /// The workspace named `id`, if it is a subdirectory now. A workspace replaced by another
     /// directory of the same name is re-opened; one removed is forgotten.
-    pub fn get(&self, id: &str) -> Option<Arc<Workspace>> {
+    pub fn get(&self, id: &str) -> Option<Arc<Sandbox>> {
         if !is_valid_id(id) {
             return None;
         }
@@ -81,7 +81,7 @@ impl Registry {
         {
             return Some(Arc::clone(ws));
         }
-        let ws = Arc::new(Workspace::with_options(&path, self.options).ok()?);
+        let ws = Arc::new(Sandbox::with_options(&path, self.options).ok()?);
         self.open
             .write()
             .expect("workspace registry lock")

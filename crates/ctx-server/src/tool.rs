@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use ctx::fs::read::{
     FsReadInput, FsReadOutput, OpError, OpResult, Operation, ReadOptions, assemble, run_resolved,
 };
-use ctx::fs::sandbox::{EntryKind, Resolved, Workspace};
+use ctx::fs::sandbox::{EntryKind, Resolved, Sandbox};
 use lru::LruCache;
 use serde::Serialize;
 use tokio::sync::OnceCell;
@@ -106,7 +106,7 @@ impl ToolEngine {
     pub async fn fs_read(
         self: &Arc<Self>,
         workspace_id: &str,
-        workspace: &Arc<Workspace>,
+        workspace: &Arc<Sandbox>,
         input: FsReadInput,
     ) -> FsReadOutput {
         let mut headers = Vec::with_capacity(input.operations.len());
@@ -142,7 +142,7 @@ impl ToolEngine {
     async fn run_op(
         self: Arc<Self>,
         workspace_id: String,
-        workspace: Arc<Workspace>,
+        workspace: Arc<Sandbox>,
         op: Operation,
     ) -> Outcome {
         let key: FlightKey = (workspace_id, op);
@@ -197,7 +197,7 @@ impl ToolEngine {
 
     /// Resolves the operation's path and, for a small file, runs it at once; otherwise hands
     /// back the resolved path to run on the blocking pool.
-    fn execute_quick(&self, workspace_id: &str, workspace: &Workspace, op: &Operation) -> Quick {
+    fn execute_quick(&self, workspace_id: &str, workspace: &Sandbox, op: &Operation) -> Quick {
         self.stats.operations.fetch_add(1, Ordering::Relaxed);
         let resolved = match workspace.resolve(op.path()) {
             Ok(resolved) => resolved,
@@ -216,7 +216,7 @@ impl ToolEngine {
     fn execute_resolved(
         &self,
         workspace_id: &str,
-        workspace: &Workspace,
+        workspace: &Sandbox,
         op: &Operation,
         resolved: &Resolved,
     ) -> Outcome {
@@ -282,7 +282,7 @@ mod tests {
             std::fs::create_dir_all(&sub).expect("mkdir");
             std::fs::write(sub.join(format!("f{i}.txt")), "text\n").expect("write");
         }
-        let workspace = Arc::new(Workspace::open(dir.path()).expect("workspace"));
+        let workspace = Arc::new(Sandbox::open(dir.path()).expect("workspace"));
         // The first operation's outcome, as JSON.
         let first =
             |out: FsReadOutput| serde_json::to_value(&out).expect("json")["results"][0].clone();

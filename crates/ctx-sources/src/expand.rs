@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use ctx_core::Progress;
 use ctx_fs::reader::read_up_to;
 use ctx_fs::sandbox::EntryKind;
-use ctx_fs::{FileId, SandboxError, WalkOptions, Workspace, walk};
+use ctx_fs::{FileId, Sandbox, SandboxError, WalkOptions, walk};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -126,8 +126,8 @@ pub struct Unit {
 
 /// The workspace sandbox every file of a render is read through (opened once per source), or
 /// why the root cannot be opened.
-fn open_sandbox(options: &ExpandOptions<'_>) -> Result<Arc<Workspace>, Skip> {
-    Workspace::open(options.root)
+fn open_sandbox(options: &ExpandOptions<'_>) -> Result<Arc<Sandbox>, Skip> {
+    Sandbox::open(options.root)
         .map(Arc::new)
         .map_err(|err| Skip::Unreadable {
             error: err.to_string(),
@@ -146,13 +146,13 @@ pub struct PlannedUnit {
 /// A file to read through the sandbox: where, which lines, the size limit, and its stamp
 /// when the walk that listed it saw one.
 struct PlannedFile {
-    sandbox: Arc<Workspace>,
+    sandbox: Arc<Sandbox>,
     id: String,
     lines: Option<LineRange>,
     max_bytes: u64,
     listed: Option<FileStamp>,
     /// The device and inode the walk listed: the file is opened once and must still be that
-    /// inode ([`Workspace::open_listed`]).
+    /// inode ([`Sandbox::open_listed`]).
     listed_id: Option<FileId>,
 }
 
@@ -385,7 +385,7 @@ fn plan_collection(
     max_files: Option<u64>,
     allow_sensitive: bool,
     options: &ExpandOptions<'_>,
-    sandbox: &Workspace,
+    sandbox: &Sandbox,
 ) -> Vec<Listed> {
     // The collection's directory must itself lie inside the workspace: a directory that is
     // (or became) a symlink leading out is not walked, so no name from outside is listed.
@@ -641,7 +641,7 @@ fn skipped(key: &str, skip: Skip) -> Unit {
 }
 
 fn planned_file(
-    sandbox: &Arc<Workspace>,
+    sandbox: &Arc<Sandbox>,
     id: &str,
     lines: Option<LineRange>,
     options: &ExpandOptions<'_>,
@@ -683,7 +683,7 @@ fn sandbox_skip(err: SandboxError) -> Skip {
 
 /// Reads the file at workspace-relative `rel` through the sandbox, as text: size checked
 /// before reading, NUL bytes mean binary, UTF-8 required.
-pub fn read_text(sandbox: &Workspace, rel: &str, max_bytes: u64) -> Result<String, Skip> {
+pub fn read_text(sandbox: &Sandbox, rel: &str, max_bytes: u64) -> Result<String, Skip> {
     read_file_text(sandbox, rel, max_bytes, None).map(|(text, _)| text)
 }
 
@@ -698,7 +698,7 @@ const FIRST_READ: usize = 64 * 1024;
 /// `rel` opened for reading, a regular file within `max_bytes` (as its descriptor reports). A
 /// file a walk listed (`listed`) is opened once and must still be the inode listed.
 fn open_sized(
-    sandbox: &Workspace,
+    sandbox: &Sandbox,
     rel: &str,
     max_bytes: u64,
     listed: Option<FileId>,
@@ -725,7 +725,7 @@ fn open_sized(
 
 /// `rel`'s bytes, to the size its open descriptor reports (see [`PlannedUnit::read_raw`]).
 fn read_file_bytes(
-    sandbox: &Workspace,
+    sandbox: &Sandbox,
     rel: &str,
     max_bytes: u64,
     listed: Option<FileId>,
@@ -741,7 +741,7 @@ fn read_file_bytes(
 
 /// [`read_text`], with the stamp of the file read.
 fn read_file_text(
-    sandbox: &Workspace,
+    sandbox: &Sandbox,
     rel: &str,
     max_bytes: u64,
     listed: Option<FileId>,
@@ -753,7 +753,7 @@ fn read_file_text(
 /// [`read_file_text`], with the stamp also of a file its bytes leave out (binary, or not
 /// UTF-8): `None` for other skips, or when the file grew while it was read.
 fn read_file_text_stamped(
-    sandbox: &Workspace,
+    sandbox: &Sandbox,
     rel: &str,
     max_bytes: u64,
     listed: Option<FileId>,
@@ -1050,7 +1050,7 @@ mod tests {
         std::fs::write(p("bin"), b"a\0b").expect("w");
         std::fs::write(p("latin1"), b"caf\xe9").expect("w");
         std::fs::write(p("big"), vec![b'x'; 100]).expect("w");
-        let ws = Workspace::open(dir.path()).expect("ws");
+        let ws = Sandbox::open(dir.path()).expect("ws");
         assert_eq!(read_text(&ws, "ok.txt", 50), Ok("hello\n".into()));
         assert_eq!(read_text(&ws, "bin", 50), Err(Skip::Binary));
         assert_eq!(
@@ -1080,7 +1080,7 @@ mod tests {
         std::os::unix::fs::symlink(&outside, root.join("away")).expect("link");
         std::fs::hard_link(outside.join("passwd"), root.join("docs/hard.md")).expect("link");
         std::fs::write(root.join("docs/ok.md"), "# ok\n").expect("w");
-        let ws = Workspace::open(&root).expect("ws");
+        let ws = Sandbox::open(&root).expect("ws");
         for rel in ["pw", "away/passwd", "docs/hard.md"] {
             let skip = read_text(&ws, rel, 1000).expect_err(rel);
             assert_eq!(skip.code(), "unreadable", "{rel}: {skip}");

@@ -409,7 +409,7 @@ fn check_in_sandbox(uri: &str, id: &str, root: &Path) -> Result<(), SourceError>
         root: root.to_owned(),
         reason,
     };
-    let sandbox = ctx_fs::Workspace::open(root).map_err(|e| refused(e.to_string()))?;
+    let sandbox = ctx_fs::Sandbox::open(root).map_err(|e| refused(e.to_string()))?;
     sandbox
         .resolve(if id.is_empty() { "." } else { id })
         .map(drop)

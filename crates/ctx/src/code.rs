@@ -150,7 +150,7 @@ pub struct CodeContext<'a> {
     /// The sandbox every file is read through: a server's workspace. `None` confines each
     /// operation to the tree it names (the CLI: the user names the tree, and nothing read
     /// under it may lead out of it through a symlink or a hard link).
-    pub sandbox: Option<&'a ctx_fs::Workspace>,
+    pub sandbox: Option<&'a ctx_fs::Sandbox>,
     /// The time now in Unix seconds (the front end's clock): a file modified in the last
     /// seconds may change again without its stamp moving, so its stamp is not yet trusted.
     pub clock: &'a (dyn Fn() -> i64 + Send + Sync),
@@ -158,14 +158,14 @@ pub struct CodeContext<'a> {
 
 /// The sandbox of one operation: the caller's, or one opened at the target.
 struct Confined<'a> {
-    own: Option<ctx_fs::Workspace>,
-    given: Option<&'a ctx_fs::Workspace>,
+    own: Option<ctx_fs::Sandbox>,
+    given: Option<&'a ctx_fs::Sandbox>,
     /// The path to walk (canonical when the sandbox was opened here).
     walk_root: PathBuf,
 }
 
 impl Confined<'_> {
-    fn workspace(&self) -> &ctx_fs::Workspace {
+    fn workspace(&self) -> &ctx_fs::Sandbox {
         match (&self.own, self.given) {
             (Some(own), _) => own,
             (None, Some(given)) => given,
@@ -219,7 +219,7 @@ impl<'a> CodeContext<'a> {
         } else {
             walk_root.parent().unwrap_or(&walk_root)
         };
-        let own = ctx_fs::Workspace::open(dir).map_err(|err| io(std::io::Error::other(err)))?;
+        let own = ctx_fs::Sandbox::open(dir).map_err(|err| io(std::io::Error::other(err)))?;
         Ok(Confined {
             own: Some(own),
             given: None,
@@ -798,7 +798,7 @@ pub fn related(
     let (top, repo) = project_root(&cwd);
     // A sandbox below the repository's top is all that may be read: imports are resolved
     // inside it, and its paths are reported from the top (`shown` is its place there).
-    let (root, shown) = match cx.sandbox.map(ctx_fs::Workspace::root) {
+    let (root, shown) = match cx.sandbox.map(ctx_fs::Sandbox::root) {
         Some(sandbox) if sandbox != top && sandbox.starts_with(&top) => (
             sandbox.to_owned(),
             sandbox
@@ -1001,7 +1001,7 @@ pub fn diff_context(
     cwd: &Path,
     base: Option<&str>,
     head: Option<&str>,
-    sandbox: Option<&ctx_fs::Workspace>,
+    sandbox: Option<&ctx_fs::Sandbox>,
 ) -> Result<DiffContext, CodeError> {
     let repo = ctx_code::git::open_repository(cwd)?;
     let workdir = ctx_code::git::workdir(&repo);

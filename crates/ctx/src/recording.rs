@@ -85,7 +85,7 @@ pub struct RecordedStep<'a> {
 struct State {
     store: Store,
     builder: RunBuilder,
-    sandbox: Option<ctx_fs::Workspace>,
+    sandbox: Option<ctx_fs::Sandbox>,
     inputs: BTreeSet<String>,
     journal: fs::File,
     journal_path: PathBuf,
@@ -174,7 +174,7 @@ impl Recording {
             state: Mutex::new(Some(State {
                 store,
                 builder,
-                sandbox: ctx_fs::Workspace::open(&options.workspace_root).ok(),
+                sandbox: ctx_fs::Sandbox::open(&options.workspace_root).ok(),
                 inputs: BTreeSet::new(),
                 journal,
                 journal_path,

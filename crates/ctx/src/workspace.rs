@@ -465,7 +465,7 @@ impl Workspace {
         input: &FsReadInput,
         options: &ReadOptions,
     ) -> Result<FsReadOutput, CtxError> {
-        let sandbox = ctx_fs::Workspace::open(self.root()).map_err(|err| {
+        let sandbox = ctx_fs::Sandbox::open(self.root()).map_err(|err| {
             CtxError::InvalidInput(format!("workspace `{}`: {err}", self.root().display()))
         })?;
         Ok(ctx_fs::read::fs_read(&sandbox, input, options))

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result, bail};
 use clap::Args;
 use ctx::fs::read::{FsReadInput, OpResult, ReadOptions, fs_read};
-use ctx::fs::sandbox::{EntryKind, Workspace};
+use ctx::fs::sandbox::{EntryKind, Sandbox};
 use serde_json::{Value, json};
 
 use crate::context::Context;
@@ -89,7 +89,7 @@ pub fn run(args: &ReadArgs, ctx: &Context, out: &Output) -> Result<Status> {
         Some(dir) => ctx.cwd.join(dir),
         None => ctx.sandbox_root(),
     };
-    let workspace = Workspace::open(&root)?;
+    let workspace = Sandbox::open(&root)?;
     let request = if let Some(file) = &args.batch {
         read_batch(file, &ctx.cwd)?
     } else {
@@ -141,7 +141,7 @@ pub fn run(args: &ReadArgs, ctx: &Context, out: &Output) -> Result<Status> {
 }
 
 /// A relative PATH is taken from the working directory when that is inside the workspace.
-fn request_path(workspace: &Workspace, cwd: &Path, path: &str) -> String {
+fn request_path(workspace: &Sandbox, cwd: &Path, path: &str) -> String {
     if path.starts_with('/') {
         return path.to_owned();
     }
@@ -154,7 +154,7 @@ fn request_path(workspace: &Workspace, cwd: &Path, path: &str) -> String {
     }
 }
 
-fn single_operation(args: &ReadArgs, workspace: &Workspace, path: &str) -> Result<Value> {
+fn single_operation(args: &ReadArgs, workspace: &Sandbox, path: &str) -> Result<Value> {
     let mut op = if let Some(pattern) = &args.search {
         json!({
             "mode": "Search",

@@ -17,7 +17,7 @@ use rustix::fs::{Mode, OFlags, ResolveFlags};
 use serde::Serialize;
 
 use super::FsReadError;
-use crate::sandbox::{Resolver, Workspace};
+use crate::sandbox::{Resolver, Sandbox};
 use crate::walk::{WalkOptions, walk_with_errors};
 
 /// One entry of a listing.
@@ -87,7 +87,7 @@ impl DirectoryResult {
 /// Lists the directory open as `dir` (workspace-relative `rel`) to `depth` levels below its
 /// children, skipping the first `offset` entries.
 pub(crate) fn list(
-    workspace: &Workspace,
+    workspace: &Sandbox,
     dir: &File,
     rel: &str,
     depth: u32,
@@ -166,7 +166,7 @@ pub(crate) fn list(
 
 /// The path of the open directory `dir` as the kernel knows it (symlinks on the way
 /// resolved), when `/proc` tells and it lies inside the workspace.
-pub(crate) fn real_path(workspace: &Workspace, dir: &File) -> Option<std::path::PathBuf> {
+pub(crate) fn real_path(workspace: &Sandbox, dir: &File) -> Option<std::path::PathBuf> {
     let path = std::fs::read_link(format!("/proc/self/fd/{}", dir.as_raw_fd())).ok()?;
     path.starts_with(workspace.root()).then_some(path)
 }

@@ -1,5 +1,5 @@
 //! `fs_read`: the Amazon Q Developer CLI file tool (Line, Directory, Search, batches) over a
-//! sandboxed [`Workspace`].
+//! sandboxed [`Sandbox`].
 //!
 //! Input is `{"operations": [op, …]}` (a single op object is accepted too), each op with a
 //! `mode` and a `path` plus, per mode:
@@ -30,7 +30,7 @@ pub use line::LineResult;
 pub use search::{MAX_LINE, SearchMatch, SearchResult};
 
 use crate::error::{ErrorKind, SandboxError};
-use crate::sandbox::{EntryKind, Resolved, Workspace};
+use crate::sandbox::{EntryKind, Resolved, Sandbox};
 
 /// The default response cap: 400 KiB.
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 400 * 1024;
@@ -595,7 +595,7 @@ pub struct FsReadOutput {
 }
 
 /// Runs every operation of `input` in `workspace` and assembles the capped output.
-pub fn fs_read(workspace: &Workspace, input: &FsReadInput, options: &ReadOptions) -> FsReadOutput {
+pub fn fs_read(workspace: &Sandbox, input: &FsReadInput, options: &ReadOptions) -> FsReadOutput {
     let run = |parsed: &ParsedOperation| -> Result<OpResult, FsReadError> {
         match &parsed.operation {
             Ok(op) => run_operation(workspace, op, options),
@@ -626,7 +626,7 @@ pub fn fs_read(workspace: &Workspace, input: &FsReadInput, options: &ReadOptions
 
 /// Resolves the operation's path in the workspace and runs it.
 pub fn run_operation(
-    workspace: &Workspace,
+    workspace: &Sandbox,
     op: &Operation,
     options: &ReadOptions,
 ) -> Result<OpResult, FsReadError> {
@@ -635,12 +635,12 @@ pub fn run_operation(
     run_resolved(workspace, &resolved, op, options)
 }
 
-/// Runs the operation on a path already resolved (by [`Workspace::resolve`] of
+/// Runs the operation on a path already resolved (by [`Sandbox::resolve`] of
 /// `op.path()`); lets a caller look at the file's metadata first (for caching). Content in
 /// the result is redacted with the built-in rules (every front end of the file engine, the CLI,
 /// MCP, the HTTP server and Python, answers through here), each replacement reported.
 pub fn run_resolved(
-    workspace: &Workspace,
+    workspace: &Sandbox,
     resolved: &Resolved,
     op: &Operation,
     options: &ReadOptions,
@@ -741,7 +741,7 @@ fn redact_result(result: &mut OpResult) {
 }
 
 fn run_unredacted(
-    workspace: &Workspace,
+    workspace: &Sandbox,
     resolved: &Resolved,
     op: &Operation,
     options: &ReadOptions,

@@ -20,7 +20,7 @@ use regex_automata::meta::Regex;
 use serde::Serialize;
 
 use super::FsReadError;
-use crate::sandbox::{Workspace, open_beneath};
+use crate::sandbox::{Sandbox, open_beneath};
 use crate::walk::{WalkOptions, walk_with_errors};
 
 /// Longest line searched in full; longer lines are searched in their first this many bytes.
@@ -230,7 +230,7 @@ struct FileMatches {
 
 /// Searches the file or directory open as `target` (workspace-relative `rel`).
 pub(crate) fn search(
-    workspace: &Workspace,
+    workspace: &Sandbox,
     target: &File,
     is_dir: bool,
     rel: &str,

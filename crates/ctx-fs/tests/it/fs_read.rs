@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 
 use ctx_fs::read::{FsReadInput, OpResult, Operation, ReadOptions, fs_read, input_schema};
-use ctx_fs::sandbox::Workspace;
+use ctx_fs::sandbox::Sandbox;
 use serde_json::{Value, json};
 
 fn tree(files: &[(&str, &[u8])]) -> tempfile::TempDir {
@@ -24,7 +24,7 @@ fn run(root: &Path, request: &Value) -> Value {
 }
 
 fn run_with(root: &Path, request: &Value, options: &ReadOptions) -> Value {
-    let ws = Workspace::open(root).expect("workspace");
+    let ws = Sandbox::open(root).expect("workspace");
     let input = FsReadInput::from_json(request).expect("request parses");
     serde_json::to_value(fs_read(&ws, &input, options)).expect("json")
 }
@@ -318,7 +318,7 @@ fn the_response_cap_truncates_in_order_and_continuations_resume() {
 #[test]
 fn the_text_form_is_amazon_q_style() {
     let dir = tree(&[("a.txt", b"alpha\nbeta\n"), ("d/x.rs", b"x")]);
-    let ws = Workspace::open(dir.path()).expect("workspace");
+    let ws = Sandbox::open(dir.path()).expect("workspace");
     let single = fs_read(
         &ws,
         &FsReadInput::new([Operation::line("a.txt")]),

@@ -6,7 +6,7 @@ use std::io::{Seek, SeekFrom, Write};
 use std::time::Instant;
 
 use ctx_fs::read::{OpResult, Operation, ReadOptions, run_operation};
-use ctx_fs::sandbox::Workspace;
+use ctx_fs::sandbox::Sandbox;
 
 /// A field of /proc/self/io or /proc/self/status, in its unit (bytes or kB).
 fn proc_field(file: &str, name: &str) -> u64 {
@@ -59,7 +59,7 @@ fn measure() {
     let size = std::fs::metadata(&path).expect("meta").len();
     assert!(size > 1 << 30);
 
-    let ws = Workspace::open(dir.path()).expect("workspace");
+    let ws = Sandbox::open(dir.path()).expect("workspace");
     let options = ReadOptions::default();
     let read_before = proc_field("io", "rchar:");
     let rss_before = proc_field("status", "VmRSS:");

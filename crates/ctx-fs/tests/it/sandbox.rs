@@ -1,5 +1,5 @@
 //! The sandbox attack suite through the library: every case refused, for both resolvers,
-//! through `Workspace::resolve` and through `fs_read` in each mode; and a symlink swapped
+//! through `Sandbox::resolve` and through `fs_read` in each mode; and a symlink swapped
 //! while requests run never lets one out.
 
 #[path = "../support/attacks.rs"]
@@ -9,14 +9,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use ctx_fs::read::{FsReadInput, Operation, ReadOptions, fs_read};
-use ctx_fs::sandbox::{Resolver, SandboxOptions, Workspace};
+use ctx_fs::sandbox::{Resolver, Sandbox, SandboxOptions};
 
 fn resolvers() -> Vec<Resolver> {
     vec![Resolver::Auto, Resolver::Openat2, Resolver::Components]
 }
 
-fn workspace(fixture: &attacks::Fixture, resolver: Resolver) -> Option<Workspace> {
-    let ws = Workspace::with_options(
+fn workspace(fixture: &attacks::Fixture, resolver: Resolver) -> Option<Sandbox> {
+    let ws = Sandbox::with_options(
         &fixture.root,
         SandboxOptions {
             resolver,
@@ -146,7 +146,7 @@ fn legitimate_paths_still_resolve() {
 #[test]
 fn hard_links_are_allowed_when_the_policy_says_so() {
     let fixture = attacks::build();
-    let ws = Workspace::with_options(
+    let ws = Sandbox::with_options(
         &fixture.root,
         SandboxOptions {
             allow_hard_links: true,
@@ -161,7 +161,7 @@ fn hard_links_are_allowed_when_the_policy_says_so() {
 fn directory_listings_do_not_show_hard_links_unless_allowed() {
     let fixture = attacks::build();
     let listed = |allow_hard_links: bool| -> Vec<String> {
-        let ws = Workspace::with_options(
+        let ws = Sandbox::with_options(
             &fixture.root,
             SandboxOptions {
                 allow_hard_links,
@@ -266,7 +266,7 @@ fn open_with_a_fifo_swapped_in(
 struct ListedTree {
     tmp: tempfile::TempDir,
     root: std::path::PathBuf,
-    ws: Workspace,
+    ws: Sandbox,
     entries: Vec<ctx_fs::WalkEntry>,
 }
 
@@ -288,7 +288,7 @@ impl ListedTree {
             std::fs::write(root.join(name), format!("inside {name}\n")).expect("write");
         }
         std::fs::write(outside.join("x.txt"), "top secret\n").expect("write");
-        let ws = Workspace::with_options(
+        let ws = Sandbox::with_options(
             &root,
             SandboxOptions {
                 resolver,
