@@ -205,10 +205,24 @@ pub fn run(command: RunCommand, ctx: &Context, out: &Output) -> Result<Status> {
         RunCommand::Attach(args) => run_provenance::attach(&args, ctx, out),
         RunCommand::Verify(args) => run_provenance::verify(&args, ctx, out),
         RunCommand::Keygen(args) => run_provenance::keygen(&args, ctx, out),
+        RunCommand::Import(args) => {
+            // Bad input (a format, a tag, a file that is not there) is refused before the
+            // store is opened, so it leaves no store behind where there was none.
+            let FormatChoice(from) = args.from.parse()?;
+            if let Some(tag) = &args.tag {
+                ctx::runs::check_tag(tag)?;
+            }
+            if args.file.as_os_str() != "-" {
+                let path = ctx.cwd.join(&args.file);
+                std::fs::metadata(&path)
+                    .map_err(|source| ctx::runs::RunError::Read { path, source })?;
+            }
+            let (store, _) = ctx.open_store(out)?;
+            import(&args, from, ctx, &store, out)
+        }
         other => {
             let (store, _) = ctx.open_store(out)?;
             match other {
-                RunCommand::Import(args) => import(&args, ctx, &store, out),
                 RunCommand::Log(args) => log(&args, &store, out),
                 RunCommand::Show(args) => show(&args, &store, out),
                 RunCommand::Diff(args) => diff(&args, &store, out),
@@ -216,6 +230,7 @@ pub fn run(command: RunCommand, ctx: &Context, out: &Output) -> Result<Status> {
                 RunCommand::Tag(args) => tag(&args, &store, out),
                 RunCommand::Export(args) => export(&args, &store, out),
                 RunCommand::Replay(_)
+                | RunCommand::Import(_)
                 | RunCommand::Attach(_)
                 | RunCommand::Verify(_)
                 | RunCommand::Keygen(_) => unreachable!("routed above"),
@@ -224,12 +239,14 @@ pub fn run(command: RunCommand, ctx: &Context, out: &Output) -> Result<Status> {
     }
 }
 
-fn import(args: &ImportArgs, ctx: &Context, store: &Store, out: &Output) -> Result<Status> {
-    let FormatChoice(from) = args.from.parse()?;
-    if let Some(tag) = &args.tag {
-        // Before anything is stored, so a bad tag leaves the store unchanged.
-        ctx::runs::check_tag(tag)?;
-    }
+/// `ctx run import`, its input checked (`from` is the format asked for).
+fn import(
+    args: &ImportArgs,
+    from: Option<ctx::runs::RunFormat>,
+    ctx: &Context,
+    store: &Store,
+    out: &Output,
+) -> Result<Status> {
     let options = ImportOptions {
         from,
         lossy: args.lossy,

@@ -139,13 +139,17 @@ fn tokens_of_a_missing_file_says_so_once() {
     );
 }
 
-/// An error that names its cause in its own message does not repeat the cause on the line.
+/// An error that names its cause in its own message does not repeat the cause on the line, and
+/// a transcript that is not there is refused before a store is made for it.
 #[test]
 fn importing_a_missing_transcript_names_the_cause_once() {
     let env = Env::new();
-    env.run(&["init"]).ok();
     let run = env.run(&["run", "import", "nope.jsonl"]);
     run.bad_input("nope.jsonl");
+    assert!(
+        !env.home.join(".ctx").exists(),
+        "bad input leaves no global store behind"
+    );
     assert_eq!(
         run.stderr.matches("os error 2").count(),
         1,
