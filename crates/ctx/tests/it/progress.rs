@@ -12,6 +12,18 @@ use ctx::sources::AddOptions;
 use ctx::sources::sensitive::SensitivePaths;
 use ctx::store::Store;
 
+/// Pack settings for small test trees: a 1,000-token budget, exact counts, no custom rules.
+fn settings() -> PackSettings {
+    PackSettings {
+        default_budget: 1000,
+        default_tokenizer: TokenizerKind::O200kBase,
+        max_file_bytes: 1 << 20,
+        command_timeout: Duration::from_secs(5),
+        redactor: Redactor::with_custom(&[]).expect("rules"),
+        sensitive: SensitivePaths::with_extra(&[]).expect("patterns"),
+    }
+}
+
 #[derive(Default)]
 struct Recorder {
     phases: Mutex<Vec<(String, Option<u64>)>>,
@@ -45,14 +57,7 @@ fn a_reported_render_is_the_same_render() {
     let ctx = PackContext {
         store: &store,
         root: root.clone(),
-        settings: PackSettings {
-            default_budget: 1000,
-            default_tokenizer: TokenizerKind::O200kBase,
-            max_file_bytes: 1 << 20,
-            command_timeout: Duration::from_secs(5),
-            redactor: Redactor::with_custom(&[]).expect("rules"),
-            sensitive: SensitivePaths::with_extra(&[]).expect("patterns"),
-        },
+        settings: settings(),
         clock: &|| 0,
     };
     packs::create_pack(&ctx, "p", Some(1000), None, 0).expect("create");
@@ -87,14 +92,7 @@ fn a_one_shot_pack_reports_walk_read_and_write() {
     for i in 0..3 {
         std::fs::write(root.join(format!("f{i}.txt")), format!("file {i}\n")).expect("write");
     }
-    let settings = PackSettings {
-        default_budget: 1000,
-        default_tokenizer: TokenizerKind::O200kBase,
-        max_file_bytes: 1 << 20,
-        command_timeout: Duration::from_secs(5),
-        redactor: Redactor::with_custom(&[]).expect("rules"),
-        sensitive: SensitivePaths::with_extra(&[]).expect("patterns"),
-    };
+    let settings = settings();
     let recorder = Recorder::default();
     let request = packs::OneShotRequest::default();
     let reported =
@@ -129,14 +127,7 @@ fn a_render_stops_when_its_caller_gives_up() {
     for i in 0..3 {
         std::fs::write(root.join(format!("f{i}.txt")), format!("file {i}\n")).expect("write");
     }
-    let settings = PackSettings {
-        default_budget: 1000,
-        default_tokenizer: TokenizerKind::O200kBase,
-        max_file_bytes: 1 << 20,
-        command_timeout: Duration::from_secs(5),
-        redactor: Redactor::with_custom(&[]).expect("rules"),
-        sensitive: SensitivePaths::with_extra(&[]).expect("patterns"),
-    };
+    let settings = settings();
     let request = packs::OneShotRequest::default();
     let flag = std::sync::atomic::AtomicBool::new(true);
     let recorder = Recorder::default();
