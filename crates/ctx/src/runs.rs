@@ -12,3 +12,14 @@ pub fn load_with_refs(store: &Store, id: &str) -> Result<(Run, Vec<String>), Run
     let refs = refs_by_run(store)?.remove(&run.id).unwrap_or_default();
     Ok((run, refs))
 }
+
+/// Refuses a transcript path that is not there (or cannot be looked at) before anything is
+/// stored, so bad input leaves no store behind where there was none.
+pub fn check_importable(path: &std::path::Path) -> Result<(), RunError> {
+    std::fs::metadata(path)
+        .map(|_| ())
+        .map_err(|source| RunError::Read {
+            path: path.to_owned(),
+            source,
+        })
+}

@@ -213,9 +213,7 @@ pub fn run(command: RunCommand, ctx: &Context, out: &Output) -> Result<Status> {
                 ctx::runs::check_tag(tag)?;
             }
             if args.file.as_os_str() != "-" {
-                let path = ctx.cwd.join(&args.file);
-                std::fs::metadata(&path)
-                    .map_err(|source| ctx::runs::RunError::Read { path, source })?;
+                ctx::runs::check_importable(&ctx.cwd.join(&args.file))?;
             }
             let (store, _) = ctx.open_store(out)?;
             import(&args, from, ctx, &store, out)
