@@ -242,3 +242,77 @@ fn front_ends_open_no_path_themselves() {
         offenders.join("\n")
     );
 }
+
+/// Calls of a facade module's functions in `text`: `packs::render(`, `ctx::select::select(`
+/// (a module path that does not continue another path, then a lower-case name and `(`).
+fn module_calls(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut calls = 0;
+    for module in ["packs::", "select::", "code::", "runs::"] {
+        let mut from = 0;
+        while let Some(at) = text[from..].find(module) {
+            let start = from + at;
+            from = start + module.len();
+            let before = &text[..start];
+            // The facade is `ctx`, or `ctx_facade` where a crate renames it (ctx-py).
+            let before = before
+                .strip_suffix("ctx::")
+                .or_else(|| before.strip_suffix("ctx_facade::"))
+                .unwrap_or(before);
+            let continues = before
+                .bytes()
+                .next_back()
+                .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':');
+            let name_len = bytes[from..]
+                .iter()
+                .take_while(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || **b == b'_')
+                .count();
+            if !continues && name_len > 0 && bytes.get(from + name_len) == Some(&b'(') {
+                calls += 1;
+            }
+        }
+    }
+    calls
+}
+
+/// The one facade (ARCHITECTURE.md): every use case is to be a method of `ctx::Workspace`.
+/// Until the front ends are moved, their direct calls of the facade's module functions and
+/// the `*Context` structs they build by hand may only go down: lower a ceiling when you move
+/// calls onto `Workspace`, never raise it.
+#[test]
+fn front_ends_call_the_facade_s_modules_no_more_than_before() {
+    // (crate, module-function calls, hand-built contexts), counted when this test was written.
+    let ceilings = [
+        ("ctx-cli", 88, 8),
+        ("ctx-mcp", 36, 4),
+        ("ctx-server", 0, 0),
+        ("ctx-py", 1, 0),
+    ];
+    let mut over = Vec::new();
+    for (name, max_calls, max_contexts) in ceilings {
+        let mut files = Vec::new();
+        rust_files(
+            &workspace_root().join("crates").join(name).join("src"),
+            &mut files,
+        );
+        let (mut calls, mut contexts) = (0, 0);
+        for file in &files {
+            let text = std::fs::read_to_string(file).expect("source file");
+            calls += module_calls(&text);
+            contexts += ["CodeContext {", "SelectContext {", "PackContext {"]
+                .iter()
+                .map(|c| text.matches(c).count())
+                .sum::<usize>();
+        }
+        if calls > max_calls || contexts > max_contexts {
+            over.push(format!(
+                "{name}: {calls} module calls (at most {max_calls}), {contexts} hand-built contexts (at most {max_contexts})"
+            ));
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "front ends call around ctx::Workspace more than before; add a Workspace method instead:\n{}",
+        over.join("\n")
+    );
+}
