@@ -144,28 +144,97 @@ impl Language {
     }
 }
 
-/// A project type guessed from manifest files in a directory (`rust`, `python`, …).
+/// A project type guessed from manifest files in a directory (`rust`, `python`, …). When
+/// manifests of several types are there (a Python project with a `package.json` for its
+/// JavaScript tests), the type with the most source files near the top of the tree wins
+/// ([`count_sources`]); a tie goes to the first in the order below.
 pub fn detect_project_type(dir: &Path) -> Option<&'static str> {
     let has = |name: &str| dir.join(name).exists();
+    let mut found: Vec<&'static str> = Vec::new();
     if has("Cargo.toml") {
-        Some("rust")
-    } else if has("go.mod") {
-        Some("go")
-    } else if has("package.json") {
-        Some(if has("tsconfig.json") {
+        found.push("rust");
+    }
+    if has("go.mod") {
+        found.push("go");
+    }
+    if has("package.json") {
+        found.push(if has("tsconfig.json") {
             "typescript"
         } else {
             "javascript"
-        })
-    } else if has("pyproject.toml") || has("setup.py") || has("requirements.txt") {
-        Some("python")
-    } else if has("pom.xml") || has("build.gradle") || has("build.gradle.kts") {
-        Some("java")
-    } else if has("CMakeLists.txt") || has("meson.build") || has("Makefile") {
-        Some("c/c++")
-    } else {
-        None
+        });
     }
+    if has("pyproject.toml") || has("setup.py") || has("requirements.txt") {
+        found.push("python");
+    }
+    if has("pom.xml") || has("build.gradle") || has("build.gradle.kts") {
+        found.push("java");
+    }
+    if has("CMakeLists.txt") || has("meson.build") || has("Makefile") {
+        found.push("c/c++");
+    }
+    if found.len() <= 1 {
+        return found.first().copied();
+    }
+    let counts = count_sources(dir);
+    let files = |kind: &str| -> usize {
+        let extensions: &[&str] = match kind {
+            "rust" => &["rs"],
+            "go" => &["go"],
+            "typescript" => &["ts", "tsx", "js", "jsx", "mjs", "cjs"],
+            "javascript" => &["js", "jsx", "mjs", "cjs"],
+            "python" => &["py"],
+            "java" => &["java", "kt"],
+            _ => &["c", "h", "cc", "cpp", "hpp", "cxx"],
+        };
+        extensions
+            .iter()
+            .map(|e| counts.get(*e).copied().unwrap_or(0))
+            .sum()
+    };
+    // The first of the most (max_by_key keeps the last of equals, so walk in reverse).
+    found.iter().rev().copied().max_by_key(|kind| files(kind))
+}
+
+/// Files per extension in the first three levels of `dir`, skipping hidden directories and
+/// dependency or build output (`node_modules`, `target`, `vendor`, `build`, `dist`), and
+/// stopping after 5,000 entries: enough to tell a project's language, cheap enough for a hook.
+fn count_sources(dir: &Path) -> std::collections::HashMap<String, usize> {
+    const SKIP: &[&str] = &["node_modules", "target", "vendor", "build", "dist"];
+    let mut counts = std::collections::HashMap::new();
+    let mut budget = 5_000usize;
+    let mut level = vec![dir.to_path_buf()];
+    for _ in 0..3 {
+        let mut next = Vec::new();
+        for d in &level {
+            let Ok(entries) = std::fs::read_dir(d) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if budget == 0 {
+                    return counts;
+                }
+                budget -= 1;
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with('.') {
+                    continue;
+                }
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if kind.is_dir() {
+                    if !SKIP.contains(&name.as_ref()) {
+                        next.push(entry.path());
+                    }
+                } else if let Some((_, ext)) = name.rsplit_once('.') {
+                    *counts.entry(ext.to_ascii_lowercase()).or_insert(0) += 1;
+                }
+            }
+        }
+        level = next;
+    }
+    counts
 }
 
 /// The first 12 hex digits of the built-in redaction rules' fingerprint (computed once).
@@ -181,6 +250,43 @@ fn redaction_tag() -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_project_type_with_the_most_sources_wins_between_manifests() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        let write = |path: &str| {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, "x").expect("write");
+        };
+        write("package.json");
+        assert_eq!(detect_project_type(root), Some("javascript"));
+        // A Python project with a package.json for its JavaScript tests (Django's layout).
+        write("setup.py");
+        for f in [
+            "pkg/__init__.py",
+            "pkg/a.py",
+            "pkg/sub/b.py",
+            "tests/test_a.py",
+        ] {
+            write(f);
+        }
+        write("js_tests/admin/x.js");
+        for f in [
+            "node_modules/m/a.js",
+            "node_modules/m/b.js",
+            "node_modules/m/c.js",
+        ] {
+            write(f);
+        }
+        assert_eq!(detect_project_type(root), Some("python"));
+        // A tie goes to the first in order (Rust before the others).
+        let tie = tempfile::tempdir().expect("tempdir");
+        std::fs::write(tie.path().join("Cargo.toml"), "").expect("write");
+        std::fs::write(tie.path().join("pyproject.toml"), "").expect("write");
+        assert_eq!(detect_project_type(tie.path()), Some("rust"));
+    }
 
     #[test]
     fn extensions_map_to_languages_and_every_grammar_loads() {
