@@ -1055,9 +1055,6 @@ fn stream_job_retaining(
         progress,
     )?;
 
-    // Budget: fill greedily with a reserve for the head and tail; if the frame of what was
-    // kept needs more than the reserve, raise it and fill again (the reserve only grows, and
-    // is bounded by the largest frame, so this ends).
     tracing::debug!(
         cached = counter.cached,
         counted = counter.counted,
@@ -1065,29 +1062,16 @@ fn stream_job_retaining(
         "render: read (pass one)"
     );
     let budget = policy.budget_tokens;
-    let Fitted {
-        keep,
-        blocks_used,
-        head,
-        head_tokens,
-        tail,
-        tail_tokens,
-        reserve,
-    } = fit_budget(job, &mut prepared, &mut counts, &mut counter)?;
-    let frame_tokens = head_tokens + tail_tokens;
-    let used = blocks_used + frame_tokens;
+    let fitted = fit_budget(job, &mut prepared, &mut counts, &mut counter)?;
+    let frame_tokens = fitted.head_tokens + fitted.tail_tokens;
+    let used = fitted.blocks_used + frame_tokens;
+    let reserve = fitted.reserve;
 
     let written = write_payload(
         job,
         out,
-        &FrameText {
-            head: &head,
-            head_tokens,
-            tail: &tail,
-            tail_tokens,
-        },
+        &fitted,
         &prepared,
-        &keep,
         &counts,
         cache.as_ref(),
         progress,
@@ -1099,7 +1083,7 @@ fn stream_job_retaining(
         excluded,
         redactions,
         items,
-    } = items_of(job, prepared, &counts, keep, reserve);
+    } = items_of(job, prepared, &counts, &fitted.keep, reserve);
 
     let render_hash = canonical::hash(&RenderIdentity {
         packs: &job.packs,
@@ -1384,14 +1368,6 @@ fn settle_chunk(
     Ok((fresh_counts, remember))
 }
 
-/// The payload's head and tail, with their tokens.
-struct FrameText<'a> {
-    head: &'a str,
-    head_tokens: u64,
-    tail: &'a str,
-    tail_tokens: u64,
-}
-
 /// What [`write_payload`] wrote.
 struct Written {
     pieces: Vec<PayloadPiece>,
@@ -1405,21 +1381,23 @@ struct Written {
 fn write_payload(
     job: &RenderJob<'_>,
     out: &mut dyn Write,
-    frame: &FrameText<'_>,
+    fitted: &Fitted,
     prepared: &[Prepared],
-    keep: &[bool],
     counts: &[Option<u64>],
     cache: Option<&RenderCache<'_>>,
     progress: &dyn Progress,
 ) -> Result<Written, CtxError> {
     let policy = &job.policy;
     let redactor = &job.settings.redactor;
-    let FrameText {
+    let Fitted {
+        keep,
         head,
         head_tokens,
         tail,
         tail_tokens,
-    } = *frame;
+        ..
+    } = fitted;
+    let (head_tokens, tail_tokens) = (*head_tokens, *tail_tokens);
     // The payload, written as it goes: head, kept blocks in order, tail.
     let mut sink = PayloadSink {
         out,
@@ -1719,7 +1697,7 @@ fn items_of(
     job: &RenderJob<'_>,
     prepared: Vec<Prepared>,
     counts: &[Option<u64>],
-    keep: Vec<bool>,
+    keep: &[bool],
     reserve: u64,
 ) -> Listed {
     let budget = job.policy.budget_tokens;
@@ -1727,7 +1705,12 @@ fn items_of(
     let mut excluded = Vec::new();
     let mut redactions: BTreeMap<(String, String, u32, String), u64> = BTreeMap::new();
     let mut items = Vec::new();
-    for (position, ((p, count), fits)) in prepared.into_iter().zip(counts).zip(keep).enumerate() {
+    for (position, ((p, count), fits)) in prepared
+        .into_iter()
+        .zip(counts)
+        .zip(keep.iter().copied())
+        .enumerate()
+    {
         let unit = p.planned.unit;
         let path = unit.label;
         let JobSource {
