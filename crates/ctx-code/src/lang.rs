@@ -196,43 +196,22 @@ pub fn detect_project_type(dir: &Path) -> Option<&'static str> {
     found.iter().rev().copied().max_by_key(|kind| files(kind))
 }
 
-/// Files per extension in the first three levels of `dir`, skipping hidden directories and
-/// dependency or build output (`node_modules`, `target`, `vendor`, `build`, `dist`), and
-/// stopping after 5,000 entries: enough to tell a project's language, cheap enough for a hook.
+/// Files per extension in the first three levels of `dir`, walked as every other listing is
+/// (`ctx_fs::walk`: gitignore rules, dependency and build directories skipped, one thread):
+/// enough to tell a project's language, cheap enough for a hook.
 fn count_sources(dir: &Path) -> std::collections::HashMap<String, usize> {
-    const SKIP: &[&str] = &["node_modules", "target", "vendor", "build", "dist"];
+    let options = ctx_fs::WalkOptions {
+        max_depth: Some(3),
+        threads: 1,
+        metadata: false,
+        ..ctx_fs::WalkOptions::default()
+    };
     let mut counts = std::collections::HashMap::new();
-    let mut budget = 5_000usize;
-    let mut level = vec![dir.to_path_buf()];
-    for _ in 0..3 {
-        let mut next = Vec::new();
-        for d in &level {
-            let Ok(entries) = std::fs::read_dir(d) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                if budget == 0 {
-                    return counts;
-                }
-                budget -= 1;
-                let name = entry.file_name();
-                let name = name.to_string_lossy();
-                if name.starts_with('.') {
-                    continue;
-                }
-                let Ok(kind) = entry.file_type() else {
-                    continue;
-                };
-                if kind.is_dir() {
-                    if !SKIP.contains(&name.as_ref()) {
-                        next.push(entry.path());
-                    }
-                } else if let Some((_, ext)) = name.rsplit_once('.') {
-                    *counts.entry(ext.to_ascii_lowercase()).or_insert(0) += 1;
-                }
-            }
+    for entry in ctx_fs::walk(dir, &options).unwrap_or_default() {
+        let name = entry.rel.rsplit('/').next().unwrap_or(&entry.rel);
+        if let Some((_, ext)) = name.rsplit_once('.') {
+            *counts.entry(ext.to_ascii_lowercase()).or_insert(0) += 1;
         }
-        level = next;
     }
     counts
 }
