@@ -1,11 +1,12 @@
 //! Token counting, exact for OpenAI's `o200k_base` and `cl100k_base`, approximate otherwise.
 //!
-//! The exact tokenizers are `bpe-openai`'s (GitHub's linear-time BPE): its counts equal
-//! tiktoken's `encode_ordinary`, so text that merely looks like a special token
-//! (`<|endoftext|>` inside a file) is counted as the ordinary text it is. The build script
-//! stores the byte-pair tables counting needs, LZ4-compressed (`build.rs`, `write_tokenizer`); each
-//! is unpacked once, lazily, the first time [`TokenizerKind::tokenizer`] counts with it, so
-//! commands that count nothing never pay for it.
+//! The exact tokenizers are GitHub's linear-time BPE (the `bpe` crate) with `bpe-openai`'s
+//! patterns and hash factor: their counts equal tiktoken's `encode_ordinary`, so text that
+//! merely looks like a special token (`<|endoftext|>` inside a file) is counted as the ordinary
+//! text it is. The build script builds the byte-pair tables from OpenAI's rank files
+//! (`data/`) and stores what counting reads, LZ4-compressed (`build.rs`, `write_tokenizer`);
+//! each is unpacked once, lazily, the first time [`TokenizerKind::tokenizer`] counts with it,
+//! so commands that count nothing never pay for it.
 
 use std::cell::RefCell;
 use std::fmt;
