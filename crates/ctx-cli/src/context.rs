@@ -88,9 +88,24 @@ impl Context {
             .to_owned()
     }
 
-    /// The sandbox at [`Context::sandbox_root`].
-    pub fn sandbox(&self) -> Result<ctx::fs::sandbox::Sandbox> {
-        Ok(ctx::fs::sandbox::Sandbox::open(self.sandbox_root())?)
+    /// The workspace this invocation acts in: the facade every command calls. Its store is
+    /// opened on first use; [`Context::store`] says when that created the global store.
+    pub fn workspace(&self) -> Result<ctx::Workspace> {
+        let options = ctx::OpenOptions {
+            cwd: self.cwd.clone(),
+            store: self.explicit_store.clone(),
+            init: false,
+            env: ctx::Environment {
+                ctx_home: self.ctx_home.clone(),
+                home: self.home.clone(),
+                global_config: self.global_config_path(),
+                vars: self.env.clone(),
+            },
+        };
+        Ok(ctx::Workspace::open(
+            &options,
+            std::sync::Arc::new(crate::commands::select::now),
+        )?)
     }
 
     /// `HOME`, as read at start-up.
@@ -101,6 +116,24 @@ impl Context {
     /// The store named with `--store` (or `CTX_STORE`), if any.
     pub fn explicit_store(&self) -> Option<&std::path::Path> {
         self.explicit_store.as_deref()
+    }
+
+    /// `ws`'s store, opened now; the first use of the global store creates it, which is said
+    /// once on stderr.
+    pub fn store<'a>(ws: &'a ctx::Workspace, out: &crate::output::Output) -> Result<&'a Store> {
+        let store = ws.store()?;
+        Self::said_created(ws, out);
+        Ok(store)
+    }
+
+    /// Says on stderr that the global store was created, if `ws` just created it.
+    pub fn said_created(ws: &ctx::Workspace, out: &crate::output::Output) {
+        if let Some(location) = ws.location().filter(|_| ws.created_store()) {
+            out.note(&format!(
+                "created the global store at {} (run `ctx init` in a project for a project store)",
+                location.dir.display()
+            ));
+        }
     }
 
     /// Where the store is (it may not exist yet if it is the global one).

@@ -1,12 +1,11 @@
 //! Resources: every pack as `ctx://pack/<name>` (its settings and sources, JSON) and every
 //! snapshot as `ctx://snapshot/<id>` (its payload, byte for byte).
 
-use ctx::packs;
 use rmcp::ErrorData;
 use rmcp::model::{Resource, ResourceContents, ResourceTemplate};
 
 use crate::error::ToolError;
-use crate::workspace::Workspace;
+use crate::workspace::WorkspacePool;
 
 const PACK_PREFIX: &str = "ctx://pack/";
 const SNAPSHOT_PREFIX: &str = "ctx://snapshot/";
@@ -33,10 +32,10 @@ fn style_of(policy_json: &str) -> String {
 }
 
 /// Every pack and snapshot.
-pub fn list(ws: &Workspace) -> Result<Vec<Resource>, ErrorData> {
-    ws.with_store(|store| {
+pub fn list(ws: &WorkspacePool) -> Result<Vec<Resource>, ErrorData> {
+    ws.with(|ws| {
         let mut out = Vec::new();
-        for pack in packs::list_packs(store)? {
+        for pack in ws.pack_list()? {
             out.push(
                 Resource::new(format!("{PACK_PREFIX}{}", pack.name), pack.name.clone())
                     .with_title(format!("Pack {}", pack.name))
@@ -47,7 +46,7 @@ pub fn list(ws: &Workspace) -> Result<Vec<Resource>, ErrorData> {
                     .with_mime_type("application/json"),
             );
         }
-        for snapshot in packs::list_snapshots(store)? {
+        for snapshot in ws.pack_snapshots()? {
             let id = snapshot.snapshot_id.to_string();
             let name = snapshot
                 .label
@@ -86,17 +85,17 @@ pub fn templates() -> Vec<ResourceTemplate> {
 }
 
 /// Reads one resource.
-pub fn read(ws: &Workspace, uri: &str) -> Result<ResourceContents, ErrorData> {
+pub fn read(ws: &WorkspacePool, uri: &str) -> Result<ResourceContents, ErrorData> {
     if let Some(name) = uri.strip_prefix(PACK_PREFIX) {
         let view = ws
-            .with_packs(|pcx| Ok(packs::show_pack(pcx, name)?))
+            .with(|ws| Ok(ws.pack_show(name)?))
             .map_err(|e| ErrorData::resource_not_found(format!("{uri}: {e}"), None))?;
         let text = serde_json::to_string_pretty(&view).expect("pack views serialize");
         return Ok(ResourceContents::text(text, uri).with_mime_type("application/json"));
     }
     if let Some(reference) = uri.strip_prefix(SNAPSHOT_PREFIX) {
         let (snapshot, bytes) = ws
-            .with_packs(|pcx| Ok(packs::render_snapshot(pcx, reference)?))
+            .with(|ws| Ok(ws.pack_snapshot_payload(reference)?))
             .map_err(|e| ErrorData::resource_not_found(format!("{uri}: {e}"), None))?;
         let text = String::from_utf8(bytes).map_err(|_| {
             ErrorData::internal_error(

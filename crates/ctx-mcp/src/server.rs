@@ -21,15 +21,14 @@ use crate::error::{McpError, ToolError};
 use crate::notify::{self, Reporter};
 use crate::resources;
 use crate::tools::{self, Call, MAX_ARGUMENT_BYTES, ToolDef};
-use crate::workspace::Workspace;
+use crate::workspace::WorkspacePool;
 
 struct Inner {
-    workspace: Workspace,
+    workspace: WorkspacePool,
     tools: Vec<Arc<ToolDef>>,
     /// Tools left out, and why (to explain unknown-tool errors).
     withheld: Vec<Withheld>,
     recorder: Option<Arc<dyn CallRecorder>>,
-    clock: ctx::Clock,
     call_budget: std::time::Duration,
     instructions: String,
     /// The walk and file contents `ctx_search` reuses between calls (stat-validated).
@@ -132,7 +131,7 @@ enum Withheld {
 impl CtxServer {
     /// Opens the workspace (and its store) and prepares the tools.
     pub fn new(config: &McpConfig) -> Result<Self, McpError> {
-        let workspace = Workspace::open(config)?;
+        let workspace = WorkspacePool::open(config)?;
         let set = match &config.tools {
             Some(set) => set.clone(),
             None => ToolSet::from_layers(&config.layers)?,
@@ -145,7 +144,6 @@ impl CtxServer {
                 tools,
                 withheld,
                 recorder: config.recorder.clone(),
-                clock: Arc::clone(&config.clock),
                 call_budget: config.call_budget,
                 instructions,
                 tree_cache: ctx::code::TreeCache::with_settings(config.tree_cache.clone()),
@@ -258,7 +256,6 @@ impl CtxServer {
                     workspace: &server.inner.workspace,
                     tool: &tool_name,
                     arguments: &args,
-                    now: (server.inner.clock)(),
                     tree_cache: &server.inner.tree_cache,
                     progress: &cancellable,
                 };
@@ -328,7 +325,7 @@ impl CtxServer {
 
     async fn blocking<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Workspace) -> Result<T, ErrorData> + Send + 'static,
+        f: impl FnOnce(&WorkspacePool) -> Result<T, ErrorData> + Send + 'static,
     ) -> Result<T, ErrorData> {
         let server = self.clone();
         tokio::task::spawn_blocking(move || f(&server.inner.workspace))
@@ -362,7 +359,7 @@ pub const ERROR_META_KEY: &str = "ctx/error";
 
 /// What the server tells the agent at the start of a session: one line per kind of tool it
 /// offers, then how answers, paths and errors work.
-fn instructions(workspace: &Workspace, offered: &[Arc<ToolDef>]) -> String {
+fn instructions(workspace: &WorkspacePool, offered: &[Arc<ToolDef>]) -> String {
     let has = |name: &str| offered.iter().any(|d| d.tool.name == name);
     let mut text = format!(
         "ctx gives you context for the workspace at {}.\n",

@@ -1,22 +1,19 @@
 //! The workspace a server answers for: its root directory (the sandbox every path argument is
 //! resolved in), its store, and the settings in force.
 //!
-//! Stores hold a SQLite connection, which one thread uses at a time, so the workspace keeps a
-//! small pool of open stores (each with its compiled pack settings) and lends one to each tool
-//! call; concurrent calls get their own.
+//! Stores hold a SQLite connection, which one thread uses at a time, so the server keeps a
+//! small pool of open [`ctx::Workspace`]s (the facade every use case is a method of) and lends
+//! one to each tool call; concurrent calls get their own.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use ctx::config::ConfigLayers;
 use ctx::core::TokenizerKind;
-use ctx::packs::{PackContext, PackSettings};
-use ctx::store::Store;
 
 use crate::config::McpConfig;
 use crate::error::{McpError, ToolError};
 
-/// Open stores kept for reuse; more may be open at once under load, the rest are closed.
+/// Open workspaces kept for reuse; more may be open at once under load, the rest are closed.
 const POOL_SIZE: usize = 16;
 
 /// A path argument resolved inside the workspace.
@@ -28,28 +25,19 @@ pub struct Resolved {
     pub rel: String,
 }
 
-/// One pooled store with the settings compiled for it.
-struct Worker {
-    store: Store,
-    settings: PackSettings,
-}
-
-/// The root, store and settings one server answers for.
-pub struct Workspace {
+/// The root, store and settings one server answers for, and the facade workspaces it lends.
+pub struct WorkspacePool {
     root: PathBuf,
-    store_dir: PathBuf,
-    sources_root: PathBuf,
-    layers: ConfigLayers,
+    options: ctx::ServeOptions,
     tokenizer: TokenizerKind,
     max_tokens: u64,
-    pool: Mutex<Vec<Worker>>,
-    /// The file engine's sandbox (holds the root open), for `fs_read`.
+    pool: Mutex<Vec<ctx::Workspace>>,
+    /// The file engine's sandbox (holds the root open), for resolving path arguments.
     sandbox: Result<ctx::fs::Sandbox, String>,
-    /// The server's clock (renders remember only file stamps old enough to trust).
     clock: ctx::Clock,
 }
 
-impl Workspace {
+impl WorkspacePool {
     /// Checks the root, opens the store once (so a broken store fails at start, not on the
     /// first call) and resolves the settings.
     pub fn open(config: &McpConfig) -> Result<Self, McpError> {
@@ -73,20 +61,23 @@ impl Workspace {
             .count("mcp.max_tokens")
             .map_err(ctx::CtxError::from)?;
         let sandbox = ctx::fs::Sandbox::open(&root).map_err(|e| e.to_string());
-        let workspace = Self {
+        let pool = Self {
             sandbox,
+            options: ctx::ServeOptions {
+                root: root.clone(),
+                store_dir: config.store_dir.clone(),
+                sources_root: config.sources_root.clone(),
+                layers: config.layers.clone(),
+            },
             root,
-            store_dir: config.store_dir.clone(),
-            sources_root: config.sources_root.clone(),
-            layers: config.layers.clone(),
             tokenizer,
             max_tokens,
             pool: Mutex::new(Vec::new()),
             clock: std::sync::Arc::clone(&config.clock),
         };
-        let worker = workspace.new_worker()?;
-        workspace.give_back(worker);
-        Ok(workspace)
+        let first = pool.open_one()?;
+        pool.give_back(first);
+        Ok(pool)
     }
 
     /// The workspace root (canonical).
@@ -108,10 +99,8 @@ impl Workspace {
     /// path the other tools take; unchanged when the two roots are the same or the file lies
     /// outside the workspace.
     pub fn from_sources(&self, path: &str) -> String {
-        let sources = self
-            .sources_root
-            .canonicalize()
-            .unwrap_or_else(|_| self.sources_root.clone());
+        let sources = &self.options.sources_root;
+        let sources = sources.canonicalize().unwrap_or_else(|_| sources.clone());
         if sources == self.root {
             return path.to_owned();
         }
@@ -132,76 +121,40 @@ impl Workspace {
             .map_err(|e| ToolError::failed(ctx::ErrorKind::Io, e.clone()))
     }
 
-    /// The store, as this workspace sees it: a store that is not the workspace's own
-    /// (`ROOT/.ctx`), such as the global store or `ctx serve`'s fallback, is shared with other
-    /// workspaces, and shows this one only its own packs, snapshots, runs and indexes.
-    pub fn open_store(&self) -> Result<Store, McpError> {
-        let store = Store::open(&self.store_dir)?;
-        let own = self.root.join(ctx::store::STORE_DIR_NAME);
-        let own = own.canonicalize().unwrap_or(own);
-        let dir = self
-            .store_dir
-            .canonicalize()
-            .unwrap_or_else(|_| self.store_dir.clone());
-        Ok(if dir == own {
-            store
-        } else {
-            store.scoped(&self.root)
-        })
+    fn open_one(&self) -> Result<ctx::Workspace, McpError> {
+        Ok(ctx::Workspace::serve(
+            &self.options,
+            std::sync::Arc::clone(&self.clock),
+        )?)
     }
 
-    fn new_worker(&self) -> Result<Worker, McpError> {
-        Ok(Worker {
-            store: self.open_store()?,
-            settings: PackSettings::from_layers(&self.layers)?,
-        })
-    }
-
-    fn take(&self) -> Result<Worker, ToolError> {
+    fn take(&self) -> Result<ctx::Workspace, ToolError> {
         let pooled = self
             .pool
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop();
         match pooled {
-            Some(worker) => Ok(worker),
-            None => self.new_worker().map_err(ToolError::from),
+            Some(workspace) => Ok(workspace),
+            None => self.open_one().map_err(ToolError::from),
         }
     }
 
-    fn give_back(&self, worker: Worker) {
+    fn give_back(&self, workspace: ctx::Workspace) {
         let mut pool = self.pool.lock().unwrap_or_else(PoisonError::into_inner);
         if pool.len() < POOL_SIZE {
-            pool.push(worker);
+            pool.push(workspace);
         }
     }
 
-    /// Runs `f` with a pack context on a pooled store.
-    pub fn with_packs<T>(
+    /// Runs `f` with a pooled [`ctx::Workspace`].
+    pub fn with<T>(
         &self,
-        f: impl FnOnce(&PackContext<'_>) -> Result<T, ToolError>,
+        f: impl FnOnce(&ctx::Workspace) -> Result<T, ToolError>,
     ) -> Result<T, ToolError> {
-        let Worker { store, settings } = self.take()?;
-        let pcx = PackContext {
-            store: &store,
-            root: self.sources_root.clone(),
-            settings,
-            clock: &*self.clock,
-        };
-        let result = f(&pcx);
-        let settings = pcx.settings;
-        self.give_back(Worker { store, settings });
-        result
-    }
-
-    /// Runs `f` with a pooled store.
-    pub fn with_store<T>(
-        &self,
-        f: impl FnOnce(&Store) -> Result<T, ToolError>,
-    ) -> Result<T, ToolError> {
-        let worker = self.take()?;
-        let result = f(&worker.store);
-        self.give_back(worker);
+        let workspace = self.take()?;
+        let result = f(&workspace);
+        self.give_back(workspace);
         result
     }
 
@@ -211,8 +164,8 @@ impl Workspace {
     /// elsewhere, symbolic links that lead out, NUL bytes, hard links and special files are
     /// refused. A path that does not exist passes (the tool reports it as not found).
     ///
-    /// Tools then read through the same sandbox (`ctx::code` with `sandbox: Some(..)`), so a
-    /// link swapped in after this check is refused when the file is opened.
+    /// Tools then read through the facade's sandbox of the same root, so a link swapped in
+    /// after this check is refused when the file is opened.
     pub fn resolve(&self, path: &str) -> Result<Resolved, ToolError> {
         let outside = || ToolError::OutsideWorkspace {
             path: path.to_owned(),

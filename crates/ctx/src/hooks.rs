@@ -4,6 +4,7 @@
 //! come from the front end (the CLI knows its own executable and arguments).
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
@@ -19,14 +20,11 @@ const MIN_SHOWN_LINES: usize = 8;
 /// holds `.git` or a `.ctx` store; `None` when there is none, or when it is the file system's
 /// root or the user's home (a home directory under git for its dotfiles is not a project to
 /// index). The hook never walks a directory that is not a project.
-pub fn hook_project(
-    dir: &std::path::Path,
-    home: Option<&std::path::Path>,
-) -> Option<std::path::PathBuf> {
+pub fn hook_project(dir: &Path, home: Option<&Path>) -> Option<std::path::PathBuf> {
     let root = dir
         .ancestors()
         .find(|d| d.join(".git").exists() || d.join(".ctx").is_dir())?;
-    let same = |a: &std::path::Path, b: &std::path::Path| {
+    let same = |a: &Path, b: &Path| {
         a == b
             || a.canonicalize()
                 .ok()
@@ -463,6 +461,28 @@ pub fn merge_mcp_config(
         json!({ "command": command, "args": args }),
     );
     Ok((pretty(root), true))
+}
+
+/// Opens the background build's log at `path` for appending (a worker that finds another
+/// running says so after it), started over once it passes 64 KiB.
+pub fn open_background_log(path: &Path) -> std::io::Result<std::fs::File> {
+    if std::fs::metadata(path).is_ok_and(|m| m.len() > 64 << 10) {
+        std::fs::remove_file(path)?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+}
+
+/// Whether the background build whose log is at `log` last ran longer ago than `every` (or
+/// never ran): a prompt then starts another to bring the index up to date.
+pub fn refresh_due(log: &Path, every: std::time::Duration) -> bool {
+    std::fs::metadata(log)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|age| age >= every)
 }
 
 #[cfg(test)]

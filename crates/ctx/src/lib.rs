@@ -19,7 +19,7 @@ pub mod workspace;
 
 pub use error::{CtxError, ErrorKind, kind_of};
 pub use workspace::{
-    Clock, Environment, OpenOptions, StoreInfo, Workspace, init_store, store_info,
+    Clock, Environment, OpenOptions, ServeOptions, StoreInfo, Workspace, init_store, store_info,
 };
 
 pub use ctx_core as core;

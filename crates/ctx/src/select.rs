@@ -49,7 +49,7 @@ pub struct SelectContext<'a> {
     /// Unix seconds (the manifest's `created_at`, "2h ago" in `[RECENT: …]`).
     pub now: i64,
     /// Told how index builds advance (`NoProgress` for servers and tests).
-    pub progress: Box<dyn ctx_core::Progress + 'a>,
+    pub progress: &'a dyn ctx_core::Progress,
 }
 
 /// The workspace an index covers and its default name: the project root and `default` for a
@@ -228,7 +228,7 @@ fn build_with(
         &source,
         &opts,
         &commits,
-        cx.progress.as_ref(),
+        cx.progress,
     )?)
 }
 
@@ -306,7 +306,7 @@ pub struct SelectOutcome {
 pub fn select(
     cx: &SelectContext<'_>,
     name: Option<&str>,
-    query: &str,
+    query: &Query,
     opts: &SelectOptions,
 ) -> Result<SelectOutcome, CtxError> {
     select_with(cx, name, query, opts, IndexUpdate::Now)
@@ -316,11 +316,10 @@ pub fn select(
 pub fn select_with(
     cx: &SelectContext<'_>,
     name: Option<&str>,
-    query: &str,
+    query: &Query,
     opts: &SelectOptions,
     update: IndexUpdate,
 ) -> Result<SelectOutcome, CtxError> {
-    let query = Query::parse(query)?;
     let name = resolve_index(cx, name)?;
     let build = match update {
         IndexUpdate::Now => ensure_index(cx, &name)?,
@@ -331,7 +330,7 @@ pub fn select_with(
         db: Some(cx.store.db()),
         tokenizer: cx.tokenizer,
     };
-    let result = index.select(&query, opts, &counter)?;
+    let result = index.select(query, opts, &counter)?;
     Ok(SelectOutcome { build, result })
 }
 
@@ -343,10 +342,9 @@ pub fn select_with(
 pub fn select_payload(
     cx: &SelectContext<'_>,
     name: Option<&str>,
-    query: &str,
+    parsed: &Query,
     budget: u64,
 ) -> Result<(SelectOutcome, String), CtxError> {
-    let parsed = Query::parse(query)?;
     let name = resolve_index(cx, name)?;
     let build = ensure_index(cx, &name)?;
     let index = ctx_select::OpenIndex::open(&indexes_dir(cx.store), &name)?;
@@ -355,7 +353,7 @@ pub fn select_payload(
         tokenizer: cx.tokenizer,
     };
     let mut inner = budget;
-    let mut result = index.select(&parsed, &prompt_options(inner), &counter)?;
+    let mut result = index.select(parsed, &prompt_options(inner), &counter)?;
     let mut payload = render_documents(&result);
     for _ in 0..4 {
         let tokens = cx.tokenizer.count(&payload) as u64;
@@ -363,7 +361,7 @@ pub fn select_payload(
             break;
         }
         inner = inner.saturating_sub(tokens - budget);
-        result = index.select(&parsed, &prompt_options(inner), &counter)?;
+        result = index.select(parsed, &prompt_options(inner), &counter)?;
         payload = render_documents(&result);
     }
     while cx.tokenizer.count(&payload) as u64 > budget && !result.documents.is_empty() {
@@ -638,7 +636,7 @@ pub fn prompt_context_with(
         max_documents: MAX_INJECTED_FILES,
         ..prompt_options(budget)
     };
-    let outcome = select_with(cx, name, prompt, &opts, update)?;
+    let outcome = select_with(cx, name, &Query::parse(prompt)?, &opts, update)?;
     let mut result = outcome.result;
     if !relevant(&subject, &result) {
         result.documents.clear();
@@ -834,28 +832,6 @@ pub fn claim_background_build(
         .open(&path)
         .map_err(io)?;
     Ok(file.try_lock().is_ok().then_some(file))
-}
-
-/// Opens the background build's log at `path` for appending (a worker that finds another
-/// running says so after it), started over once it passes 64 KiB.
-pub fn open_background_log(path: &Path) -> std::io::Result<std::fs::File> {
-    if std::fs::metadata(path).is_ok_and(|m| m.len() > 64 << 10) {
-        std::fs::remove_file(path)?;
-    }
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-}
-
-/// Whether the background build whose log is at `log` last ran longer ago than `every` (or
-/// never ran): a prompt then starts another to bring the index up to date.
-pub fn refresh_due(log: &Path, every: std::time::Duration) -> bool {
-    std::fs::metadata(log)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.elapsed().ok())
-        .is_none_or(|age| age >= every)
 }
 
 /// Files and bytes of a tree, counted up to a bound ([`bounded_tree_size`]).

@@ -31,7 +31,9 @@ pub struct DiffContextArgs {
 }
 
 pub fn run(args: &DiffContextArgs, ctx: &Context, out: &Output) -> Result<Status> {
-    let diff = ctx::code::diff_context(&ctx.cwd, args.base.as_deref(), args.head.as_deref(), None)?;
+    let diff = ctx
+        .workspace()?
+        .diff_context(args.base.as_deref(), args.head.as_deref())?;
     if out.is_json() {
         out.json(&diff)?;
     } else {

@@ -106,8 +106,9 @@ pub fn run(cmd: &HookCommand, ctx: &Context, out: &Output) -> Result<Status> {
             Ok(Status::Success)
         }
         HookCommand::Uninstall(args) => {
-            let report =
-                ctx::select::uninstall_claude_code(&hook_root(ctx)?, &commands(&args.command))?;
+            let report = ctx
+                .workspace()?
+                .uninstall_claude_code(&commands(&args.command))?;
             if out.is_json() {
                 let files: Vec<_> = report
                     .iter()
@@ -129,9 +130,9 @@ pub fn run(cmd: &HookCommand, ctx: &Context, out: &Output) -> Result<Status> {
             Ok(Status::Success)
         }
         HookCommand::Install(args) => {
-            let root = hook_root(ctx)?;
-            let report =
-                ctx::select::install_claude_code(&root, &commands(&args.command), args.local)?;
+            let report = ctx
+                .workspace()?
+                .install_claude_code(&commands(&args.command), args.local)?;
             if out.is_json() {
                 out.json(&report)?;
                 return Ok(Status::Success);
@@ -154,14 +155,6 @@ pub fn run(cmd: &HookCommand, ctx: &Context, out: &Output) -> Result<Status> {
             Ok(Status::Success)
         }
     }
-}
-
-/// The project root hooks are installed in.
-fn hook_root(ctx: &Context) -> Result<std::path::PathBuf> {
-    Ok(match ctx.locate_store()?.kind {
-        ctx::store::StoreKind::Project { root } => root,
-        _ => ctx::select::workspace(&ctx.locate_store()?, &ctx.cwd).0,
-    })
 }
 
 /// Whether the hook's answer has been printed (by the command or by its deadline).
@@ -194,7 +187,7 @@ fn answer(args: &ClaudeCodeArgs, ctx: &Context, out: &Output) -> Result<String> 
     std::io::stdin()
         .take(MAX_INPUT_BYTES)
         .read_to_string(&mut text)?;
-    let input = ctx::select::parse_hook_input(&text)?;
+    let input = ctx::hooks::parse_hook_input(&text)?;
     // The session's directory, as Claude Code gives it; else where the hook was started.
     let dir = match input.cwd.as_deref().map(std::path::Path::new) {
         Some(cwd) if cwd.is_absolute() && cwd.is_dir() => cwd.to_path_buf(),
@@ -212,32 +205,29 @@ fn answer(args: &ClaudeCodeArgs, ctx: &Context, out: &Output) -> Result<String> 
         return Ok("{}".to_owned());
     };
     let ctx = ctx.with_cwd(dir.clone());
-    let layers = ctx.config_layers()?;
+    let ws = ctx.workspace()?;
+    let layers = ws.config();
     let limits = ctx::select::HookLimits {
         budget: args.budget,
         max_chars: usize::try_from(layers.count("hook.max_chars")?).unwrap_or(usize::MAX),
     };
     let deadline = std::time::Duration::from_millis(layers.count("hook.deadline_ms")?);
     let started = std::time::Instant::now();
-    let (store, location) = ctx.open_store(out)?;
-    let mut cx = super::select::select_context(&ctx, &store, &location, out)?;
-    cx.progress = Box::new(ctx::core::NoProgress);
-    let worker = Worker::new(&ctx, &store, &cx.default_index);
+    Context::store(&ws, out)?;
+    let worker = Worker::new(&ctx, ws.hook_log()?);
     if matches!(input.event, ctx::select::HookEvent::SessionStart { .. }) {
         // A session start needs no index, but warms it for the prompts to come.
-        if ctx::select::index_readiness(&store, &cx.default_index)?
-            == ctx::select::IndexReadiness::Missing
-        {
+        if ws.hook_readiness()? == ctx::select::IndexReadiness::Missing {
             let _ = worker.spawn();
         }
-        let answer = ctx::select::hook_answer_without_index(&cx, &input, limits);
+        let answer = ws.hook_answer_without_index(&input, limits)?;
         return Ok(serde_json::to_string(&answer)?);
     }
     // A cold index is built by a detached worker; the hook waits for it until its deadline
     // (a small project is indexed in well under a second), else answers without it.
     let mut spawned: Option<std::process::Child> = None;
     loop {
-        let readiness = ctx::select::index_readiness(&store, &cx.default_index)?;
+        let readiness = ws.hook_readiness()?;
         match readiness {
             ctx::select::IndexReadiness::Ready => break,
             ctx::select::IndexReadiness::Missing if spawned.is_none() => {
@@ -263,7 +253,7 @@ fn answer(args: &ClaudeCodeArgs, ctx: &Context, out: &Output) -> Result<String> 
                 },
                 worker.log.display()
             ));
-            let answer = ctx::select::hook_answer_without_index(&cx, &input, limits);
+            let answer = ws.hook_answer_without_index(&input, limits)?;
             return Ok(serde_json::to_string(&answer)?);
         }
         std::thread::sleep(std::time::Duration::from_millis(25));
@@ -291,9 +281,9 @@ fn answer(args: &ClaudeCodeArgs, ctx: &Context, out: &Output) -> Result<String> 
             std::process::exit(0);
         }
     });
-    let value = ctx::select::hook_answer(&cx, &input, limits, ctx::select::IndexUpdate::Elsewhere)?;
+    let value = ws.hook_answer(&input, limits, ctx::select::IndexUpdate::Elsewhere)?;
     let json = serde_json::to_string(&value)?;
-    if spawned.is_none() && ctx::select::refresh_due(&worker.log, REFRESH_EVERY) {
+    if spawned.is_none() && ctx::hooks::refresh_due(&worker.log, REFRESH_EVERY) {
         // Printed now, so Claude Code is not kept waiting for the refresh to start.
         answer_once(&json);
         let _ = worker.spawn();
@@ -310,12 +300,12 @@ struct Worker {
 }
 
 impl Worker {
-    fn new(ctx: &Context, store: &ctx::store::Store, index: &str) -> Self {
+    fn new(ctx: &Context, log: std::path::PathBuf) -> Self {
         Self {
             exe: std::env::current_exe().ok(),
             dir: ctx.cwd.clone(),
             store: ctx.explicit_store().map(std::path::Path::to_path_buf),
-            log: ctx::select::indexes_dir(store).join(format!(".{index}.background.log")),
+            log,
         }
     }
 
@@ -325,7 +315,7 @@ impl Worker {
     fn spawn(&self) -> Option<std::process::Child> {
         use std::os::unix::process::CommandExt as _;
         let exe = self.exe.as_ref()?;
-        let log = ctx::select::open_background_log(&self.log).ok();
+        let log = ctx::hooks::open_background_log(&self.log).ok();
         let mut command = std::process::Command::new(exe);
         command.arg("-C").arg(&self.dir);
         if let Some(store) = &self.store {
@@ -349,25 +339,24 @@ const WORKER_MAX_BYTES: u64 = 4 << 30;
 /// which it says in its log (the hook starts it again at a later prompt: counting stops at
 /// the bound, so that costs little).
 fn index_worker(ctx: &Context, out: &Output) -> Result<()> {
-    let (store, location) = ctx.open_store(out)?;
-    let mut cx = super::select::select_context(ctx, &store, &location, out)?;
-    cx.progress = Box::new(ctx::core::NoProgress);
-    let Some(_lock) = ctx::select::claim_background_build(&store, &cx.default_index)? else {
+    let ws = ctx.workspace()?;
+    Context::store(&ws, out)?;
+    let Some(_lock) = ws.claim_background_build()? else {
         out.note("another background build of this index is running");
         return Ok(());
     };
-    let max_files = ctx.config_layers()?.count("hook.max_files")?;
-    let size = ctx::select::bounded_tree_size(&cx.root, max_files, WORKER_MAX_BYTES)?;
+    let max_files = ws.config().count("hook.max_files")?;
+    let size = ws.tree_size(max_files, WORKER_MAX_BYTES)?;
     if size.over {
         out.note(&format!(
             "{} has more than {max_files} files or {WORKER_MAX_BYTES} bytes (stopped counting at {} files, {} bytes); the hook does not index it: run `ctx index build` there, or raise hook.max_files",
-            cx.root.display(),
+            ws.index_root().display(),
             size.files,
             size.bytes
         ));
         return Ok(());
     }
-    let report = ctx::select::ensure_index(&cx, &cx.default_index)?;
+    let report = ws.index_update(&ctx::core::NoProgress)?;
     out.note(&format!(
         "index {}: {} documents ({} read, {} reused, {} removed)",
         report.name, report.documents, report.read, report.reused, report.removed

@@ -52,12 +52,16 @@ pub struct NameArgs {
 }
 
 pub fn run(cmd: &IndexCommand, ctx: &Context, out: &Output) -> Result<Status> {
-    let (store, location) = ctx.open_store(out)?;
-    let cx = super::select::select_context(ctx, &store, &location, out)?;
+    let ws = ctx.workspace()?;
+    Context::store(&ws, out)?;
     match cmd {
         IndexCommand::Build(args) => {
-            let report =
-                ctx::select::build(&cx, args.name.as_deref(), &ctx.cwd, &args.paths, args.force)?;
+            let report = ws.index_build(
+                args.name.as_deref(),
+                &args.paths,
+                args.force,
+                &out.progress(),
+            )?;
             if out.is_json() {
                 out.json(&report)?;
                 return Ok(Status::Success);
@@ -85,11 +89,8 @@ pub fn run(cmd: &IndexCommand, ctx: &Context, out: &Output) -> Result<Status> {
             Ok(Status::Success)
         }
         IndexCommand::Verify(args) => {
-            let name = args
-                .name
-                .clone()
-                .unwrap_or_else(|| cx.default_index.clone());
-            let report = ctx::select::verify(&store, &name)?;
+            let name = args.name.as_deref().unwrap_or(ws.default_index());
+            let report = ws.index_verify(Some(name))?;
             if out.is_json() {
                 out.json(&report)?;
             } else {
@@ -127,11 +128,7 @@ pub fn run(cmd: &IndexCommand, ctx: &Context, out: &Output) -> Result<Status> {
             })
         }
         IndexCommand::Inspect(args) => {
-            let name = args
-                .name
-                .clone()
-                .unwrap_or_else(|| cx.default_index.clone());
-            let info = ctx::select::inspect(&store, &name)?;
+            let info = ws.index_inspect(args.name.as_deref())?;
             if out.is_json() {
                 out.json(&info)?;
             } else {
@@ -169,7 +166,7 @@ pub fn run(cmd: &IndexCommand, ctx: &Context, out: &Output) -> Result<Status> {
             })
         }
         IndexCommand::List => {
-            let list = ctx::select::list(&store)?;
+            let list = ws.index_list()?;
             if out.is_json() {
                 out.json(&list)?;
                 return Ok(Status::Success);

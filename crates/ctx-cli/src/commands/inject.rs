@@ -29,9 +29,9 @@ pub fn run(args: &InjectArgs, ctx: &Context, out: &Output) -> Result<Status> {
     std::io::stdin()
         .read_to_string(&mut prompt)
         .context("cannot read the prompt from stdin (it must be UTF-8 text)")?;
-    let (store, location) = ctx.open_store(out)?;
-    let cx = super::select::select_context(ctx, &store, &location, out)?;
-    let injection = ctx::select::inject(&cx, args.index.as_deref(), &prompt, args.budget)?;
+    let ws = ctx.workspace()?;
+    Context::store(&ws, out)?;
+    let injection = ws.inject(&prompt, args.index.as_deref(), args.budget, &out.progress())?;
     if out.is_json() {
         out.json(&injection)?;
     } else {

@@ -33,16 +33,11 @@ pub struct MapArgs {
 }
 
 pub fn run(args: &MapArgs, ctx: &Context, out: &Output) -> Result<Status> {
-    let store = super::summarize::code_store(ctx, out);
     // Every path resolves inside the workspace, as `ctx read` does.
-    let sandbox = ctx.sandbox()?;
-    let cx = ctx::code::CodeContext {
-        cwd: ctx.cwd.clone(),
-        store: store.as_ref(),
-        sandbox: Some(&sandbox),
-        clock: &super::select::now,
-    };
-    let (map, stats) = ctx::code::map(&cx, &args.path, args.depth.map(usize::from), args.budget)?;
+    let ws = ctx.workspace()?;
+    let mapped = ws.map(&args.path, args.depth.map(usize::from), args.budget);
+    Context::said_created(&ws, out);
+    let (map, stats) = mapped?;
     tracing::info!(
         cached = stats.cached,
         parsed = stats.parsed,

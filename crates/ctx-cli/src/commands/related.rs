@@ -47,16 +47,11 @@ pub fn run(args: &RelatedArgs, ctx: &Context, out: &Output) -> Result<Status> {
     if full.is_dir() {
         anyhow::bail!("`{}` is a directory; name a file", args.file.display());
     }
-    let store = super::summarize::code_store(ctx, out);
     // Every path resolves inside the workspace, as `ctx read` does.
-    let sandbox = ctx.sandbox()?;
-    let cx = ctx::code::CodeContext {
-        cwd: ctx.cwd.clone(),
-        store: store.as_ref(),
-        sandbox: Some(&sandbox),
-        clock: &super::select::now,
-    };
-    let report = ctx::code::related(&cx, &args.file, args.history, args.limit)?;
+    let ws = ctx.workspace()?;
+    let report = ws.related(&args.file, args.history, args.limit);
+    Context::said_created(&ws, out);
+    let report = report?;
     if let Some(note) = &report.note {
         out.note(note);
     }

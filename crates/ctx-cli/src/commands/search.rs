@@ -112,20 +112,11 @@ pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
             args.path.display()
         );
     }
-    let store = if args.symbol {
-        super::summarize::code_store(ctx, out)
-    } else {
-        None
-    };
     // Every path resolves inside the workspace, as `ctx read` does.
-    let sandbox = ctx.sandbox()?;
-    let cx = ctx::code::CodeContext {
-        cwd: ctx.cwd.clone(),
-        store: store.as_ref(),
-        sandbox: Some(&sandbox),
-        clock: &super::select::now,
-    };
-    let found = ctx::code::search(&cx, &args.path, &kind, args.max_results)?;
+    let ws = ctx.workspace()?;
+    let found = ws.search(&args.path, &kind, args.max_results);
+    Context::said_created(&ws, out);
+    let found = found?;
     let total = found.total;
     let truncated = found.truncated();
     let (found_skipped, skipped_total) = (found.skipped, found.skipped_total);

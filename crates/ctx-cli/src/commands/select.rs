@@ -5,8 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use ctx::select::{ScorerKind, SelectContext, SelectOptions, SelectionResult};
-use ctx::store::{Store, StoreLocation};
+use ctx::select::{ScorerKind, SelectOptions, SelectionResult};
 
 use crate::context::Context;
 use crate::output::{Output, Status, Style};
@@ -80,40 +79,18 @@ pub fn now() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
-/// The selection settings for this invocation.
-pub fn select_context<'a>(
-    ctx: &Context,
-    store: &'a Store,
-    location: &StoreLocation,
-    out: &Output,
-) -> Result<SelectContext<'a>> {
-    let layers = ctx.config_layers()?;
-    let (root, default_index) = ctx::select::workspace(location, &ctx.cwd);
-    Ok(SelectContext {
-        store,
-        root,
-        default_index,
-        tokenizer: layers.tokenizer()?,
-        max_file_bytes: layers.count("max_file_bytes")?,
-        redactor: ctx::core::redact::Redactor::with_custom(&layers.redaction_rules()?)?,
-        now: now(),
-        progress: Box::new(out.progress()),
-    })
-}
-
 pub fn run(args: &SelectArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let query = args.query.join(" ");
-    // Refuse a query without search terms before touching the store.
-    ctx::select::Query::parse(&query)?;
-    let (store, location) = ctx.open_store(out)?;
-    let cx = select_context(ctx, &store, &location, out)?;
+    let ws = ctx.workspace()?;
     // The options `ctx inject`, the hook and MCP `ctx_select` use, unless asked otherwise.
     let opts = SelectOptions {
         scorer: args.scorer.into(),
         degrade: !args.no_skeletons,
         ..ctx::select::prompt_options(args.budget)
     };
-    let outcome = ctx::select::select(&cx, args.index.as_deref(), &query, &opts)?;
+    let outcome = ws.select_with(&query, args.index.as_deref(), &opts, &out.progress());
+    Context::said_created(&ws, out);
+    let outcome = outcome?;
     let build = &outcome.build;
     if !build.up_to_date {
         out.note(&format!(

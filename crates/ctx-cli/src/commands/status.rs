@@ -1,7 +1,5 @@
 //! `ctx status`.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use std::fmt::Write as _;
 
 use anyhow::Result;
@@ -22,10 +20,7 @@ use crate::output::{Output, Status, Style};
 pub struct StatusArgs {}
 
 pub fn run(_args: &StatusArgs, ctx: &Context, out: &Output) -> Result<Status> {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
-    let status = ctx::code::status(&ctx.cwd, now)?;
+    let status = ctx.workspace()?.status()?;
     if out.is_json() {
         out.json(&status)?;
         return Ok(Status::Success);

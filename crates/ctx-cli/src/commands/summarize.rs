@@ -9,7 +9,6 @@ use clap::Args;
 use ctx::code::{
     DirectorySummary, FileSummary, Skipped, SummarizeReport, SummaryPlan, SummaryStats,
 };
-use ctx::store::Store;
 use serde::ser::{Error as _, SerializeSeq as _, SerializeStruct as _};
 use serde::{Serialize, Serializer};
 
@@ -42,53 +41,25 @@ pub struct SummarizeArgs {
     pub depth: Option<u16>,
 }
 
-/// The store whose summary cache code commands use (the project store, else the global one,
-/// created on first use); `None` when no store can be opened, which only disables caching.
-pub(crate) fn code_store(ctx: &Context, out: &Output) -> Option<Store> {
-    match ctx.open_store(out) {
-        Ok((store, _)) => Some(store),
-        Err(err) => {
-            tracing::debug!("summary cache disabled: {err:#}");
-            None
-        }
-    }
-}
-
 pub fn run(args: &SummarizeArgs, ctx: &Context, out: &Output) -> Result<Status> {
     // Every path resolves inside the workspace, as `ctx read` does; a path that does not, or
     // a single file in another language, is refused before the store is touched.
-    let sandbox = ctx.sandbox()?;
-    ctx::code::check_summary_target(
-        &ctx::code::CodeContext {
-            cwd: ctx.cwd.clone(),
-            store: None,
-            sandbox: Some(&sandbox),
-            clock: &super::select::now,
-        },
-        &args.path,
-    )?;
-    let store = code_store(ctx, out);
-    let cx = ctx::code::CodeContext {
-        cwd: ctx.cwd.clone(),
-        store: store.as_ref(),
-        sandbox: Some(&sandbox),
-        clock: &super::select::now,
-    };
-    let directory =
-        match ctx::code::plan_summary(&cx, &args.path, args.depth.map(usize::from), args.skeleton)?
-        {
-            SummaryPlan::File(file) => {
-                if out.is_json() {
-                    out.json(&SummarizeReport::File(file))?;
-                } else {
-                    let mut text = String::new();
-                    render_file(&mut text, &file, args.skeleton, false, out);
-                    out.raw(text.as_bytes())?;
-                }
-                return Ok(Status::Success);
+    let ws = ctx.workspace()?;
+    let plan = ws.summary_plan(&args.path, args.depth.map(usize::from), args.skeleton);
+    Context::said_created(&ws, out);
+    let directory = match plan? {
+        SummaryPlan::File(file) => {
+            if out.is_json() {
+                out.json(&SummarizeReport::File(file))?;
+            } else {
+                let mut text = String::new();
+                render_file(&mut text, &file, args.skeleton, false, out);
+                out.raw(text.as_bytes())?;
             }
-            SummaryPlan::Directory(directory) => directory,
-        };
+            return Ok(Status::Success);
+        }
+        SummaryPlan::Directory(directory) => directory,
+    };
     // A whole tree's summaries are hundreds of megabytes: each is written as it comes.
     if out.is_json() {
         let streamed = Streamed {
@@ -275,16 +246,20 @@ mod tests {
         std::fs::write(root.join("src/c.txt"), "text\n").expect("write");
         std::fs::write(root.join("src/d.rs"), b"\0binary").expect("write");
         std::fs::write(root.join("src/e.js"), "function e( {\n").expect("write");
-        let cx = ctx::code::CodeContext {
-            cwd: root.clone(),
-            store: None,
-            sandbox: None,
-            clock: &crate::commands::select::now,
-        };
+        let ws = ctx::Workspace::open(
+            &ctx::OpenOptions {
+                cwd: root.clone(),
+                store: None,
+                init: true,
+                env: ctx::Environment::default(),
+            },
+            std::sync::Arc::new(crate::commands::select::now),
+        )
+        .expect("workspace");
         for path in [".", "src"] {
-            let collected = ctx::code::summarize(&cx, Path::new(path), None, false).expect("run");
+            let collected = ws.summarize(Path::new(path), None, false).expect("run");
             let SummaryPlan::Directory(directory) =
-                ctx::code::plan_summary(&cx, Path::new(path), None, false).expect("plan")
+                ws.summary_plan(Path::new(path), None, false).expect("plan")
             else {
                 panic!("a directory");
             };
@@ -305,9 +280,10 @@ mod tests {
         }
         // An empty directory: `files` is an empty array either way.
         std::fs::create_dir_all(root.join("empty")).expect("mkdir");
-        let collected = ctx::code::summarize(&cx, Path::new("empty"), None, false).expect("run");
-        let SummaryPlan::Directory(directory) =
-            ctx::code::plan_summary(&cx, Path::new("empty"), None, false).expect("plan")
+        let collected = ws.summarize(Path::new("empty"), None, false).expect("run");
+        let SummaryPlan::Directory(directory) = ws
+            .summary_plan(Path::new("empty"), None, false)
+            .expect("plan")
         else {
             panic!("a directory");
         };

@@ -5,11 +5,11 @@
 //! repository is larger than the workspace, only files inside the workspace are reported, and
 //! every path is relative to the workspace root.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ctx::code::{
-    self, CodeContext, CommitInfo, ContextLine, FileDiff, FileSummary, Hunk, MapEntry, RelatedFile,
-    SearchKind, SearchLimit, SearchMatch, Skipped, Symbol, TextQuery,
+    self, CommitInfo, ContextLine, FileDiff, FileSummary, Hunk, MapEntry, RelatedFile, SearchKind,
+    SearchLimit, SearchMatch, Skipped, Symbol, TextQuery,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -190,7 +190,7 @@ pub struct StatusAnswer {
 fn status(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: StatusArgs = call.parse()?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
-    let s = code::status(call.workspace.root(), call.now)?;
+    let s = call.workspace.with(|ws| Ok(ws.status()?))?;
     let prefix = repository_prefix(call.workspace.root()).unwrap_or_default();
     let answer = StatusAnswer {
         project_name: s.project_name,
@@ -325,32 +325,6 @@ fn positive(call: &Call<'_>, name: &str, value: Option<u64>) -> Result<Option<us
     }
 }
 
-fn with_code<T>(
-    call: &Call<'_>,
-    use_cache: bool,
-    f: impl FnOnce(&CodeContext<'_>) -> Result<T, ToolError>,
-) -> Result<T, ToolError> {
-    let cwd: PathBuf = call.workspace.root().to_owned();
-    let sandbox = call.workspace.sandbox()?;
-    if use_cache {
-        call.workspace.with_store(|store| {
-            f(&CodeContext {
-                cwd: cwd.clone(),
-                store: Some(store),
-                sandbox: Some(sandbox),
-                clock: &crate::config::system_clock,
-            })
-        })
-    } else {
-        f(&CodeContext {
-            cwd,
-            store: None,
-            sandbox: Some(sandbox),
-            clock: &crate::config::system_clock,
-        })
-    }
-}
-
 fn map(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: MapArgs = call.parse()?;
     let depth = positive(call, "depth", args.depth)?;
@@ -359,9 +333,9 @@ fn map(call: &Call<'_>) -> Result<Page, ToolError> {
     let target = call
         .workspace
         .resolve(args.path.as_deref().unwrap_or("."))?;
-    let (map, _) = with_code(call, true, |cx| {
-        Ok(code::map(cx, Path::new(&target.rel), depth, budget)?)
-    })?;
+    let (map, _) = call
+        .workspace
+        .with(|ws| Ok(ws.map(Path::new(&target.rel), depth, budget)?))?;
     let answer = MapAnswer {
         root: map.root,
         total_files: map.total_files as u64,
@@ -525,14 +499,9 @@ fn summarize(call: &Call<'_>) -> Result<Page, ToolError> {
     let depth = positive(call, "depth", args.depth)?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
     let target = call.workspace.resolve(&args.path)?;
-    let report = with_code(call, true, |cx| {
-        Ok(code::summarize(
-            cx,
-            Path::new(&target.rel),
-            depth,
-            args.skeleton,
-        )?)
-    })?;
+    let report = call
+        .workspace
+        .with(|ws| Ok(ws.summarize(Path::new(&target.rel), depth, args.skeleton)?))?;
     let (files, skipped) = match report {
         code::SummarizeReport::File(file) => (vec![FileItem::from(file)], Vec::new()),
         code::SummarizeReport::Directory { files, skipped, .. } => (
@@ -737,19 +706,12 @@ fn search(call: &Call<'_>) -> Result<Page, ToolError> {
             "caller",
         ),
     };
-    let use_cache = matches!(args.mode, SearchMode::Symbol);
     let max_results = args
         .max_results
         .map(|max| usize::try_from(max).unwrap_or(usize::MAX));
-    let found = with_code(call, use_cache, |cx| {
-        code::search_cached(
-            cx,
-            call.tree_cache,
-            Path::new(&target.rel),
-            &kind,
-            max_results,
-        )
-        .map_err(|err| ToolError::from(err).reworded(in_tool_words))
+    let found = call.workspace.with(|ws| {
+        ws.search_cached(call.tree_cache, Path::new(&target.rel), &kind, max_results)
+            .map_err(|err| ToolError::from(err).reworded(in_tool_words))
     })?;
     let total = found.total;
     let truncated = found.truncated();
@@ -848,9 +810,9 @@ fn related(call: &Call<'_>) -> Result<Page, ToolError> {
     let limit = positive(call, "limit", args.limit)?.unwrap_or(10);
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
     let target = call.workspace.resolve(&args.file)?;
-    let report = with_code(call, true, |cx| {
-        Ok(code::related(cx, Path::new(&target.rel), history, limit)?)
-    })?;
+    let report = call
+        .workspace
+        .with(|ws| Ok(ws.related(Path::new(&target.rel), history, limit)?))?;
     let prefix = repository_prefix(call.workspace.root()).unwrap_or_default();
     let keep = |files: Vec<RelatedFile>| -> Vec<RelatedItem> {
         files
@@ -1010,12 +972,9 @@ fn diff_context(call: &Call<'_>) -> Result<Page, ToolError> {
         }
         None => None,
     };
-    let diff = code::diff_context(
-        call.workspace.root(),
-        args.base.as_deref(),
-        args.head.as_deref(),
-        Some(call.workspace.sandbox()?),
-    )?;
+    let diff = call
+        .workspace
+        .with(|ws| Ok(ws.diff_context(args.base.as_deref(), args.head.as_deref())?))?;
     let prefix = repository_prefix(call.workspace.root()).unwrap_or_default();
     let files: Vec<FileDiffItem> = diff
         .files

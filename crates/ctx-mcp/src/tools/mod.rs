@@ -28,7 +28,7 @@ use crate::paging::{
     Cursor, MIN_MAX_TOKENS, Page, PageRequest, Render, Section, paginate, pin_for,
 };
 use crate::schema::{Portability, portable};
-use crate::workspace::Workspace;
+use crate::workspace::WorkspacePool;
 
 /// Arguments larger than this (as JSON) are refused before parsing.
 pub const MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
@@ -46,11 +46,9 @@ pub struct ToolDef {
 
 /// One call: the workspace, the tool's name and its raw arguments.
 pub struct Call<'a> {
-    pub workspace: &'a Workspace,
+    pub workspace: &'a WorkspacePool,
     pub tool: &'a str,
     pub arguments: &'a JsonObject,
-    /// Unix seconds, for records that carry a time.
-    pub now: i64,
     /// The server's long-lived cache of the walk and file contents (for `ctx_search`).
     pub tree_cache: &'a ctx::code::TreeCache,
     /// Told how long work advances (progress and log notifications to the client).

@@ -2,7 +2,7 @@
 //! given one), snapshot; and with `--allow-write`, create, add and remove.
 
 use ctx::packs::{
-    self, ArtifactView, ExcludedItem, IncludedItem, PayloadStyle, RedactionSummary, RenderReport,
+    ArtifactView, ExcludedItem, IncludedItem, PayloadStyle, RedactionSummary, RenderReport,
     RenderRequest,
 };
 use ctx::sources::AddOptions;
@@ -215,9 +215,7 @@ pub struct ListAnswer {
 fn packs_list(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: ListArgs = call.parse()?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
-    let list = call
-        .workspace
-        .with_store(|store| Ok(packs::list_packs(store)?))?;
+    let list = call.workspace.with(|ws| Ok(ws.pack_list()?))?;
     let answer = ListAnswer {
         packs: list.into_iter().map(PackSummary::from).collect(),
         next_cursor: None,
@@ -260,9 +258,10 @@ pub struct GetAnswer {
 fn packs_get(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: GetArgs = call.parse()?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
-    let answer = call.workspace.with_packs(|pcx| {
-        let view = packs::show_pack(pcx, &args.pack)?;
-        let snapshots = packs::list_snapshots(pcx.store)?
+    let answer = call.workspace.with(|ws| {
+        let view = ws.pack_show(&args.pack)?;
+        let snapshots = ws
+            .pack_snapshots()?
             .iter()
             .filter(|s| s.packs.contains(&args.pack))
             .map(SnapshotSummary::from)
@@ -486,16 +485,13 @@ fn packs_preview(call: &Call<'_>) -> Result<Page, ToolError> {
     let style = parse_style(call, args.style.as_deref())?;
     // Check paging arguments before the (possibly long) render.
     call.page_request(args.max_tokens, None, "")?;
-    let rendered = call.workspace.with_packs(|pcx| {
-        Ok(packs::render(
-            pcx,
-            &RenderRequest {
-                packs: args.packs.clone(),
-                budget: args.budget,
-                tokenizer: None,
-                style,
-            },
-        )?)
+    let rendered = call.workspace.with(|ws| {
+        Ok(ws.pack_render(&RenderRequest {
+            packs: args.packs.clone(),
+            budget: args.budget,
+            tokenizer: None,
+            style,
+        })?)
     })?;
     // The cursor is tied to the payload too: if files changed between pages, say so.
     let request = call.page_request(
@@ -589,17 +585,17 @@ fn packs_render(call: &Call<'_>) -> Result<Page, ToolError> {
         .as_deref()
         .map(crate::paging::Cursor::parse)
         .transpose()?;
-    let (snapshot, bytes) = call.workspace.with_packs(|pcx| {
+    let (snapshot, bytes) = call.workspace.with(|ws| {
         if let Some(cursor) = &continued {
             // Later pages come from the snapshot the first page recorded, so they fit together.
-            let (snapshot, bytes) = packs::render_snapshot(pcx, &format!("sha256:{}", cursor.pin))
+            let (snapshot, bytes) = ws.pack_snapshot_payload(&format!("sha256:{}", cursor.pin))
                 .map_err(|_| {
                     ToolError::BadCursor(
                         "this cursor names no snapshot in this store; leave `cursor` out to start over".into(),
                     )
                 })?;
             if let Some(reference) = &args.snapshot_id {
-                let named = packs::find_snapshot(pcx.store, reference)?;
+                let named = ws.pack_snapshot_record(reference)?;
                 if named.snapshot_id != snapshot.snapshot_id {
                     return Err(ToolError::BadCursor(
                         "this cursor belongs to another snapshot; repeat the call that returned it with only `cursor` changed".into(),
@@ -631,12 +627,11 @@ fn packs_render(call: &Call<'_>) -> Result<Page, ToolError> {
                         "`budget` and `style` apply to renders of `packs`; a snapshot's payload is returned as recorded",
                     ));
                 }
-                Ok(packs::render_snapshot(pcx, reference)?)
+                Ok(ws.pack_snapshot_payload(reference)?)
             }
             (Some(names), None) => {
                 check_packs(call, names)?;
-                let (snapshot, rendered) = packs::snapshot(
-                    pcx,
+                let (snapshot, rendered) = ws.pack_snapshot(
                     &RenderRequest {
                         packs: names.clone(),
                         budget: args.budget,
@@ -644,7 +639,6 @@ fn packs_render(call: &Call<'_>) -> Result<Page, ToolError> {
                         style,
                     },
                     None,
-                    call.now,
                 )?;
                 Ok((snapshot, rendered.payload.into_bytes()))
             }
@@ -723,9 +717,8 @@ fn packs_snapshot(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: SnapshotArgs = call.parse()?;
     check_packs(call, &args.packs)?;
     let style = parse_style(call, args.style.as_deref())?;
-    let (snapshot, rendered) = call.workspace.with_packs(|pcx| {
-        Ok(packs::snapshot(
-            pcx,
+    let (snapshot, rendered) = call.workspace.with(|ws| {
+        Ok(ws.pack_snapshot(
             &RenderRequest {
                 packs: args.packs.clone(),
                 budget: args.budget,
@@ -733,7 +726,6 @@ fn packs_snapshot(call: &Call<'_>) -> Result<Page, ToolError> {
                 style,
             },
             args.label.as_deref(),
-            call.now,
         )?)
     })?;
     Ok(Call::whole(
@@ -773,15 +765,9 @@ fn packs_create(call: &Call<'_>) -> Result<Page, ToolError> {
         .map_err(|e: ctx::core::tokenizer::UnknownTokenizer| {
             ToolError::invalid(call.tool, format!("`tokenizer`: {e}"))
         })?;
-    let pack = call.workspace.with_packs(|pcx| {
-        Ok(packs::create_pack(
-            pcx,
-            &args.name,
-            args.budget,
-            tokenizer,
-            call.now,
-        )?)
-    })?;
+    let pack = call
+        .workspace
+        .with(|ws| Ok(ws.pack_create(&args.name, args.budget, tokenizer)?))?;
     Ok(Call::whole(&PackSummary::from(pack), text::outline))
 }
 
@@ -841,7 +827,6 @@ fn packs_add(call: &Call<'_>) -> Result<Page, ToolError> {
         }
         _ => {}
     }
-    let root = call.workspace.root().to_owned();
     let options = AddOptions {
         recursive: args.recursive,
         max_files: args.max_files,
@@ -850,17 +835,7 @@ fn packs_add(call: &Call<'_>) -> Result<Page, ToolError> {
     };
     let report = call
         .workspace
-        .with_packs(|pcx| {
-            Ok(packs::add_source(
-                pcx,
-                &args.pack,
-                &args.source,
-                &root,
-                &options,
-                args.priority,
-                call.now,
-            )?)
-        })
+        .with(|ws| Ok(ws.pack_add(&args.pack, &args.source, &options, args.priority)?))
         .map_err(|err| err.reworded(sensitive_in_tool_words))?;
     Ok(Call::whole(
         &AddAnswer {
@@ -914,13 +889,9 @@ pub struct RemoveAnswer {
 
 fn packs_remove(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: RemoveArgs = call.parse()?;
-    let removed = call.workspace.with_store(|store| {
-        Ok(packs::remove_artifact(
-            store,
-            &args.pack,
-            &args.artifact_id,
-        )?)
-    })?;
+    let removed = call
+        .workspace
+        .with(|ws| Ok(ws.pack_remove(&args.pack, &args.artifact_id)?))?;
     Ok(Call::whole(
         &RemoveAnswer {
             pack: args.pack,

@@ -1,8 +1,7 @@
 //! Run record tools (seed 004): list the runs in the store, show one run's steps, and diff two
 //! runs into typed drift entries. All read-only; long answers are paged.
 
-use ctx::runs::{Run, RunError};
-use ctx::store::Store;
+use ctx::runs::Run;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -43,13 +42,6 @@ pub fn definitions() -> Vec<ToolDef> {
             runs_diff,
         ),
     ]
-}
-
-fn failed(err: &RunError) -> ToolError {
-    ToolError::failed(
-        ctx::kind_of(err).unwrap_or(ctx::ErrorKind::Internal),
-        err.to_string(),
-    )
 }
 
 // ---- ctx_runs_list -------------------------------------------------------------------------
@@ -98,9 +90,7 @@ pub struct ListAnswer {
 
 fn runs_list(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: ListArgs = call.parse()?;
-    let runs = call
-        .workspace
-        .with_store(|store| ctx::runs::list_runs(store).map_err(|e| failed(&e)))?;
+    let runs = call.workspace.with(|ws| Ok(ws.run_list()?))?;
     // Cursors stay valid only while the newest run is the same one.
     let state = runs.first().map(|r| r.id.to_string()).unwrap_or_default();
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), &state)?;
@@ -264,15 +254,15 @@ fn cut(bytes: &[u8], max: usize) -> (String, bool) {
 }
 
 fn show_answer(
-    store: &Store,
+    ws: &ctx::Workspace,
     run: &Run,
     refs: Vec<String>,
     content: Option<usize>,
     window: &std::ops::Range<usize>,
-) -> Result<ShowAnswer, RunError> {
-    let text = |hash: &ctx::core::ContentHash| -> Result<Option<(String, bool)>, RunError> {
+) -> Result<ShowAnswer, ctx::CtxError> {
+    let text = |hash: &ctx::core::ContentHash| -> Result<Option<(String, bool)>, ctx::CtxError> {
         content
-            .map(|max| Ok(cut(&ctx::runs::read_blob(store, hash)?, max)))
+            .map(|max| Ok(cut(&ws.run_blob(hash)?, max)))
             .transpose()
     };
     let m = &run.manifest;
@@ -363,8 +353,8 @@ fn runs_show(call: &Call<'_>) -> Result<Page, ToolError> {
     let content = args
         .include_content
         .then(|| args.max_output_bytes.unwrap_or(DEFAULT_OUTPUT_BYTES));
-    let (answer, request) = call.workspace.with_store(|store| {
-        let (run, refs) = ctx::runs::load_with_refs(store, &args.run).map_err(|e| failed(&e))?;
+    let (answer, request) = call.workspace.with(|ws| {
+        let (run, refs) = ws.run_show_with_refs(&args.run)?;
         // The run id pins cursors: a ref like `latest` that moves invalidates them.
         let request =
             call.page_request(args.max_tokens, args.cursor.as_deref(), &run.id.to_string())?;
@@ -374,7 +364,7 @@ fn runs_show(call: &Call<'_>) -> Result<Page, ToolError> {
             ..request
                 .start
                 .saturating_add(usize::try_from(request.max_tokens).unwrap_or(usize::MAX));
-        let answer = show_answer(store, &run, refs, content, &window).map_err(|e| failed(&e))?;
+        let answer = show_answer(ws, &run, refs, content, &window)?;
         Ok((answer, request))
     })?;
     // With include_content the texts are the answer's text; the structured answer keeps
@@ -447,11 +437,9 @@ pub struct DiffAnswer {
 
 fn runs_diff(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: DiffArgs = call.parse()?;
-    let report = call.workspace.with_store(|store| {
-        let a = ctx::runs::load_run(store, &args.a).map_err(|e| failed(&e))?;
-        let b = ctx::runs::load_run(store, &args.b).map_err(|e| failed(&e))?;
-        Ok(ctx::runs::diff_runs(&a, &b))
-    })?;
+    let report = call
+        .workspace
+        .with(|ws| Ok(ws.run_diff(&args.a, &args.b)?))?;
     let state = format!("{} {}", report.a, report.b);
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), &state)?;
     let answer = DiffAnswer {

@@ -9,10 +9,7 @@
 //! workspaces sharing a store keep separate indexes. Other indexes are used only if they were
 //! built over this workspace.
 
-use std::path::Path;
-
-use ctx::select::{IndexInspection, IndexSummary, SelectContext, SelectOutcome};
-use ctx::store::Store;
+use ctx::select::{IndexInspection, IndexSummary, SelectOutcome};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -205,24 +202,6 @@ pub struct SelectAnswer {
     pub page: PageInfo,
 }
 
-/// The call's progress, lent to the selection.
-struct Borrowed<'a>(&'a dyn ctx::core::Progress);
-
-impl ctx::core::Progress for Borrowed<'_> {
-    fn phase(&self, label: &str, total: Option<u64>) {
-        self.0.phase(label, total);
-    }
-    fn advance(&self, steps: u64) {
-        self.0.advance(steps);
-    }
-    fn finish(&self) {
-        self.0.finish();
-    }
-    fn cancelled(&self) -> bool {
-        self.0.cancelled()
-    }
-}
-
 /// The budget argument, checked.
 fn budget(tool: &str, value: Option<&Value>) -> Result<u64, ToolError> {
     let Some(value) = value.filter(|v| !v.is_null()) else {
@@ -239,19 +218,6 @@ fn budget(tool: &str, value: Option<&Value>) -> Result<u64, ToolError> {
                 ),
             )
         })
-}
-
-/// The workspace index's name in `store` for a workspace at `root`.
-fn workspace_index(store: &Store, root: &Path) -> String {
-    let store_parent = store
-        .dir()
-        .canonicalize()
-        .ok()
-        .and_then(|d| d.parent().map(Path::to_path_buf));
-    if store_parent.as_deref() == Some(root) {
-        return ctx::select::DEFAULT_INDEX_NAME.to_owned();
-    }
-    ctx::select::workspace_index_name(root)
 }
 
 fn names(indexes: &[IndexSummary]) -> String {
@@ -295,6 +261,11 @@ fn index_error(tool: &str, err: ctx::CtxError) -> ToolError {
                 "index `{name}` was built over {built}, not this workspace ({root}); leave `index` out to use the workspace index `{default}`"
             ),
         ),
+        // A query without search terms: the argument is at fault.
+        ctx::CtxError::Selection(
+            err @ (ctx::select::SelectionError::EmptyQuery
+            | ctx::select::SelectionError::OnlyStopWords(_)),
+        ) => ToolError::invalid(tool, err.to_string()),
         other => other.into(),
     }
 }
@@ -375,9 +346,6 @@ fn answer(outcome: SelectOutcome, text: String, explain: bool) -> SelectAnswer {
 
 fn select(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: SelectArgs = call.parse()?;
-    // Refuse an empty query (or one of stop words only) before touching the index.
-    ctx::select::Query::parse(&args.query)
-        .map_err(|e| ToolError::invalid(call.tool, e.to_string()))?;
     let budget = budget(call.tool, args.budget.as_ref())?;
     // Check max_tokens and the cursor's form before the work; the cursor's pin is checked
     // once the index state it is tied to is known.
@@ -385,22 +353,11 @@ fn select(call: &Call<'_>) -> Result<Page, ToolError> {
     if let Some(cursor) = args.cursor.as_deref() {
         Cursor::parse(cursor)?;
     }
-    let root = call.workspace.root().to_path_buf();
-    let outcome = call.workspace.with_packs(|pcx| {
-        let default_index = workspace_index(pcx.store, &root);
-        let cx = SelectContext {
-            store: pcx.store,
-            root: root.clone(),
-            default_index,
-            tokenizer: call.workspace.tokenizer(),
-            max_file_bytes: pcx.settings.max_file_bytes,
-            redactor: pcx.settings.redactor.clone(),
-            now: call.now,
-            progress: Box::new(Borrowed(call.progress)),
-        };
-        // The same options as `ctx select`, `ctx inject` and the hook; the budget bounds the
-        // whole payload (paths and fences too), which is the answer's text.
-        ctx::select::select_payload(&cx, args.index.as_deref(), &args.query, budget)
+    // The same options as `ctx select`, `ctx inject` and the hook; the budget bounds the
+    // whole payload (paths and fences too), which is the answer's text. An empty query (or
+    // one of stop words only) is refused before the index is touched.
+    let outcome = call.workspace.with(|ws| {
+        ws.select_payload(&args.query, args.index.as_deref(), budget, call.progress)
             .map_err(|e| index_error(call.tool, e))
     })?;
     let (outcome, payload) = outcome;
@@ -477,11 +434,10 @@ pub struct InspectAnswer {
 
 fn inspect(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: InspectArgs = call.parse()?;
-    let root = call.workspace.root().to_path_buf();
-    let answer = call.workspace.with_store(|store| {
-        let default_index = workspace_index(store, &root);
-        let name = args.index.clone().unwrap_or_else(|| default_index.clone());
-        let indexes = ctx::select::list(store)?;
+    let answer = call.workspace.with(|ws| {
+        let default_index = ws.default_index();
+        let name = args.index.as_deref().unwrap_or(default_index).to_owned();
+        let indexes = ws.index_list()?;
         if !indexes.iter().any(|i| i.name == name) {
             let hint = if args.index.is_none() {
                 format!(
@@ -495,7 +451,7 @@ fn inspect(call: &Call<'_>) -> Result<Page, ToolError> {
             };
             return Err(ToolError::invalid(call.tool, hint));
         }
-        let i: IndexInspection = ctx::select::inspect(store, &name)?;
+        let i: IndexInspection = ws.index_inspect(Some(&name))?;
         let fix = (!i.valid).then(|| {
             let flag = if name == ctx::select::DEFAULT_INDEX_NAME {
                 String::new()

@@ -300,7 +300,7 @@ fn select_context<'a>(
         max_file_bytes: 1 << 20,
         redactor: ctx::core::redact::Redactor::builtin().clone(),
         now: 1_767_225_600,
-        progress: Box::new(ctx::core::NoProgress),
+        progress: &ctx::core::NoProgress,
     }
 }
 
@@ -326,7 +326,8 @@ async fn select_inject_hook_and_mcp_rank_alike_and_inject_nothing_when_nothing_i
 
     let store = ctx::store::Store::open(&fx.root.join(".ctx")).expect("store");
     let cx = select_context(&store, &fx.root);
-    let selected = ctx::select::select(&cx, None, prompt, &ctx::select::prompt_options(budget))
+    let query = ctx::select::Query::parse(prompt).expect("query");
+    let selected = ctx::select::select(&cx, None, &query, &ctx::select::prompt_options(budget))
         .expect("select");
     let ids: Vec<&str> = selected
         .result

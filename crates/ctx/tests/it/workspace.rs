@@ -30,7 +30,7 @@ fn a_workspace_opens_its_store_and_answers_with_kinds() {
     )
     .expect("write");
     let ws = open(&root, true).expect("open");
-    assert_eq!(ws.store().dir(), root.join(".ctx"));
+    assert_eq!(ws.store().expect("store").dir(), root.join(".ctx"));
     assert_eq!(ws.root(), root);
 
     let pack = ws.pack_create("docs", Some(1000), None).expect("create");
@@ -97,7 +97,11 @@ fn a_workspace_opens_its_store_and_answers_with_kinds() {
 
     std::fs::write(root.join(".ctx/state.db"), b"").expect("empty it");
     assert_eq!(
-        kind(open(&root, false).map(drop).expect_err("empty db")),
+        kind(
+            open(&root, false)
+                .and_then(|ws| ws.store().map(drop))
+                .expect_err("empty db")
+        ),
         ErrorKind::Damaged
     );
 }

@@ -1,0 +1,135 @@
+//! The code-intelligence use cases of [`Workspace`]: every path is taken from
+//! [`Workspace::cwd`] and read through the workspace's sandbox.
+
+use std::path::Path;
+
+use super::Workspace;
+use crate::code::{
+    self, CodeContext, CodeMap, DiffContext, ProjectStatus, RelatedReport, SearchKind,
+    SearchResults, SummarizeReport, SummaryPlan, SummaryStats, TreeCache,
+};
+use crate::error::CtxError;
+
+impl Workspace {
+    /// What code intelligence needs; `cache` lends it the store's summary cache (a store
+    /// that cannot be opened only disables caching).
+    fn code(&self, cache: bool) -> Result<CodeContext<'_>, CtxError> {
+        let store = if cache {
+            self.store()
+                .inspect_err(|err| tracing::debug!("summary cache disabled: {err}"))
+                .ok()
+        } else {
+            None
+        };
+        Ok(CodeContext {
+            cwd: self.cwd.clone(),
+            store,
+            sandbox: Some(self.sandbox()?),
+            clock: &*self.clock,
+        })
+    }
+
+    /// Symbols, imports and line counts of a file or a tree (skeletons on request).
+    pub fn summarize(
+        &self,
+        path: &Path,
+        depth: Option<usize>,
+        skeleton: bool,
+    ) -> Result<SummarizeReport, CtxError> {
+        self.summary_target(path)?;
+        Ok(code::summarize(&self.code(true)?, path, depth, skeleton)?)
+    }
+
+    /// Refuses a path that leaves the workspace, does not exist, or is a single file in a
+    /// language ctx does not parse, before anything else is touched.
+    pub fn summary_target(&self, path: &Path) -> Result<(), CtxError> {
+        Ok(code::check_summary_target(&self.code(false)?, path)?)
+    }
+
+    /// [`Workspace::summarize`] as a plan: a file's summary at once, a directory's file by
+    /// file as the caller asks (a whole tree's summaries do not fit in memory).
+    pub fn summary_plan(
+        &self,
+        path: &Path,
+        depth: Option<usize>,
+        skeleton: bool,
+    ) -> Result<SummaryPlan<'_>, CtxError> {
+        self.summary_target(path)?;
+        Ok(code::plan_summary(
+            &self.code(true)?,
+            path,
+            depth,
+            skeleton,
+        )?)
+    }
+
+    /// The tree under `path` with each file's symbols, within `budget` tokens when given.
+    pub fn map(
+        &self,
+        path: &Path,
+        depth: Option<usize>,
+        budget: Option<usize>,
+    ) -> Result<(CodeMap, SummaryStats), CtxError> {
+        Ok(code::map(&self.code(true)?, path, depth, budget)?)
+    }
+
+    /// Text, symbol or caller search under `path`: the first `max_results` matches (a text
+    /// search also stops keeping at its [`crate::code::SearchLimit`]) and the count of all.
+    pub fn search(
+        &self,
+        path: &Path,
+        kind: &SearchKind,
+        max_results: Option<usize>,
+    ) -> Result<SearchResults, CtxError> {
+        let cache = matches!(kind, SearchKind::Symbol { .. });
+        Ok(code::search(&self.code(cache)?, path, kind, max_results)?)
+    }
+
+    /// [`Workspace::search`] over a server's cached walk of the tree.
+    pub fn search_cached(
+        &self,
+        tree: &TreeCache,
+        path: &Path,
+        kind: &SearchKind,
+        max_results: Option<usize>,
+    ) -> Result<SearchResults, CtxError> {
+        let cache = matches!(kind, SearchKind::Symbol { .. });
+        Ok(code::search_cached(
+            &self.code(cache)?,
+            tree,
+            path,
+            kind,
+            max_results,
+        )?)
+    }
+
+    /// The files related to `file`: imports both ways, tests, and files changed with it.
+    pub fn related(
+        &self,
+        file: &Path,
+        history: usize,
+        limit: usize,
+    ) -> Result<RelatedReport, CtxError> {
+        Ok(code::related(&self.code(true)?, file, history, limit)?)
+    }
+
+    /// The project at a glance: name, type, branch, recent commits, hot directories.
+    pub fn status(&self) -> Result<ProjectStatus, CtxError> {
+        Ok(code::status(&self.cwd, self.now())?)
+    }
+
+    /// What changed between `base` and `head` (the work tree against `HEAD` by default),
+    /// hunk by hunk with the symbols each touches.
+    pub fn diff_context(
+        &self,
+        base: Option<&str>,
+        head: Option<&str>,
+    ) -> Result<DiffContext, CtxError> {
+        Ok(code::diff_context(
+            &self.cwd,
+            base,
+            head,
+            Some(self.sandbox()?),
+        )?)
+    }
+}
