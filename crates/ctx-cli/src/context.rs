@@ -70,24 +70,6 @@ impl Context {
         }
     }
 
-    /// The workspace a command's paths are confined to: the project root (the directory
-    /// holding `.ctx`), else the store's workspace for an explicit store, else the git work
-    /// tree around the working directory, else the working directory.
-    pub fn sandbox_root(&self) -> PathBuf {
-        if let Ok(location) = self.locate_store() {
-            match &location.kind {
-                StoreKind::Project { root } => return root.clone(),
-                StoreKind::Explicit => return self.workspace_root(&location),
-                StoreKind::Global => {}
-            }
-        }
-        self.cwd
-            .ancestors()
-            .find(|dir| dir.join(".git").exists())
-            .unwrap_or(&self.cwd)
-            .to_owned()
-    }
-
     /// The workspace this invocation acts in: the facade every command calls. Its store is
     /// opened on first use; [`Context::store`] says when that created the global store.
     pub fn workspace(&self) -> Result<ctx::Workspace> {
@@ -118,6 +100,13 @@ impl Context {
         self.explicit_store.as_deref()
     }
 
+    /// The workspace with its store opened now (see [`Context::store`]).
+    pub fn open(&self, out: &crate::output::Output) -> Result<ctx::Workspace> {
+        let ws = self.workspace()?;
+        Self::store(&ws, out)?;
+        Ok(ws)
+    }
+
     /// `ws`'s store, opened now; the first use of the global store creates it, which is said
     /// once on stderr.
     pub fn store<'a>(ws: &'a ctx::Workspace, out: &crate::output::Output) -> Result<&'a Store> {
@@ -144,68 +133,6 @@ impl Context {
             ctx_home: self.ctx_home.clone(),
             home: self.home.clone(),
         })?)
-    }
-
-    /// Opens the store, creating the global store on first use (saying so once on stderr).
-    ///
-    /// The global store is shared by every project: it is opened as the current project sees
-    /// it ([`Store::scoped`] to the repository's top, else the working directory), so
-    /// listings and lookups show this project's packs, snapshots and runs only. A store named
-    /// with `--store` is shown whole.
-    pub fn open_store(&self, out: &crate::output::Output) -> Result<(Store, StoreLocation)> {
-        let location = self.locate_store()?;
-        if location.kind == StoreKind::Global
-            && !location.dir.join(ctx::store::DATABASE_FILE).exists()
-        {
-            let (store, _) = Store::init(&location.dir)?;
-            out.note(&format!(
-                "created the global store at {} (run `ctx init` in a project for a project store)",
-                location.dir.display()
-            ));
-            return Ok((self.scope_store(store, &location)?, location));
-        }
-        let store = Store::open(&location.dir)?;
-        Ok((self.scope_store(store, &location)?, location))
-    }
-
-    /// `store` as this project sees it, when the store is the shared global one.
-    fn scope_store(&self, store: Store, location: &StoreLocation) -> Result<Store> {
-        if location.kind != StoreKind::Global {
-            return Ok(store);
-        }
-        let root = ctx::packs::oneshot_root(&self.cwd, &[], None)?;
-        Ok(store.scoped(&root))
-    }
-
-    /// The workspace root paths in packs are relative to (see [`ctx::packs::sources_root`]).
-    pub fn workspace_root(&self, location: &StoreLocation) -> PathBuf {
-        ctx::packs::sources_root(location, &self.cwd)
-    }
-
-    /// Everything pack commands need, from config and the store's location.
-    pub fn pack_context<'a>(&self, store: &'a Store) -> Result<ctx::packs::PackContext<'a>> {
-        let layers = self.config_layers()?;
-        let location = self.locate_store()?;
-        Ok(ctx::packs::PackContext {
-            store,
-            root: self.workspace_root(&location),
-            settings: ctx::packs::PackSettings::from_layers(&layers)?,
-            clock: &crate::commands::select::now,
-        })
-    }
-
-    /// The project store's root, if the store found is a project store.
-    pub fn project_root(&self) -> Option<PathBuf> {
-        match self.locate_store().ok()?.kind {
-            StoreKind::Project { root } => Some(root),
-            _ => None,
-        }
-    }
-
-    /// Opens the store only if it already exists (never creates the global one).
-    pub fn existing_store(&self) -> Option<Store> {
-        let location = self.locate_store().ok()?;
-        Store::open(&location.dir).ok()
     }
 
     /// The global config file path: `$CTX_CONFIG_HOME/config.toml`, else
@@ -249,7 +176,7 @@ impl Context {
     /// Git's global excludes files (for servers' tree caches), from `XDG_CONFIG_HOME` and
     /// `HOME` as read at start-up.
     pub fn global_git_ignore_files(&self) -> Vec<PathBuf> {
-        ctx::code::global_git_ignore_files(self.config_home.clone(), self.home.clone())
+        ctx::host::global_git_ignore_files(self.config_home.clone(), self.home.clone())
     }
 
     pub fn init_dir(&self) -> PathBuf {

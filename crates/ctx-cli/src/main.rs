@@ -15,8 +15,8 @@ use crate::output::Output;
 
 fn main() -> ExitCode {
     // Process-wide, so the program's to choose, before anything parses.
-    ctx::code::use_mimalloc_for_tree_sitter();
-    ctx::code::limit_malloc_arenas();
+    ctx::host::use_mimalloc_for_tree_sitter();
+    ctx::host::limit_malloc_arenas();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => return output::command_line_error(&err),

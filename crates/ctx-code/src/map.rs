@@ -306,6 +306,13 @@ fn tree_key(path: &str) -> impl Iterator<Item = &[u8]> {
     path.split('/').map(str::as_bytes)
 }
 
+impl CodeMap {
+    /// The text form of the map, as `ctx map` prints it ([`render`]).
+    pub fn text(&self) -> String {
+        render(self)
+    }
+}
+
 /// The text form of a map (what the budget is measured on).
 pub fn render(map: &CodeMap) -> String {
     let mut out = String::new();

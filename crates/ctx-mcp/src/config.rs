@@ -30,7 +30,7 @@ pub struct McpConfig {
     /// How long one tool call may run before it is answered with a timeout error.
     pub call_budget: Duration,
     /// The tree cache's clock and git's global excludes files (the front end finds them from
-    /// `XDG_CONFIG_HOME` and `HOME`: [`ctx::code::global_git_ignore_files`]).
+    /// `XDG_CONFIG_HOME` and `HOME`: [`ctx::host::global_git_ignore_files`]).
     pub tree_cache: ctx::code::TreeCacheSettings,
 }
 

@@ -891,7 +891,7 @@ fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
 fn ctxlayer(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The module's own tree-sitter (linked into it) allocates from mimalloc, as the `ctx`
     // binary's does; set before anything in the module parses.
-    ctx_facade::code::use_mimalloc_for_tree_sitter();
+    ctx_facade::host::use_mimalloc_for_tree_sitter();
     m.add_class::<Workspace>()?;
     m.add_class::<Recording>()?;
     let py = m.py();

@@ -371,6 +371,13 @@ impl Run {
             .or_else(|| self.steps.iter().find_map(|s| s.timestamp.as_deref()))
     }
 
+    /// [`Run::started`] in Unix seconds, when it is a time `ctx` can read.
+    pub fn started_secs(&self) -> Option<i64> {
+        self.started()
+            .and_then(crate::export::parse_rfc3339_nanos)
+            .map(|nanos| i64::try_from(nanos / 1_000_000_000).unwrap_or(i64::MAX))
+    }
+
     /// The names of the tools the run called, sorted, without repeats.
     pub fn tools(&self) -> Vec<String> {
         let set: BTreeSet<String> = self.steps.iter().filter_map(|s| s.tool.clone()).collect();

@@ -10,14 +10,13 @@ use std::path::{Component, Path, PathBuf};
 
 pub use ctx_code::diff_context::{DiffContext, FileDiff, Hunk, HunkScope};
 pub use ctx_code::git::{CommitInfo, HotDirectory};
-pub use ctx_code::map::{CodeMap, MapEntry, render as render_map};
+pub use ctx_code::map::{CodeMap, MapEntry};
 use ctx_code::map::{MapFile, MapSummary};
 use ctx_code::related::ProjectLayout;
 pub use ctx_code::related::{Related, RelatedFile};
 pub use ctx_code::search::{
     ContextLine, DEFAULT_MAX_BYTES, SearchLimit, SearchMatch, SearchResults, SkippedFile, TextQuery,
 };
-pub use ctx_code::symbols::{limit_malloc_arenas, use_mimalloc_for_tree_sitter};
 pub use ctx_code::tree_cache::{TreeCacheSettings, TreeCacheStats};
 use ctx_code::{CacheKey, FileStamp, SummaryCache};
 pub use ctx_code::{
@@ -687,7 +686,7 @@ fn redact_results(mut found: SearchResults) -> SearchResults {
 
 /// A server's long-lived, stat-validated cache of a tree's walk and of its files' contents
 /// ([`ctx_code::tree_cache::TreeCache`]), with the clock and git's global excludes files the
-/// front end passes in ([`TreeCacheSettings`]; see [`global_git_ignore_files`]).
+/// front end passes in ([`TreeCacheSettings`]; see [`crate::host::global_git_ignore_files`]).
 pub struct TreeCache(ctx_code::tree_cache::TreeCache);
 
 impl TreeCache {
@@ -709,22 +708,6 @@ impl std::ops::Deref for TreeCache {
     fn deref(&self) -> &Self::Target {
         &self.0
     }
-}
-
-/// Where git looks for its global excludes: `$XDG_CONFIG_HOME/git/ignore` (else
-/// `~/.config/git/ignore`) and `~/.gitconfig`, whose `core.excludesFile` can name another.
-pub fn global_git_ignore_files(
-    xdg_config_home: Option<PathBuf>,
-    home: Option<PathBuf>,
-) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    if let Some(config) = xdg_config_home.or_else(|| home.as_ref().map(|h| h.join(".config"))) {
-        files.push(config.join("git").join("ignore"));
-    }
-    if let Some(home) = home {
-        files.push(home.join(".gitconfig"));
-    }
-    files
 }
 
 /// [`search`], with text searches under a directory answered through `cache` (a server's

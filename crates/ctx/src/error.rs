@@ -21,6 +21,8 @@ pub enum CtxError {
     #[error(transparent)]
     Run(#[from] ctx_runs::RunError),
     #[error(transparent)]
+    Provenance(#[from] ctx_runs::provenance::ProvenanceError),
+    #[error(transparent)]
     Index(#[from] ctx_select::IndexError),
     #[error(transparent)]
     Selection(ctx_select::SelectionError),
@@ -134,6 +136,7 @@ impl CtxError {
             Self::Store(err) => store_kind(err),
             Self::Code(err) => code_kind(err),
             Self::Run(err) => run_kind(err),
+            Self::Provenance(err) => provenance_kind(err),
             Self::Index(err) => index_kind(err),
             Self::Selection(err) => selection_kind(err),
             Self::UnknownIndex { .. } => ErrorKind::NotFound,
@@ -182,6 +185,17 @@ pub fn kind_of(err: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
         next = cause.source();
     }
     None
+}
+
+/// A provenance failure's kind: the store's when the store failed, a bug when randomness
+/// did, else the input's (a file, a key, a sidecar the user named).
+fn provenance_kind(err: &ctx_runs::provenance::ProvenanceError) -> ErrorKind {
+    use ctx_runs::provenance::ProvenanceError as P;
+    match err {
+        P::Store(err) => store_kind(err),
+        P::Random(_) => ErrorKind::Internal,
+        _ => ErrorKind::UserInput,
+    }
 }
 
 /// An I/O error's kind: about what the user named (a path that is not there, a file where a

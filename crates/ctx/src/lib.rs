@@ -10,6 +10,7 @@ pub mod code;
 pub mod config;
 mod error;
 pub mod hooks;
+pub mod host;
 pub mod packs;
 pub mod recording;
 pub mod runs;
@@ -19,7 +20,8 @@ pub mod workspace;
 
 pub use error::{CtxError, ErrorKind, kind_of};
 pub use workspace::{
-    Clock, Environment, OpenOptions, ServeOptions, StoreInfo, Workspace, init_store, store_info,
+    Clock, Environment, OpenOptions, RunExport, RunInput, ServeOptions, StoreInfo, Workspace,
+    init_store, store_info,
 };
 
 pub use ctx_core as core;

@@ -301,6 +301,13 @@ pub struct SelectOutcome {
     pub result: SelectionResult,
 }
 
+impl SelectOutcome {
+    /// The selected files as text ([`render_documents`]).
+    pub fn text(&self) -> String {
+        render_documents(&self.result)
+    }
+}
+
 /// Selects context for `query` from index `name` (the default index when `None`), building
 /// or updating it first.
 pub fn select(

@@ -46,7 +46,7 @@ pub fn run(args: &MapArgs, ctx: &Context, out: &Output) -> Result<Status> {
     if out.is_json() {
         out.json(&map)?;
     } else {
-        out.raw(ctx::code::render_map(&map).as_bytes())?;
+        out.raw(map.text().as_bytes())?;
     }
     Ok(Status::Success)
 }

@@ -60,18 +60,14 @@ pub fn run(args: &McpArgs, ctx: &Context, out: &Output) -> Result<Status> {
             })
         })
         .transpose()?;
-    let (store, location) = ctx.open_store(out)?;
-    let mut config = McpConfig::new(
-        ctx.cwd.clone(),
-        location.dir.clone(),
-        ctx.workspace_root(&location),
-        ctx.config_layers()?,
-    )
-    .with_allow_write(args.allow_write);
+    let ws = ctx.open(out)?;
+    let store_dir = ws.store()?.dir().to_owned();
+    let mut config = McpConfig::new(ctx.cwd.clone(), store_dir, ws.root(), ws.config().clone())
+        .with_allow_write(args.allow_write);
     config.tools.clone_from(&args.tools);
     config.tree_cache.global_ignore_files = ctx.global_git_ignore_files();
     let Some(name) = &args.record else {
-        drop(store);
+        drop(ws);
         match addr {
             Some(addr) => ctx_mcp::run_http(&config, addr, |bound| {
                 out.note(&format!("serving MCP at http://{bound}/mcp (Ctrl-C stops)"));
@@ -83,8 +79,7 @@ pub fn run(args: &McpArgs, ctx: &Context, out: &Output) -> Result<Status> {
 
     ctx::recording::check_record_name(name).map_err(|err| anyhow::anyhow!("--record {err}"))?;
     let pid = std::process::id();
-    let alive = |p: u32| p == pid || ctx::recording::process_alive(p);
-    for recovered in ctx::recording::recover_recordings(&store, &alive)? {
+    for recovered in ws.recover_recordings(pid)? {
         out.note(&format!(
             "finished the interrupted recording `{}` ({} steps) as run {}",
             recovered.name, recovered.steps, recovered.run
@@ -92,7 +87,7 @@ pub fn run(args: &McpArgs, ctx: &Context, out: &Output) -> Result<Status> {
     }
     let recorder = ctx_mcp::record::start_recording(
         &mut config,
-        store,
+        ws.store_handle()?,
         ctx_mcp::record::RecordRequest {
             name: name.clone(),
             started: super::select::now(),

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
 use ctx::packs::{
-    self, OneShotRequest, PayloadOptions, PayloadStyle, Render, RenderReport, RenderRequest,
-    SnapshotDrift,
+    OneShotRequest, PayloadOptions, PayloadStyle, Render, RenderReport, RenderRequest,
+    SnapshotDrift, TokenTreeRow,
 };
 use ctx::sources::AddOptions;
 use serde_json::json;
@@ -282,12 +282,6 @@ fn parse_style(s: &str) -> Result<PayloadStyle, String> {
     s.parse()
 }
 
-fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-}
-
 pub fn run(args: PackArgs, ctx: &Context, out: &Output) -> Result<Status> {
     match args.command {
         Some(command) => run_named(command, ctx, out),
@@ -296,19 +290,12 @@ pub fn run(args: PackArgs, ctx: &Context, out: &Output) -> Result<Status> {
 }
 
 fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status> {
-    let (store, location) = ctx.open_store(out)?;
-    let pcx = ctx.pack_context(&store)?;
+    let ws = ctx.workspace()?;
+    Context::store(&ws, out)?;
     match command {
         PackCommand::Create(args) => {
             let tokenizer = args.tokenizer.as_deref().map(str::parse).transpose()?;
-            let pack = if location.kind == ctx::store::StoreKind::Global {
-                // No project: the pack keeps the directory it is made for (its repository's
-                // top, or the working directory) as the root of its sources.
-                let root = packs::oneshot_root(&ctx.cwd, &[], None)?;
-                packs::create_pack_at(&pcx, &args.name, args.budget, tokenizer, &root, now())?
-            } else {
-                packs::create_pack(&pcx, &args.name, args.budget, tokenizer, now())?
-            };
+            let pack = ws.pack_create(&args.name, args.budget, tokenizer)?;
             if out.is_json() {
                 out.json(&pack)?;
             } else {
@@ -324,7 +311,7 @@ fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status
             }
         }
         PackCommand::List => {
-            let list = packs::list_packs(&store)?;
+            let list = ws.pack_list()?;
             if out.is_json() {
                 out.json(&list)?;
             } else if list.is_empty() {
@@ -342,10 +329,10 @@ fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status
             }
         }
         PackCommand::Show(NameArg { name }) => {
-            show(&name, &pcx, out)?;
+            show(&name, &ws, out)?;
         }
         PackCommand::Delete(NameArg { name }) => {
-            packs::delete_pack(&store, &name)?;
+            ws.pack_delete(&name)?;
             if out.is_json() {
                 out.json(&json!({ "deleted": name }))?;
             } else {
@@ -353,10 +340,10 @@ fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status
             }
         }
         PackCommand::Add(args) => {
-            add(&args, &pcx, ctx, out)?;
+            add(&args, &ws, out)?;
         }
         PackCommand::Remove(args) => {
-            let removed = packs::remove_artifact(&store, &args.name, &args.artifact_id)?;
+            let removed = ws.pack_remove(&args.name, &args.artifact_id)?;
             if out.is_json() {
                 out.json(&removed)?;
             } else {
@@ -367,19 +354,19 @@ fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status
             }
         }
         PackCommand::Preview(args) => {
-            preview(&args, &pcx, out)?;
+            preview(&args, &ws, out)?;
         }
         PackCommand::Render(args) if args.snapshot.is_none() && args.output.is_some() => {
-            render_to_file(&args, &pcx, ctx, out)?;
+            render_to_file(&args, &ws, out)?;
         }
         PackCommand::Render(args) => {
-            render(&args, &pcx, ctx, out)?;
+            render(&args, &ws, ctx, out)?;
         }
         PackCommand::Snapshot(args) => {
-            snapshot(&args, &pcx, out)?;
+            snapshot(&args, &ws, out)?;
         }
         PackCommand::Snapshots => {
-            let list = packs::list_snapshots(&store)?;
+            let list = ws.pack_snapshots()?;
             if out.is_json() {
                 out.json(&list)?;
             } else if list.is_empty() {
@@ -401,7 +388,7 @@ fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status
             }
         }
         PackCommand::Verify(args) => {
-            return verify(&args.snapshot, &pcx, out);
+            return verify(&args.snapshot, &ws, out);
         }
     }
     Ok(Status::Success)
@@ -409,12 +396,7 @@ fn run_named(command: PackCommand, ctx: &Context, out: &Output) -> Result<Status
 
 /// `ctx pack render NAME -o FILE`: streamed to the file as it is made, so memory stays
 /// bounded however large the tree.
-fn render_to_file(
-    args: &RenderArgs,
-    pcx: &packs::PackContext<'_>,
-    ctx: &Context,
-    out: &Output,
-) -> Result<()> {
+fn render_to_file(args: &RenderArgs, ws: &ctx::Workspace, out: &Output) -> Result<()> {
     let path = args.output.as_ref().expect("guarded above");
     let request = RenderRequest {
         packs: args.names.clone(),
@@ -422,19 +404,14 @@ fn render_to_file(
         tokenizer: None,
         style: args.style.unwrap_or_default(),
     };
-    let report = packs::render_to_file(
-        pcx,
-        &request,
-        args.format.options(),
-        &out.progress(),
-        &ctx.cwd.join(path),
-    )
-    .map_err(|err| match err {
-        ctx::CtxError::WritePayload { .. } => {
-            anyhow::Error::new(err).context(format!("cannot write `{}`", path.display()))
-        }
-        other => other.into(),
-    })?;
+    let report = ws
+        .pack_render_to_file(&request, args.format.options(), &out.progress(), path)
+        .map_err(|err| match err {
+            ctx::CtxError::WritePayload { .. } => {
+                anyhow::Error::new(err).context(format!("cannot write `{}`", path.display()))
+            }
+            other => other.into(),
+        })?;
     cache_note(&report);
     if out.is_json() {
         out.json(&json!({
@@ -457,14 +434,9 @@ fn render_to_file(
 }
 
 /// `ctx pack render`: a pack's payload now, or a snapshot's as recorded, to stdout or a file.
-fn render(
-    args: &RenderArgs,
-    pcx: &packs::PackContext<'_>,
-    ctx: &Context,
-    out: &Output,
-) -> Result<()> {
+fn render(args: &RenderArgs, ws: &ctx::Workspace, ctx: &Context, out: &Output) -> Result<()> {
     let (bytes, summary) = if let Some(reference) = &args.snapshot {
-        let (snapshot, bytes) = packs::render_snapshot(pcx, reference)?;
+        let (snapshot, bytes) = ws.pack_snapshot_payload(reference)?;
         let summary = json!({
             "snapshot_id": snapshot.snapshot_id,
             "render_hash": snapshot.render_hash,
@@ -479,7 +451,7 @@ fn render(
             tokenizer: None,
             style: args.style.unwrap_or_default(),
         };
-        let rendered = packs::render_with(pcx, &request, args.format.options(), &out.progress())?;
+        let rendered = ws.pack_render_with(&request, args.format.options(), &out.progress())?;
         cache_note(&rendered.report);
         let summary = json!({
             "render_hash": rendered.report.render_hash,
@@ -517,8 +489,8 @@ fn render(
 }
 
 /// `ctx pack verify SNAPSHOT`: re-renders it; exit 1 (found) when it drifted.
-fn verify(snapshot: &str, pcx: &packs::PackContext<'_>, out: &Output) -> Result<Status> {
-    let report = packs::verify_snapshot(pcx, snapshot)?;
+fn verify(snapshot: &str, ws: &ctx::Workspace, out: &Output) -> Result<Status> {
+    let report = ws.pack_verify(snapshot)?;
     if out.is_json() {
         out.json(&report)?;
     } else if report.identical {
@@ -550,8 +522,8 @@ fn verify(snapshot: &str, pcx: &packs::PackContext<'_>, out: &Output) -> Result<
 }
 
 /// `ctx pack show NAME`: the pack and its artifacts.
-fn show(name: &str, pcx: &packs::PackContext<'_>, out: &Output) -> Result<()> {
-    let view = packs::show_pack(pcx, name)?;
+fn show(name: &str, ws: &ctx::Workspace, out: &Output) -> Result<()> {
+    let view = ws.pack_show(name)?;
     if out.is_json() {
         out.json(&view)?;
     } else {
@@ -584,22 +556,14 @@ fn show(name: &str, pcx: &packs::PackContext<'_>, out: &Output) -> Result<()> {
 }
 
 /// `ctx pack add NAME SOURCE`.
-fn add(args: &AddArgs, pcx: &packs::PackContext<'_>, ctx: &Context, out: &Output) -> Result<()> {
+fn add(args: &AddArgs, ws: &ctx::Workspace, out: &Output) -> Result<()> {
     let options = AddOptions {
         recursive: args.recursive,
         max_files: args.max_files,
         exclude: args.exclude.clone(),
         allow_sensitive: args.allow_sensitive,
     };
-    let report = packs::add_source(
-        pcx,
-        &args.name,
-        &args.source,
-        &ctx.cwd,
-        &options,
-        args.priority,
-        now(),
-    )?;
+    let report = ws.pack_add(&args.name, &args.source, &options, args.priority)?;
     for warning in &report.warnings {
         out.warn(warning);
     }
@@ -621,7 +585,7 @@ fn add(args: &AddArgs, pcx: &packs::PackContext<'_>, ctx: &Context, out: &Output
 }
 
 /// `ctx pack preview NAME`: what a render would include, exclude and redact.
-fn preview(args: &PreviewArgs, pcx: &packs::PackContext<'_>, out: &Output) -> Result<()> {
+fn preview(args: &PreviewArgs, ws: &ctx::Workspace, out: &Output) -> Result<()> {
     let mut names = vec![args.name.clone()];
     names.extend(args.with_packs.iter().cloned());
     let request = RenderRequest {
@@ -630,7 +594,7 @@ fn preview(args: &PreviewArgs, pcx: &packs::PackContext<'_>, out: &Output) -> Re
         tokenizer: None,
         style: args.style,
     };
-    let rendered = packs::render_with(pcx, &request, args.format.options(), &out.progress())?;
+    let rendered = ws.pack_render_with(&request, args.format.options(), &out.progress())?;
     cache_note(&rendered.report);
     if out.is_json() {
         let mut value = serde_json::to_value(&rendered.report)?;
@@ -648,19 +612,17 @@ fn preview(args: &PreviewArgs, pcx: &packs::PackContext<'_>, out: &Output) -> Re
 }
 
 /// `ctx pack snapshot NAME`: renders and records a snapshot.
-fn snapshot(args: &SnapshotArgs, pcx: &packs::PackContext<'_>, out: &Output) -> Result<()> {
+fn snapshot(args: &SnapshotArgs, ws: &ctx::Workspace, out: &Output) -> Result<()> {
     let request = RenderRequest {
         packs: args.names.clone(),
         budget: args.budget,
         tokenizer: None,
         style: args.style,
     };
-    let (snapshot, rendered) = packs::snapshot_with(
-        pcx,
+    let (snapshot, rendered) = ws.pack_snapshot_with(
         &request,
         args.format.options(),
         args.name.as_deref(),
-        now(),
         &out.progress(),
     )?;
     if out.is_json() {
@@ -828,7 +790,7 @@ fn smallest_budget_that_fits(
 }
 
 /// `--token-tree`'s rows as indented lines: tokens, then the name under its parent.
-fn token_tree_lines(tree: &[packs::TokenTreeRow]) -> Vec<String> {
+fn token_tree_lines(tree: &[TokenTreeRow]) -> Vec<String> {
     let mut lines = Vec::new();
     let width = tree
         .iter()
@@ -856,11 +818,7 @@ fn token_tree_lines(tree: &[packs::TokenTreeRow]) -> Vec<String> {
 /// already exists (none is created).
 fn run_oneshot(args: &OneShotArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let paths = oneshot_paths(args)?;
-    let layers = ctx.config_layers()?;
-    let settings = packs::PackSettings::from_layers(&layers)?;
-    let store = ctx.existing_store();
-    let project_root = ctx.project_root();
-    let root = packs::oneshot_root(&ctx.cwd, &paths, project_root.as_deref())?;
+    let ws = ctx.workspace()?;
     let request = OneShotRequest {
         paths,
         include: args.include.clone(),
@@ -873,25 +831,14 @@ fn run_oneshot(args: &OneShotArgs, ctx: &Context, out: &Output) -> Result<Status
         options: args.format.options(),
         now: Some(super::select::now()),
     };
-    let rendered = packs::pack_paths(
-        &root,
-        &ctx.cwd,
-        &settings,
-        store.as_ref().map(ctx::store::Store::db),
-        &request,
-        &out.progress(),
-    )?;
+    let (root, rendered) = ws.pack_paths(&request, &out.progress())?;
     cache_note(&rendered.report);
     if let Some(estimate) = smallest_useful_budget(&rendered.report) {
         let smallest = smallest_budget_that_fits(
             estimate,
             rendered.report.budget_tokens,
             |budget| -> Result<bool> {
-                let trial = packs::pack_paths(
-                    &root,
-                    &ctx.cwd,
-                    &settings,
-                    store.as_ref().map(ctx::store::Store::db),
+                let (_, trial) = ws.pack_paths(
                     &OneShotRequest {
                         budget: Some(budget),
                         ..request.clone()
@@ -906,7 +853,7 @@ fn run_oneshot(args: &OneShotArgs, ctx: &Context, out: &Output) -> Result<Status
             rendered.report.budget_tokens
         );
     }
-    let tree = args.token_tree.map(|min| packs::token_tree(&rendered, min));
+    let tree = args.token_tree.map(|min| rendered.token_tree(min));
 
     // Where the payload goes: parts, a file, the clipboard, or stdout.
     let mut written = Vec::new();
@@ -915,7 +862,7 @@ fn run_oneshot(args: &OneShotArgs, ctx: &Context, out: &Output) -> Result<Status
             .output
             .as_deref()
             .expect("clap requires -o with --split-output");
-        let parts = packs::split_payload(&rendered, max)?;
+        let parts = rendered.split_payload(max)?;
         for (index, (text, tokens)) in parts.iter().enumerate() {
             let path = part_path(target, index + 1);
             write_file(ctx, &path, text.as_bytes())?;

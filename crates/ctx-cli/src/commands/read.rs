@@ -87,7 +87,7 @@ pub struct ReadArgs {
 pub fn run(args: &ReadArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let root = match &args.root {
         Some(dir) => ctx.cwd.join(dir),
-        None => ctx.sandbox_root(),
+        None => ctx.workspace()?.sandbox_root().to_owned(),
     };
     let workspace = Sandbox::open(&root)?;
     let request = if let Some(file) = &args.batch {

@@ -9,9 +9,8 @@ use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use clap::{Args, Subcommand};
 use ctx::runs::{
     FormatChoice, ImportOptions, ImportWarning, Run, RunDiff, RunSummary, RunTree, StepKind,
-    StepStatus, StoredRun, diff_runs,
+    StepStatus, StoredRun,
 };
-use ctx::store::Store;
 use serde_json::{Value, json};
 
 use crate::args::Format;
@@ -209,24 +208,21 @@ pub fn run(command: RunCommand, ctx: &Context, out: &Output) -> Result<Status> {
             // Bad input (a format, a tag, a file that is not there) is refused before the
             // store is opened, so it leaves no store behind where there was none.
             let FormatChoice(from) = args.from.parse()?;
-            if let Some(tag) = &args.tag {
-                ctx::runs::check_tag(tag)?;
-            }
-            if args.file.as_os_str() != "-" {
-                ctx::runs::check_importable(&ctx.cwd.join(&args.file))?;
-            }
-            let (store, _) = ctx.open_store(out)?;
-            import(&args, from, ctx, &store, out)
+            let ws = ctx.workspace()?;
+            let status = import(&args, from, &ws, out);
+            Context::said_created(&ws, out);
+            status
         }
         other => {
-            let (store, _) = ctx.open_store(out)?;
+            let ws = ctx.workspace()?;
+            Context::store(&ws, out)?;
             match other {
-                RunCommand::Log(args) => log(&args, &store, out),
-                RunCommand::Show(args) => show(&args, &store, out),
-                RunCommand::Diff(args) => diff(&args, &store, out),
-                RunCommand::Fork(args) => fork(&args, &store, out),
-                RunCommand::Tag(args) => tag(&args, &store, out),
-                RunCommand::Export(args) => export(&args, &store, out),
+                RunCommand::Log(args) => log(&args, &ws, out),
+                RunCommand::Show(args) => show(&args, &ws, out),
+                RunCommand::Diff(args) => diff(&args, &ws, out),
+                RunCommand::Fork(args) => fork(&args, &ws, out),
+                RunCommand::Tag(args) => tag(&args, &ws, out),
+                RunCommand::Export(args) => export(&args, &ws, out),
                 RunCommand::Replay(_)
                 | RunCommand::Import(_)
                 | RunCommand::Attach(_)
@@ -241,8 +237,7 @@ pub fn run(command: RunCommand, ctx: &Context, out: &Output) -> Result<Status> {
 fn import(
     args: &ImportArgs,
     from: Option<ctx::runs::RunFormat>,
-    ctx: &Context,
-    store: &Store,
+    ws: &ctx::Workspace,
     out: &Output,
 ) -> Result<Status> {
     let options = ImportOptions {
@@ -251,27 +246,27 @@ fn import(
         skip_bad_lines: args.skip_bad_lines,
         row: args.row.map(|r| usize::try_from(r).unwrap_or(usize::MAX)),
     };
-    let imported = if args.file.as_os_str() == "-" {
-        let mut bytes = Vec::new();
+    let mut bytes = Vec::new();
+    let input = if args.file.as_os_str() == "-" {
         std::io::stdin()
             .read_to_end(&mut bytes)
             .context("cannot read the log from stdin")?;
-        ctx::runs::import_bytes_with(store, std::path::Path::new("<stdin>"), &bytes, &options)
+        ctx::RunInput::Bytes {
+            name: "<stdin>",
+            bytes: &bytes,
+        }
     } else {
-        ctx::runs::import_path(store, &ctx.cwd.join(&args.file), &options)
+        ctx::RunInput::File(&args.file)
     };
-    let outcome = match imported {
+    let outcome = match ws.run_import_with(&input, &options, args.tag.as_deref()) {
         Ok(outcome) => outcome,
-        Err(err @ ctx::runs::RunError::Lossy { .. }) => {
+        Err(err @ ctx::CtxError::Run(ctx::runs::RunError::Lossy { .. })) => {
             // The import ran and found a loss: nothing stored, exit 1.
             out.error(&err.to_string());
             return Ok(Status::Found);
         }
         Err(err) => return Err(err.into()),
     };
-    if let Some(tag) = &args.tag {
-        ctx::runs::tag_run(store, tag, &outcome.run)?;
-    }
     let shown = args.file.display().to_string();
     for warning in &outcome.warnings {
         out.warn(&format!("{shown}: {warning}"));
@@ -357,8 +352,8 @@ fn skipped_note(warnings: &[ImportWarning]) -> String {
     }
 }
 
-fn log(args: &LogArgs, store: &Store, out: &Output) -> Result<Status> {
-    let mut runs = ctx::runs::list_runs(store)?;
+fn log(args: &LogArgs, ws: &ctx::Workspace, out: &Output) -> Result<Status> {
+    let mut runs = ws.run_list()?;
     if let Some(n) = args.max_count {
         runs.truncate(n);
     }
@@ -476,9 +471,9 @@ pub fn run_tree_json(tree: &RunTree, refs: &[String]) -> Value {
     value
 }
 
-fn show(args: &ShowArgs, store: &Store, out: &Output) -> Result<Status> {
-    let (run, refs) = ctx::runs::load_with_refs(store, &args.id)?;
-    let tree = ctx::runs::load_run_tree(store, &run.id)?;
+fn show(args: &ShowArgs, ws: &ctx::Workspace, out: &Output) -> Result<Status> {
+    let (run, refs) = ws.run_show_with_refs(&args.id)?;
+    let tree = ws.run_tree(&run.id)?;
     if out.is_json_by_default() {
         out.json(&run_tree_json(&tree, &refs))?;
         return Ok(Status::Success);
@@ -511,7 +506,7 @@ fn show(args: &ShowArgs, store: &Store, out: &Output) -> Result<Status> {
         out.line(&format!("System prompt: {system}"))?;
     }
     for prompt in &m.prompts {
-        let text = ctx::runs::read_blob(store, &prompt.content_ref)?;
+        let text = ws.run_blob(&prompt.content_ref)?;
         out.line(&format!(
             "Prompt ({}): {}",
             prompt.role,
@@ -623,10 +618,8 @@ fn preview(text: &str, max: usize) -> String {
     cut
 }
 
-fn diff(args: &DiffArgs, store: &Store, out: &Output) -> Result<Status> {
-    let a = ctx::runs::load_run(store, &args.a)?;
-    let b = ctx::runs::load_run(store, &args.b)?;
-    let report = diff_runs(&a, &b);
+fn diff(args: &DiffArgs, ws: &ctx::Workspace, out: &Output) -> Result<Status> {
+    let report = ws.run_diff(&args.a, &args.b)?;
     if out.is_json_by_default() {
         out.json(&report)?;
     } else {
@@ -678,13 +671,9 @@ fn human_diff(out: &Output, report: &RunDiff) -> Result<()> {
     ))
 }
 
-fn fork(args: &ForkArgs, store: &Store, out: &Output) -> Result<Status> {
-    let parent = ctx::runs::resolve_run(store, &args.id)?;
-    let id = ctx::runs::fork_run(store, &parent.to_string(), args.at)?;
-    if let Some(tag) = &args.tag {
-        ctx::runs::tag_run(store, tag, &id)?;
-    }
-    let run = ctx::runs::load_run_by_id(store, &id)?;
+fn fork(args: &ForkArgs, ws: &ctx::Workspace, out: &Output) -> Result<Status> {
+    let (parent, run) = ws.run_fork(&args.id, args.at, args.tag.as_deref())?;
+    let id = run.id;
     if out.is_json() {
         out.json(&json!({
             "run": id,
@@ -701,9 +690,8 @@ fn fork(args: &ForkArgs, store: &Store, out: &Output) -> Result<Status> {
     Ok(Status::Success)
 }
 
-fn tag(args: &TagArgs, store: &Store, out: &Output) -> Result<Status> {
-    let id = ctx::runs::resolve_run(store, &args.id)?;
-    ctx::runs::tag_run(store, &args.tag, &id)?;
+fn tag(args: &TagArgs, ws: &ctx::Workspace, out: &Output) -> Result<Status> {
+    let id = ws.run_tag(&args.id, &args.tag)?;
     if out.is_json() {
         out.json(&json!({ "run": id, "tag": args.tag }))?;
     } else {
@@ -712,16 +700,13 @@ fn tag(args: &TagArgs, store: &Store, out: &Output) -> Result<Status> {
     Ok(Status::Success)
 }
 
-fn export(args: &ExportArgs, store: &Store, out: &Output) -> Result<Status> {
-    let run = ctx::runs::load_run(store, &args.id)?;
-    let value = match args.format {
-        Some(Format::Otel) => {
-            ctx::runs::export_otel_tree(&ctx::runs::load_run_tree(store, &run.id)?)
-        }
-        Some(Format::InToto) => ctx::runs::export_in_toto(&run),
-        _ => serde_json::to_value(ctx::runs::export_ctx(store, &run)?)
-            .context("cannot serialize the export")?,
+fn export(args: &ExportArgs, ws: &ctx::Workspace, out: &Output) -> Result<Status> {
+    let format = match args.format {
+        Some(Format::Otel) => ctx::RunExport::Otel,
+        Some(Format::InToto) => ctx::RunExport::InToto,
+        _ => ctx::RunExport::Ctx,
     };
+    let value = ws.run_export(&args.id, format)?;
     out.json(&value)?;
     Ok(Status::Success)
 }

@@ -4,12 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use ctx::core::ContentHash;
-use ctx::runs::RunError;
-use ctx::runs::provenance::{
-    self, KeyRing, Outcome, ProvenanceError, RunFacts, RunLookup, VerifyOptions,
-};
-use ctx::store::Store;
+use ctx::runs::provenance::Outcome;
 
 use crate::context::Context;
 use crate::output::{Output, Status, Style};
@@ -88,28 +83,9 @@ pub struct VerifyArgs {
     pub require_signature: bool,
 }
 
-/// Run lookups for provenance, over the run records in a store.
-pub struct StoreRuns<'a>(pub &'a Store);
-
-impl RunLookup for StoreRuns<'_> {
-    fn run_facts(&self, id: &ContentHash) -> Result<Option<RunFacts>, ProvenanceError> {
-        let failed = |err: RunError| ProvenanceError::Run {
-            run: id.to_string(),
-            message: err.to_string(),
-        };
-        match ctx::runs::resolve_run(self.0, &id.to_string()) {
-            Ok(found) if found == *id => {}
-            Ok(_) | Err(RunError::NoSuchRun { .. }) => return Ok(None),
-            Err(err) => return Err(failed(err)),
-        }
-        let run = ctx::runs::load_run_by_id(self.0, id).map_err(failed)?;
-        Ok(Some(RunFacts::of(&run)))
-    }
-}
-
 pub fn keygen(args: &KeygenArgs, ctx: &Context, out: &Output) -> Result<Status> {
-    let (store, _) = ctx.open_store(out)?;
-    let ring = KeyRing::for_store(store.dir());
+    let ws = ctx.open(out)?;
+    let ring = ws.run_keys()?;
     if args.list {
         let keys = ring.trusted()?;
         let default = ring.default_keyid()?;
@@ -158,22 +134,14 @@ pub fn keygen(args: &KeygenArgs, ctx: &Context, out: &Output) -> Result<Status> 
 }
 
 pub fn attach(args: &AttachArgs, ctx: &Context, out: &Output) -> Result<Status> {
-    let (store, _) = ctx.open_store(out)?;
-    let run = ctx::runs::load_run(&store, &args.id)?;
-    let facts = RunFacts::of(&run);
-    let signer = if args.sign {
-        Some(KeyRing::for_store(store.dir()).signing_key(args.key.as_deref())?)
-    } else {
-        None
-    };
-    let artifact = ctx.cwd.join(&args.artifact);
-    let attachment = provenance::attach(&store, &facts, &artifact, signer.as_ref())?;
+    let ws = ctx.open(out)?;
+    let attachment = ws.run_attach(&args.id, &args.artifact, args.sign, args.key.as_deref())?;
     if out.is_json() {
         out.json(&serde_json::json!({
             "run": attachment.run,
             "artifact": args.artifact,
             "digest": attachment.digest,
-            "sidecar": provenance::sidecar_path(&args.artifact),
+            "sidecar": attachment.sidecar,
             "statement_object": attachment.statement_object,
             "signed_by": attachment.signed_by,
             "statement": attachment.statement,
@@ -185,7 +153,7 @@ pub fn attach(args: &AttachArgs, ctx: &Context, out: &Output) -> Result<Status> 
             .map_or_else(|| "unsigned".to_owned(), |k| format!("signed by {k}"));
         out.line(&format!(
             "wrote {} ({how}): {} sha256:{} made by run {}",
-            provenance::sidecar_path(&args.artifact).display(),
+            attachment.sidecar.display(),
             args.artifact.display(),
             attachment.digest.to_hex(),
             attachment.run
@@ -195,8 +163,8 @@ pub fn attach(args: &AttachArgs, ctx: &Context, out: &Output) -> Result<Status> 
 }
 
 pub fn verify(args: &VerifyArgs, ctx: &Context, out: &Output) -> Result<Status> {
-    let (store, _) = ctx.open_store(out)?;
-    let extra_trusted = args
+    let ws = ctx.open(out)?;
+    let trusted = args
         .trusted_keys
         .iter()
         .map(|text| {
@@ -208,32 +176,15 @@ pub fn verify(args: &VerifyArgs, ctx: &Context, out: &Output) -> Result<Status> 
             } else {
                 text.clone()
             };
-            Ok(provenance::parse_public_key(&key_text)?)
+            Ok(key_text)
         })
         .collect::<Result<Vec<_>>>()?;
-    let options = VerifyOptions {
-        extra_trusted,
-        require_signature: args.require_signature,
-    };
-    let artifact = ctx.cwd.join(&args.artifact);
-    let sidecar = args.sidecar.as_ref().map(|s| ctx.cwd.join(s));
-    let mut report = provenance::verify(
-        &store,
-        &StoreRuns(&store),
-        &artifact,
-        sidecar.as_deref(),
-        &options,
+    let report = ws.run_verify(
+        &args.artifact,
+        args.sidecar.as_deref(),
+        &trusted,
+        args.require_signature,
     )?;
-    // Report the paths as the user named them, not absolute.
-    report.artifact = args.artifact.display().to_string();
-    report.sidecar = args.sidecar.as_ref().map_or_else(
-        || {
-            provenance::sidecar_path(&args.artifact)
-                .display()
-                .to_string()
-        },
-        |s| s.display().to_string(),
-    );
     if out.is_json() {
         out.json(&report)?;
     } else {

@@ -9,7 +9,7 @@
 
 use anyhow::Result;
 use clap::Args;
-use ctx::runs::replay::{self, Fidelity, ReplayReport, ReplayStep};
+use ctx::runs::replay::{Fidelity, ReplayReport};
 use ctx_mcp::McpConfig;
 use ctx_mcp::record::ReplayExecutor;
 
@@ -48,26 +48,21 @@ pub struct ReplayArgs {
 }
 
 pub fn replay(args: &ReplayArgs, ctx: &Context, out: &Output) -> Result<Status> {
-    let (store, location) = ctx.open_store(out)?;
-    let run = ctx::runs::load_run(&store, &args.id)?;
+    let ws = ctx.open(out)?;
+    let store = ws.store()?;
+    let run = ws.run_show(&args.id)?;
     // Tools see the clock the recording saw: the run's start.
-    let started = run
-        .started()
-        .and_then(ctx::runs::export::parse_rfc3339_nanos)
-        .map_or_else(super::select::now, |nanos| {
-            i64::try_from(nanos / 1_000_000_000).unwrap_or(i64::MAX)
-        });
+    let started = run.started_secs().unwrap_or_else(super::select::now);
     let mut config = McpConfig::new(
         ctx.cwd.clone(),
-        location.dir.clone(),
-        ctx.workspace_root(&location),
-        ctx.config_layers()?,
+        store.dir().to_owned(),
+        ws.root(),
+        ws.config().clone(),
     );
     config.tree_cache.global_ignore_files = ctx.global_git_ignore_files();
     let config = ctx_mcp::record::replay_config(config, started);
     let executor = ReplayExecutor::new(&config, args.allow_commands)?;
-    let steps: Vec<ReplayStep> = run.steps.iter().map(ReplayStep::from).collect();
-    let report = replay::replay(run.id, &steps, &executor, store.objects());
+    let report = ws.run_replay(&run, &executor)?;
     print_report(&report, args, out)?;
     Ok(if report.fidelity == Fidelity::Exact {
         Status::Success

@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use ctx::select::{ScorerKind, SelectOptions, SelectionResult};
+use ctx::select::{ScorerKind, SelectOptions, SelectOutcome};
 
 use crate::context::Context;
 use crate::output::{Output, Status, Style};
@@ -86,7 +86,8 @@ pub fn run(args: &SelectArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let opts = SelectOptions {
         scorer: args.scorer.into(),
         degrade: !args.no_skeletons,
-        ..ctx::select::prompt_options(args.budget)
+        budget: args.budget,
+        ..SelectOptions::default()
     };
     let outcome = ws.select_with(&query, args.index.as_deref(), &opts, &out.progress());
     Context::said_created(&ws, out);
@@ -102,7 +103,7 @@ pub fn run(args: &SelectArgs, ctx: &Context, out: &Output) -> Result<Status> {
     if out.is_json() {
         out.json(result)?;
     } else {
-        out.raw(render(result, args.explain, out).as_bytes())?;
+        out.raw(render(&outcome, args.explain, out).as_bytes())?;
     }
     Ok(
         if result.selection.documents_considered == 0 && args.budget > 0 {
@@ -115,7 +116,8 @@ pub fn run(args: &SelectArgs, ctx: &Context, out: &Output) -> Result<Status> {
 }
 
 /// The human rendering: a summary with each file's reasons, then the files.
-pub fn render(result: &SelectionResult, explain: bool, out: &Output) -> String {
+pub fn render(outcome: &SelectOutcome, explain: bool, out: &Output) -> String {
+    let result = &outcome.result;
     let meta = &result.selection;
     let mut text = String::new();
     let _ = writeln!(
@@ -174,6 +176,6 @@ pub fn render(result: &SelectionResult, explain: bool, out: &Output) -> String {
         }
     }
     text.push('\n');
-    text.push_str(&ctx::select::render_documents(result));
+    text.push_str(&outcome.text());
     text
 }

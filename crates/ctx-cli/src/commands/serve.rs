@@ -76,7 +76,7 @@ pub fn run(args: &ServeArgs, ctx: &Context, out: &Output) -> Result<Status> {
     })?;
     let mut config = ServerConfig::new(ctx.cwd.join(&args.workspaces));
     config.max_concurrent = usize::try_from(args.max_concurrent).unwrap_or(usize::MAX);
-    config.http_limits = ctx_mcp::HttpLimits::from_layers(&ctx.config_layers()?)?;
+    config.http_limits = ctx_mcp::HttpLimits::from_layers(ctx.workspace()?.config())?;
     config.read_options.max_response_bytes = args.max_bytes;
     config.cache_entries = args.cache_entries;
     // Fail before binding when the directory is wrong.
@@ -151,9 +151,8 @@ fn mcp_mount(
     tools: Option<ctx_mcp::ToolSet>,
     record: Option<(String, Recordings)>,
 ) -> Result<impl FnOnce(SocketAddr) -> Mcp> {
-    let (store, location) = ctx.open_store(out)?;
-    drop(store);
-    let layers = ctx.config_layers()?;
+    let ws = ctx.open(out)?;
+    let layers = ws.config().clone();
     // Sessions are built on demand; refuse a bad tool set now rather than on every request.
     let tools = match tools {
         Some(set) => set,
@@ -161,7 +160,9 @@ fn mcp_mount(
     };
     tools.check(false)?;
     let tools = Some(tools);
-    let fallback_sources = ctx.workspace_root(&location);
+    let fallback_sources = ws.root();
+    let fallback_store = ws.store()?.dir().to_owned();
+    drop(ws);
     let started = super::select::now();
     let global_ignore_files = ctx.global_git_ignore_files();
     let limits = ctx_mcp::HttpLimits::from_layers(&layers)?;
@@ -174,7 +175,7 @@ fn mcp_mount(
             let (store_dir, sources_root) = if own_store {
                 (project, root.to_owned())
             } else {
-                (location.dir.clone(), fallback_sources.clone())
+                (fallback_store.clone(), fallback_sources.clone())
             };
             let mut config =
                 McpConfig::new(root.to_owned(), store_dir, sources_root, layers.clone());

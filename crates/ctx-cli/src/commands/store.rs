@@ -70,10 +70,12 @@ pub struct GcArgs {
 }
 
 pub fn run(command: &StoreCommand, ctx: &Context, out: &Output) -> Result<Status> {
-    let (store, location) = ctx.open_store(out)?;
+    let ws = ctx.open(out)?;
+    let store = ws.store()?;
+    let location = anyhow::Context::context(ws.location(), "a store was opened")?;
     match command {
         StoreCommand::Migrate(MigrateArgs {}) => {
-            let info = ctx::store_info(&store)?;
+            let info = ctx::store_info(store)?;
             if out.is_json() {
                 out.json(&serde_json::json!({
                     "store": location.dir.display().to_string(),
@@ -107,7 +109,7 @@ pub fn run(command: &StoreCommand, ctx: &Context, out: &Output) -> Result<Status
                 anyhow::bail!("--to takes one directory, or postgres:// and s3:// URLs");
             };
             let report = store.copy_into(&target)?;
-            let (from, to) = (ctx::store_info(&store)?, ctx::store_info(&target)?);
+            let (from, to) = (ctx::store_info(store)?, ctx::store_info(&target)?);
             if out.is_json() {
                 out.json(&serde_json::json!({
                     "from": {"metadata": from.metadata, "objects": from.objects},

@@ -46,11 +46,11 @@ struct TokensReport {
 }
 
 pub fn run(args: &TokensArgs, ctx: &Context, out: &Output) -> Result<Status> {
-    let mut layers = ctx.config_layers()?;
+    let mut ws = ctx.workspace()?;
     if let Some(name) = &args.tokenizer {
-        layers.flags.insert("tokenizer".into(), name.clone());
+        ws = ws.with_flag("tokenizer", name.clone());
     }
-    let tokenizer = layers.tokenizer()?;
+    let tokenizer = ws.config().tokenizer()?;
 
     let inputs: Vec<PathBuf> = if args.files.is_empty() {
         if std::io::stdin().is_terminal() {
@@ -91,10 +91,8 @@ pub fn run(args: &TokensArgs, ctx: &Context, out: &Output) -> Result<Status> {
         texts.push(text);
     }
 
-    let store = ctx.existing_store();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let counts =
-        ctx::tokens::count_cached(store.as_ref().map(ctx::store::Store::db), tokenizer, &refs)?;
+    let counts = ws.count_tokens(&refs, Some(tokenizer))?;
 
     let files: Vec<FileCount> = names
         .into_iter()

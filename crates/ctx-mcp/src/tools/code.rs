@@ -8,8 +8,8 @@
 use std::path::Path;
 
 use ctx::code::{
-    self, CommitInfo, ContextLine, FileDiff, FileSummary, Hunk, MapEntry, RelatedFile, SearchKind,
-    SearchLimit, SearchMatch, Skipped, Symbol, TextQuery,
+    CommitInfo, ContextLine, FileDiff, FileSummary, Hunk, MapEntry, RelatedFile, SearchKind,
+    SearchLimit, SearchMatch, Skipped, SummarizeReport, Symbol, TextQuery,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -503,8 +503,8 @@ fn summarize(call: &Call<'_>) -> Result<Page, ToolError> {
         .workspace
         .with(|ws| Ok(ws.summarize(Path::new(&target.rel), depth, args.skeleton)?))?;
     let (files, skipped) = match report {
-        code::SummarizeReport::File(file) => (vec![FileItem::from(file)], Vec::new()),
-        code::SummarizeReport::Directory { files, skipped, .. } => (
+        SummarizeReport::File(file) => (vec![FileItem::from(file)], Vec::new()),
+        SummarizeReport::Directory { files, skipped, .. } => (
             files.into_iter().map(FileItem::from).collect(),
             skipped.into_iter().map(SkippedItem::from).collect(),
         ),

@@ -16,9 +16,7 @@ use ctx_sources::{AddOptions, Source, SourceSpec, parse_source};
 use ctx_store::{ArtifactRecord, NewArtifact, PackRecord, Store, StoreKind, StoreLocation};
 use serde::Serialize;
 
-pub use oneshot::{
-    OneShotRequest, TokenTreeRow, oneshot_root, pack_paths, split_payload, token_tree,
-};
+pub use oneshot::{OneShotRequest, TokenTreeRow, oneshot_root, pack_paths};
 pub use payload::{PayloadOptions, PayloadStyle};
 pub use render::{
     ExcludedItem, IncludedItem, PayloadPiece, RedactionSummary, Render, RenderPolicy, RenderReport,

@@ -203,55 +203,57 @@ fn oneshot_job<'a>(
     })
 }
 
-/// Cuts a render's payload between its pieces (head, parts, summary) into consecutive parts
-/// of at most `max_tokens` tokens each, with their counts. Concatenated, the parts are the
-/// payload byte for byte. A JSON payload is one document and cannot be cut.
-pub fn split_payload(render: &Render, max_tokens: u64) -> Result<Vec<(String, u64)>, CtxError> {
-    if render.policy.style == PayloadStyle::Json {
-        return Err(CtxError::InvalidInput(
-            "--split-output cuts the payload between files, which would break a JSON document; use --style markdown, xml or plain".into(),
-        ));
-    }
-    if max_tokens == 0 {
-        return Err(CtxError::InvalidInput(
-            "--split-output 0 makes no parts; give the most tokens a part may hold".into(),
-        ));
-    }
-    let has_head = render.pieces.len() > render.report.included.len();
-    let name_of = |index: usize| -> String {
-        let part = if has_head {
-            index.checked_sub(1)
-        } else {
-            Some(index)
+impl Render {
+    /// Cuts a render's payload between its pieces (head, parts, summary) into consecutive parts
+    /// of at most `max_tokens` tokens each, with their counts. Concatenated, the parts are the
+    /// payload byte for byte. A JSON payload is one document and cannot be cut.
+    pub fn split_payload(&self, max_tokens: u64) -> Result<Vec<(String, u64)>, CtxError> {
+        if self.policy.style == PayloadStyle::Json {
+            return Err(CtxError::InvalidInput(
+                "--split-output cuts the payload between files, which would break a JSON document; use --style markdown, xml or plain".into(),
+            ));
+        }
+        if max_tokens == 0 {
+            return Err(CtxError::InvalidInput(
+                "--split-output 0 makes no parts; give the most tokens a part may hold".into(),
+            ));
+        }
+        let has_head = self.pieces.len() > self.report.included.len();
+        let name_of = |index: usize| -> String {
+            let part = if has_head {
+                index.checked_sub(1)
+            } else {
+                Some(index)
+            };
+            match part.and_then(|i| self.report.included.get(i)) {
+                Some(item) => format!("`{}`", item.path),
+                None if index == 0 => "the payload's introduction and tree".to_owned(),
+                None => "the payload's summary".to_owned(),
+            }
         };
-        match part.and_then(|i| render.report.included.get(i)) {
-            Some(item) => format!("`{}`", item.path),
-            None if index == 0 => "the payload's introduction and tree".to_owned(),
-            None => "the payload's summary".to_owned(),
+        let mut parts = Vec::new();
+        let (mut start, mut at, mut tokens) = (0usize, 0usize, 0u64);
+        for (index, piece) in self.pieces.iter().enumerate() {
+            if piece.tokens > max_tokens {
+                return Err(CtxError::InvalidInput(format!(
+                    "{} alone needs {} tokens, more than --split-output {max_tokens}; raise it",
+                    name_of(index),
+                    piece.tokens
+                )));
+            }
+            if tokens + piece.tokens > max_tokens {
+                parts.push((self.payload[start..at].to_owned(), tokens));
+                start = at;
+                tokens = 0;
+            }
+            at += piece.bytes;
+            tokens += piece.tokens;
         }
-    };
-    let mut parts = Vec::new();
-    let (mut start, mut at, mut tokens) = (0usize, 0usize, 0u64);
-    for (index, piece) in render.pieces.iter().enumerate() {
-        if piece.tokens > max_tokens {
-            return Err(CtxError::InvalidInput(format!(
-                "{} alone needs {} tokens, more than --split-output {max_tokens}; raise it",
-                name_of(index),
-                piece.tokens
-            )));
+        if at > start {
+            parts.push((self.payload[start..at].to_owned(), tokens));
         }
-        if tokens + piece.tokens > max_tokens {
-            parts.push((render.payload[start..at].to_owned(), tokens));
-            start = at;
-            tokens = 0;
-        }
-        at += piece.bytes;
-        tokens += piece.tokens;
+        Ok(parts)
     }
-    if at > start {
-        parts.push((render.payload[start..at].to_owned(), tokens));
-    }
-    Ok(parts)
 }
 
 /// One row of a token tree: a directory (its path ends with `/`) or a file.
@@ -265,47 +267,49 @@ pub struct TokenTreeRow {
     pub files: u64,
 }
 
-/// Tokens per directory and file of a render's included files, as an indented tree in byte
-/// order; rows under `min_tokens` are left out.
-pub fn token_tree(render: &Render, min_tokens: u64) -> Vec<TokenTreeRow> {
-    let mut totals: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    for item in &render.report.included {
-        if item.kind != UnitKind::File {
-            continue;
-        }
-        let mut prefix = String::new();
-        for segment in item.path.split('/') {
-            prefix.push_str(segment);
-            let full = prefix.len() == item.path.len();
-            let key = if full {
-                prefix.clone()
-            } else {
-                format!("{prefix}/")
-            };
-            let entry = totals.entry(key).or_default();
-            entry.0 += item.tokens;
-            entry.1 += 1;
-            prefix.push('/');
-        }
-    }
-    // Byte order of the full paths puts a directory's rows right after it, once `/` sorts
-    // before every other byte; `\u{1}` stands in for it while sorting.
-    let mut rows: Vec<(String, String, u64, u64)> = totals
-        .into_iter()
-        .map(|(path, (tokens, files))| (path.replace('/', "\u{1}"), path, tokens, files))
-        .collect();
-    rows.sort();
-    rows.into_iter()
-        .filter(|(_, _, tokens, _)| *tokens >= min_tokens)
-        .map(|(_, path, tokens, files)| {
-            let trimmed = path.trim_end_matches('/');
-            let depth = trimmed.matches('/').count();
-            TokenTreeRow {
-                path,
-                depth,
-                tokens,
-                files,
+impl Render {
+    /// Tokens per directory and file of a render's included files, as an indented tree in byte
+    /// order; rows under `min_tokens` are left out.
+    pub fn token_tree(&self, min_tokens: u64) -> Vec<TokenTreeRow> {
+        let mut totals: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        for item in &self.report.included {
+            if item.kind != UnitKind::File {
+                continue;
             }
-        })
-        .collect()
+            let mut prefix = String::new();
+            for segment in item.path.split('/') {
+                prefix.push_str(segment);
+                let full = prefix.len() == item.path.len();
+                let key = if full {
+                    prefix.clone()
+                } else {
+                    format!("{prefix}/")
+                };
+                let entry = totals.entry(key).or_default();
+                entry.0 += item.tokens;
+                entry.1 += 1;
+                prefix.push('/');
+            }
+        }
+        // Byte order of the full paths puts a directory's rows right after it, once `/` sorts
+        // before every other byte; `\u{1}` stands in for it while sorting.
+        let mut rows: Vec<(String, String, u64, u64)> = totals
+            .into_iter()
+            .map(|(path, (tokens, files))| (path.replace('/', "\u{1}"), path, tokens, files))
+            .collect();
+        rows.sort();
+        rows.into_iter()
+            .filter(|(_, _, tokens, _)| *tokens >= min_tokens)
+            .map(|(_, path, tokens, files)| {
+                let trimmed = path.trim_end_matches('/');
+                let depth = trimmed.matches('/').count();
+                TokenTreeRow {
+                    path,
+                    depth,
+                    tokens,
+                    files,
+                }
+            })
+            .collect()
+    }
 }

@@ -144,7 +144,7 @@ pub struct Render {
     pub payload: String,
     pub policy: RenderPolicy,
     pub items: Vec<SnapshotItemRecord>,
-    /// The payload's pieces, for cutting it into parts ([`super::split_payload`]).
+    /// The payload's pieces, for cutting it into parts ([`Render::split_payload`]).
     pub pieces: Vec<PayloadPiece>,
 }
 

@@ -12,6 +12,8 @@ mod pack;
 mod runs;
 mod select;
 
+pub use runs::{RunExport, RunInput};
+
 use std::cell::{Cell, OnceCell};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -327,6 +329,27 @@ impl Workspace {
             None => store,
         };
         Ok(self.store.get_or_init(|| store))
+    }
+
+    /// The store if it exists already (the global store is not created); `None` also when
+    /// it cannot be opened, which only costs caching.
+    pub(crate) fn existing_store(&self) -> Option<&Store> {
+        let location = self.location.as_ref()?;
+        if self.store.get().is_none() && !location.dir.join(ctx_store::DATABASE_FILE).exists() {
+            return None;
+        }
+        self.store().ok()
+    }
+
+    /// A handle of its own to the workspace's store (a connection of its own, the store seen
+    /// as [`Workspace::store`] sees it), for work that outlives a call: a recording.
+    pub fn store_handle(&self) -> Result<Store, CtxError> {
+        let own = self.store()?;
+        let store = Store::open(own.dir())?;
+        Ok(match own.scope() {
+            Some(scope) => store.scoped(Path::new(scope)),
+            None => store,
+        })
     }
 
     /// Whether opening the store created the global store (front ends say so once).

@@ -1,12 +1,17 @@
 //! The pack and token use cases of [`Workspace`].
 
-use ctx_core::TokenizerKind;
+use std::path::{Path, PathBuf};
+
+use ctx_core::{Progress, TokenizerKind};
 use ctx_sources::AddOptions;
-use ctx_store::{ArtifactRecord, PackRecord, SnapshotRecord};
+use ctx_store::{ArtifactRecord, PackRecord, SnapshotRecord, Store, StoreKind};
 
 use super::Workspace;
 use crate::error::CtxError;
-use crate::packs::{self, AddReport, PackView, Render, RenderRequest};
+use crate::packs::{
+    self, AddReport, OneShotRequest, PackSettings, PackView, PayloadOptions, Render, RenderReport,
+    RenderRequest,
+};
 
 impl Workspace {
     /// Creates an empty pack (budget and tokenizer from the settings when not given).
@@ -16,7 +21,15 @@ impl Workspace {
         budget: Option<u64>,
         tokenizer: Option<TokenizerKind>,
     ) -> Result<PackRecord, CtxError> {
-        packs::create_pack(&self.packs()?, name, budget, tokenizer, self.now())
+        let cx = self.packs()?;
+        match (&self.location, &self.scope) {
+            // No project: the pack keeps the directory it is made for (its repository's top,
+            // or the working directory) as the root of its sources.
+            (Some(location), Some(root)) if location.kind == StoreKind::Global => {
+                packs::create_pack_at(&cx, name, budget, tokenizer, root, self.now())
+            }
+            _ => packs::create_pack(&cx, name, budget, tokenizer, self.now()),
+        }
     }
 
     /// Adds a source (`file:`, `glob:`, `md:`, `git:diff`, `cmd:`, `text:` …) to a pack; paths
@@ -65,6 +78,75 @@ impl Workspace {
         packs::render(&self.packs()?, request)
     }
 
+    /// [`Workspace::pack_render`] with payload options, its phases told to `progress`.
+    pub fn pack_render_with(
+        &self,
+        request: &RenderRequest,
+        options: PayloadOptions,
+        progress: &dyn Progress,
+    ) -> Result<Render, CtxError> {
+        packs::render_with(&self.packs()?, request, options, progress)
+    }
+
+    /// Renders into the file at `path` (taken from [`Workspace::cwd`]) as the payload is
+    /// made, so memory stays bounded however large the tree.
+    pub fn pack_render_to_file(
+        &self,
+        request: &RenderRequest,
+        options: PayloadOptions,
+        progress: &dyn Progress,
+        path: &Path,
+    ) -> Result<RenderReport, CtxError> {
+        packs::render_to_file(
+            &self.packs()?,
+            request,
+            options,
+            progress,
+            &self.cwd.join(path),
+        )
+    }
+
+    /// Renders files and directories now, without a pack (`ctx pack PATH…`). Paths are taken
+    /// from [`Workspace::cwd`]; the token cache is used when a store exists (none is created).
+    /// Returns the directory the payload's paths are relative to, and the render.
+    pub fn pack_paths(
+        &self,
+        request: &OneShotRequest,
+        progress: &dyn Progress,
+    ) -> Result<(PathBuf, Render), CtxError> {
+        let project_root = self.location.as_ref().and_then(|l| l.project_root());
+        let root = packs::oneshot_root(&self.cwd, &request.paths, project_root)?;
+        let settings = PackSettings::from_layers(&self.layers)?;
+        let store = self.existing_store();
+        let rendered = packs::pack_paths(
+            &root,
+            &self.cwd,
+            &settings,
+            store.map(|s| s.db() as &dyn ctx_store::Metadata),
+            request,
+            progress,
+        )?;
+        Ok((root, rendered))
+    }
+
+    /// [`Workspace::pack_snapshot`] with payload options, its phases told to `progress`.
+    pub fn pack_snapshot_with(
+        &self,
+        request: &RenderRequest,
+        options: PayloadOptions,
+        label: Option<&str>,
+        progress: &dyn Progress,
+    ) -> Result<(SnapshotRecord, Render), CtxError> {
+        packs::snapshot_with(
+            &self.packs()?,
+            request,
+            options,
+            label,
+            self.now(),
+            progress,
+        )
+    }
+
     /// Renders and records a snapshot (optionally labelled) that can be verified later.
     pub fn pack_snapshot(
         &self,
@@ -100,7 +182,7 @@ impl Workspace {
     // --------------------------------------------------------------------------- tokens
 
     /// Exact token counts of `texts` (the settings' tokenizer unless one is named), through
-    /// the store's cache.
+    /// the store's cache when a store exists (none is created for it).
     pub fn count_tokens(
         &self,
         texts: &[&str],
@@ -111,7 +193,7 @@ impl Workspace {
             None => self.layers.tokenizer()?,
         };
         Ok(crate::tokens::count_cached(
-            Some(self.store()?.db()),
+            self.existing_store().map(Store::db),
             tokenizer,
             texts,
         )?)
