@@ -243,76 +243,148 @@ fn front_ends_open_no_path_themselves() {
     );
 }
 
-/// Calls of a facade module's functions in `text`: `packs::render(`, `ctx::select::select(`
-/// (a module path that does not continue another path, then a lower-case name and `(`).
-fn module_calls(text: &str) -> usize {
-    let bytes = text.as_bytes();
-    let mut calls = 0;
-    for module in ["packs::", "select::", "code::", "runs::"] {
-        let mut from = 0;
-        while let Some(at) = text[from..].find(module) {
-            let start = from + at;
-            from = start + module.len();
-            let before = &text[..start];
-            // The facade is `ctx`, or `ctx_facade` where a crate renames it (ctx-py).
-            let before = before
-                .strip_suffix("ctx::")
-                .or_else(|| before.strip_suffix("ctx_facade::"))
-                .unwrap_or(before);
-            let continues = before
-                .bytes()
-                .next_back()
-                .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':');
-            let name_len = bytes[from..]
-                .iter()
-                .take_while(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || **b == b'_')
-                .count();
-            if !continues && name_len > 0 && bytes.get(from + name_len) == Some(&b'(') {
-                calls += 1;
+/// The facade's modules whose functions only `ctx::Workspace` may call.
+const USE_CASE_MODULES: &[&str] = &["packs", "select", "code", "runs"];
+
+/// Calls of a facade module's functions in `text`: `ctx::packs::render(`,
+/// `ctx::runs::replay::replay(` (every segment after the module lower case: a function, not
+/// a type's associated function). The facade is `ctx`, or `ctx_facade` where a crate renames
+/// it (ctx-py).
+fn module_calls(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for facade in ["ctx::", "ctx_facade::"] {
+        for module in USE_CASE_MODULES {
+            let prefix = format!("{facade}{module}::");
+            let mut from = 0;
+            while let Some(at) = text[from..].find(&prefix) {
+                let start = from + at;
+                from = start + prefix.len();
+                let continues = text[..start]
+                    .bytes()
+                    .next_back()
+                    .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':');
+                let rest = &text[from..];
+                let len = rest
+                    .bytes()
+                    .take_while(|b| {
+                        b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'_' || *b == b':'
+                    })
+                    .count();
+                let path = &rest[..len];
+                if !continues
+                    && !path.is_empty()
+                    && !path.ends_with(':')
+                    && rest[len..].starts_with('(')
+                {
+                    found.push(format!("{prefix}{path}("));
+                }
             }
         }
     }
-    calls
+    found
 }
 
-/// The one facade (ARCHITECTURE.md): every use case is to be a method of `ctx::Workspace`.
-/// Until the front ends are moved, their direct calls of the facade's module functions and
-/// the `*Context` structs they build by hand may only go down: lower a ceiling when you move
-/// calls onto `Workspace`, never raise it.
+/// `use` declarations that bring a facade module, or a function of one, into scope, so that
+/// it could be called without its path: `use ctx::packs;`, `use ctx::{code, Workspace};`,
+/// `use ctx::runs::provenance::{self, Outcome};`, `use ctx::select::render_documents;`.
+/// Types (upper case) may be imported.
+fn module_imports(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for declaration in text.split(';') {
+        let declaration = declaration.trim();
+        let Some(path) = ["use ctx::", "use ctx_facade::", "pub use ctx::"]
+            .iter()
+            .find_map(|p| declaration.rfind(p).map(|at| &declaration[at + p.len()..]))
+        else {
+            continue;
+        };
+        let path: String = path.chars().filter(|c| !c.is_whitespace()).collect();
+        let (head, items) = match path.split_once('{') {
+            Some((head, items)) => (head.to_owned(), items.trim_end_matches('}').to_owned()),
+            None => match path.rsplit_once("::") {
+                Some((head, item)) => (format!("{head}::"), item.to_owned()),
+                None => (String::new(), path.clone()),
+            },
+        };
+        let module = head.split("::").next().unwrap_or_default();
+        for item in items.split(',').filter(|i| !i.is_empty()) {
+            let name = item.split("::").next().unwrap_or(item);
+            let lower = name.starts_with(|c: char| c.is_ascii_lowercase());
+            let names_module = head.is_empty() && USE_CASE_MODULES.contains(&name);
+            if names_module || (USE_CASE_MODULES.contains(&module) && lower) {
+                found.push(format!("use ctx::{head}{item}"));
+            }
+        }
+    }
+    found
+}
+
+/// The one facade (ARCHITECTURE.md): every use case is a method of `ctx::Workspace`. Front
+/// ends call none of the facade's use-case modules' functions (`ctx::packs::`,
+/// `ctx::select::`, `ctx::code::`, `ctx::runs::`), import none of them, and build none of
+/// their context structs; they use the modules' types.
 #[test]
-fn front_ends_call_the_facade_s_modules_no_more_than_before() {
-    // (crate, module-function calls, hand-built contexts), counted when this test was written.
-    let ceilings = [
-        ("ctx-cli", 57, 1),
-        ("ctx-mcp", 4, 0),
-        ("ctx-server", 0, 0),
-        ("ctx-py", 1, 0),
-    ];
-    let mut over = Vec::new();
-    for (name, max_calls, max_contexts) in ceilings {
+fn front_ends_go_through_the_workspace() {
+    let mut offenders = Vec::new();
+    for name in ["ctx-cli", "ctx-mcp", "ctx-server", "ctx-py"] {
         let mut files = Vec::new();
         rust_files(
             &workspace_root().join("crates").join(name).join("src"),
             &mut files,
         );
-        let (mut calls, mut contexts) = (0, 0);
         for file in &files {
             let text = std::fs::read_to_string(file).expect("source file");
-            calls += module_calls(&text);
-            contexts += ["CodeContext {", "SelectContext {", "PackContext {"]
-                .iter()
-                .map(|c| text.matches(c).count())
-                .sum::<usize>();
-        }
-        if calls > max_calls || contexts > max_contexts {
-            over.push(format!(
-                "{name}: {calls} module calls (at most {max_calls}), {contexts} hand-built contexts (at most {max_contexts})"
-            ));
+            let shown = file
+                .strip_prefix(workspace_root())
+                .unwrap_or(file)
+                .display()
+                .to_string();
+            for call in module_calls(&text) {
+                offenders.push(format!("{shown}: calls {call}"));
+            }
+            for import in module_imports(&text) {
+                offenders.push(format!("{shown}: {import}"));
+            }
+            for context in ["CodeContext {", "SelectContext {", "PackContext {"] {
+                if text.contains(context) {
+                    offenders.push(format!("{shown}: builds {context} … }}"));
+                }
+            }
         }
     }
     assert!(
-        over.is_empty(),
-        "front ends call around ctx::Workspace more than before; add a Workspace method instead:\n{}",
-        over.join("\n")
+        offenders.is_empty(),
+        "front ends call around ctx::Workspace; add a Workspace method instead:\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_facade_rule_sees_calls_imports_and_contexts() {
+    let calls = module_calls(
+        "ctx::packs::render(&cx); ctx::runs::replay::replay(a); ctx::select::Query::parse(q);\n\
+         ctx_facade::code::summarize(x); my_ctx::packs::f(); ctx::select::DEFAULT_INDEX_NAME",
+    );
+    assert_eq!(
+        calls,
+        [
+            "ctx::packs::render(",
+            "ctx::runs::replay::replay(",
+            "ctx_facade::code::summarize("
+        ]
+    );
+    let imports = module_imports(
+        "use ctx::packs;\nuse ctx::{code, Workspace};\nuse ctx::runs::provenance::{self, Outcome};\n\
+         use ctx::select::{render_documents, SelectOptions};\nuse ctx::select::ScorerKind;\n\
+         use ctx::store::{self, Store};\nuse crate::tools::{self, Call};",
+    );
+    assert_eq!(
+        imports,
+        [
+            "use ctx::packs",
+            "use ctx::code",
+            "use ctx::runs::provenance::self",
+            "use ctx::select::render_documents"
+        ]
     );
 }
