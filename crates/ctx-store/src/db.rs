@@ -10,6 +10,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::collections::BTreeSet;
 
 use crate::StoreError;
+use crate::metadata::parse_hash;
 use crate::metadata::{Metadata, ObjectReference};
 use crate::packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
 use crate::render_cache::{RenderFileRow, RenderPayloadRow};
@@ -786,9 +787,10 @@ impl Metadata for SqliteMetadata {
         delete_pack(name: &str) -> Result<(), StoreError>;
         add_artifact(pack: &str, new: &NewArtifact<'_>) -> Result<ArtifactRecord, StoreError>;
         artifacts(pack: &str) -> Result<Vec<ArtifactRecord>, StoreError>;
-        remove_artifact(pack: &str, id_or_prefix: &str) -> Result<ArtifactRecord, StoreError>;
-        insert_snapshot(snapshot: &SnapshotRecord, items: &[SnapshotItemRecord]) -> Result<SnapshotRecord, StoreError>;
-        find_snapshot(reference: &str) -> Result<SnapshotRecord, StoreError>;
+        delete_artifact(pack: &str, artifact_id: &str) -> Result<(), StoreError>;
+        write_snapshot(snapshot: &SnapshotRecord, items: &[SnapshotItemRecord]) -> Result<SnapshotRecord, StoreError>;
+        snapshot_by_label(label: &str) -> Result<Option<SnapshotRecord>, StoreError>;
+        snapshots_with_id_prefix(hex: &str) -> Result<Vec<SnapshotRecord>, StoreError>;
         list_snapshots() -> Result<Vec<SnapshotRecord>, StoreError>;
         snapshot_items(id: &ContentHash) -> Result<Vec<SnapshotItemRecord>, StoreError>;
         run_ids_with_prefix(hex_prefix: &str) -> Result<Vec<String>, StoreError>;
@@ -812,18 +814,6 @@ impl Metadata for SqliteMetadata {
         run_objects(run_id: &str) -> Result<BTreeSet<ContentHash>, StoreError>;
         integrity_problems() -> Result<Vec<String>, StoreError>;
     }
-}
-
-fn parse_hash(
-    table: &'static str,
-    column: &'static str,
-    value: String,
-) -> Result<ContentHash, StoreError> {
-    value.parse().map_err(|_| StoreError::BadHashInDatabase {
-        table,
-        column,
-        value,
-    })
 }
 
 /// Refuses a file that is not empty and not a SQLite database, before SQLite touches it.

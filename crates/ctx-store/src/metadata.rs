@@ -133,20 +133,102 @@ pub trait Metadata: Send + Sync {
     /// A pack's artifacts in render order: priority descending, then the order they were added.
     fn artifacts(&self, pack: &str) -> Result<Vec<ArtifactRecord>, StoreError>;
 
-    /// Removes the artifact whose id is `id_or_prefix` (a unique prefix is enough).
-    fn remove_artifact(&self, pack: &str, id_or_prefix: &str)
-    -> Result<ArtifactRecord, StoreError>;
+    /// Deletes artifact `artifact_id` (the whole id) of `pack`.
+    fn delete_artifact(&self, pack: &str, artifact_id: &str) -> Result<(), StoreError>;
 
-    /// Records a snapshot and its items. An identical snapshot (same id) is kept, and gets the
-    /// new label if one is given.
-    fn insert_snapshot(
+    /// Removes the artifact whose id is `id_or_prefix` (a unique prefix is enough); the rule
+    /// every backend shares.
+    fn remove_artifact(
+        &self,
+        pack: &str,
+        id_or_prefix: &str,
+    ) -> Result<ArtifactRecord, StoreError> {
+        self.require_pack(pack)?;
+        let mut matches: Vec<ArtifactRecord> = self
+            .artifacts(pack)?
+            .into_iter()
+            .filter(|a| !id_or_prefix.is_empty() && a.artifact_id.starts_with(id_or_prefix))
+            .collect();
+        match matches.len() {
+            1 => {
+                let one = matches.remove(0);
+                self.delete_artifact(pack, &one.artifact_id)?;
+                Ok(one)
+            }
+            0 => Err(StoreError::NoSuchArtifact {
+                pack: pack.to_owned(),
+                artifact_id: id_or_prefix.to_owned(),
+            }),
+            _ => Err(StoreError::AmbiguousId {
+                what: "artifact",
+                prefix: id_or_prefix.to_owned(),
+                candidates: matches.into_iter().map(|a| a.artifact_id).collect(),
+            }),
+        }
+    }
+
+    /// Writes a snapshot and its items in one transaction; a snapshot stored already (same
+    /// id) is kept, and gets the new label if one is given. Returns the stored row.
+    fn write_snapshot(
         &self,
         snapshot: &SnapshotRecord,
         items: &[SnapshotItemRecord],
     ) -> Result<SnapshotRecord, StoreError>;
 
-    /// Finds a snapshot by full id, unique id prefix (with or without `sha256:`), or label.
-    fn find_snapshot(&self, reference: &str) -> Result<SnapshotRecord, StoreError>;
+    /// Records a snapshot and its items ([`Metadata::write_snapshot`]); a label another
+    /// snapshot has is refused.
+    fn insert_snapshot(
+        &self,
+        snapshot: &SnapshotRecord,
+        items: &[SnapshotItemRecord],
+    ) -> Result<SnapshotRecord, StoreError> {
+        if let Some(label) = &snapshot.label
+            && let Some(other) = self.snapshot_by_label(label)?
+            && other.snapshot_id != snapshot.snapshot_id
+        {
+            return Err(StoreError::LabelTaken {
+                label: label.clone(),
+                snapshot: other.snapshot_id,
+            });
+        }
+        self.write_snapshot(snapshot, items)
+    }
+
+    /// The snapshot labelled `label`.
+    fn snapshot_by_label(&self, label: &str) -> Result<Option<SnapshotRecord>, StoreError>;
+
+    /// The snapshots whose id starts with `sha256:` + `hex` (lower-case hex digits), by id.
+    fn snapshots_with_id_prefix(&self, hex: &str) -> Result<Vec<SnapshotRecord>, StoreError>;
+
+    /// Finds a snapshot by label, full id or unique id prefix (at least 4 hex digits, with or
+    /// without `sha256:`, in any case). The rule every backend shares: a label wins, then a
+    /// prefix that names one snapshot; several are [`StoreError::AmbiguousId`].
+    fn find_snapshot(&self, reference: &str) -> Result<SnapshotRecord, StoreError> {
+        if let Some(snapshot) = self.snapshot_by_label(reference)? {
+            return Ok(snapshot);
+        }
+        let hex = reference
+            .strip_prefix("sha256:")
+            .unwrap_or(reference)
+            .to_ascii_lowercase();
+        if hex.len() >= 4 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            let mut found = self.snapshots_with_id_prefix(&hex)?;
+            match found.len() {
+                1 => return Ok(found.remove(0)),
+                0 => {}
+                _ => {
+                    return Err(StoreError::AmbiguousId {
+                        what: "snapshot",
+                        prefix: reference.to_owned(),
+                        candidates: found.iter().map(|s| s.snapshot_id.to_string()).collect(),
+                    });
+                }
+            }
+        }
+        Err(StoreError::NoSuchSnapshot {
+            id: reference.to_owned(),
+        })
+    }
 
     /// Every snapshot, newest first (ties by id).
     fn list_snapshots(&self) -> Result<Vec<SnapshotRecord>, StoreError>;
@@ -282,4 +364,29 @@ pub trait Metadata: Send + Sync {
         let _ = (object, grace, remove);
         Ok(false)
     }
+}
+
+// --- rules every backend shares -----------------------------------------------------------
+
+/// A count as the signed integer the databases store (saturating).
+pub(crate) fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// A stored count back as unsigned (a negative one, which no writer stores, as 0).
+pub(crate) fn to_u64(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+/// A hash read from `table.column`, or the error that names where a bad one was found.
+pub(crate) fn parse_hash(
+    table: &'static str,
+    column: &'static str,
+    value: String,
+) -> Result<ContentHash, StoreError> {
+    value.parse().map_err(|_| StoreError::BadHashInDatabase {
+        table,
+        column,
+        value,
+    })
 }

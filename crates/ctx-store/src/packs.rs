@@ -4,6 +4,7 @@ use ctx_core::{ContentHash, TokenizerKind};
 use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 
+use crate::metadata::{to_i64, to_u64};
 use crate::{SqliteMetadata, StoreError};
 
 /// A pack row.
@@ -70,14 +71,6 @@ pub struct SnapshotItemRecord {
     pub tokens: u64,
     pub included: bool,
     pub reason: Option<String>,
-}
-
-fn to_i64(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-fn to_u64(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
 }
 
 fn hash_column(row: &Row<'_>, index: usize) -> rusqlite::Result<ContentHash> {
@@ -314,56 +307,24 @@ impl SqliteMetadata {
             .map_err(|e| self.err(e))
     }
 
-    /// Removes the artifact whose id is `id_or_prefix` (a unique prefix is enough).
-    pub fn remove_artifact(
-        &self,
-        pack: &str,
-        id_or_prefix: &str,
-    ) -> Result<ArtifactRecord, StoreError> {
-        self.require_pack(pack)?;
-        let matches: Vec<ArtifactRecord> = self
-            .artifacts(pack)?
-            .into_iter()
-            .filter(|a| !id_or_prefix.is_empty() && a.artifact_id.starts_with(id_or_prefix))
-            .collect();
-        match matches.as_slice() {
-            [one] => {
-                self.connection()
-                    .execute(
-                        "DELETE FROM artifacts WHERE pack = ?1 AND artifact_id = ?2",
-                        params![pack, one.artifact_id],
-                    )
-                    .map_err(|e| self.err(e))?;
-                Ok(one.clone())
-            }
-            [] => Err(StoreError::NoSuchArtifact {
-                pack: pack.to_owned(),
-                artifact_id: id_or_prefix.to_owned(),
-            }),
-            many => Err(StoreError::AmbiguousId {
-                what: "artifact",
-                prefix: id_or_prefix.to_owned(),
-                candidates: many.iter().map(|a| a.artifact_id.clone()).collect(),
-            }),
-        }
+    /// Deletes artifact `artifact_id` of `pack`.
+    pub fn delete_artifact(&self, pack: &str, artifact_id: &str) -> Result<(), StoreError> {
+        self.connection()
+            .execute(
+                "DELETE FROM artifacts WHERE pack = ?1 AND artifact_id = ?2",
+                params![pack, artifact_id],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
     }
 
-    /// Records a snapshot and its items. An identical snapshot (same id) is kept, and gets the
+    /// Writes a snapshot and its items; one stored already (same id) is kept, and gets the
     /// new label if one is given.
-    pub fn insert_snapshot(
+    pub fn write_snapshot(
         &self,
         snapshot: &SnapshotRecord,
         items: &[SnapshotItemRecord],
     ) -> Result<SnapshotRecord, StoreError> {
-        if let Some(label) = &snapshot.label
-            && let Some(other) = self.snapshot_by_label(label)?
-            && other.snapshot_id != snapshot.snapshot_id
-        {
-            return Err(StoreError::LabelTaken {
-                label: label.clone(),
-                snapshot: other.snapshot_id,
-            });
-        }
         let run = || -> rusqlite::Result<()> {
             let conn = self.connection();
             let tx = conn.unchecked_transaction()?;
@@ -433,7 +394,8 @@ impl SqliteMetadata {
             .map_err(|e| self.err(e))
     }
 
-    fn snapshot_by_label(&self, label: &str) -> Result<Option<SnapshotRecord>, StoreError> {
+    /// The snapshot labelled `label`.
+    pub fn snapshot_by_label(&self, label: &str) -> Result<Option<SnapshotRecord>, StoreError> {
         self.connection()
             .query_row(
                 &format!("SELECT {SNAPSHOT_COLUMNS} FROM snapshots WHERE label = ?1"),
@@ -444,40 +406,16 @@ impl SqliteMetadata {
             .map_err(|e| self.err(e))
     }
 
-    /// Finds a snapshot by full id, unique id prefix (with or without `sha256:`), or label.
-    pub fn find_snapshot(&self, reference: &str) -> Result<SnapshotRecord, StoreError> {
-        if let Some(snapshot) = self.snapshot_by_label(reference)? {
-            return Ok(snapshot);
-        }
-        let hex = reference
-            .strip_prefix("sha256:")
-            .unwrap_or(reference)
-            .to_ascii_lowercase();
-        if hex.len() >= 4 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            let found: Vec<SnapshotRecord> = self
-                .connection()
-                .prepare(&format!(
-                    "SELECT {SNAPSHOT_COLUMNS} FROM snapshots WHERE snapshot_id LIKE ?1 ORDER BY snapshot_id"
-                ))
-                .and_then(|mut stmt| {
-                    stmt.query_map(params![format!("sha256:{hex}%")], snapshot_from_row)?.collect()
-                })
-                .map_err(|e| self.err(e))?;
-            match found.len() {
-                1 => return Ok(found.into_iter().next().expect("one")),
-                0 => {}
-                _ => {
-                    return Err(StoreError::AmbiguousId {
-                        what: "snapshot",
-                        prefix: reference.to_owned(),
-                        candidates: found.iter().map(|s| s.snapshot_id.to_string()).collect(),
-                    });
-                }
-            }
-        }
-        Err(StoreError::NoSuchSnapshot {
-            id: reference.to_owned(),
-        })
+    /// The snapshots whose id starts with `sha256:` + `hex`, by id.
+    pub fn snapshots_with_id_prefix(&self, hex: &str) -> Result<Vec<SnapshotRecord>, StoreError> {
+        self.connection()
+            .prepare(&format!(
+                "SELECT {SNAPSHOT_COLUMNS} FROM snapshots WHERE snapshot_id LIKE ?1 ORDER BY snapshot_id"
+            ))
+            .and_then(|mut stmt| {
+                stmt.query_map(params![format!("sha256:{hex}%")], snapshot_from_row)?.collect()
+            })
+            .map_err(|e| self.err(e))
     }
 
     /// Every snapshot, newest first (ties by id).
@@ -517,6 +455,7 @@ impl SqliteMetadata {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Metadata as _;
 
     fn db() -> (tempfile::TempDir, SqliteMetadata) {
         let dir = tempfile::tempdir().expect("tempdir");

@@ -19,6 +19,7 @@ use postgres::{NoTls, Row, Transaction};
 use r2d2_postgres::PostgresConnectionManager;
 
 use crate::metadata::{Metadata, ObjectReference};
+use crate::metadata::{parse_hash, to_i64, to_u64};
 use crate::packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
 use crate::render_cache::{RENDER_PAYLOADS_KEPT, RenderFileRow, RenderPayloadRow};
 use crate::runs::RunRow;
@@ -352,26 +353,6 @@ const PACK_COLUMNS: &str = "p.name, p.budget_tokens, p.tokenizer, p.created_at,
     (SELECT COUNT(*) FROM artifacts a WHERE a.pack = p.name), p.root";
 const ARTIFACT_COLUMNS: &str = "pack, artifact_id, seq, priority, uri, source_json, added_at";
 const SNAPSHOT_COLUMNS: &str = "snapshot_id, label, packs_json, policy_json, render_hash, payload_object, tokens, created_at, root";
-
-fn to_i64(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
-fn to_u64(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
-}
-
-fn parse_hash(
-    table: &'static str,
-    column: &'static str,
-    value: String,
-) -> Result<ContentHash, StoreError> {
-    value.parse().map_err(|_| StoreError::BadHashInDatabase {
-        table,
-        column,
-        value,
-    })
-}
 
 fn pack_from_row(row: &Row) -> Result<PackRecord, StoreError> {
     let tokenizer: String = row.get(2);
@@ -733,51 +714,19 @@ impl Metadata for PostgresMetadata {
             .collect())
     }
 
-    fn remove_artifact(
-        &self,
-        pack: &str,
-        id_or_prefix: &str,
-    ) -> Result<ArtifactRecord, StoreError> {
-        self.require_pack(pack)?;
-        let matches: Vec<ArtifactRecord> = self
-            .artifacts(pack)?
-            .into_iter()
-            .filter(|a| !id_or_prefix.is_empty() && a.artifact_id.starts_with(id_or_prefix))
-            .collect();
-        match matches.as_slice() {
-            [one] => {
-                self.execute(
-                    "DELETE FROM artifacts WHERE pack = $1 AND artifact_id = $2",
-                    &[&pack, &one.artifact_id],
-                )?;
-                Ok(one.clone())
-            }
-            [] => Err(StoreError::NoSuchArtifact {
-                pack: pack.to_owned(),
-                artifact_id: id_or_prefix.to_owned(),
-            }),
-            many => Err(StoreError::AmbiguousId {
-                what: "artifact",
-                prefix: id_or_prefix.to_owned(),
-                candidates: many.iter().map(|a| a.artifact_id.clone()).collect(),
-            }),
-        }
+    fn delete_artifact(&self, pack: &str, artifact_id: &str) -> Result<(), StoreError> {
+        self.execute(
+            "DELETE FROM artifacts WHERE pack = $1 AND artifact_id = $2",
+            &[&pack, &artifact_id],
+        )
+        .map(drop)
     }
 
-    fn insert_snapshot(
+    fn write_snapshot(
         &self,
         snapshot: &SnapshotRecord,
         items: &[SnapshotItemRecord],
     ) -> Result<SnapshotRecord, StoreError> {
-        if let Some(label) = &snapshot.label
-            && let Some(other) = self.snapshot_where("label = $1", label)?.into_iter().next()
-            && other.snapshot_id != snapshot.snapshot_id
-        {
-            return Err(StoreError::LabelTaken {
-                label: label.clone(),
-                snapshot: other.snapshot_id,
-            });
-        }
         let id = snapshot.snapshot_id.to_string();
         self.in_transaction(|tx| {
             // Two hosts storing the same snapshot at once: one inserts, the other keeps it.
@@ -833,35 +782,12 @@ impl Metadata for PostgresMetadata {
             .ok_or(StoreError::NoSuchSnapshot { id })
     }
 
-    fn find_snapshot(&self, reference: &str) -> Result<SnapshotRecord, StoreError> {
-        if let Some(snapshot) = self
-            .snapshot_where("label = $1", reference)?
-            .into_iter()
-            .next()
-        {
-            return Ok(snapshot);
-        }
-        let hex = reference
-            .strip_prefix("sha256:")
-            .unwrap_or(reference)
-            .to_ascii_lowercase();
-        if hex.len() >= 4 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            let found = self.snapshot_where("snapshot_id LIKE $1", &format!("sha256:{hex}%"))?;
-            match found.len() {
-                1 => return Ok(found.into_iter().next().expect("one")),
-                0 => {}
-                _ => {
-                    return Err(StoreError::AmbiguousId {
-                        what: "snapshot",
-                        prefix: reference.to_owned(),
-                        candidates: found.iter().map(|s| s.snapshot_id.to_string()).collect(),
-                    });
-                }
-            }
-        }
-        Err(StoreError::NoSuchSnapshot {
-            id: reference.to_owned(),
-        })
+    fn snapshot_by_label(&self, label: &str) -> Result<Option<SnapshotRecord>, StoreError> {
+        Ok(self.snapshot_where("label = $1", label)?.into_iter().next())
+    }
+
+    fn snapshots_with_id_prefix(&self, hex: &str) -> Result<Vec<SnapshotRecord>, StoreError> {
+        self.snapshot_where("snapshot_id LIKE $1", &format!("sha256:{hex}%"))
     }
 
     fn list_snapshots(&self) -> Result<Vec<SnapshotRecord>, StoreError> {

@@ -225,13 +225,9 @@ impl Metadata for ScopedMetadata {
         self.inner.artifacts(pack)
     }
 
-    fn remove_artifact(
-        &self,
-        pack: &str,
-        id_or_prefix: &str,
-    ) -> Result<ArtifactRecord, StoreError> {
+    fn delete_artifact(&self, pack: &str, artifact_id: &str) -> Result<(), StoreError> {
         self.visible_pack(pack)?;
-        self.inner.remove_artifact(pack, id_or_prefix)
+        self.inner.delete_artifact(pack, artifact_id)
     }
 
     fn insert_snapshot(
@@ -244,15 +240,30 @@ impl Metadata for ScopedMetadata {
         self.inner.insert_snapshot(&snapshot, items)
     }
 
-    fn find_snapshot(&self, reference: &str) -> Result<SnapshotRecord, StoreError> {
-        let found = self.inner.find_snapshot(reference)?;
-        if self.sees(found.root.as_deref()) {
-            Ok(found)
-        } else {
-            Err(StoreError::NoSuchSnapshot {
-                id: reference.to_owned(),
-            })
-        }
+    fn write_snapshot(
+        &self,
+        snapshot: &SnapshotRecord,
+        items: &[SnapshotItemRecord],
+    ) -> Result<SnapshotRecord, StoreError> {
+        let mut snapshot = snapshot.clone();
+        snapshot.root.get_or_insert_with(|| self.root.clone());
+        self.inner.write_snapshot(&snapshot, items)
+    }
+
+    fn snapshot_by_label(&self, label: &str) -> Result<Option<SnapshotRecord>, StoreError> {
+        Ok(self
+            .inner
+            .snapshot_by_label(label)?
+            .filter(|snapshot| self.sees(snapshot.root.as_deref())))
+    }
+
+    fn snapshots_with_id_prefix(&self, hex: &str) -> Result<Vec<SnapshotRecord>, StoreError> {
+        Ok(self
+            .inner
+            .snapshots_with_id_prefix(hex)?
+            .into_iter()
+            .filter(|snapshot| self.sees(snapshot.root.as_deref()))
+            .collect())
     }
 
     fn list_snapshots(&self) -> Result<Vec<SnapshotRecord>, StoreError> {
@@ -400,7 +411,75 @@ impl Metadata for ScopedMetadata {
 
 #[cfg(test)]
 mod tests {
+    use ctx_core::ContentHash;
+
     use super::belongs;
+    use crate::{SnapshotRecord, Store, StoreError};
+
+    fn snapshot(id: ContentHash, label: Option<&str>) -> SnapshotRecord {
+        SnapshotRecord {
+            snapshot_id: id,
+            label: label.map(str::to_owned),
+            packs: vec!["p".into()],
+            policy_json: "{}".into(),
+            render_hash: ContentHash::of(b"r"),
+            payload_object: ContentHash::of(b"payload"),
+            tokens: 3,
+            created_at: 1,
+            root: None,
+        }
+    }
+
+    /// Two ids whose hex starts alike for `n` digits.
+    fn ids_sharing_a_prefix(n: usize) -> (ContentHash, ContentHash) {
+        let mut seen = std::collections::HashMap::new();
+        for i in 0u32.. {
+            let id = ContentHash::of(&i.to_le_bytes());
+            if let Some(other) = seen.insert(id.to_hex()[..n].to_owned(), id) {
+                return (other, id);
+            }
+        }
+        unreachable!("a birthday pair exists")
+    }
+
+    #[test]
+    fn a_workspace_finds_its_snapshots_and_learns_nothing_of_another_s() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, _) = Store::init(&dir.path().join(".ctx")).expect("store");
+        let alpha = store.clone().scoped(std::path::Path::new("/w/alpha"));
+        let beta = store.scoped(std::path::Path::new("/w/beta"));
+        let (a, b) = ids_sharing_a_prefix(4);
+        alpha
+            .db()
+            .insert_snapshot(&snapshot(a, None), &[])
+            .expect("alpha's");
+        beta.db()
+            .insert_snapshot(&snapshot(b, Some("release")), &[])
+            .expect("beta's");
+        let prefix = &a.to_hex()[..4];
+        // The shared prefix names one snapshot in each workspace: no ambiguity, and no id of
+        // the other workspace in any answer.
+        assert_eq!(
+            alpha.db().find_snapshot(prefix).expect("alpha").snapshot_id,
+            a
+        );
+        assert_eq!(
+            beta.db().find_snapshot(prefix).expect("beta").snapshot_id,
+            b
+        );
+        // Another workspace's label is not there.
+        assert!(matches!(
+            alpha.db().find_snapshot("release"),
+            Err(StoreError::NoSuchSnapshot { .. })
+        ));
+        assert_eq!(
+            beta.db()
+                .find_snapshot("release")
+                .expect("label")
+                .snapshot_id,
+            b
+        );
+    }
 
     #[test]
     fn a_workspace_sees_what_was_made_in_it_above_it_or_below_it_and_nothing_beside_it() {
