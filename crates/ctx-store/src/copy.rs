@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::{Store, StoreError};
+use crate::{NewPack, Store, StoreError};
 
 /// What `store copy` copied.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -39,12 +39,12 @@ impl Store {
         }
         let (from, to) = (self.db(), target.db());
         for pack in from.list_packs()? {
-            to.create_pack(
-                &pack.name,
-                pack.budget_tokens,
-                pack.tokenizer,
-                pack.created_at,
-            )?;
+            to.create_pack(&NewPack {
+                name: &pack.name,
+                budget_tokens: pack.budget_tokens,
+                tokenizer: pack.tokenizer,
+                created_at: pack.created_at,
+            })?;
             if let Some(root) = &pack.root {
                 to.set_pack_root(&pack.name, root)?;
             }

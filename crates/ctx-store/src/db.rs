@@ -12,7 +12,9 @@ use std::collections::BTreeSet;
 use crate::StoreError;
 use crate::metadata::parse_hash;
 use crate::metadata::{Metadata, ObjectReference};
-use crate::packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
+use crate::packs::{
+    ArtifactRecord, NewArtifact, NewPack, PackRecord, SnapshotItemRecord, SnapshotRecord,
+};
 use crate::render_cache::{RenderFileRow, RenderPayloadRow};
 use crate::runs::RunRow;
 use crate::summary_cache::{FileStampRow, StampedKey, SummaryKey};
@@ -778,7 +780,7 @@ impl Metadata for SqliteMetadata {
         get_ref(namespace: &str, name: &str) -> Result<Option<ContentHash>, StoreError>;
         delete_ref(namespace: &str, name: &str) -> Result<bool, StoreError>;
         list_refs(namespace: &str) -> Result<Vec<RefEntry>, StoreError>;
-        create_pack(name: &str, budget_tokens: u64, tokenizer: TokenizerKind, created_at: i64) -> Result<PackRecord, StoreError>;
+        create_pack(new: &NewPack<'_>) -> Result<PackRecord, StoreError>;
         set_pack_root(name: &str, root: &str) -> Result<(), StoreError>;
         get_pack(name: &str) -> Result<Option<PackRecord>, StoreError>;
         require_pack(name: &str) -> Result<PackRecord, StoreError>;

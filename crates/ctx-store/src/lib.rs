@@ -52,7 +52,9 @@ pub use error::StoreError;
 pub use maintenance::{GcOptions, GcReport, Problem, VerifyReport};
 pub use metadata::{Metadata, ObjectReference};
 pub use objects::{LocalObjects, ObjectEntry, Objects, StagedObject};
-pub use packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
+pub use packs::{
+    ArtifactRecord, NewArtifact, NewPack, PackRecord, SnapshotItemRecord, SnapshotRecord,
+};
 #[cfg(feature = "shared")]
 pub use postgres::{PG_MIGRATIONS, PostgresMetadata};
 pub use render_cache::{RENDER_PAYLOADS_KEPT, RenderFileRow, RenderPayloadRow};

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use ctx_core::{ContentHash, TokenizerKind};
 
-use crate::packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
+use crate::packs::{
+    ArtifactRecord, NewArtifact, NewPack, PackRecord, SnapshotItemRecord, SnapshotRecord,
+};
 use crate::render_cache::{RenderFileRow, RenderPayloadRow};
 use crate::runs::RunRow;
 use crate::summary_cache::{FileStampRow, StampedKey, SummaryKey};
@@ -86,13 +88,7 @@ pub trait Metadata: Send + Sync {
     // --- packs and snapshots ----------------------------------------------------------------
 
     /// Creates a pack; a pack of that name must not exist.
-    fn create_pack(
-        &self,
-        name: &str,
-        budget_tokens: u64,
-        tokenizer: TokenizerKind,
-        created_at: i64,
-    ) -> Result<PackRecord, StoreError>;
+    fn create_pack(&self, new: &NewPack<'_>) -> Result<PackRecord, StoreError>;
 
     /// Records the directory a pack's sources are relative to (see [`PackRecord::root`]).
     fn set_pack_root(&self, name: &str, root: &str) -> Result<(), StoreError>;

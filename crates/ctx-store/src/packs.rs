@@ -34,6 +34,15 @@ pub struct ArtifactRecord {
     pub added_at: i64,
 }
 
+/// What to insert for a new pack.
+#[derive(Debug, Clone, Copy)]
+pub struct NewPack<'a> {
+    pub name: &'a str,
+    pub budget_tokens: u64,
+    pub tokenizer: TokenizerKind,
+    pub created_at: i64,
+}
+
 /// What to insert for a new artifact.
 #[derive(Debug, Clone)]
 pub struct NewArtifact<'a> {
@@ -144,25 +153,24 @@ const SNAPSHOT_COLUMNS: &str = "snapshot_id, label, packs_json, policy_json, ren
 
 impl SqliteMetadata {
     /// Creates a pack; a pack of that name must not exist.
-    pub fn create_pack(
-        &self,
-        name: &str,
-        budget_tokens: u64,
-        tokenizer: TokenizerKind,
-        created_at: i64,
-    ) -> Result<PackRecord, StoreError> {
-        if self.get_pack(name)?.is_some() {
+    pub fn create_pack(&self, new: &NewPack<'_>) -> Result<PackRecord, StoreError> {
+        if self.get_pack(new.name)?.is_some() {
             return Err(StoreError::PackExists {
-                name: name.to_owned(),
+                name: new.name.to_owned(),
             });
         }
         self.connection()
             .execute(
                 "INSERT INTO packs (name, budget_tokens, tokenizer, created_at) VALUES (?1, ?2, ?3, ?4)",
-                params![name, to_i64(budget_tokens), tokenizer.name(), created_at],
+                params![
+                    new.name,
+                    to_i64(new.budget_tokens),
+                    new.tokenizer.name(),
+                    new.created_at
+                ],
             )
             .map_err(|e| self.err(e))?;
-        self.require_pack(name)
+        self.require_pack(new.name)
     }
 
     /// Records the directory a pack's sources are relative to (see [`PackRecord::root`]).
@@ -477,7 +485,12 @@ mod tests {
     fn packs_and_artifacts_keep_render_order() {
         let (_dir, db) = db();
         let created = db
-            .create_pack("p", 100, TokenizerKind::O200kBase, 1)
+            .create_pack(&NewPack {
+                name: "p",
+                budget_tokens: 100,
+                tokenizer: TokenizerKind::O200kBase,
+                created_at: 1,
+            })
             .expect("create");
         assert_eq!(created.root, None);
         db.set_pack_root("p", "/home/u/proj").expect("root");
@@ -486,7 +499,12 @@ mod tests {
             Some("/home/u/proj")
         );
         assert!(matches!(
-            db.create_pack("p", 1, TokenizerKind::Approx, 2),
+            db.create_pack(&NewPack {
+                name: "p",
+                budget_tokens: 1,
+                tokenizer: TokenizerKind::Approx,
+                created_at: 2
+            }),
             Err(StoreError::PackExists { .. })
         ));
         db.add_artifact("p", &artifact("aaa111", 0)).expect("add");

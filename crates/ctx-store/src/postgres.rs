@@ -20,7 +20,9 @@ use r2d2_postgres::PostgresConnectionManager;
 
 use crate::metadata::{Metadata, ObjectReference};
 use crate::metadata::{parse_hash, to_i64, to_u64};
-use crate::packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
+use crate::packs::{
+    ArtifactRecord, NewArtifact, NewPack, PackRecord, SnapshotItemRecord, SnapshotRecord,
+};
 use crate::render_cache::{RENDER_PAYLOADS_KEPT, RenderFileRow, RenderPayloadRow};
 use crate::runs::RunRow;
 use crate::summary_cache::{FileStampRow, StampedKey, SummaryKey, inode_column};
@@ -560,29 +562,23 @@ impl Metadata for PostgresMetadata {
         .collect()
     }
 
-    fn create_pack(
-        &self,
-        name: &str,
-        budget_tokens: u64,
-        tokenizer: TokenizerKind,
-        created_at: i64,
-    ) -> Result<PackRecord, StoreError> {
+    fn create_pack(&self, new: &NewPack<'_>) -> Result<PackRecord, StoreError> {
         let inserted = self.execute(
             "INSERT INTO packs (name, budget_tokens, tokenizer, created_at) VALUES ($1, $2, $3, $4)
              ON CONFLICT (name) DO NOTHING",
             &[
-                &name,
-                &to_i64(budget_tokens),
-                &tokenizer.name(),
-                &created_at,
+                &new.name,
+                &to_i64(new.budget_tokens),
+                &new.tokenizer.name(),
+                &new.created_at,
             ],
         )?;
         if inserted == 0 {
             return Err(StoreError::PackExists {
-                name: name.to_owned(),
+                name: new.name.to_owned(),
             });
         }
-        self.require_pack(name)
+        self.require_pack(new.name)
     }
 
     fn set_pack_root(&self, name: &str, root: &str) -> Result<(), StoreError> {

@@ -16,7 +16,9 @@ use std::time::Duration;
 use ctx_core::{ContentHash, TokenizerKind};
 
 use crate::metadata::{Metadata, ObjectReference};
-use crate::packs::{ArtifactRecord, NewArtifact, PackRecord, SnapshotItemRecord, SnapshotRecord};
+use crate::packs::{
+    ArtifactRecord, NewArtifact, NewPack, PackRecord, SnapshotItemRecord, SnapshotRecord,
+};
 use crate::render_cache::{RenderFileRow, RenderPayloadRow};
 use crate::runs::RunRow;
 use crate::summary_cache::{FileStampRow, StampedKey, SummaryKey};
@@ -159,17 +161,9 @@ impl Metadata for ScopedMetadata {
             .collect())
     }
 
-    fn create_pack(
-        &self,
-        name: &str,
-        budget_tokens: u64,
-        tokenizer: TokenizerKind,
-        created_at: i64,
-    ) -> Result<PackRecord, StoreError> {
-        let mut pack = self
-            .inner
-            .create_pack(name, budget_tokens, tokenizer, created_at)?;
-        self.inner.set_pack_root(name, &self.root)?;
+    fn create_pack(&self, new: &NewPack<'_>) -> Result<PackRecord, StoreError> {
+        let mut pack = self.inner.create_pack(new)?;
+        self.inner.set_pack_root(new.name, &self.root)?;
         pack.root = Some(self.root.clone());
         Ok(pack)
     }

@@ -19,9 +19,9 @@ use std::time::{Duration, SystemTime};
 
 use ctx_core::{ContentHash, TokenizerKind};
 use ctx_store::{
-    Backends, FileStampRow, GcOptions, NewArtifact, Problem, RENDER_PAYLOADS_KEPT, RenderFileRow,
-    RenderPayloadRow, RunRow, S3Settings, SnapshotItemRecord, SnapshotRecord, Store, StoreError,
-    SummaryKey,
+    Backends, FileStampRow, GcOptions, NewArtifact, NewPack, Problem, RENDER_PAYLOADS_KEPT,
+    RenderFileRow, RenderPayloadRow, RunRow, S3Settings, SnapshotItemRecord, SnapshotRecord, Store,
+    StoreError, SummaryKey,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,7 +213,12 @@ fn packs_and_artifacts_keep_render_order(cx: &Cx) {
     let store = cx.host();
     let db = store.db();
     let created = db
-        .create_pack("p", 100, TokenizerKind::O200kBase, 1)
+        .create_pack(&NewPack {
+            name: "p",
+            budget_tokens: 100,
+            tokenizer: TokenizerKind::O200kBase,
+            created_at: 1,
+        })
         .expect("create");
     assert_eq!((created.root, created.artifact_count), (None, 0));
     db.set_pack_root("p", "/home/u/proj").expect("root");
@@ -222,13 +227,28 @@ fn packs_and_artifacts_keep_render_order(cx: &Cx) {
         Some("/home/u/proj")
     );
     assert!(matches!(
-        db.create_pack("p", 1, TokenizerKind::Approx, 2),
+        db.create_pack(&NewPack {
+            name: "p",
+            budget_tokens: 1,
+            tokenizer: TokenizerKind::Approx,
+            created_at: 2
+        }),
         Err(StoreError::PackExists { .. })
     ));
-    db.create_pack("B", 5, TokenizerKind::Approx, 3)
-        .expect("create");
-    db.create_pack("a", 5, TokenizerKind::Approx, 3)
-        .expect("create");
+    db.create_pack(&NewPack {
+        name: "B",
+        budget_tokens: 5,
+        tokenizer: TokenizerKind::Approx,
+        created_at: 3,
+    })
+    .expect("create");
+    db.create_pack(&NewPack {
+        name: "a",
+        budget_tokens: 5,
+        tokenizer: TokenizerKind::Approx,
+        created_at: 3,
+    })
+    .expect("create");
     let names: Vec<String> = db
         .list_packs()
         .expect("list")
@@ -295,7 +315,12 @@ fn concurrent_hosts_add_artifacts_with_distinct_seqs(cx: &Cx) {
     let hosts: Vec<Store> = (0..4).map(|_| cx.host()).collect();
     hosts[0]
         .db()
-        .create_pack("shared", 100, TokenizerKind::Approx, 1)
+        .create_pack(&NewPack {
+            name: "shared",
+            budget_tokens: 100,
+            tokenizer: TokenizerKind::Approx,
+            created_at: 1,
+        })
         .expect("create");
     std::thread::scope(|scope| {
         for (h, store) in hosts.iter().enumerate() {
@@ -1097,7 +1122,12 @@ fn reopening_applies_no_migration(cx: &Cx) {
     let version = first.db().schema_version().expect("version");
     first
         .db()
-        .create_pack("kept", 1, TokenizerKind::Approx, 1)
+        .create_pack(&NewPack {
+            name: "kept",
+            budget_tokens: 1,
+            tokenizer: TokenizerKind::Approx,
+            created_at: 1,
+        })
         .expect("pack");
     let again = cx.host();
     assert_eq!(again.db().schema_version().expect("version"), version);
@@ -1140,8 +1170,13 @@ fn listing(store: &Store) -> String {
 fn copy_moves_a_store_out_and_back(cx: &Cx) {
     let source = cx.host();
     let db = source.db();
-    db.create_pack("p", 100, TokenizerKind::O200kBase, 1)
-        .expect("pack");
+    db.create_pack(&NewPack {
+        name: "p",
+        budget_tokens: 100,
+        tokenizer: TokenizerKind::O200kBase,
+        created_at: 1,
+    })
+    .expect("pack");
     db.set_pack_root("p", "/src").expect("root");
     for id in ["a1", "b2", "c3"] {
         db.add_artifact("p", &artifact(id, 0)).expect("add");

@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use ctx_core::ContentHash;
-use ctx_store::{MIGRATIONS, Store};
+use ctx_store::{MIGRATIONS, NewPack, Store};
 use serde_json::Value;
 
 fn fixture() -> PathBuf {
@@ -188,7 +188,12 @@ fn the_release_store_takes_new_writes() {
     store.db().set_ref("test", "new", &hash).expect("ref");
     store
         .db()
-        .create_pack("new", 100, ctx_core::TokenizerKind::Approx, 1)
+        .create_pack(&NewPack {
+            name: "new",
+            budget_tokens: 100,
+            tokenizer: ctx_core::TokenizerKind::Approx,
+            created_at: 1,
+        })
         .expect("pack");
     drop(store);
     let store = Store::open(&dir).expect("reopen");

@@ -112,7 +112,12 @@ pub fn create_pack(
     validate_pack_name(name)?;
     let budget = budget.unwrap_or(ctx.settings.default_budget);
     let tokenizer = tokenizer.unwrap_or(ctx.settings.default_tokenizer);
-    Ok(ctx.store.db().create_pack(name, budget, tokenizer, now)?)
+    Ok(ctx.store.db().create_pack(&ctx_store::NewPack {
+        name,
+        budget_tokens: budget,
+        tokenizer,
+        created_at: now,
+    })?)
 }
 
 /// Creates a pack whose sources are relative to `root` (an absolute directory), whatever
