@@ -20,6 +20,9 @@ pub enum WalkError {
         #[source]
         source: globset::Error,
     },
+    /// The caller gave up ([`crate::walk::WalkOptions::cancel`]); nothing was kept.
+    #[error("the walk was stopped: its caller gave up waiting")]
+    Cancelled,
 }
 
 /// Why a path was refused or could not be opened inside a workspace (see [`crate::sandbox`]).

@@ -90,6 +90,17 @@ pub struct WalkOptions {
     /// that only reads the files turns it off and saves a `stat` per file. Directories
     /// returned by `include_dirs` are always stamped.
     pub metadata: bool,
+    /// Set by a caller that gave up (a server whose request timed out): the walk stops at
+    /// the next entry with [`WalkError::Cancelled`]. Default: none.
+    pub cancel: Option<Cancel>,
+}
+
+/// A flag a caller sets to stop work it no longer waits for.
+pub type Cancel = std::sync::Arc<std::sync::atomic::AtomicBool>;
+
+/// Whether `cancel` is set.
+pub fn is_cancelled(cancel: Option<&Cancel>) -> bool {
+    cancel.is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed))
 }
 
 impl Default for WalkOptions {
@@ -105,6 +116,7 @@ impl Default for WalkOptions {
             include_dirs: false,
             threads: 0,
             metadata: true,
+            cancel: None,
         }
     }
 }
@@ -308,10 +320,14 @@ pub fn walk_until<T: Send>(
 
     let mut found: Vec<(WalkEntry, T)> = Vec::new();
     let mut errors: Vec<String> = Vec::new();
+    let cancelled = || is_cancelled(opts.cancel.as_ref());
     if opts.threads == 1 {
         // One thread asked for: walk on this one, without spawning any (cheaper for the
         // small listings a server answers many of).
         for result in builder.build() {
+            if cancelled() {
+                break;
+            }
             match result {
                 Ok(entry) => {
                     if let Some(item) = accept(root, &entry, opts, &includes) {
@@ -337,6 +353,9 @@ pub fn walk_until<T: Send>(
                 errors: Vec::new(),
             };
             Box::new(move |result| {
+                if cancelled() {
+                    return WalkState::Quit;
+                }
                 match result {
                     Ok(entry) => {
                         if let Some(item) = accept(root, &entry, opts, includes) {
@@ -358,6 +377,9 @@ pub fn walk_until<T: Send>(
             found.extend(part);
             errors.extend(part_errors);
         }
+    }
+    if cancelled() {
+        return Err(WalkError::Cancelled);
     }
     found.sort_unstable_by(|a, b| a.0.rel.as_bytes().cmp(b.0.rel.as_bytes()));
     errors.sort();

@@ -87,6 +87,7 @@ async fn breakdown(root: &std::path::Path, server: &CtxServer) {
         store: None,
         sandbox: None,
         clock: &ctx_mcp::system_clock,
+        cancel: None,
     };
     let search = time(&mut || {
         ctx::code::search(&cx, std::path::Path::new("."), &query, None).expect("search");

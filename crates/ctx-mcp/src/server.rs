@@ -258,6 +258,7 @@ impl CtxServer {
                     arguments: &args,
                     tree_cache: &server.inner.tree_cache,
                     progress: &cancellable,
+                    cancel: &flag,
                 };
                 (def.run)(&call)
             });

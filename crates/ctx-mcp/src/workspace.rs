@@ -152,8 +152,19 @@ impl WorkspacePool {
         &self,
         f: impl FnOnce(&ctx::Workspace) -> Result<T, ToolError>,
     ) -> Result<T, ToolError> {
-        let workspace = self.take()?;
+        self.with_cancel(None, f)
+    }
+
+    /// [`WorkspacePool::with`], the workspace's walks stopping once `cancel` is set.
+    pub fn with_cancel<T>(
+        &self,
+        cancel: Option<&ctx::fs::walk::Cancel>,
+        f: impl FnOnce(&ctx::Workspace) -> Result<T, ToolError>,
+    ) -> Result<T, ToolError> {
+        let mut workspace = self.take()?;
+        workspace.cancel_on(cancel.cloned());
         let result = f(&workspace);
+        workspace.cancel_on(None);
         self.give_back(workspace);
         result
     }
@@ -204,5 +215,49 @@ impl WorkspacePool {
             self.root.join(&rel)
         };
         Ok(Resolved { abs, rel })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+
+    use super::WorkspacePool;
+    use crate::config::McpConfig;
+
+    /// "Work whose request timed out keeps burning CPU": the workspace a call borrows stops
+    /// its walks once the call's flag is set, and the next call gets it back without the
+    /// flag.
+    #[test]
+    fn a_given_up_call_stops_its_walks_and_the_next_call_does_not() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        std::fs::write(root.join("a.txt"), "needle\n").expect("write");
+        ctx::init_store(&root.join(".ctx")).expect("store");
+        let config = McpConfig::new(
+            root.clone(),
+            root.join(".ctx"),
+            root.clone(),
+            ctx::config::ConfigLayers::default(),
+        );
+        let pool = WorkspacePool::open(&config).expect("pool");
+        let query = ctx::code::SearchKind::Text(ctx::code::TextQuery {
+            pattern: "needle".to_owned(),
+            ..ctx::code::TextQuery::default()
+        });
+        let search =
+            |ws: &ctx::Workspace| Ok(ws.search(std::path::Path::new("."), &query, None)?);
+        let given_up = Arc::new(AtomicBool::new(true));
+        let stopped = pool.with_cancel(Some(&given_up), search);
+        assert!(
+            stopped
+                .as_ref()
+                .is_err_and(|err| err.to_string().contains("caller gave up")),
+            "{:?}",
+            stopped.map(|r| r.total)
+        );
+        let found = pool.with(search).expect("the next call runs");
+        assert_eq!(found.total, 1);
     }
 }

@@ -92,7 +92,7 @@ impl ServerConfig {
     /// The shared state for this configuration (checks the workspaces directory).
     pub fn state(&self) -> Result<AppState, ServerError> {
         let registry = Registry::new(&self.workspaces_dir, self.sandbox)?;
-        let engine = ToolEngine::new(self.read_options, self.cache_entries);
+        let engine = ToolEngine::new(self.read_options.clone(), self.cache_entries);
         Ok(AppState::new(registry, engine, self.max_concurrent.max(1))
             .with_http_limits(self.http_limits))
     }

@@ -163,18 +163,30 @@ impl ToolEngine {
                         Quick::Done(outcome) => outcome,
                         Quick::Blocking(resolved) => {
                             let budget = engine.budget;
+                            // Set when the operation is answered with a timeout: its walk
+                            // stops rather than running on for nobody.
+                            let given_up = ctx::fs::walk::Cancel::default();
+                            let cancel = Arc::clone(&given_up);
                             let task = tokio::task::spawn_blocking(move || {
-                                engine.execute_resolved(&workspace_id, &workspace, &op, &resolved)
+                                engine.execute_resolved(
+                                    &workspace_id,
+                                    &workspace,
+                                    &op,
+                                    &resolved,
+                                    Some(cancel),
+                                )
                             });
                             match tokio::time::timeout(budget, task).await {
                                 Ok(joined) => joined.unwrap_or_else(|err| Err(internal(&err))),
-                                Err(_) => Err(OpError {
+                                Err(_) => Err({
+                                    given_up.store(true, Ordering::Relaxed);
+                                    OpError {
                                     kind: "timeout",
                                     message: format!(
                                         "the operation took longer than {} s; narrow it (a subdirectory, a smaller depth, a more specific pattern)",
                                         budget.as_secs_f64()
                                     ),
-                                }),
+                                }}),
                             }
                         }
                     }
@@ -206,7 +218,7 @@ impl ToolEngine {
         let small_file =
             resolved.kind == EntryKind::File && resolved.meta.len() <= INLINE_MAX_BYTES;
         if small_file {
-            Quick::Done(self.execute_resolved(workspace_id, workspace, op, &resolved))
+            Quick::Done(self.execute_resolved(workspace_id, workspace, op, &resolved, None))
         } else {
             Quick::Blocking(Box::new(resolved))
         }
@@ -219,6 +231,7 @@ impl ToolEngine {
         workspace: &Sandbox,
         op: &Operation,
         resolved: &Resolved,
+        cancel: Option<ctx::fs::walk::Cancel>,
     ) -> Outcome {
         let cacheable =
             resolved.kind == EntryKind::File && !matches!(op, Operation::Directory { .. });
@@ -240,8 +253,12 @@ impl ToolEngine {
             self.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
             return Ok(hit.clone());
         }
-        let result = run_resolved(workspace, resolved, op, &self.options)
-            .map_err(|err| OpError::from(&err))?;
+        let options = ReadOptions {
+            cancel,
+            ..self.options.clone()
+        };
+        let result =
+            run_resolved(workspace, resolved, op, &options).map_err(|err| OpError::from(&err))?;
         if let (Some(key), Some(cache)) = (key, &self.cache)
             && result.size() <= MAX_CACHED_BYTES
         {

@@ -22,6 +22,7 @@ use ctx_code::{CacheKey, FileStamp, SummaryCache};
 pub use ctx_code::{
     CodeError, FileSummary, Language, Skipped, SummarizeOptions, SummaryStats, Symbol, SymbolKind,
 };
+use ctx_fs::walk::Cancel;
 use ctx_fs::{WalkEntry, WalkOptions};
 use ctx_store::{FileStampRow, Metadata, Store, SummaryKey};
 use serde::Serialize;
@@ -153,6 +154,25 @@ pub struct CodeContext<'a> {
     /// The time now in Unix seconds (the front end's clock): a file modified in the last
     /// seconds may change again without its stamp moving, so its stamp is not yet trusted.
     pub clock: &'a (dyn Fn() -> i64 + Send + Sync),
+    /// Set when the caller gives up (a server's timed-out call): walks stop at their next
+    /// entry and summaries at their next file, with [`ctx_fs::WalkError::Cancelled`].
+    pub cancel: Option<Cancel>,
+}
+
+/// The walk options of every walk a code operation makes: `cancel` stops it.
+fn walk_options(cancel: Option<&Cancel>) -> WalkOptions {
+    WalkOptions {
+        cancel: cancel.cloned(),
+        ..WalkOptions::default()
+    }
+}
+
+/// The error a code operation stops with once its caller gave up.
+fn check_cancel(cancel: Option<&Cancel>) -> Result<(), CodeError> {
+    if ctx_fs::walk::is_cancelled(cancel) {
+        return Err(CodeError::Walk(ctx_fs::WalkError::Cancelled));
+    }
+    Ok(())
 }
 
 /// The sandbox of one operation: the caller's, or one opened at the target.
@@ -293,10 +313,11 @@ fn walk_under(
     full: &Path,
     prefix: &str,
     max_depth: Option<usize>,
+    cancel: Option<&Cancel>,
 ) -> Result<Vec<WalkEntry>, CodeError> {
     let opts = WalkOptions {
         max_depth,
-        ..WalkOptions::default()
+        ..walk_options(cancel)
     };
     let mut entries = ctx_fs::walk(full, &opts)?;
     if full.is_dir() {
@@ -434,6 +455,7 @@ pub struct DirectorySummary<'a> {
     store: Option<&'a Store>,
     clock: &'a (dyn Fn() -> i64 + Send + Sync),
     skeleton: bool,
+    cancel: Option<Cancel>,
 }
 
 impl DirectorySummary<'_> {
@@ -454,6 +476,7 @@ impl DirectorySummary<'_> {
             reader: Some(&reader),
         };
         ctx_code::summarize_files_each(&self.entries, opts, cache_ref, &mut |mut file| {
+            check_cancel(self.cancel.as_ref())?;
             redact_summary(&mut file);
             on_file(file)
         })
@@ -502,7 +525,7 @@ pub fn plan_summary<'a>(
         redact_summary(&mut summary);
         return Ok(SummaryPlan::File(summary));
     }
-    let entries = walk_under(&full, &prefix, depth)?;
+    let entries = walk_under(&full, &prefix, depth, cx.cancel.as_ref())?;
     Ok(SummaryPlan::Directory(DirectorySummary {
         path: if prefix.is_empty() {
             ".".to_owned()
@@ -514,6 +537,7 @@ pub fn plan_summary<'a>(
         store: cx.store,
         clock: cx.clock,
         skeleton,
+        cancel: cx.cancel.clone(),
     }))
 }
 
@@ -536,7 +560,7 @@ pub fn map(
     }
     let confined = cx.confine(&full, path)?;
     let reader = confined.reader()?;
-    let entries = ctx_fs::walk(&confined.walk_root, &WalkOptions::default())?;
+    let entries = ctx_fs::walk(&confined.walk_root, &walk_options(cx.cancel.as_ref()))?;
     let opts = SummarizeOptions {
         reader: Some(&reader),
         ..SummarizeOptions::default()
@@ -557,6 +581,7 @@ pub fn map(
     let mut by_path: std::collections::BTreeMap<String, MapSummary> =
         std::collections::BTreeMap::new();
     let (_, stats) = ctx_code::summarize_files_each(&shown, opts, cache_ref, &mut |mut file| {
+        check_cancel(cx.cancel.as_ref())?;
         redact_summary(&mut file);
         by_path.insert(file.path.clone(), MapSummary::of(&file));
         Ok(())
@@ -637,14 +662,15 @@ pub fn search(
         // before anything is walked.
         return ctx_code::search::search_tree(
             &full,
-            &WalkOptions::default(),
+            &walk_options(cx.cancel.as_ref()),
             &prefix,
             &limited(query, max_results),
             Some(&reader),
         )
         .map(redact_results);
     }
-    let entries = walk_under(&full, &prefix, None)?;
+    let entries = walk_under(&full, &prefix, None, cx.cancel.as_ref())?;
+    check_cancel(cx.cancel.as_ref())?;
     let found = match kind {
         SearchKind::Text(_) => unreachable!("text searches return above"),
         SearchKind::Symbol { name, context } => {
@@ -811,7 +837,7 @@ pub fn related(
         reader: Some(&reader),
         ..SummarizeOptions::default()
     };
-    let entries = ctx_fs::walk(&root, &WalkOptions::default())?;
+    let entries = ctx_fs::walk(&root, &walk_options(cx.cancel.as_ref()))?;
     let cache = cx.cache();
     let cache_ref = cache.as_ref().map(|c| c as &dyn SummaryCache);
     let files: BTreeSet<String> = entries.iter().map(|e| e.rel.clone()).collect();

@@ -216,6 +216,7 @@ fn code_kind(err: &ctx_code::CodeError) -> ErrorKind {
     match err {
         C::NotFound { .. } | C::UnknownRevision { .. } => ErrorKind::NotFound,
         C::Io { source, .. } => io_kind(source),
+        C::Walk(ctx_fs::WalkError::Cancelled) => ErrorKind::UserInput,
         C::Walk(_) => ErrorKind::Io,
         C::Git(_) => ErrorKind::Internal,
         // The cache's own failure (the store's, behind the facade) keeps its kind.

@@ -92,7 +92,7 @@ pub(crate) fn list(
     rel: &str,
     depth: u32,
     offset: usize,
-    walk_threads: usize,
+    walk: &WalkOptions,
 ) -> Result<DirectoryResult, FsReadError> {
     let walk_root = real_path(workspace, dir).unwrap_or_else(|| {
         if rel == "." {
@@ -109,8 +109,7 @@ pub(crate) fn list(
                 .saturating_add(1),
         ),
         include_dirs: true,
-        threads: walk_threads,
-        ..WalkOptions::default()
+        ..walk.clone()
     };
     let outcome = walk_with_errors(&walk_root, &options).map_err(|err| FsReadError::Io {
         path: rel.to_owned(),

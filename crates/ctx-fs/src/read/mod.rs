@@ -42,7 +42,7 @@ pub const DEFAULT_LARGE_FILE_THRESHOLD: u64 = 8 * 1024 * 1024;
 pub const MAX_OPERATIONS: usize = 256;
 
 /// Limits and switches of an `fs_read` call.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ReadOptions {
     /// Cap on the bytes of content in one response (all operations together).
     pub max_response_bytes: usize,
@@ -55,6 +55,20 @@ pub struct ReadOptions {
     /// of CPUs, 1 walks on the calling thread (best for a server answering many small
     /// requests at once).
     pub walk_threads: usize,
+    /// Set by a caller that gave up (a server's timed-out request): directory listings and
+    /// searches stop at their next entry or batch of files.
+    pub cancel: Option<crate::walk::Cancel>,
+}
+
+impl ReadOptions {
+    /// The options of the walks an operation makes.
+    fn walk(&self) -> crate::walk::WalkOptions {
+        crate::walk::WalkOptions {
+            threads: self.walk_threads,
+            cancel: self.cancel.clone(),
+            ..crate::walk::WalkOptions::default()
+        }
+    }
 }
 
 impl Default for ReadOptions {
@@ -64,6 +78,7 @@ impl Default for ReadOptions {
             large_file_threshold: DEFAULT_LARGE_FILE_THRESHOLD,
             parallel: true,
             walk_threads: 0,
+            cancel: None,
         }
     }
 }
@@ -783,7 +798,7 @@ fn run_unredacted(
                 &resolved.rel,
                 *depth,
                 *offset,
-                options.walk_threads,
+                &options.walk(),
             )?;
             result.truncate_to(cap, true);
             Ok(OpResult::Directory(result))
@@ -810,7 +825,7 @@ fn run_unredacted(
                 &resolved.rel,
                 &spec,
                 cap,
-                options.walk_threads,
+                &options.walk(),
             )?;
             result.truncate_to(cap, true);
             Ok(OpResult::Search(result))

@@ -236,7 +236,7 @@ pub(crate) fn search(
     rel: &str,
     spec: &SearchSpec<'_>,
     cap: usize,
-    walk_threads: usize,
+    walk: &WalkOptions,
 ) -> Result<SearchResult, FsReadError> {
     let re = matcher(spec)?;
     let mut collector = Collector::new(spec.offset, cap);
@@ -250,19 +250,18 @@ pub(crate) fn search(
                 workspace.root().join(rel)
             }
         });
-        let outcome = walk_with_errors(
-            &walk_root,
-            &WalkOptions {
-                threads: walk_threads,
-                ..WalkOptions::default()
-            },
-        )
-        .map_err(|err| FsReadError::Io {
+        let outcome = walk_with_errors(&walk_root, walk).map_err(|err| FsReadError::Io {
             path: rel.to_owned(),
             source: io::Error::other(err.to_string()),
         })?;
         let files: Vec<String> = outcome.entries.into_iter().map(|e| e.rel).collect();
         for batch in files.chunks(BATCH) {
+            if crate::walk::is_cancelled(walk.cancel.as_ref()) {
+                return Err(FsReadError::Io {
+                    path: rel.to_owned(),
+                    source: io::Error::other(crate::WalkError::Cancelled.to_string()),
+                });
+            }
             // Once the budget is full, later files are only counted.
             let limit = if collector.storing() {
                 collector.skip.saturating_add(cap / 16 + 1)

@@ -511,3 +511,58 @@ fn search_contexts_hide_a_key_they_cut_and_secrets_match_nothing() {
         );
     }
 }
+
+/// "Work whose request timed out keeps burning CPU" (issue: nothing takes the host down): a
+/// caller that gave up sets `cancel`, and listings, searches and walks stop instead of
+/// running to their end; without the flag the same requests succeed.
+#[test]
+fn work_whose_request_timed_out_stops() {
+    let files: Vec<(String, Vec<u8>)> = (0..300)
+        .map(|i| (format!("d{}/f{i}.txt", i % 7), b"needle\n".to_vec()))
+        .collect();
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.as_slice()))
+        .collect();
+    let dir = tree(&refs);
+    let request = json!({"operations": [
+        {"mode": "Directory", "path": ".", "depth": 3},
+        {"mode": "Search", "path": ".", "pattern": "needle"},
+    ]});
+    let given_up = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    for threads in [1, 0] {
+        let options = ReadOptions {
+            walk_threads: threads,
+            cancel: Some(std::sync::Arc::clone(&given_up)),
+            ..ReadOptions::default()
+        };
+        let stopped = run_with(dir.path(), &request, &options);
+        for result in stopped["results"].as_array().expect("results") {
+            assert_eq!(result["ok"], false, "{result}");
+            assert!(
+                result["error"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("caller gave up")),
+                "{result}"
+            );
+        }
+        let options = ReadOptions {
+            walk_threads: threads,
+            ..ReadOptions::default()
+        };
+        let done = run_with(dir.path(), &request, &options);
+        assert_eq!(done["failed"], 0, "{done}");
+    }
+    // The walk itself: nothing is kept once the flag is set, on one thread or several.
+    for threads in [1, 2] {
+        let opts = ctx_fs::WalkOptions {
+            threads,
+            cancel: Some(std::sync::Arc::clone(&given_up)),
+            ..ctx_fs::WalkOptions::default()
+        };
+        assert!(matches!(
+            ctx_fs::walk(dir.path(), &opts),
+            Err(ctx_fs::WalkError::Cancelled)
+        ));
+    }
+}

@@ -190,7 +190,7 @@ pub struct StatusAnswer {
 fn status(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: StatusArgs = call.parse()?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
-    let s = call.workspace.with(|ws| Ok(ws.status()?))?;
+    let s = call.with(|ws| Ok(ws.status()?))?;
     let prefix = repository_prefix(call.workspace.root()).unwrap_or_default();
     let answer = StatusAnswer {
         project_name: s.project_name,
@@ -333,9 +333,7 @@ fn map(call: &Call<'_>) -> Result<Page, ToolError> {
     let target = call
         .workspace
         .resolve(args.path.as_deref().unwrap_or("."))?;
-    let (map, _) = call
-        .workspace
-        .with(|ws| Ok(ws.map(Path::new(&target.rel), depth, budget)?))?;
+    let (map, _) = call.with(|ws| Ok(ws.map(Path::new(&target.rel), depth, budget)?))?;
     let answer = MapAnswer {
         root: map.root,
         total_files: map.total_files as u64,
@@ -499,9 +497,8 @@ fn summarize(call: &Call<'_>) -> Result<Page, ToolError> {
     let depth = positive(call, "depth", args.depth)?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
     let target = call.workspace.resolve(&args.path)?;
-    let report = call
-        .workspace
-        .with(|ws| Ok(ws.summarize(Path::new(&target.rel), depth, args.skeleton)?))?;
+    let report =
+        call.with(|ws| Ok(ws.summarize(Path::new(&target.rel), depth, args.skeleton)?))?;
     let (files, skipped) = match report {
         SummarizeReport::File(file) => (vec![FileItem::from(file)], Vec::new()),
         SummarizeReport::Directory { files, skipped, .. } => (
@@ -709,7 +706,7 @@ fn search(call: &Call<'_>) -> Result<Page, ToolError> {
     let max_results = args
         .max_results
         .map(|max| usize::try_from(max).unwrap_or(usize::MAX));
-    let found = call.workspace.with(|ws| {
+    let found = call.with(|ws| {
         ws.search_cached(call.tree_cache, Path::new(&target.rel), &kind, max_results)
             .map_err(|err| ToolError::from(err).reworded(in_tool_words))
     })?;
@@ -810,9 +807,7 @@ fn related(call: &Call<'_>) -> Result<Page, ToolError> {
     let limit = positive(call, "limit", args.limit)?.unwrap_or(10);
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
     let target = call.workspace.resolve(&args.file)?;
-    let report = call
-        .workspace
-        .with(|ws| Ok(ws.related(Path::new(&target.rel), history, limit)?))?;
+    let report = call.with(|ws| Ok(ws.related(Path::new(&target.rel), history, limit)?))?;
     let prefix = repository_prefix(call.workspace.root()).unwrap_or_default();
     let keep = |files: Vec<RelatedFile>| -> Vec<RelatedItem> {
         files
@@ -972,9 +967,7 @@ fn diff_context(call: &Call<'_>) -> Result<Page, ToolError> {
         }
         None => None,
     };
-    let diff = call
-        .workspace
-        .with(|ws| Ok(ws.diff_context(args.base.as_deref(), args.head.as_deref())?))?;
+    let diff = call.with(|ws| Ok(ws.diff_context(args.base.as_deref(), args.head.as_deref())?))?;
     let prefix = repository_prefix(call.workspace.root()).unwrap_or_default();
     let files: Vec<FileDiffItem> = diff
         .files

@@ -151,6 +151,7 @@ fn fs_read(call: &Call<'_>) -> Result<Page, ToolError> {
     for _ in 0..4 {
         let options = ReadOptions {
             max_response_bytes: bytes,
+            cancel: Some(std::sync::Arc::clone(call.cancel)),
             ..ReadOptions::default()
         };
         let out = read(sandbox, &input, &options);

@@ -53,9 +53,20 @@ pub struct Call<'a> {
     pub tree_cache: &'a ctx::code::TreeCache,
     /// Told how long work advances (progress and log notifications to the client).
     pub progress: &'a dyn ctx::core::Progress,
+    /// Set when the call is answered with a timeout: walks and searches stop.
+    pub cancel: &'a ctx::fs::walk::Cancel,
 }
 
 impl Call<'_> {
+    /// Runs `f` with a pooled [`ctx::Workspace`] that stops its walks once the call is
+    /// given up.
+    pub fn with<T>(
+        &self,
+        f: impl FnOnce(&ctx::Workspace) -> Result<T, ToolError>,
+    ) -> Result<T, ToolError> {
+        self.workspace.with_cancel(Some(self.cancel), f)
+    }
+
     /// Parses the arguments into the tool's argument type.
     pub fn parse<A: DeserializeOwned>(&self) -> Result<A, ToolError> {
         // The argument at fault is named (`depth`: invalid type …), so the agent knows

@@ -215,7 +215,7 @@ pub struct ListAnswer {
 fn packs_list(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: ListArgs = call.parse()?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
-    let list = call.workspace.with(|ws| Ok(ws.pack_list()?))?;
+    let list = call.with(|ws| Ok(ws.pack_list()?))?;
     let answer = ListAnswer {
         packs: list.into_iter().map(PackSummary::from).collect(),
         next_cursor: None,
@@ -258,7 +258,7 @@ pub struct GetAnswer {
 fn packs_get(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: GetArgs = call.parse()?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
-    let answer = call.workspace.with(|ws| {
+    let answer = call.with(|ws| {
         let view = ws.pack_show(&args.pack)?;
         let snapshots = ws
             .pack_snapshots()?
@@ -485,7 +485,7 @@ fn packs_preview(call: &Call<'_>) -> Result<Page, ToolError> {
     let style = parse_style(call, args.style.as_deref())?;
     // Check paging arguments before the (possibly long) render.
     call.page_request(args.max_tokens, None, "")?;
-    let rendered = call.workspace.with(|ws| {
+    let rendered = call.with(|ws| {
         Ok(ws.pack_render(&RenderRequest {
             packs: args.packs.clone(),
             budget: args.budget,
@@ -585,7 +585,7 @@ fn packs_render(call: &Call<'_>) -> Result<Page, ToolError> {
         .as_deref()
         .map(crate::paging::Cursor::parse)
         .transpose()?;
-    let (snapshot, bytes) = call.workspace.with(|ws| {
+    let (snapshot, bytes) = call.with(|ws| {
         if let Some(cursor) = &continued {
             // Later pages come from the snapshot the first page recorded, so they fit together.
             let (snapshot, bytes) = ws.pack_snapshot_payload(&format!("sha256:{}", cursor.pin))
@@ -717,7 +717,7 @@ fn packs_snapshot(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: SnapshotArgs = call.parse()?;
     check_packs(call, &args.packs)?;
     let style = parse_style(call, args.style.as_deref())?;
-    let (snapshot, rendered) = call.workspace.with(|ws| {
+    let (snapshot, rendered) = call.with(|ws| {
         Ok(ws.pack_snapshot(
             &RenderRequest {
                 packs: args.packs.clone(),
@@ -765,9 +765,7 @@ fn packs_create(call: &Call<'_>) -> Result<Page, ToolError> {
         .map_err(|e: ctx::core::tokenizer::UnknownTokenizer| {
             ToolError::invalid(call.tool, format!("`tokenizer`: {e}"))
         })?;
-    let pack = call
-        .workspace
-        .with(|ws| Ok(ws.pack_create(&args.name, args.budget, tokenizer)?))?;
+    let pack = call.with(|ws| Ok(ws.pack_create(&args.name, args.budget, tokenizer)?))?;
     Ok(Call::whole(&PackSummary::from(pack), text::outline))
 }
 
@@ -834,7 +832,6 @@ fn packs_add(call: &Call<'_>) -> Result<Page, ToolError> {
         allow_sensitive: false,
     };
     let report = call
-        .workspace
         .with(|ws| Ok(ws.pack_add(&args.pack, &args.source, &options, args.priority)?))
         .map_err(|err| err.reworded(sensitive_in_tool_words))?;
     Ok(Call::whole(
@@ -889,9 +886,7 @@ pub struct RemoveAnswer {
 
 fn packs_remove(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: RemoveArgs = call.parse()?;
-    let removed = call
-        .workspace
-        .with(|ws| Ok(ws.pack_remove(&args.pack, &args.artifact_id)?))?;
+    let removed = call.with(|ws| Ok(ws.pack_remove(&args.pack, &args.artifact_id)?))?;
     Ok(Call::whole(
         &RemoveAnswer {
             pack: args.pack,

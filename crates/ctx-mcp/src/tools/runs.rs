@@ -90,7 +90,7 @@ pub struct ListAnswer {
 
 fn runs_list(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: ListArgs = call.parse()?;
-    let runs = call.workspace.with(|ws| Ok(ws.run_list()?))?;
+    let runs = call.with(|ws| Ok(ws.run_list()?))?;
     // Cursors stay valid only while the newest run is the same one.
     let state = runs.first().map(|r| r.id.to_string()).unwrap_or_default();
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), &state)?;
@@ -353,7 +353,7 @@ fn runs_show(call: &Call<'_>) -> Result<Page, ToolError> {
     let content = args
         .include_content
         .then(|| args.max_output_bytes.unwrap_or(DEFAULT_OUTPUT_BYTES));
-    let (answer, request) = call.workspace.with(|ws| {
+    let (answer, request) = call.with(|ws| {
         let (run, refs) = ws.run_show_with_refs(&args.run)?;
         // The run id pins cursors: a ref like `latest` that moves invalidates them.
         let request =
@@ -437,9 +437,7 @@ pub struct DiffAnswer {
 
 fn runs_diff(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: DiffArgs = call.parse()?;
-    let report = call
-        .workspace
-        .with(|ws| Ok(ws.run_diff(&args.a, &args.b)?))?;
+    let report = call.with(|ws| Ok(ws.run_diff(&args.a, &args.b)?))?;
     let state = format!("{} {}", report.a, report.b);
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), &state)?;
     let answer = DiffAnswer {

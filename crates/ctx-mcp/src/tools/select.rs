@@ -356,7 +356,7 @@ fn select(call: &Call<'_>) -> Result<Page, ToolError> {
     // The same options as `ctx select`, `ctx inject` and the hook; the budget bounds the
     // whole payload (paths and fences too), which is the answer's text. An empty query (or
     // one of stop words only) is refused before the index is touched.
-    let outcome = call.workspace.with(|ws| {
+    let outcome = call.with(|ws| {
         ws.select_payload(&args.query, args.index.as_deref(), budget, call.progress)
             .map_err(|e| index_error(call.tool, e))
     })?;
@@ -434,7 +434,7 @@ pub struct InspectAnswer {
 
 fn inspect(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: InspectArgs = call.parse()?;
-    let answer = call.workspace.with(|ws| {
+    let answer = call.with(|ws| {
         let default_index = ws.default_index();
         let name = args.index.as_deref().unwrap_or(default_index).to_owned();
         let indexes = ws.index_list()?;

@@ -26,6 +26,7 @@ impl Workspace {
             store,
             sandbox: Some(self.sandbox()?),
             clock: &*self.clock,
+            cancel: self.cancel.clone(),
         })
     }
 

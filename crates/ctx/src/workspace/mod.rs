@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ctx_fs::Sandbox;
+use ctx_fs::walk::Cancel;
 use ctx_store::{DiscoverRequest, Store, StoreKind, StoreLocation, discover};
 
 use crate::config::{ConfigFile, ConfigLayers};
@@ -128,6 +129,8 @@ pub struct Workspace {
     sandbox: OnceCell<Result<Sandbox, String>>,
     layers: ConfigLayers,
     clock: Clock,
+    /// Set by a caller that gives up (a server's timed-out call): walks and summaries stop.
+    cancel: Option<Cancel>,
 }
 
 impl Workspace {
@@ -224,6 +227,7 @@ impl Workspace {
             sandbox: OnceCell::new(),
             layers,
             clock,
+            cancel: None,
         })
     }
 
@@ -260,6 +264,7 @@ impl Workspace {
             sandbox: OnceCell::new(),
             layers: options.layers.clone(),
             clock,
+            cancel: None,
         };
         workspace.store()?;
         Ok(workspace)
@@ -271,6 +276,12 @@ impl Workspace {
     pub fn with_flag(mut self, key: &str, value: impl Into<String>) -> Self {
         self.layers.flags.insert(key.to_owned(), value.into());
         self
+    }
+
+    /// Stops this workspace's walks and summaries once `flag` is set (a server sets it when
+    /// it answers a call with a timeout); `None` lets them run to their end.
+    pub fn cancel_on(&mut self, flag: Option<Cancel>) {
+        self.cancel = flag;
     }
 
     /// The directory relative paths are taken from (canonical).

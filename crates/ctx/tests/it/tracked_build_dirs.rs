@@ -55,6 +55,7 @@ fn a_tracked_build_file_is_searched_and_an_untracked_build_dir_is_not() {
         store: None,
         sandbox: None,
         clock: &|| 1_767_225_600,
+        cancel: None,
     };
     let query = SearchKind::Text(TextQuery {
         pattern: NEEDLE.to_owned(),

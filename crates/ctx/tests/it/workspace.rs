@@ -105,3 +105,57 @@ fn a_workspace_opens_its_store_and_answers_with_kinds() {
         ErrorKind::Damaged
     );
 }
+
+/// "Work whose request timed out keeps burning CPU": once the caller's flag is set, the code
+/// walks (text, symbol and caller search, map, a directory's summaries) stop with a
+/// user-input error instead of running to their end; cleared, the same calls answer.
+#[test]
+fn code_walks_stop_once_their_caller_gives_up() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().canonicalize().expect("canonical");
+    std::fs::create_dir_all(root.join("src")).expect("mkdir");
+    for i in 0..40 {
+        std::fs::write(
+            root.join(format!("src/m{i}.py")),
+            format!("def f{i}():\n    return helper()\n"),
+        )
+        .expect("write");
+    }
+    let mut ws = open(&root, true).expect("open");
+    let given_up = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let text = ctx::code::SearchKind::Text(ctx::code::TextQuery {
+        pattern: "helper".to_owned(),
+        ..ctx::code::TextQuery::default()
+    });
+    let symbol = ctx::code::SearchKind::Symbol {
+        name: "f1".to_owned(),
+        context: 0,
+    };
+    let caller = ctx::code::SearchKind::Caller {
+        name: "helper".to_owned(),
+        context: 0,
+    };
+    let src = std::path::Path::new("src");
+    let calls = |ws: &Workspace| -> Vec<Result<(), ctx::CtxError>> {
+        vec![
+            ws.search(src, &text, None).map(drop),
+            ws.search(src, &symbol, None).map(drop),
+            ws.search(src, &caller, None).map(drop),
+            ws.map(src, None, None).map(drop),
+            ws.summarize(src, None, false).map(drop),
+        ]
+    };
+    ws.cancel_on(Some(Arc::clone(&given_up)));
+    for (i, outcome) in calls(&ws).into_iter().enumerate() {
+        let err = outcome.expect_err("stopped");
+        assert_eq!(err.kind(), ErrorKind::UserInput, "call {i}: {err}");
+        assert!(
+            err.to_string().contains("caller gave up"),
+            "call {i}: {err}"
+        );
+    }
+    ws.cancel_on(None);
+    for (i, outcome) in calls(&ws).into_iter().enumerate() {
+        outcome.unwrap_or_else(|err| panic!("call {i}: {err}"));
+    }
+}
