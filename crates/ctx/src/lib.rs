@@ -6,6 +6,7 @@
 //! every library here it never prints, never exits and never reads the environment itself:
 //! front ends pass what they read in.
 
+pub mod answers;
 pub mod code;
 pub mod config;
 mod error;

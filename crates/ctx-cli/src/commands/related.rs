@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use ctx::code::RelatedFile;
+use ctx::answers::RelatedItem;
 
 use crate::context::Context;
 use crate::output::{Output, Status, Style};
@@ -55,7 +55,7 @@ pub fn run(args: &RelatedArgs, ctx: &Context, out: &Output) -> Result<Status> {
     if let Some(note) = &report.note {
         out.note(note);
     }
-    let related = &report.related;
+    let related = &report;
     if out.is_json() {
         out.json(related)?;
         return Ok(Status::Success);
@@ -65,9 +65,9 @@ pub fn run(args: &RelatedArgs, ctx: &Context, out: &Output) -> Result<Status> {
         text,
         "{} {}",
         out.paint(Style::Bold, "related to"),
-        related.source
+        related.file
     );
-    let section = |text: &mut String, title: &str, items: &[RelatedFile]| {
+    let section = |text: &mut String, title: &str, items: &[RelatedItem]| {
         let _ = writeln!(text, "{}", out.paint(Style::Bold, title));
         if items.is_empty() {
             let _ = writeln!(text, "  {}", out.paint(Style::Dim, "(none)"));

@@ -5,6 +5,7 @@ mod common;
 
 mod bounded_search;
 mod cli;
+mod one_answer;
 mod code_commands;
 mod code_golden;
 mod mcp_protocol_edges;

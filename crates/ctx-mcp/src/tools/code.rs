@@ -8,8 +8,8 @@
 use std::path::Path;
 
 use ctx::code::{
-    CommitInfo, ContextLine, FileDiff, FileSummary, Hunk, MapEntry, RelatedFile, SearchKind,
-    SearchLimit, SearchMatch, Skipped, SummarizeReport, Symbol, TextQuery,
+    CommitInfo, ContextLine, FileDiff, FileSummary, Hunk, MapEntry, SearchKind, SearchLimit,
+    SearchMatch, Skipped, SummarizeReport, Symbol, TextQuery,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -54,7 +54,7 @@ pub fn definitions() -> Vec<ToolDef> {
             false,
             search,
         ),
-        define::<RelatedArgs, RelatedAnswer>(
+        define::<RelatedArgs, RelatedPage>(
             "ctx_related",
             "Related files",
             "Files related to one file: what it imports, what imports it, files that changed together with it in git history, and its tests.",
@@ -771,30 +771,11 @@ pub struct RelatedArgs {
     pub cursor: Option<String>,
 }
 
-/// A related file.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct RelatedItem {
-    /// Path relative to the workspace root.
-    pub path: String,
-    /// Why it is related.
-    pub reason: String,
-}
-
 /// Answer of ctx_related.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct RelatedAnswer {
-    /// The file asked about, relative to the workspace root.
-    pub file: String,
-    /// Why some relations are missing (outside a git repository).
-    pub note: Option<String>,
-    /// Files it imports.
-    pub imports: Vec<RelatedItem>,
-    /// Files that import it.
-    pub imported_by: Vec<RelatedItem>,
-    /// Files changed in the same commits, most often first.
-    pub co_changed: Vec<RelatedItem>,
-    /// Its tests.
-    pub test_files: Vec<RelatedItem>,
+pub struct RelatedPage {
+    #[serde(flatten)]
+    pub answer: ctx::answers::RelatedAnswer,
     /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
@@ -807,27 +788,9 @@ fn related(call: &Call<'_>) -> Result<Page, ToolError> {
     let limit = positive(call, "limit", args.limit)?.unwrap_or(10);
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
     let target = call.workspace.resolve(&args.file)?;
-    let report = call.with(|ws| Ok(ws.related(Path::new(&target.rel), history, limit)?))?;
-    let prefix = repository_prefix(call.workspace.root()).unwrap_or_default();
-    let keep = |files: Vec<RelatedFile>| -> Vec<RelatedItem> {
-        files
-            .into_iter()
-            .filter_map(|f| {
-                in_workspace(&prefix, &f.path).map(|path| RelatedItem {
-                    path,
-                    reason: f.reason,
-                })
-            })
-            .collect()
-    };
-    let r = report.related;
-    let answer = RelatedAnswer {
-        file: target.rel,
-        note: report.note,
-        imports: keep(r.imports),
-        imported_by: keep(r.imported_by),
-        co_changed: keep(r.co_changed),
-        test_files: keep(r.test_files),
+    let answer = call.with(|ws| Ok(ws.related(Path::new(&target.rel), history, limit)?))?;
+    let answer = RelatedPage {
+        answer,
         next_cursor: None,
         page: PageInfo::default(),
     };

@@ -4,9 +4,10 @@
 use std::path::Path;
 
 use super::Workspace;
+use crate::answers::{InWorkspace, RelatedAnswer};
 use crate::code::{
-    self, CodeContext, CodeMap, DiffContext, ProjectStatus, RelatedReport, SearchKind,
-    SearchResults, SummarizeReport, SummaryPlan, SummaryStats, TreeCache,
+    self, CodeContext, CodeMap, DiffContext, ProjectStatus, SearchKind, SearchResults,
+    SummarizeReport, SummaryPlan, SummaryStats, TreeCache,
 };
 use crate::error::CtxError;
 
@@ -104,14 +105,16 @@ impl Workspace {
         )?)
     }
 
-    /// The files related to `file`: imports both ways, tests, and files changed with it.
+    /// The files related to `file`: imports both ways, tests, and files changed with it,
+    /// as paths relative to the workspace root.
     pub fn related(
         &self,
         file: &Path,
         history: usize,
         limit: usize,
-    ) -> Result<RelatedReport, CtxError> {
-        Ok(code::related(&self.code(true)?, file, history, limit)?)
+    ) -> Result<RelatedAnswer, CtxError> {
+        let report = code::related(&self.code(true)?, file, history, limit)?;
+        Ok(InWorkspace::at(&self.sandbox_root).related(report))
     }
 
     /// The project at a glance: name, type, branch, recent commits, hot directories.

@@ -1,0 +1,54 @@
+//! One result model: for each answer the CLI and MCP both give, `ctx --json VERB` prints
+//! exactly MCP's `structuredContent` for the same question, less the paging fields
+//! (`next_cursor`, `page`) that only MCP has. Both come from one facade type (`ctx::answers`).
+
+use serde_json::{Value, json};
+
+use crate::common::{Env, McpSession, git, write_files};
+
+/// MCP's structured answer without what paging adds.
+fn unpaged(result: &Value) -> Value {
+    let mut structured = result["result"]["structuredContent"].clone();
+    let object = structured
+        .as_object_mut()
+        .unwrap_or_else(|| panic!("a structured answer: {result}"));
+    object.remove("next_cursor");
+    object.remove("page");
+    structured
+}
+
+fn fixture() -> Env {
+    let env = Env::new();
+    let work = env.work();
+    write_files(
+        &work,
+        &[
+            ("src/util.py", "def helper():\n    return 1\n"),
+            ("src/app.py", "from util import helper\n\ndef main():\n    return helper()\n"),
+            ("tests/test_util.py", "from util import helper\n\ndef test_helper():\n    assert helper() == 1\n"),
+        ],
+    );
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-q", "-m", "first"]);
+    env.run(&["init"]).ok();
+    env
+}
+
+#[test]
+fn the_cli_and_mcp_give_one_answer_for_the_same_question() {
+    let env = fixture();
+    let mut mcp = McpSession::start(&env, &["mcp", "--tools", "all"]);
+    let cases: Vec<(Vec<&str>, &str, Value)> = vec![(
+        vec!["related", "src/util.py"],
+        "ctx_related",
+        json!({ "file": "src/util.py" }),
+    )];
+    for (cli, tool, arguments) in cases {
+        let mut args = vec!["--json"];
+        args.extend(&cli);
+        let printed = env.run(&args).ok().json();
+        let answered = unpaged(&mcp.call(tool, &arguments));
+        assert_eq!(printed, answered, "`ctx {}` and {tool}", cli.join(" "));
+    }
+}
