@@ -331,7 +331,7 @@ impl Workspace {
         };
         self.call(py, move |ws| {
             ws.search(&path, &kind, max_results)
-                .map(|found| found.matches)
+                .map(|found| found.results)
         })
     }
 

@@ -98,3 +98,191 @@ impl InWorkspace {
         }
     }
 }
+
+/// One entry of the map.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct MapItem {
+    /// Path relative to the workspace root, `/`-separated.
+    pub path: String,
+    /// `dir` or `file`.
+    pub kind: String,
+    /// 1 for the mapped directory's children.
+    pub depth: u64,
+    /// Files below a directory (all depths).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<u64>,
+    /// Lines of a file, or of every file below a directory.
+    pub lines: u64,
+    /// A source file's language.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<String>,
+    /// Top-level symbols of a source file: `fn main`, `struct Args`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<String>,
+    /// Top-level symbols left out to fit the budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub more_symbols: Option<u64>,
+}
+
+/// A tree with each file's top-level symbols (`ctx map`, `ctx_map`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct MapAnswer {
+    /// The mapped directory, as named.
+    pub root: String,
+    /// Files in the tree.
+    pub total_files: u64,
+    /// Lines in the tree.
+    pub total_lines: u64,
+    /// Whether entries or symbols were left out for `depth` or `budget`.
+    pub truncated: bool,
+    /// Entries in tree order.
+    pub entries: Vec<MapItem>,
+    /// Files not mapped: `path: why` (refused or unreadable).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
+    /// The map as text (what `ctx map` prints and the budget is measured on).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub text: String,
+}
+
+impl MapAnswer {
+    /// `map` with its entries named from the workspace root: `under` is the mapped directory
+    /// relative to it (`.` for the root itself).
+    pub(crate) fn new(map: &crate::code::CodeMap, under: &str) -> Self {
+        let entries = map
+            .entries
+            .iter()
+            .map(|e| MapItem {
+                path: if under == "." {
+                    e.path.clone()
+                } else {
+                    format!("{under}/{}", e.path)
+                },
+                kind: e.kind.to_owned(),
+                depth: e.depth as u64,
+                files: e.files.map(|n| n as u64),
+                lines: e.lines as u64,
+                language: e.language.clone(),
+                symbols: e.symbols.iter().map(str::to_owned).collect(),
+                more_symbols: (e.more_symbols > 0).then_some(e.more_symbols as u64),
+            })
+            .collect();
+        Self {
+            root: map.root.clone(),
+            total_files: map.total_files as u64,
+            total_lines: map.total_lines as u64,
+            truncated: map.truncated,
+            entries,
+            skipped: map
+                .skipped
+                .iter()
+                .map(|s| format!("{}: {}", s.path, s.reason))
+                .collect(),
+            text: map.text(),
+        }
+    }
+}
+
+/// A line shown around a match.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Line {
+    /// 1-based line number.
+    pub line: u64,
+    /// The line's text.
+    pub text: String,
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SearchHit {
+    /// Path relative to the workspace root.
+    pub path: String,
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based byte column of the match.
+    pub column: u64,
+    /// The matching line, or `[kind] signature` for symbols.
+    pub text: String,
+    /// Lines around the match, when context was asked for.
+    pub context: Vec<Line>,
+    /// For symbols: the symbol's kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// For symbols: the enclosing scope; for callers: the calling function.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// For symbols: no definition has the exact name, and this one's name contains it.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub approximate: bool,
+}
+
+/// Text, symbol or caller search results (`ctx search`, `ctx_search`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SearchAnswer {
+    /// The pattern searched for.
+    pub query: String,
+    /// literal, regex, symbol or caller.
+    pub mode: String,
+    /// Results found in all (before max_results).
+    pub total: u64,
+    /// Whether results were left out: by max_results, or past the bytes of matches a search
+    /// keeps (narrow the pattern or path to see them).
+    pub truncated: bool,
+    /// Results sorted by path, then line.
+    pub results: Vec<SearchHit>,
+    /// Files not searched: `path: why` (refused or unreadable); the last says how many more.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
+}
+
+impl SearchAnswer {
+    /// The answer to `kind` from what the search found.
+    pub(crate) fn new(kind: &crate::code::SearchKind, found: crate::code::SearchResults) -> Self {
+        use crate::code::SearchKind;
+        let (query, mode) = match kind {
+            SearchKind::Text(q) => (&q.pattern, if q.regex { "regex" } else { "literal" }),
+            SearchKind::Symbol { name, .. } => (name, "symbol"),
+            SearchKind::Caller { name, .. } => (name, "caller"),
+        };
+        let truncated = found.truncated();
+        let mut skipped: Vec<String> = found
+            .skipped
+            .iter()
+            .map(|s| format!("{}: {}", s.path, s.reason))
+            .collect();
+        let unlisted = found.skipped_total.saturating_sub(skipped.len() as u64);
+        if unlisted > 0 {
+            skipped.push(format!("… and {unlisted} more"));
+        }
+        Self {
+            query: query.clone(),
+            mode: mode.to_owned(),
+            total: found.total,
+            truncated,
+            results: found
+                .matches
+                .into_iter()
+                .map(|m| SearchHit {
+                    path: m.path,
+                    line: m.line,
+                    column: m.column,
+                    text: m.text,
+                    context: m
+                        .context
+                        .into_iter()
+                        .map(|c| Line {
+                            line: c.line,
+                            text: c.text,
+                        })
+                        .collect(),
+                    kind: m.kind,
+                    scope: m.scope,
+                    approximate: m.approximate,
+                })
+                .collect(),
+            skipped,
+        }
+    }
+}

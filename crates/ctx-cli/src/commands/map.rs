@@ -37,16 +37,11 @@ pub fn run(args: &MapArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let ws = ctx.workspace()?;
     let mapped = ws.map(&args.path, args.depth.map(usize::from), args.budget);
     Context::said_created(&ws, out);
-    let (map, stats) = mapped?;
-    tracing::info!(
-        cached = stats.cached,
-        parsed = stats.parsed,
-        "map summaries"
-    );
+    let map = mapped?;
     if out.is_json() {
         out.json(&map)?;
     } else {
-        out.raw(map.text().as_bytes())?;
+        out.raw(map.text.as_bytes())?;
     }
     Ok(Status::Success)
 }

@@ -5,8 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use ctx::code::{SearchKind, SearchMatch, TextQuery};
-use serde::Serialize;
+use ctx::code::{SearchKind, TextQuery};
 
 use crate::context::Context;
 use crate::output::{Output, Status, Style};
@@ -55,56 +54,28 @@ pub struct SearchArgs {
     pub max_results: Option<usize>,
 }
 
-#[derive(Serialize)]
-struct SearchReport<'a> {
-    query: &'a str,
-    mode: &'static str,
-    total: u64,
-    truncated: bool,
-    results: &'a [SearchMatch],
-    /// Files not searched (refused or unreadable), at most 100; `skipped_total` counts all.
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    skipped: &'a [ctx::code::SkippedFile],
-    #[serde(skip_serializing_if = "is_zero")]
-    skipped_total: u64,
-}
-
-#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
 pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
     if args.pattern.is_empty() {
         anyhow::bail!("empty PATTERN; name the text, symbol or function to search for");
     }
-    let (kind, mode) = if args.symbol {
-        (
-            SearchKind::Symbol {
-                name: args.pattern.clone(),
-                context: args.context,
-            },
-            "symbol",
-        )
+    let kind = if args.symbol {
+        SearchKind::Symbol {
+            name: args.pattern.clone(),
+            context: args.context,
+        }
     } else if args.caller {
-        (
-            SearchKind::Caller {
-                name: args.pattern.clone(),
-                context: args.context,
-            },
-            "caller",
-        )
+        SearchKind::Caller {
+            name: args.pattern.clone(),
+            context: args.context,
+        }
     } else {
-        (
-            SearchKind::Text(TextQuery {
-                pattern: args.pattern.clone(),
-                regex: args.regex,
-                ignore_case: args.ignore_case,
-                context: args.context,
-                ..TextQuery::default()
-            }),
-            if args.regex { "regex" } else { "literal" },
-        )
+        SearchKind::Text(TextQuery {
+            pattern: args.pattern.clone(),
+            regex: args.regex,
+            ignore_case: args.ignore_case,
+            context: args.context,
+            ..TextQuery::default()
+        })
     };
     if !ctx.cwd.join(&args.path).exists() {
         anyhow::bail!(
@@ -117,10 +88,8 @@ pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
     let found = ws.search(&args.path, &kind, args.max_results);
     Context::said_created(&ws, out);
     let found = found?;
-    let total = found.total;
-    let truncated = found.truncated();
-    let (found_skipped, skipped_total) = (found.skipped, found.skipped_total);
-    let results = found.matches;
+    let (total, truncated) = (found.total, found.truncated);
+    let results = &found.results;
     if args.symbol {
         // Say when nothing is defined under the exact name, rather than pass the names
         // that merely contain it off as the definition.
@@ -134,18 +103,10 @@ pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
         }
     }
     if out.is_json() {
-        out.json(&SearchReport {
-            query: &args.pattern,
-            mode,
-            total,
-            truncated,
-            results: &results,
-            skipped: &found_skipped,
-            skipped_total,
-        })?;
+        out.json(&found)?;
     } else {
         let mut text = String::with_capacity(results.len() * 64);
-        for m in &results {
+        for m in results {
             for c in m.context.iter().filter(|c| c.line < m.line) {
                 let _ = writeln!(text, "{}-{}-{}", m.path, c.line, c.text);
             }
@@ -171,20 +132,10 @@ pub fn run(args: &SearchArgs, ctx: &Context, out: &Output) -> Result<Status> {
             }
         }
         out.raw(text.as_bytes())?;
-        if skipped_total > 0 {
-            let listed: Vec<String> = found_skipped
-                .iter()
-                .map(|s| format!("{} ({})", s.path, s.reason))
-                .collect();
-            let unlisted = skipped_total.saturating_sub(listed.len() as u64);
+        if !found.skipped.is_empty() {
             out.note(&format!(
-                "not searched, {skipped_total} file(s) that could not be read: {}{}",
-                listed.join("; "),
-                if unlisted > 0 {
-                    format!("; and {unlisted} more (--json lists the first 100)")
-                } else {
-                    String::new()
-                }
+                "not searched, file(s) that could not be read: {}",
+                found.skipped.join("; ")
             ));
         }
         if total == 0 {

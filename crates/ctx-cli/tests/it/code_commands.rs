@@ -312,7 +312,6 @@ fn map_lists_files_symbols_and_honours_budget() {
     );
     let json = env.run(&["--json", "map", "--budget", "20"]).ok().json();
     assert_eq!(json["truncated"], true);
-    assert_eq!(json["budget"], 20);
     let depth = env.run(&["--json", "map", "--depth", "1"]).ok().json();
     let paths: Vec<&str> = depth["entries"]
         .as_array()
@@ -510,15 +509,16 @@ fn map_and_search_name_the_files_they_could_not_read() {
         let run = env.run(args);
         assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
         let report = run.json();
+        // Each skipped file as `path: why`, as MCP answers name them.
         let skipped: Vec<&str> = report["skipped"]
             .as_array()
             .unwrap_or_else(|| panic!("{args:?}: no skipped list: {report}"))
             .iter()
-            .filter_map(|s| s["path"].as_str())
+            .filter_map(|s| s.as_str()?.split_once(": ").map(|(path, _)| path))
             .collect();
         assert_eq!(skipped, ["src/a.rs", "src/b.rs"], "{args:?}: {report}");
         assert!(
-            report["skipped"][0]["reason"]
+            report["skipped"][0]
                 .as_str()
                 .expect("reason")
                 .contains("hard links")

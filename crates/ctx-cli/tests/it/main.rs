@@ -5,10 +5,10 @@ mod common;
 
 mod bounded_search;
 mod cli;
-mod one_answer;
 mod code_commands;
 mod code_golden;
 mod mcp_protocol_edges;
+mod one_answer;
 mod pack_oneshot;
 mod packs;
 mod read;

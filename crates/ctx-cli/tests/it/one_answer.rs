@@ -24,8 +24,14 @@ fn fixture() -> Env {
         &work,
         &[
             ("src/util.py", "def helper():\n    return 1\n"),
-            ("src/app.py", "from util import helper\n\ndef main():\n    return helper()\n"),
-            ("tests/test_util.py", "from util import helper\n\ndef test_helper():\n    assert helper() == 1\n"),
+            (
+                "src/app.py",
+                "from util import helper\n\ndef main():\n    return helper()\n",
+            ),
+            (
+                "tests/test_util.py",
+                "from util import helper\n\ndef test_helper():\n    assert helper() == 1\n",
+            ),
         ],
     );
     git(&work, &["init", "-q"]);
@@ -39,11 +45,30 @@ fn fixture() -> Env {
 fn the_cli_and_mcp_give_one_answer_for_the_same_question() {
     let env = fixture();
     let mut mcp = McpSession::start(&env, &["mcp", "--tools", "all"]);
-    let cases: Vec<(Vec<&str>, &str, Value)> = vec![(
-        vec!["related", "src/util.py"],
-        "ctx_related",
-        json!({ "file": "src/util.py" }),
-    )];
+    let cases: Vec<(Vec<&str>, &str, Value)> = vec![
+        (
+            vec!["related", "src/util.py"],
+            "ctx_related",
+            json!({ "file": "src/util.py" }),
+        ),
+        (vec!["map"], "ctx_map", json!({})),
+        (
+            vec!["search", "helper"],
+            "ctx_search",
+            json!({ "pattern": "helper" }),
+        ),
+        (
+            vec!["search", "--symbol", "helper"],
+            "ctx_search",
+            json!({ "pattern": "helper", "mode": "symbol" }),
+        ),
+        (
+            vec!["search", "--caller", "helper", "--context", "1"],
+            "ctx_search",
+            json!({ "pattern": "helper", "mode": "caller", "context": 1 }),
+        ),
+        (vec!["map", "src"], "ctx_map", json!({ "path": "src" })),
+    ];
     for (cli, tool, arguments) in cases {
         let mut args = vec!["--json"];
         args.extend(&cli);

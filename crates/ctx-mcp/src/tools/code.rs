@@ -8,8 +8,8 @@
 use std::path::Path;
 
 use ctx::code::{
-    CommitInfo, ContextLine, FileDiff, FileSummary, Hunk, MapEntry, SearchKind, SearchLimit,
-    SearchMatch, Skipped, SummarizeReport, Symbol, TextQuery,
+    CommitInfo, FileDiff, FileSummary, Hunk, SearchKind, SearchLimit, Skipped, SummarizeReport,
+    Symbol, TextQuery,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -30,7 +30,7 @@ pub fn definitions() -> Vec<ToolDef> {
             false,
             status,
         ),
-        define::<MapArgs, MapAnswer>(
+        define::<MapArgs, MapPage>(
             "ctx_map",
             "Map the code",
             "An annotated tree of a directory: files with line counts and top-level symbols, honouring .gitignore: where things live.",
@@ -46,7 +46,7 @@ pub fn definitions() -> Vec<ToolDef> {
             false,
             summarize,
         ),
-        define::<SearchArgs, SearchAnswer>(
+        define::<SearchArgs, SearchPage>(
             "ctx_search",
             "Search the code",
             "Search the workspace for literal text (default), a regular expression, definitions of a symbol, or call sites of a function (from the syntax tree).",
@@ -252,62 +252,11 @@ pub struct MapArgs {
     pub cursor: Option<String>,
 }
 
-/// One entry of the map.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct MapItem {
-    /// Path relative to the workspace root, `/`-separated.
-    pub path: String,
-    /// `dir` or `file`.
-    pub kind: String,
-    /// 1 for the mapped directory's children.
-    pub depth: u64,
-    /// Files below a directory (all depths).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub files: Option<u64>,
-    /// Lines of a file, or of every file below a directory.
-    pub lines: u64,
-    /// The file's language, for source files.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub language: Option<String>,
-    /// Top-level symbols, e.g. `fn main`, `struct Args`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub symbols: Vec<String>,
-    /// Top-level symbols left out to fit the budget.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub more_symbols: Option<u64>,
-}
-
-impl From<MapEntry> for MapItem {
-    fn from(e: MapEntry) -> Self {
-        Self {
-            path: e.path,
-            kind: e.kind.to_owned(),
-            depth: e.depth as u64,
-            files: e.files.map(|n| n as u64),
-            lines: e.lines as u64,
-            language: e.language,
-            symbols: e.symbols.iter().map(str::to_owned).collect(),
-            more_symbols: (e.more_symbols > 0).then_some(e.more_symbols as u64),
-        }
-    }
-}
-
 /// Answer of ctx_map.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct MapAnswer {
-    /// The mapped directory, relative to the workspace root.
-    pub root: String,
-    /// Files in the tree.
-    pub total_files: u64,
-    /// Lines in the tree.
-    pub total_lines: u64,
-    /// Whether entries or symbols were left out for `depth` or `budget`.
-    pub truncated: bool,
-    /// Entries in tree order.
-    pub entries: Vec<MapItem>,
-    /// Files not mapped: `path: why` (refused or unreadable).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub skipped: Vec<String>,
+pub struct MapPage {
+    #[serde(flatten)]
+    pub answer: ctx::answers::MapAnswer,
     /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
@@ -333,30 +282,8 @@ fn map(call: &Call<'_>) -> Result<Page, ToolError> {
     let target = call
         .workspace
         .resolve(args.path.as_deref().unwrap_or("."))?;
-    let (map, _) = call.with(|ws| Ok(ws.map(Path::new(&target.rel), depth, budget)?))?;
-    let answer = MapAnswer {
-        root: map.root,
-        total_files: map.total_files as u64,
-        total_lines: map.total_lines as u64,
-        truncated: map.truncated,
-        // The facade names entries below the mapped directory; answers name them from the
-        // workspace root, as every other tool takes them.
-        entries: map
-            .entries
-            .into_iter()
-            .map(|entry| {
-                let mut item = MapItem::from(entry);
-                if target.rel != "." {
-                    item.path = format!("{}/{}", target.rel, item.path);
-                }
-                item
-            })
-            .collect(),
-        skipped: map
-            .skipped
-            .iter()
-            .map(|s| format!("{}: {}", s.path, s.reason))
-            .collect(),
+    let answer = MapPage {
+        answer: call.with(|ws| Ok(ws.map(Path::new(&target.rel), depth, budget)?))?,
         next_cursor: None,
         page: PageInfo::default(),
     };
@@ -569,76 +496,11 @@ pub struct SearchArgs {
     pub cursor: Option<String>,
 }
 
-/// A line shown around a match.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Line {
-    /// 1-based line number.
-    pub line: u64,
-    /// The line's text.
-    pub text: String,
-}
-
-impl From<ContextLine> for Line {
-    fn from(c: ContextLine) -> Self {
-        Self {
-            line: c.line,
-            text: c.text,
-        }
-    }
-}
-
-/// One result.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct SearchHit {
-    /// Path relative to the workspace root.
-    pub path: String,
-    /// 1-based line.
-    pub line: u64,
-    /// 1-based byte column of the match.
-    pub column: u64,
-    /// The matching line, or `[kind] signature` for symbols.
-    pub text: String,
-    /// Lines around the match, when context was asked for.
-    pub context: Vec<Line>,
-    /// For symbols: the symbol's kind.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    /// For symbols: the enclosing scope; for callers: the calling function.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scope: Option<String>,
-}
-
-impl From<SearchMatch> for SearchHit {
-    fn from(m: SearchMatch) -> Self {
-        Self {
-            path: m.path,
-            line: m.line,
-            column: m.column,
-            text: m.text,
-            context: m.context.into_iter().map(Line::from).collect(),
-            kind: m.kind,
-            scope: m.scope,
-        }
-    }
-}
-
 /// Answer of ctx_search.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct SearchAnswer {
-    /// The pattern searched for.
-    pub query: String,
-    /// literal, regex, symbol or caller.
-    pub mode: String,
-    /// Results found in all (before max_results).
-    pub total: u64,
-    /// Whether results were left out: by max_results, or past the first 16 MiB of matches
-    /// (narrow the pattern or path to see them).
-    pub truncated: bool,
-    /// Results sorted by path, then line.
-    pub results: Vec<SearchHit>,
-    /// Files not searched: `path: why` (refused or unreadable).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub skipped: Vec<String>,
+pub struct SearchPage {
+    #[serde(flatten)]
+    pub answer: ctx::answers::SearchAnswer,
     /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
@@ -669,39 +531,26 @@ fn search(call: &Call<'_>) -> Result<Page, ToolError> {
     let target = call
         .workspace
         .resolve(args.path.as_deref().unwrap_or("."))?;
-    let (kind, mode) = match args.mode {
-        SearchMode::Text | SearchMode::Regex => (
-            SearchKind::Text(TextQuery {
-                pattern: args.pattern.clone(),
-                regex: matches!(args.mode, SearchMode::Regex),
-                ignore_case: args.ignore_case,
-                context,
-                limit: SearchLimit {
-                    max_results: None,
-                    max_bytes: MAX_SEARCH_BYTES,
-                },
-                ..TextQuery::default()
-            }),
-            if matches!(args.mode, SearchMode::Regex) {
-                "regex"
-            } else {
-                "literal"
+    let kind = match args.mode {
+        SearchMode::Text | SearchMode::Regex => SearchKind::Text(TextQuery {
+            pattern: args.pattern.clone(),
+            regex: matches!(args.mode, SearchMode::Regex),
+            ignore_case: args.ignore_case,
+            context,
+            limit: SearchLimit {
+                max_results: None,
+                max_bytes: MAX_SEARCH_BYTES,
             },
-        ),
-        SearchMode::Symbol => (
-            SearchKind::Symbol {
-                name: args.pattern.clone(),
-                context,
-            },
-            "symbol",
-        ),
-        SearchMode::Caller => (
-            SearchKind::Caller {
-                name: args.pattern.clone(),
-                context,
-            },
-            "caller",
-        ),
+            ..TextQuery::default()
+        }),
+        SearchMode::Symbol => SearchKind::Symbol {
+            name: args.pattern.clone(),
+            context,
+        },
+        SearchMode::Caller => SearchKind::Caller {
+            name: args.pattern.clone(),
+            context,
+        },
     };
     let max_results = args
         .max_results
@@ -710,25 +559,8 @@ fn search(call: &Call<'_>) -> Result<Page, ToolError> {
         ws.search_cached(call.tree_cache, Path::new(&target.rel), &kind, max_results)
             .map_err(|err| ToolError::from(err).reworded(in_tool_words))
     })?;
-    let total = found.total;
-    let truncated = found.truncated();
-    let mut skipped: Vec<String> = found
-        .skipped
-        .iter()
-        .map(|s| format!("{}: {}", s.path, s.reason))
-        .collect();
-    let unlisted = found.skipped_total.saturating_sub(skipped.len() as u64);
-    if unlisted > 0 {
-        skipped.push(format!("… and {unlisted} more"));
-    }
-    let results = found.matches;
-    let answer = SearchAnswer {
-        query: args.pattern,
-        mode: mode.to_owned(),
-        total,
-        truncated,
-        results: results.into_iter().map(SearchHit::from).collect(),
-        skipped,
+    let answer = SearchPage {
+        answer: found,
         next_cursor: None,
         page: PageInfo::default(),
     };

@@ -4,10 +4,10 @@
 use std::path::Path;
 
 use super::Workspace;
-use crate::answers::{InWorkspace, RelatedAnswer};
+use crate::answers::{InWorkspace, MapAnswer, RelatedAnswer, SearchAnswer};
 use crate::code::{
-    self, CodeContext, CodeMap, DiffContext, ProjectStatus, SearchKind, SearchResults,
-    SummarizeReport, SummaryPlan, SummaryStats, TreeCache,
+    self, CodeContext, DiffContext, ProjectStatus, SearchKind, SummarizeReport, SummaryPlan,
+    TreeCache,
 };
 use crate::error::CtxError;
 
@@ -65,14 +65,30 @@ impl Workspace {
         )?)
     }
 
-    /// The tree under `path` with each file's symbols, within `budget` tokens when given.
+    /// The tree under `path` with each file's symbols, within `budget` tokens when given;
+    /// entries are named from the workspace root.
     pub fn map(
         &self,
         path: &Path,
         depth: Option<usize>,
         budget: Option<usize>,
-    ) -> Result<(CodeMap, SummaryStats), CtxError> {
-        Ok(code::map(&self.code(true)?, path, depth, budget)?)
+    ) -> Result<MapAnswer, CtxError> {
+        let (map, stats) = code::map(&self.code(true)?, path, depth, budget)?;
+        tracing::info!(
+            cached = stats.cached,
+            parsed = stats.parsed,
+            "map summaries"
+        );
+        Ok(MapAnswer::new(&map, &self.workspace_relative(path)?))
+    }
+
+    /// `path` (taken from [`Workspace::cwd`]) relative to the workspace root: `.` for the
+    /// root itself.
+    fn workspace_relative(&self, path: &Path) -> Result<String, CtxError> {
+        let full = self.cwd.join(path);
+        self.sandbox()?
+            .relative_path(&full.to_string_lossy())
+            .map_err(|err| CtxError::InvalidInput(err.to_string()))
     }
 
     /// Text, symbol or caller search under `path`: the first `max_results` matches (a text
@@ -82,9 +98,10 @@ impl Workspace {
         path: &Path,
         kind: &SearchKind,
         max_results: Option<usize>,
-    ) -> Result<SearchResults, CtxError> {
+    ) -> Result<SearchAnswer, CtxError> {
         let cache = matches!(kind, SearchKind::Symbol { .. });
-        Ok(code::search(&self.code(cache)?, path, kind, max_results)?)
+        let found = code::search(&self.code(cache)?, path, kind, max_results)?;
+        Ok(SearchAnswer::new(kind, found))
     }
 
     /// [`Workspace::search`] over a server's cached walk of the tree.
@@ -94,15 +111,10 @@ impl Workspace {
         path: &Path,
         kind: &SearchKind,
         max_results: Option<usize>,
-    ) -> Result<SearchResults, CtxError> {
+    ) -> Result<SearchAnswer, CtxError> {
         let cache = matches!(kind, SearchKind::Symbol { .. });
-        Ok(code::search_cached(
-            &self.code(cache)?,
-            tree,
-            path,
-            kind,
-            max_results,
-        )?)
+        let found = code::search_cached(&self.code(cache)?, tree, path, kind, max_results)?;
+        Ok(SearchAnswer::new(kind, found))
     }
 
     /// The files related to `file`: imports both ways, tests, and files changed with it,
