@@ -286,3 +286,135 @@ impl SearchAnswer {
         }
     }
 }
+
+/// A symbol of a summarized file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SymbolItem {
+    /// The defined name.
+    pub name: String,
+    /// function, method, class, struct, …
+    pub kind: String,
+    /// First line, 1-based.
+    pub line: u64,
+    /// Last line, 1-based.
+    pub end_line: u64,
+    /// The definition's header on one line.
+    pub signature: String,
+    /// Its doc comment or docstring.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub doc_comment: Option<String>,
+    /// The enclosing scope.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// Its visibility, where the language has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visibility: Option<String>,
+}
+
+/// One summarized file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct FileItem {
+    /// Path relative to the workspace root.
+    pub path: String,
+    /// Its language.
+    pub language: String,
+    /// Lines in the file.
+    pub lines: u64,
+    /// Its symbols, in source order.
+    pub symbols: Vec<SymbolItem>,
+    /// Import statements as written.
+    pub imports: Vec<String>,
+    /// Whether the file has syntax errors (its symbols may be partial).
+    pub has_errors: bool,
+    /// The code with bodies elided, when asked for (in MCP, the answer's text carries it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub skeleton: Option<String>,
+}
+
+impl From<crate::code::FileSummary> for FileItem {
+    fn from(f: crate::code::FileSummary) -> Self {
+        Self {
+            path: f.path,
+            language: serde_json::to_value(f.language)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            lines: f.lines as u64,
+            symbols: f
+                .symbols
+                .into_iter()
+                .map(|s| SymbolItem {
+                    name: s.name,
+                    kind: s.kind.name().to_owned(),
+                    line: s.line as u64,
+                    end_line: s.end_line as u64,
+                    signature: s.signature,
+                    doc_comment: s.doc_comment,
+                    parent: s.parent,
+                    visibility: s.visibility,
+                })
+                .collect(),
+            imports: f.imports,
+            has_errors: f.has_errors,
+            skeleton: f.skeleton,
+        }
+    }
+}
+
+/// A file left out of a summary, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SkippedItem {
+    /// Path relative to the workspace root.
+    pub path: String,
+    /// Why it was left out (not a supported language, binary, unreadable).
+    pub reason: String,
+}
+
+impl From<crate::code::Skipped> for SkippedItem {
+    fn from(s: crate::code::Skipped) -> Self {
+        Self {
+            path: s.path,
+            reason: s.reason,
+        }
+    }
+}
+
+/// The symbols and imports of a file, or of every source file under a directory
+/// (`ctx summarize`, `ctx_summarize`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SummarizeAnswer {
+    /// The file or directory summarized, relative to the workspace root.
+    pub path: String,
+    /// The summarized files.
+    pub files: Vec<FileItem>,
+    /// Files left out, and why.
+    pub skipped: Vec<SkippedItem>,
+}
+
+impl SummarizeAnswer {
+    /// The answer for one file.
+    pub fn of_file(file: crate::code::FileSummary) -> Self {
+        Self {
+            path: file.path.clone(),
+            files: vec![FileItem::from(file)],
+            skipped: Vec::new(),
+        }
+    }
+
+    /// The answer for `path` (relative to the workspace root) from `report`.
+    pub(crate) fn new(path: String, report: crate::code::SummarizeReport) -> Self {
+        let (files, skipped) = match report {
+            crate::code::SummarizeReport::File(file) => (vec![FileItem::from(file)], Vec::new()),
+            crate::code::SummarizeReport::Directory { files, skipped, .. } => (
+                files.into_iter().map(FileItem::from).collect(),
+                skipped.into_iter().map(SkippedItem::from).collect(),
+            ),
+        };
+        Self {
+            path,
+            files,
+            skipped,
+        }
+    }
+}

@@ -6,9 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use ctx::code::{
-    DirectorySummary, FileSummary, Skipped, SummarizeReport, SummaryPlan, SummaryStats,
-};
+use ctx::answers::{FileItem, SkippedItem, SummarizeAnswer};
+use ctx::code::{DirectorySummary, FileSummary, Skipped, SummaryPlan, SummaryStats};
 use serde::ser::{Error as _, SerializeSeq as _, SerializeStruct as _};
 use serde::{Serialize, Serializer};
 
@@ -50,7 +49,7 @@ pub fn run(args: &SummarizeArgs, ctx: &Context, out: &Output) -> Result<Status> 
     let directory = match plan? {
         SummaryPlan::File(file) => {
             if out.is_json() {
-                out.json(&SummarizeReport::File(file))?;
+                out.json(&SummarizeAnswer::of_file(file))?;
             } else {
                 let mut text = String::new();
                 render_file(&mut text, &file, args.skeleton, false, out);
@@ -130,14 +129,16 @@ type RunOutcome = Result<(Vec<Skipped>, SummaryStats), ctx::code::CodeError>;
 
 impl Serialize for Streamed<'_, '_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut report = serializer.serialize_struct("SummarizeReport", 3)?;
+        // The shape of `ctx::answers::SummarizeAnswer`, written as the files come.
+        let mut report = serializer.serialize_struct("SummarizeAnswer", 3)?;
         report.serialize_field("path", &self.directory.path)?;
         report.serialize_field("files", &StreamedFiles(self))?;
         let outcome = self.outcome.borrow();
         let Some(Ok((skipped, _))) = outcome.as_ref() else {
             return Err(S::Error::custom("summarizing failed"));
         };
-        report.serialize_field("skipped", skipped)?;
+        let skipped: Vec<SkippedItem> = skipped.iter().cloned().map(SkippedItem::from).collect();
+        report.serialize_field("skipped", &skipped)?;
         report.end()
     }
 }
@@ -150,11 +151,13 @@ impl Serialize for StreamedFiles<'_, '_, '_> {
         let mut files = serializer.serialize_seq(None)?;
         let mut failed: Option<S::Error> = None;
         let run = self.0.directory.run(&mut |file| {
-            files.serialize_element(&file).map_err(|err| {
-                let message = err.to_string();
-                failed = Some(err);
-                ctx::code::CodeError::Cache(message.into())
-            })
+            files
+                .serialize_element(&FileItem::from(file))
+                .map_err(|err| {
+                    let message = err.to_string();
+                    failed = Some(err);
+                    ctx::code::CodeError::Cache(message.into())
+                })
         });
         if let Some(err) = failed {
             return Err(err);

@@ -174,7 +174,8 @@ fn syntax_errors_give_partial_symbols() {
         "broken.py",
         b"def ok():\n    return 1\n\ndef broken(:\n    pass\n\nclass After:\n    pass\n",
     );
-    let report = env.run(&["--json", "summarize", "broken.py"]).ok().json();
+    let answer = env.run(&["--json", "summarize", "broken.py"]).ok().json();
+    let report = &answer["files"][0];
     assert_eq!(report["has_errors"], true);
     let names: Vec<&str> = report["symbols"]
         .as_array()

@@ -53,6 +53,16 @@ fn the_cli_and_mcp_give_one_answer_for_the_same_question() {
         ),
         (vec!["map"], "ctx_map", json!({})),
         (
+            vec!["summarize", "src"],
+            "ctx_summarize",
+            json!({ "path": "src" }),
+        ),
+        (
+            vec!["summarize", "src/app.py"],
+            "ctx_summarize",
+            json!({ "path": "src/app.py" }),
+        ),
+        (
             vec!["search", "helper"],
             "ctx_search",
             json!({ "pattern": "helper" }),

@@ -7,10 +7,7 @@
 
 use std::path::Path;
 
-use ctx::code::{
-    CommitInfo, FileDiff, FileSummary, Hunk, SearchKind, SearchLimit, Skipped, SummarizeReport,
-    Symbol, TextQuery,
-};
+use ctx::code::{CommitInfo, FileDiff, Hunk, SearchKind, SearchLimit, TextQuery};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -38,7 +35,7 @@ pub fn definitions() -> Vec<ToolDef> {
             false,
             map,
         ),
-        define::<SummarizeArgs, SummarizeAnswer>(
+        define::<SummarizeArgs, SummarizePage>(
             "ctx_summarize",
             "Summarize files",
             "Symbols (signature, lines, doc) and imports of a file or of every source file under a directory; with skeleton, code with bodies elided.",
@@ -312,107 +309,11 @@ pub struct SummarizeArgs {
     pub cursor: Option<String>,
 }
 
-/// A symbol defined in a file.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct SymbolItem {
-    /// The defined name.
-    pub name: String,
-    /// function, method, class, struct, enum, trait, interface, impl, module, type, const, …
-    pub kind: String,
-    /// First line of the definition, 1-based.
-    pub line: u64,
-    /// Last line of the definition, 1-based.
-    pub end_line: u64,
-    /// The definition's header on one line.
-    pub signature: String,
-    /// The doc comment or docstring.
-    pub doc_comment: Option<String>,
-    /// The enclosing scope, if any.
-    pub parent: Option<String>,
-    /// Visibility where the language has it.
-    pub visibility: Option<String>,
-}
-
-impl From<Symbol> for SymbolItem {
-    fn from(s: Symbol) -> Self {
-        Self {
-            name: s.name,
-            kind: s.kind.name().to_owned(),
-            line: s.line as u64,
-            end_line: s.end_line as u64,
-            signature: s.signature,
-            doc_comment: s.doc_comment,
-            parent: s.parent,
-            visibility: s.visibility,
-        }
-    }
-}
-
-/// The summary of one file.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct FileItem {
-    /// Path relative to the workspace root.
-    pub path: String,
-    /// The language.
-    pub language: String,
-    /// Lines in the file.
-    pub lines: u64,
-    /// Symbols in source order.
-    pub symbols: Vec<SymbolItem>,
-    /// Import statements as written.
-    pub imports: Vec<String>,
-    /// Whether the file has syntax errors (symbols may be partial).
-    pub has_errors: bool,
-    /// The code with bodies elided, when asked for: in the answer's text only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(skip)]
-    pub skeleton: Option<String>,
-}
-
-impl From<FileSummary> for FileItem {
-    fn from(f: FileSummary) -> Self {
-        Self {
-            path: f.path,
-            language: serde_json::to_value(f.language)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default(),
-            lines: f.lines as u64,
-            symbols: f.symbols.into_iter().map(SymbolItem::from).collect(),
-            imports: f.imports,
-            has_errors: f.has_errors,
-            skeleton: f.skeleton,
-        }
-    }
-}
-
-/// A file left out, and why.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct SkippedItem {
-    /// Path relative to the workspace root.
-    pub path: String,
-    /// Why it was left out (unsupported language, binary, too large, …).
-    pub reason: String,
-}
-
-impl From<Skipped> for SkippedItem {
-    fn from(s: Skipped) -> Self {
-        Self {
-            path: s.path,
-            reason: s.reason,
-        }
-    }
-}
-
 /// Answer of ctx_summarize.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct SummarizeAnswer {
-    /// The path summarized, relative to the workspace root.
-    pub path: String,
-    /// File summaries in path order.
-    pub files: Vec<FileItem>,
-    /// Files left out, with reasons (directories only).
-    pub skipped: Vec<SkippedItem>,
+pub struct SummarizePage {
+    #[serde(flatten)]
+    pub answer: ctx::answers::SummarizeAnswer,
     /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
@@ -424,19 +325,9 @@ fn summarize(call: &Call<'_>) -> Result<Page, ToolError> {
     let depth = positive(call, "depth", args.depth)?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
     let target = call.workspace.resolve(&args.path)?;
-    let report =
-        call.with(|ws| Ok(ws.summarize(Path::new(&target.rel), depth, args.skeleton)?))?;
-    let (files, skipped) = match report {
-        SummarizeReport::File(file) => (vec![FileItem::from(file)], Vec::new()),
-        SummarizeReport::Directory { files, skipped, .. } => (
-            files.into_iter().map(FileItem::from).collect(),
-            skipped.into_iter().map(SkippedItem::from).collect(),
-        ),
-    };
-    let answer = SummarizeAnswer {
-        path: target.rel,
-        files,
-        skipped,
+    let answer = SummarizePage {
+        answer: call
+            .with(|ws| Ok(ws.summarize(Path::new(&target.rel), depth, args.skeleton)?))?,
         next_cursor: None,
         page: PageInfo::default(),
     };

@@ -4,10 +4,9 @@
 use std::path::Path;
 
 use super::Workspace;
-use crate::answers::{InWorkspace, MapAnswer, RelatedAnswer, SearchAnswer};
+use crate::answers::{InWorkspace, MapAnswer, RelatedAnswer, SearchAnswer, SummarizeAnswer};
 use crate::code::{
-    self, CodeContext, DiffContext, ProjectStatus, SearchKind, SummarizeReport, SummaryPlan,
-    TreeCache,
+    self, CodeContext, DiffContext, ProjectStatus, SearchKind, SummaryPlan, TreeCache,
 };
 use crate::error::CtxError;
 
@@ -37,9 +36,10 @@ impl Workspace {
         path: &Path,
         depth: Option<usize>,
         skeleton: bool,
-    ) -> Result<SummarizeReport, CtxError> {
+    ) -> Result<SummarizeAnswer, CtxError> {
         self.summary_target(path)?;
-        Ok(code::summarize(&self.code(true)?, path, depth, skeleton)?)
+        let report = code::summarize(&self.code(true)?, path, depth, skeleton)?;
+        Ok(SummarizeAnswer::new(self.workspace_relative(path)?, report))
     }
 
     /// Refuses a path that leaves the workspace, does not exist, or is a single file in a
