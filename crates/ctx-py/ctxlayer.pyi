@@ -204,14 +204,21 @@ class SelectedDocument(TypedDict, total=False):
     score: float
     tokens: int
     degraded: bool
+    view: str
+    """whole, regions, outline or skeleton."""
+    lines: List[List[int]]
+    """The lines included (1-based, inclusive) when less than the whole file."""
+    file_tokens: int
     content: str
     why: Dict[str, Any]
 
 class Selection(TypedDict):
-    build: Dict[str, Any]
-    """The index update that preceded the selection (documents read, reused, removed)."""
-    result: Dict[str, Any]
-    """documents (List[SelectedDocument]), selection (budget, tokens used, candidates, ...)."""
+    selection: Dict[str, Any]
+    """What was asked and done: query, budget, tokens used, candidates, what was left out."""
+    index: Dict[str, Any]
+    """The index read, after its update (documents read, reused, removed)."""
+    documents: List[SelectedDocument]
+    """The selected files, best first, with why and their text (the answer `ctx select --json --explain` prints)."""
 
 class RunSummary(TypedDict, total=False):
     id: str

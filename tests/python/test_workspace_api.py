@@ -130,9 +130,10 @@ def test_tokens_select_and_code_intelligence(project: Path) -> None:
     assert ws.tokens("hello world") == 2
     assert ws.tokens(["hello world", "a b c"], tokenizer="cl100k_base") == [2, 3]
     picked = ws.select("where are tokens counted", budget=2000)
-    ids = [d["id"] for d in picked["result"]["documents"]]
+    ids = [d["id"] for d in picked["documents"]]
     assert "src/tokens.py" in ids[:2], ids
-    assert picked["build"]["documents"] >= 4
+    assert picked["index"]["documents"] >= 4
+    assert "def count_tokens" in picked["documents"][ids.index("src/tokens.py")]["content"]
     cli = subprocess.run(
         [CTX_BIN, "--json", "select", "where are tokens counted", "--budget", "2000"],
         cwd=project,

@@ -418,3 +418,225 @@ impl SummarizeAnswer {
         }
     }
 }
+
+/// One signal's part in a document's score.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SignalOut {
+    /// bm25_content, bm25_path, bm25_symbols, bm25_strings, bm25_comments, definition, qualified_definition, module_path, message, path_mentioned, filename_mentioned, git_activity, file_type, graph, context_file (negative: a test, docs, vendored or generated file ranked as context) or term_frequency.
+    pub name: String,
+    /// What it added to the score.
+    pub contribution: f64,
+    /// What it found (with `explain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// Why a document was selected.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct WhyOut {
+    /// The query's search terms.
+    pub query_terms: Vec<String>,
+    /// Occurrences of each query term in the document (terms that occur only).
+    pub term_matches: std::collections::BTreeMap<String, u64>,
+    /// Terms in the document.
+    pub total_words: u64,
+    /// The signals behind the score, largest first.
+    pub signals: Vec<SignalOut>,
+}
+
+/// A selected document.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SelectedOut {
+    /// The file's path relative to the workspace root.
+    pub id: String,
+    /// The content hash of the file as indexed.
+    pub version: String,
+    /// Its relevance score.
+    pub score: f64,
+    /// Tokens of its text as included.
+    pub tokens: u64,
+    /// Less than the whole file is included (`view` says what), to fit more relevant code.
+    pub degraded: bool,
+    /// What is included: `whole`, `regions` (the parts the query matches, with the
+    /// signatures around them), `outline` (signatures and head) or `skeleton`.
+    pub view: String,
+    /// The lines included (1-based, inclusive) when less than the whole file; read the rest
+    /// with `fs_read` and these line numbers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<[u32; 2]>,
+    /// Tokens of the whole file, when less is included.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_tokens: Option<u64>,
+    /// Why it was selected.
+    pub why: WhyOut,
+    /// Its text as included (`ctx select --json`); MCP carries the texts in its answer's text
+    /// instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub content: Option<String>,
+}
+
+/// What the selection was asked and what it did.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SelectionOut {
+    /// The query as given.
+    pub query: String,
+    /// The token budget.
+    pub budget: u64,
+    /// Tokens of the selected content.
+    pub tokens_used: u64,
+    /// Documents that matched the query at all.
+    pub documents_considered: u64,
+    /// Documents selected.
+    pub documents_selected: u64,
+    /// The ranking used.
+    pub scorer: String,
+    /// The tokenizer that counted the tokens.
+    pub tokenizer: String,
+    /// Documents included in part.
+    pub degraded: Vec<String>,
+    /// Candidates left out because they did not fit the budget.
+    pub over_budget: u64,
+    /// The best of them (at most 20), by rank, with their whole size.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOutOut>,
+}
+
+/// A candidate left out of a selection.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct LeftOutOut {
+    /// The file's path relative to the workspace root.
+    pub id: String,
+    /// Its relevance score.
+    pub score: f64,
+    /// Tokens of the whole file.
+    pub tokens: u64,
+}
+
+/// The index the selection read, after bringing it up to date.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct IndexState {
+    /// The index's name.
+    pub name: String,
+    /// Its cache version (a hash of its build configuration and documents).
+    pub cache_version: String,
+    /// Documents in it.
+    pub documents: u64,
+    /// Documents read for this call's update (0 when nothing had changed).
+    pub read: u64,
+    /// Documents reused unread.
+    pub reused: u64,
+    /// Documents of the previous build that are gone.
+    pub removed: u64,
+    /// Whether nothing had changed since the last build.
+    pub up_to_date: bool,
+    /// Files left out of the index (not text, too large, unreadable).
+    pub skipped: u64,
+}
+
+/// The files most relevant to a question within a budget, with why each was chosen
+/// (`ctx select`, `ctx_select`, Python's `select`).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SelectAnswer {
+    /// What the selection was asked and what it did.
+    pub selection: SelectionOut,
+    /// The index it read.
+    pub index: IndexState,
+    /// The selected documents in ranked order, with why each was chosen.
+    pub documents: Vec<SelectedOut>,
+    /// The selected files' text in the same order, each under a `## path` line in a fenced
+    /// block (MCP's answer text; the CLI gives each document's `content` instead).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub payload: Option<String>,
+}
+
+/// What a [`SelectAnswer`] carries besides the ranking.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SelectShow {
+    /// Each signal's detail.
+    pub explain: bool,
+    /// Each document's text.
+    pub content: bool,
+}
+
+impl SelectAnswer {
+    /// The answer from a selection and its index update; `payload` is the rendered text, when
+    /// the caller made one.
+    pub fn new(
+        outcome: crate::select::SelectOutcome,
+        payload: Option<String>,
+        show: SelectShow,
+    ) -> Self {
+        let crate::select::SelectOutcome { build, result } = outcome;
+        let meta = result.selection;
+        let documents = result
+            .documents
+            .into_iter()
+            .map(|doc| SelectedOut {
+                id: doc.id.as_str().to_owned(),
+                version: doc.version.to_string(),
+                score: doc.score,
+                tokens: doc.tokens,
+                degraded: doc.degraded,
+                view: doc.view.name().to_owned(),
+                lines: doc.lines,
+                file_tokens: (doc.file_tokens > 0).then_some(doc.file_tokens),
+                why: WhyOut {
+                    query_terms: doc.why.query_terms,
+                    term_matches: doc.why.term_matches,
+                    total_words: doc.why.total_words,
+                    signals: doc
+                        .why
+                        .signals
+                        .into_iter()
+                        .map(|s| SignalOut {
+                            name: s.name,
+                            contribution: s.contribution,
+                            detail: (show.explain && !s.detail.is_empty()).then_some(s.detail),
+                        })
+                        .collect(),
+                },
+                content: show.content.then_some(doc.content),
+            })
+            .collect();
+        Self {
+            selection: SelectionOut {
+                query: meta.query,
+                budget: meta.budget,
+                tokens_used: meta.tokens_used,
+                documents_considered: meta.documents_considered as u64,
+                documents_selected: meta.documents_selected as u64,
+                scorer: meta.scorer,
+                tokenizer: meta.tokenizer,
+                degraded: meta
+                    .degraded
+                    .iter()
+                    .map(|d| d.as_str().to_owned())
+                    .collect(),
+                over_budget: meta.over_budget as u64,
+                left_out: meta
+                    .left_out
+                    .into_iter()
+                    .map(|l| LeftOutOut {
+                        id: l.id.as_str().to_owned(),
+                        score: l.score,
+                        tokens: l.tokens,
+                    })
+                    .collect(),
+            },
+            index: IndexState {
+                name: build.name,
+                cache_version: build.cache_version.to_string(),
+                documents: build.documents as u64,
+                read: build.read as u64,
+                reused: build.reused as u64,
+                removed: build.removed as u64,
+                up_to_date: build.up_to_date,
+                skipped: build.skipped.len() as u64,
+            },
+            documents,
+            payload,
+        }
+    }
+}

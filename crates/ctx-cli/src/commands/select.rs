@@ -99,20 +99,24 @@ pub fn run(args: &SelectArgs, ctx: &Context, out: &Output) -> Result<Status> {
             build.name, build.documents, build.read, build.reused, build.removed
         ));
     }
-    let result = &outcome.result;
+    let considered = outcome.result.selection.documents_considered;
     if out.is_json() {
-        out.json(result)?;
+        let show = ctx::answers::SelectShow {
+            explain: args.explain,
+            content: true,
+        };
+        out.json(&ctx::answers::SelectAnswer::new(outcome, None, show))?;
     } else {
         out.raw(render(&outcome, args.explain, out).as_bytes())?;
     }
-    Ok(
-        if result.selection.documents_considered == 0 && args.budget > 0 {
-            out.note("nothing in the index matches the question; try other words, a file name or a symbol");
-            Status::Found
-        } else {
-            Status::Success
-        },
-    )
+    Ok(if considered == 0 && args.budget > 0 {
+        out.note(
+            "nothing in the index matches the question; try other words, a file name or a symbol",
+        );
+        Status::Found
+    } else {
+        Status::Success
+    })
 }
 
 /// The human rendering: a summary with each file's reasons, then the files.

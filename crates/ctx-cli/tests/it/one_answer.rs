@@ -6,6 +6,17 @@ use serde_json::{Value, json};
 
 use crate::common::{Env, McpSession, git, write_files};
 
+/// What the CLI prints that MCP gives as its answer's text instead of in `structuredContent`:
+/// each selected document's `content` (MCP's text is those documents' payload).
+fn without_text(mut printed: Value) -> Value {
+    if let Some(documents) = printed.get_mut("documents").and_then(Value::as_array_mut) {
+        for document in documents {
+            document.as_object_mut().map(|d| d.remove("content"));
+        }
+    }
+    printed
+}
+
 /// MCP's structured answer without what paging adds.
 fn unpaged(result: &Value) -> Value {
     let mut structured = result["result"]["structuredContent"].clone();
@@ -38,6 +49,8 @@ fn fixture() -> Env {
     git(&work, &["add", "."]);
     git(&work, &["commit", "-q", "-m", "first"]);
     env.run(&["init"]).ok();
+    // Built first, so both front ends find it up to date (an answer reports its update).
+    env.run(&["index", "build"]).ok();
     env
 }
 
@@ -52,6 +65,16 @@ fn the_cli_and_mcp_give_one_answer_for_the_same_question() {
             json!({ "file": "src/util.py" }),
         ),
         (vec!["map"], "ctx_map", json!({})),
+        (
+            vec!["select", "where is helper used", "--budget", "2000"],
+            "ctx_select",
+            json!({ "query": "where is helper used", "budget": 2000 }),
+        ),
+        (
+            vec!["select", "helper", "--budget", "500", "--explain"],
+            "ctx_select",
+            json!({ "query": "helper", "budget": 500, "explain": true }),
+        ),
         (
             vec!["summarize", "src"],
             "ctx_summarize",
@@ -82,7 +105,7 @@ fn the_cli_and_mcp_give_one_answer_for_the_same_question() {
     for (cli, tool, arguments) in cases {
         let mut args = vec!["--json"];
         args.extend(&cli);
-        let printed = env.run(&args).ok().json();
+        let printed = without_text(env.run(&args).ok().json());
         let answered = unpaged(&mcp.call(tool, &arguments));
         assert_eq!(printed, answered, "`ctx {}` and {tool}", cli.join(" "));
     }

@@ -7,6 +7,7 @@ use ctx_core::{NoProgress, Progress};
 use ctx_select::{BuildReport, IndexInspection, Query, SelectOptions, VerifyReport};
 
 use super::Workspace;
+use crate::answers::{SelectAnswer, SelectShow};
 use crate::error::CtxError;
 use crate::select::{self, IndexSummary, SelectContext, SelectOutcome};
 
@@ -39,15 +40,22 @@ impl Workspace {
         &self.default_index
     }
 
-    /// The files most relevant to `query` within `budget` tokens, with why each was chosen;
-    /// builds or updates the workspace index first (the same ranking as `ctx select`).
+    /// The files most relevant to `query` within `budget` tokens, with why each was chosen
+    /// and their text; builds or updates the workspace index first (the same ranking and
+    /// answer as `ctx select --json --explain`).
     pub fn select(
         &self,
         query: &str,
         budget: u64,
         index: Option<&str>,
-    ) -> Result<SelectOutcome, CtxError> {
-        self.select_with(query, index, &select::prompt_options(budget), &NoProgress)
+    ) -> Result<SelectAnswer, CtxError> {
+        let outcome =
+            self.select_with(query, index, &select::prompt_options(budget), &NoProgress)?;
+        let show = SelectShow {
+            explain: true,
+            content: true,
+        };
+        Ok(SelectAnswer::new(outcome, None, show))
     }
 
     /// [`Workspace::select`] with the options named. The query is parsed first: one without

@@ -92,7 +92,7 @@ fn a_workspace_opens_its_store_and_answers_with_kinds() {
     let picked = ws
         .select("where are tokens counted", 2000, None)
         .expect("select");
-    assert_eq!(picked.result.documents[0].id.as_str(), "notes.md");
+    assert_eq!(picked.documents[0].id, "notes.md");
     drop(ws);
 
     std::fs::write(root.join(".ctx/state.db"), b"").expect("empty it");
