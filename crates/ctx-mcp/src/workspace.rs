@@ -95,25 +95,6 @@ impl WorkspacePool {
         self.max_tokens
     }
 
-    /// A path relative to the sources root (pack artifacts) as the workspace-root-relative
-    /// path the other tools take; unchanged when the two roots are the same or the file lies
-    /// outside the workspace.
-    pub fn from_sources(&self, path: &str) -> String {
-        let sources = &self.options.sources_root;
-        let sources = sources.canonicalize().unwrap_or_else(|_| sources.clone());
-        if sources == self.root {
-            return path.to_owned();
-        }
-        match sources.join(path).strip_prefix(&self.root) {
-            Ok(rel) if !rel.as_os_str().is_empty() => rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy())
-                .collect::<Vec<_>>()
-                .join("/"),
-            _ => path.to_owned(),
-        }
-    }
-
     /// The file engine's sandbox of the root.
     pub fn sandbox(&self) -> Result<&ctx::fs::Sandbox, ToolError> {
         self.sandbox

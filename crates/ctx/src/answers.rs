@@ -640,3 +640,241 @@ impl SelectAnswer {
         }
     }
 }
+
+/// A part included in the payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Included {
+    /// The pack it came from.
+    pub pack: String,
+    /// The source it came from.
+    pub artifact_id: String,
+    /// The file (or label) of the part.
+    pub path: String,
+    /// First and last line, for line ranges.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<[u64; 2]>,
+    /// Hash of the part's content.
+    pub content_hash: String,
+    /// Tokens of the part's block.
+    pub tokens: u64,
+    /// Notes such as redactions.
+    pub notes: Vec<String>,
+}
+
+impl From<crate::packs::IncludedItem> for Included {
+    fn from(i: crate::packs::IncludedItem) -> Self {
+        Self {
+            pack: i.pack,
+            artifact_id: i.artifact_id,
+            path: i.path,
+            lines: i.lines,
+            content_hash: i.content_hash.to_string(),
+            tokens: i.tokens,
+            notes: i.notes,
+        }
+    }
+}
+
+/// A part left out of the payload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Excluded {
+    /// The pack it came from.
+    pub pack: String,
+    /// The source it came from.
+    pub artifact_id: String,
+    /// The file (or label) of the part.
+    pub path: String,
+    /// over_budget, duplicate, binary, too_large, not_utf8, sensitive, missing, …
+    pub reason: String,
+    /// Details of the reason.
+    pub detail: String,
+    /// Tokens it would have taken, when counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+}
+
+impl From<crate::packs::ExcludedItem> for Excluded {
+    fn from(e: crate::packs::ExcludedItem) -> Self {
+        Self {
+            pack: e.pack,
+            artifact_id: e.artifact_id,
+            path: e.path,
+            reason: e.reason,
+            detail: e.detail,
+            tokens: e.tokens,
+        }
+    }
+}
+
+/// Secrets replaced on one line (never the secret itself).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Redaction {
+    /// The source the line belongs to.
+    pub artifact_id: String,
+    /// The file.
+    pub path: String,
+    /// The line, 1-based.
+    pub line: u32,
+    /// The rule that matched.
+    pub rule: String,
+    /// How many times it matched on the line.
+    pub count: u64,
+}
+
+impl From<crate::packs::RedactionSummary> for Redaction {
+    fn from(r: crate::packs::RedactionSummary) -> Self {
+        Self {
+            artifact_id: r.artifact_id,
+            path: r.path,
+            line: r.line,
+            rule: r.rule,
+            count: r.count,
+        }
+    }
+}
+
+/// What a render would include, exclude and redact (`ctx pack preview`, `ctx_packs_preview`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct PreviewAnswer {
+    /// The packs rendered, in order.
+    pub packs: Vec<String>,
+    /// The token budget applied.
+    pub budget_tokens: u64,
+    /// Tokens of the payload.
+    pub tokens_used: u64,
+    /// Tokenizer used for counts.
+    pub tokenizer: String,
+    /// Payload style.
+    pub style: String,
+    /// Hash of the packs, policy and included content.
+    pub render_hash: String,
+    /// Hash of the payload bytes.
+    pub payload_hash: String,
+    /// Size of the whole payload in bytes.
+    pub payload_bytes: u64,
+    /// Number of parts included (in the whole answer, not only an MCP page).
+    pub included_count: u64,
+    /// Number of parts left out (in the whole answer).
+    pub excluded_count: u64,
+    /// Parts included, in payload order.
+    pub included: Vec<Included>,
+    /// Parts left out, and why.
+    pub excluded: Vec<Excluded>,
+    /// Secrets replaced, by rule and line.
+    pub redactions: Vec<Redaction>,
+    /// The payload, when asked for (in MCP, the end of the answer's text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub payload: Option<String>,
+}
+
+impl PreviewAnswer {
+    /// The answer from a render's report (and its payload when asked for); `rebase` names a
+    /// pack-source path from the workspace root.
+    pub(crate) fn new(
+        report: crate::packs::RenderReport,
+        payload: Option<String>,
+        rebase: &dyn Fn(&str) -> String,
+    ) -> Self {
+        let mut answer = Self {
+            packs: report.packs,
+            budget_tokens: report.budget_tokens,
+            tokens_used: report.tokens_used,
+            tokenizer: report.tokenizer.name().to_owned(),
+            style: report.style.name().to_owned(),
+            render_hash: report.render_hash.to_string(),
+            payload_hash: report.payload_hash.to_string(),
+            payload_bytes: report.payload_bytes,
+            included_count: report.included.len() as u64,
+            excluded_count: report.excluded.len() as u64,
+            included: report.included.into_iter().map(Included::from).collect(),
+            excluded: report.excluded.into_iter().map(Excluded::from).collect(),
+            redactions: report.redactions.into_iter().map(Redaction::from).collect(),
+            payload,
+        };
+        answer
+            .included
+            .iter_mut()
+            .for_each(|i| i.path = rebase(&i.path));
+        answer
+            .excluded
+            .iter_mut()
+            .for_each(|e| e.path = rebase(&e.path));
+        answer
+            .redactions
+            .iter_mut()
+            .for_each(|r| r.path = rebase(&r.path));
+        answer
+    }
+}
+
+/// A payload and where it came from (`ctx pack render`, `ctx_packs_render`): a snapshot
+/// recorded or named, or a render recorded nowhere.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct RenderAnswer {
+    /// The snapshot holding this payload, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot_id: Option<String>,
+    /// The snapshot's label, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The packs rendered, in order.
+    pub packs: Vec<String>,
+    /// Hash of the packs, policy and included content.
+    pub render_hash: String,
+    /// Hash of the payload bytes.
+    pub payload_hash: String,
+    /// Tokens of the payload.
+    pub tokens_used: u64,
+    /// Size of the payload in bytes.
+    pub payload_bytes: u64,
+    /// The snapshot's resource URI, when there is a snapshot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+    /// Where the payload was written (`-o`), instead of carried here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub output: Option<String>,
+    /// The payload (in MCP, the answer's text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub payload: Option<String>,
+}
+
+impl RenderAnswer {
+    /// A snapshot's payload.
+    pub fn of_snapshot(snapshot: &ctx_store::SnapshotRecord, payload: String) -> Self {
+        Self {
+            snapshot_id: Some(snapshot.snapshot_id.to_string()),
+            label: snapshot.label.clone(),
+            packs: snapshot.packs.clone(),
+            render_hash: snapshot.render_hash.to_string(),
+            payload_hash: snapshot.payload_object.to_string(),
+            tokens_used: snapshot.tokens,
+            payload_bytes: payload.len() as u64,
+            uri: Some(format!("ctx://snapshot/{}", snapshot.snapshot_id)),
+            output: None,
+            payload: Some(payload),
+        }
+    }
+
+    /// A render recorded nowhere; its payload, or where it was written instead.
+    pub fn of_report(
+        report: &crate::packs::RenderReport,
+        payload: Option<String>,
+        output: Option<String>,
+    ) -> Self {
+        Self {
+            snapshot_id: None,
+            label: None,
+            packs: report.packs.clone(),
+            render_hash: report.render_hash.to_string(),
+            payload_hash: report.payload_hash.to_string(),
+            tokens_used: report.tokens_used,
+            payload_bytes: report.payload_bytes,
+            uri: None,
+            output,
+            payload,
+        }
+    }
+}

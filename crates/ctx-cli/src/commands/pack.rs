@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
+use ctx::answers::RenderAnswer;
 use ctx::packs::{
     OneShotRequest, PayloadOptions, PayloadStyle, Render, RenderReport, RenderRequest,
     SnapshotDrift, TokenTreeRow,
@@ -414,15 +415,8 @@ fn render_to_file(args: &RenderArgs, ws: &ctx::Workspace, out: &Output) -> Resul
         })?;
     cache_note(&report);
     if out.is_json() {
-        out.json(&json!({
-            "render_hash": report.render_hash,
-            "payload_hash": report.payload_hash,
-            "tokens_used": report.tokens_used,
-            "budget_tokens": report.budget_tokens,
-            "included": report.included.len(),
-            "excluded": report.excluded.len(),
-            "output": path.display().to_string(),
-        }))?;
+        let output = Some(path.display().to_string());
+        out.json(&RenderAnswer::of_report(&report, None, output))?;
     } else {
         out.note(&format!(
             "wrote {} bytes to {}",
@@ -435,15 +429,10 @@ fn render_to_file(args: &RenderArgs, ws: &ctx::Workspace, out: &Output) -> Resul
 
 /// `ctx pack render`: a pack's payload now, or a snapshot's as recorded, to stdout or a file.
 fn render(args: &RenderArgs, ws: &ctx::Workspace, ctx: &Context, out: &Output) -> Result<()> {
-    let (bytes, summary) = if let Some(reference) = &args.snapshot {
+    let (bytes, answer) = if let Some(reference) = &args.snapshot {
         let (snapshot, bytes) = ws.pack_snapshot_payload(reference)?;
-        let summary = json!({
-            "snapshot_id": snapshot.snapshot_id,
-            "render_hash": snapshot.render_hash,
-            "payload_hash": snapshot.payload_object,
-            "tokens_used": snapshot.tokens,
-        });
-        (bytes, summary)
+        let payload = String::from_utf8_lossy(&bytes).into_owned();
+        (bytes, RenderAnswer::of_snapshot(&snapshot, payload))
     } else {
         let request = RenderRequest {
             packs: args.names.clone(),
@@ -453,24 +442,19 @@ fn render(args: &RenderArgs, ws: &ctx::Workspace, ctx: &Context, out: &Output) -
         };
         let rendered = ws.pack_render_with(&request, args.format.options(), &out.progress())?;
         cache_note(&rendered.report);
-        let summary = json!({
-            "render_hash": rendered.report.render_hash,
-            "payload_hash": rendered.report.payload_hash,
-            "tokens_used": rendered.report.tokens_used,
-            "budget_tokens": rendered.report.budget_tokens,
-            "included": rendered.report.included.len(),
-            "excluded": rendered.report.excluded.len(),
-        });
-        (rendered.payload.into_bytes(), summary)
+        let answer = RenderAnswer::of_report(&rendered.report, None, None);
+        (rendered.payload.into_bytes(), answer)
     };
     if let Some(path) = &args.output {
         let target = ctx.cwd.join(path);
         std::fs::write(&target, &bytes)
             .with_context(|| format!("cannot write `{}`", path.display()))?;
         if out.is_json() {
-            let mut summary = summary;
-            summary["output"] = json!(path.display().to_string());
-            out.json(&summary)?;
+            out.json(&RenderAnswer {
+                output: Some(path.display().to_string()),
+                payload: None,
+                ..answer
+            })?;
         } else {
             out.note(&format!(
                 "wrote {} bytes to {}",
@@ -479,9 +463,10 @@ fn render(args: &RenderArgs, ws: &ctx::Workspace, ctx: &Context, out: &Output) -
             ));
         }
     } else if out.is_json() {
-        let mut summary = summary;
-        summary["payload"] = json!(String::from_utf8_lossy(&bytes));
-        out.json(&summary)?;
+        out.json(&RenderAnswer {
+            payload: Some(String::from_utf8_lossy(&bytes).into_owned()),
+            ..answer
+        })?;
     } else {
         out.raw(&bytes)?;
     }
@@ -594,15 +579,19 @@ fn preview(args: &PreviewArgs, ws: &ctx::Workspace, out: &Output) -> Result<()> 
         tokenizer: None,
         style: args.style,
     };
+    if out.is_json() {
+        let answer = ws.pack_preview(
+            &request,
+            args.format.options(),
+            args.show_payload,
+            &out.progress(),
+        )?;
+        out.json(&answer)?;
+        return Ok(());
+    }
     let rendered = ws.pack_render_with(&request, args.format.options(), &out.progress())?;
     cache_note(&rendered.report);
-    if out.is_json() {
-        let mut value = serde_json::to_value(&rendered.report)?;
-        if args.show_payload {
-            value["payload"] = json!(rendered.payload);
-        }
-        out.json(&value)?;
-    } else if args.show_payload {
+    if args.show_payload {
         out.report(&human_report(out, &rendered.report, args.tokens));
         out.raw(rendered.payload.as_bytes())?;
     } else {

@@ -7,8 +7,10 @@ use serde_json::{Value, json};
 use crate::common::{Env, McpSession, git, write_files};
 
 /// What the CLI prints that MCP gives as its answer's text instead of in `structuredContent`:
-/// each selected document's `content` (MCP's text is those documents' payload).
+/// each selected document's `content` (MCP's text is those documents' payload), and a
+/// render's `payload`.
 fn without_text(mut printed: Value) -> Value {
+    printed.as_object_mut().map(|p| p.remove("payload"));
     if let Some(documents) = printed.get_mut("documents").and_then(Value::as_array_mut) {
         for document in documents {
             document.as_object_mut().map(|d| d.remove("content"));
@@ -51,6 +53,10 @@ fn fixture() -> Env {
     env.run(&["init"]).ok();
     // Built first, so both front ends find it up to date (an answer reports its update).
     env.run(&["index", "build"]).ok();
+    env.run(&["pack", "create", "docs"]).ok();
+    env.run(&["pack", "add", "docs", "file:src/util.py"]).ok();
+    env.run(&["pack", "add", "docs", "glob:tests/*.py"]).ok();
+    env.run(&["pack", "snapshot", "docs", "--name", "v1"]).ok();
     env
 }
 
@@ -65,6 +71,16 @@ fn the_cli_and_mcp_give_one_answer_for_the_same_question() {
             json!({ "file": "src/util.py" }),
         ),
         (vec!["map"], "ctx_map", json!({})),
+        (
+            vec!["pack", "preview", "docs"],
+            "ctx_packs_preview",
+            json!({ "packs": ["docs"] }),
+        ),
+        (
+            vec!["pack", "render", "--snapshot", "v1"],
+            "ctx_packs_render",
+            json!({ "snapshot_id": "v1" }),
+        ),
         (
             vec!["select", "where is helper used", "--budget", "2000"],
             "ctx_select",

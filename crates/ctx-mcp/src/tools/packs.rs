@@ -1,10 +1,7 @@
 //! Pack tools (seed 000 §5.2): list, get, preview, render (which records a snapshot unless
 //! given one), snapshot; and with `--allow-write`, create, add and remove.
 
-use ctx::packs::{
-    ArtifactView, ExcludedItem, IncludedItem, PayloadStyle, RedactionSummary, RenderReport,
-    RenderRequest,
-};
+use ctx::packs::{ArtifactView, PayloadOptions, PayloadStyle, RenderRequest};
 use ctx::sources::AddOptions;
 use ctx::store::{PackRecord, SnapshotRecord};
 use schemars::JsonSchema;
@@ -34,7 +31,7 @@ pub fn definitions() -> Vec<ToolDef> {
             false,
             packs_get,
         ),
-        define::<PreviewArgs, PreviewAnswer>(
+        define::<PreviewArgs, PreviewPage>(
             "ctx_packs_preview",
             "Preview a render",
             "Render packs without recording anything: which files and parts are included or left out (and why), what was redacted, the exact tokens used against the budget, and the hashes. With show_payload the payload text is returned too, byte for byte what `ctx pack preview --show-payload` prints.",
@@ -42,7 +39,7 @@ pub fn definitions() -> Vec<ToolDef> {
             false,
             packs_preview,
         ),
-        define::<RenderArgs, RenderAnswer>(
+        define::<RenderArgs, RenderPage>(
             "ctx_packs_render",
             "Render packs",
             "The payload of packs (curated, token-budgeted source bundles), recorded as a snapshot that reproduces it byte for byte; or a snapshot's payload.",
@@ -326,157 +323,15 @@ pub struct PreviewArgs {
     pub cursor: Option<String>,
 }
 
-/// A part included in the payload.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Included {
-    /// The pack it came from.
-    pub pack: String,
-    /// The source it came from.
-    pub artifact_id: String,
-    /// The file (or label) of the part.
-    pub path: String,
-    /// First and last line, for line ranges.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lines: Option<[u64; 2]>,
-    /// Hash of the part's content.
-    pub content_hash: String,
-    /// Tokens of the part's block.
-    pub tokens: u64,
-    /// Notes such as redactions.
-    pub notes: Vec<String>,
-}
-
-impl From<IncludedItem> for Included {
-    fn from(i: IncludedItem) -> Self {
-        Self {
-            pack: i.pack,
-            artifact_id: i.artifact_id,
-            path: i.path,
-            lines: i.lines,
-            content_hash: i.content_hash.to_string(),
-            tokens: i.tokens,
-            notes: i.notes,
-        }
-    }
-}
-
-/// A part left out of the payload.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Excluded {
-    /// The pack it came from.
-    pub pack: String,
-    /// The source it came from.
-    pub artifact_id: String,
-    /// The file (or label) of the part.
-    pub path: String,
-    /// over_budget, duplicate, binary, too_large, not_utf8, sensitive, missing, …
-    pub reason: String,
-    /// Details of the reason.
-    pub detail: String,
-    /// Tokens it would have taken, when counted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tokens: Option<u64>,
-}
-
-impl From<ExcludedItem> for Excluded {
-    fn from(e: ExcludedItem) -> Self {
-        Self {
-            pack: e.pack,
-            artifact_id: e.artifact_id,
-            path: e.path,
-            reason: e.reason,
-            detail: e.detail,
-            tokens: e.tokens,
-        }
-    }
-}
-
-/// Secrets replaced on one line (never the secret itself).
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Redaction {
-    /// The source the line belongs to.
-    pub artifact_id: String,
-    /// The file.
-    pub path: String,
-    /// The line, 1-based.
-    pub line: u32,
-    /// The rule that matched.
-    pub rule: String,
-    /// How many times it matched on the line.
-    pub count: u64,
-}
-
-impl From<RedactionSummary> for Redaction {
-    fn from(r: RedactionSummary) -> Self {
-        Self {
-            artifact_id: r.artifact_id,
-            path: r.path,
-            line: r.line,
-            rule: r.rule,
-            count: r.count,
-        }
-    }
-}
-
 /// Answer of ctx_packs_preview.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct PreviewAnswer {
-    /// The packs rendered, in order.
-    pub packs: Vec<String>,
-    /// The token budget applied.
-    pub budget_tokens: u64,
-    /// Tokens of the payload.
-    pub tokens_used: u64,
-    /// Tokenizer used for counts.
-    pub tokenizer: String,
-    /// Payload style.
-    pub style: String,
-    /// Hash of the packs, policy and included content.
-    pub render_hash: String,
-    /// Hash of the payload bytes.
-    pub payload_hash: String,
-    /// Size of the whole payload in bytes.
-    pub payload_bytes: u64,
-    /// Number of parts included (in the whole answer, not only this page).
-    pub included_count: u64,
-    /// Number of parts left out (in the whole answer).
-    pub excluded_count: u64,
-    /// Parts included, in payload order.
-    pub included: Vec<Included>,
-    /// Parts left out, and why.
-    pub excluded: Vec<Excluded>,
-    /// Secrets replaced, by rule and line.
-    pub redactions: Vec<Redaction>,
-    /// The payload (this page's part of it), only with show_payload: the end of the answer's
-    /// text content, not repeated in the structured answer.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(skip)]
-    pub payload: Option<String>,
+pub struct PreviewPage {
+    #[serde(flatten)]
+    pub answer: ctx::answers::PreviewAnswer,
     /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
-}
-
-fn preview_answer(report: RenderReport, payload: Option<String>) -> PreviewAnswer {
-    PreviewAnswer {
-        packs: report.packs,
-        budget_tokens: report.budget_tokens,
-        tokens_used: report.tokens_used,
-        tokenizer: report.tokenizer.name().to_owned(),
-        style: report.style.name().to_owned(),
-        render_hash: report.render_hash.to_string(),
-        payload_hash: report.payload_hash.to_string(),
-        payload_bytes: report.payload_bytes,
-        included_count: report.included.len() as u64,
-        excluded_count: report.excluded.len() as u64,
-        included: report.included.into_iter().map(Included::from).collect(),
-        excluded: report.excluded.into_iter().map(Excluded::from).collect(),
-        redactions: report.redactions.into_iter().map(Redaction::from).collect(),
-        payload,
-        next_cursor: None,
-        page: PageInfo::default(),
-    }
 }
 
 fn packs_preview(call: &Call<'_>) -> Result<Page, ToolError> {
@@ -485,30 +340,30 @@ fn packs_preview(call: &Call<'_>) -> Result<Page, ToolError> {
     let style = parse_style(call, args.style.as_deref())?;
     // Check paging arguments before the (possibly long) render.
     call.page_request(args.max_tokens, None, "")?;
-    let rendered = call.with(|ws| {
-        Ok(ws.pack_render(&RenderRequest {
-            packs: args.packs.clone(),
-            budget: args.budget,
-            tokenizer: None,
-            style,
-        })?)
+    let answer = call.with(|ws| {
+        Ok(ws.pack_preview(
+            &RenderRequest {
+                packs: args.packs.clone(),
+                budget: args.budget,
+                tokenizer: None,
+                style,
+            },
+            PayloadOptions::default(),
+            args.show_payload,
+            &ctx::core::NoProgress,
+        )?)
     })?;
     // The cursor is tied to the payload too: if files changed between pages, say so.
     let request = call.page_request(
         args.max_tokens,
         args.cursor.as_deref(),
-        &rendered.report.payload_hash.to_string(),
+        &answer.payload_hash,
     )?;
-    let payload = args.show_payload.then_some(rendered.payload);
-    let mut answer = preview_answer(rendered.report, payload);
-    // Pack sources are named from the sources root; answers name them from the workspace.
-    let rebase = |path: &mut String| *path = call.workspace.from_sources(path);
-    answer.included.iter_mut().for_each(|i| rebase(&mut i.path));
-    answer.excluded.iter_mut().for_each(|e| rebase(&mut e.path));
-    answer
-        .redactions
-        .iter_mut()
-        .for_each(|r| rebase(&mut r.path));
+    let answer = PreviewPage {
+        answer,
+        next_cursor: None,
+        page: PageInfo::default(),
+    };
     call.paged(
         &answer,
         &[
@@ -550,27 +405,9 @@ pub struct RenderArgs {
 
 /// Answer of ctx_packs_render.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct RenderAnswer {
-    /// The snapshot holding this payload (recorded by this call when packs were given).
-    pub snapshot_id: String,
-    /// The snapshot's label, if any.
-    pub label: Option<String>,
-    /// The packs rendered, in order.
-    pub packs: Vec<String>,
-    /// Hash of the packs, policy and included content.
-    pub render_hash: String,
-    /// Hash of the whole payload's bytes.
-    pub payload_hash: String,
-    /// Tokens of the whole payload.
-    pub tokens_used: u64,
-    /// Size of the whole payload in bytes.
-    pub payload_bytes: u64,
-    /// The snapshot as a resource.
-    pub uri: String,
-    /// The payload (this page's part of it; the pages concatenate to the exact bytes): the
-    /// answer's text content, not repeated in the structured answer.
-    #[schemars(skip)]
-    pub payload: String,
+pub struct RenderPage {
+    #[serde(flatten)]
+    pub answer: ctx::answers::RenderAnswer,
     /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
@@ -660,16 +497,8 @@ fn packs_render(call: &Call<'_>) -> Result<Page, ToolError> {
     if let Some(cursor) = &continued {
         request.start = cursor.start;
     }
-    let answer = RenderAnswer {
-        snapshot_id: snapshot.snapshot_id.to_string(),
-        label: snapshot.label.clone(),
-        packs: snapshot.packs.clone(),
-        render_hash: snapshot.render_hash.to_string(),
-        payload_hash: snapshot.payload_object.to_string(),
-        tokens_used: snapshot.tokens,
-        payload_bytes: payload.len() as u64,
-        uri: format!("ctx://snapshot/{}", snapshot.snapshot_id),
-        payload,
+    let answer = RenderPage {
+        answer: ctx::answers::RenderAnswer::of_snapshot(&snapshot, payload),
         next_cursor: None,
         page: PageInfo::default(),
     };

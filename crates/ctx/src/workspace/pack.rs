@@ -7,6 +7,7 @@ use ctx_sources::AddOptions;
 use ctx_store::{ArtifactRecord, PackRecord, SnapshotRecord, Store, StoreKind};
 
 use super::Workspace;
+use crate::answers::PreviewAnswer;
 use crate::error::CtxError;
 use crate::packs::{
     self, AddReport, OneShotRequest, PackSettings, PackView, PayloadOptions, Render, RenderReport,
@@ -86,6 +87,41 @@ impl Workspace {
         progress: &dyn Progress,
     ) -> Result<Render, CtxError> {
         packs::render_with(&self.packs()?, request, options, progress)
+    }
+
+    /// What rendering `request` would include, exclude and redact, with the payload when
+    /// `show_payload`; paths are named from the workspace root.
+    pub fn pack_preview(
+        &self,
+        request: &RenderRequest,
+        options: PayloadOptions,
+        show_payload: bool,
+        progress: &dyn Progress,
+    ) -> Result<PreviewAnswer, CtxError> {
+        let rendered = self.pack_render_with(request, options, progress)?;
+        let payload = show_payload.then_some(rendered.payload);
+        Ok(PreviewAnswer::new(rendered.report, payload, &|p| {
+            self.from_sources(p)
+        }))
+    }
+
+    /// A path relative to the sources root (pack artifacts) as the workspace-root-relative
+    /// path the other answers give; unchanged when the two roots are one or the file lies
+    /// outside the workspace.
+    pub fn from_sources(&self, path: &str) -> String {
+        let sources = &self.sources_root;
+        let sources = sources.canonicalize().unwrap_or_else(|_| sources.clone());
+        if sources == self.sandbox_root {
+            return path.to_owned();
+        }
+        match sources.join(path).strip_prefix(&self.sandbox_root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/"),
+            _ => path.to_owned(),
+        }
     }
 
     /// Renders into the file at `path` (taken from [`Workspace::cwd`]) as the payload is
