@@ -19,6 +19,15 @@ fn tree(files: &[(&str, &[u8])]) -> tempfile::TempDir {
     dir
 }
 
+/// [`tree`] of generated files.
+fn tree_owned(files: &[(String, Vec<u8>)]) -> tempfile::TempDir {
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.as_slice()))
+        .collect();
+    tree(&refs)
+}
+
 fn run(root: &Path, request: &Value) -> Value {
     run_with(root, request, &ReadOptions::default())
 }
@@ -393,11 +402,7 @@ fn a_one_thread_walk_lists_and_searches_the_same_as_a_parallel_one() {
             )
         })
         .collect();
-    let refs: Vec<(&str, &[u8])> = files
-        .iter()
-        .map(|(p, b)| (p.as_str(), b.as_slice()))
-        .collect();
-    let dir = tree(&refs);
+    let dir = tree_owned(&files);
     let request = json!({"operations": [
         {"mode": "Directory", "path": ".", "depth": 3},
         {"mode": "Search", "path": ".", "pattern": "hit", "context_lines": 0},
@@ -520,11 +525,7 @@ fn work_whose_request_timed_out_stops() {
     let files: Vec<(String, Vec<u8>)> = (0..300)
         .map(|i| (format!("d{}/f{i}.txt", i % 7), b"needle\n".to_vec()))
         .collect();
-    let refs: Vec<(&str, &[u8])> = files
-        .iter()
-        .map(|(p, b)| (p.as_str(), b.as_slice()))
-        .collect();
-    let dir = tree(&refs);
+    let dir = tree_owned(&files);
     let request = json!({"operations": [
         {"mode": "Directory", "path": ".", "depth": 3},
         {"mode": "Search", "path": ".", "pattern": "needle"},
