@@ -878,3 +878,222 @@ impl RenderAnswer {
         }
     }
 }
+
+/// A recent commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Commit {
+    /// Abbreviated id.
+    pub sha: String,
+    /// First line of the message.
+    pub message: String,
+    /// Author name.
+    pub author: String,
+    /// Commit time, RFC 3339 UTC.
+    pub time: String,
+    /// How long ago, e.g. `2h ago`.
+    pub time_ago: String,
+}
+
+impl From<crate::code::CommitInfo> for Commit {
+    fn from(c: crate::code::CommitInfo) -> Self {
+        Self {
+            sha: c.sha,
+            message: c.message,
+            author: c.author,
+            time: c.time,
+            time_ago: c.time_ago,
+        }
+    }
+}
+
+/// A directory many recent commits touched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct HotDir {
+    /// The directory, relative to the workspace root.
+    pub path: String,
+    /// Recent commits that touched it.
+    pub commit_count: u64,
+}
+
+/// The project at a glance (`ctx status`, `ctx_status`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct StatusAnswer {
+    /// The project's name (from its manifest, else the directory name).
+    pub project_name: String,
+    /// rust, python, node, go, java, … when detected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project_type: Option<String>,
+    /// Whether the workspace is in a git repository.
+    pub is_git_repo: bool,
+    /// The current branch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// Whether anything is staged, modified or untracked.
+    pub is_dirty: bool,
+    /// Staged files.
+    pub staged_count: u64,
+    /// Modified, unstaged files.
+    pub modified_count: u64,
+    /// Untracked files.
+    pub untracked_count: u64,
+    /// Lines added and removed against HEAD.
+    pub diff_stats: [u64; 2],
+    /// Why some facts are missing (outside a git repository).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Recent commits, newest first.
+    pub recent_commits: Vec<Commit>,
+    /// Directories most touched by recent commits, in the workspace.
+    pub hot_directories: Vec<HotDir>,
+}
+
+impl InWorkspace {
+    /// The status answer, its directories named from the workspace root.
+    pub(crate) fn status(&self, s: crate::code::ProjectStatus) -> StatusAnswer {
+        StatusAnswer {
+            project_name: s.project_name,
+            project_type: s.project_type,
+            is_git_repo: s.is_git_repo,
+            branch: s.branch,
+            is_dirty: s.is_dirty,
+            staged_count: s.staged_count as u64,
+            modified_count: s.modified_count as u64,
+            untracked_count: s.untracked_count as u64,
+            diff_stats: [s.diff_stats[0] as u64, s.diff_stats[1] as u64],
+            note: s.note,
+            recent_commits: s.recent_commits.into_iter().map(Commit::from).collect(),
+            hot_directories: s
+                .hot_directories
+                .into_iter()
+                .filter_map(|h| {
+                    Some(HotDir {
+                        path: self.path(&h.path)?,
+                        commit_count: h.commit_count as u64,
+                    })
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The definition a hunk sits in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Scope {
+    /// Its name.
+    pub name: String,
+    /// Its kind (function, class, …).
+    pub kind: String,
+    /// First line in the new file.
+    pub start_line: u64,
+    /// Last line in the new file.
+    pub end_line: u64,
+}
+
+/// One widened hunk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct HunkItem {
+    /// First line in the old file.
+    pub old_start: u64,
+    /// Lines in the old file.
+    pub old_lines: u64,
+    /// First line in the new file.
+    pub new_start: u64,
+    /// Lines in the new file.
+    pub new_lines: u64,
+    /// The innermost function or class containing the change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Scope>,
+    /// Unified-diff lines, each starting with ` `, `+` or `-`.
+    pub lines: Vec<String>,
+}
+
+impl From<crate::code::Hunk> for HunkItem {
+    fn from(h: crate::code::Hunk) -> Self {
+        Self {
+            old_start: h.old_start as u64,
+            old_lines: h.old_lines as u64,
+            new_start: h.new_start as u64,
+            new_lines: h.new_lines as u64,
+            scope: h.scope.map(|s| Scope {
+                name: s.name,
+                kind: s.kind,
+                start_line: s.start_line as u64,
+                end_line: s.end_line as u64,
+            }),
+            lines: h.lines,
+        }
+    }
+}
+
+/// One changed file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct FileDiffItem {
+    /// Path relative to the workspace root.
+    pub path: String,
+    /// The old path, for renames.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+    /// added, deleted, modified, renamed or typechange.
+    pub status: String,
+    /// Whether the file is binary (no hunks).
+    pub binary: bool,
+    /// Lines added.
+    pub insertions: u64,
+    /// Lines removed.
+    pub deletions: u64,
+    /// The widened hunks.
+    pub hunks: Vec<HunkItem>,
+}
+
+/// What changed between two revisions, hunk by hunk with the definitions around each
+/// (`ctx diff-context`, `ctx_diff_context`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct DiffAnswer {
+    /// The base revision.
+    pub base: String,
+    /// The head revision, or `working tree`.
+    pub head: String,
+    /// Lines added in the files listed.
+    pub insertions: u64,
+    /// Lines removed in the files listed.
+    pub deletions: u64,
+    /// Changed files in path order.
+    pub files: Vec<FileDiffItem>,
+}
+
+impl InWorkspace {
+    /// The diff's files in the workspace (and under `under`, workspace-relative, when
+    /// given), named from the workspace root.
+    pub(crate) fn diff(&self, diff: crate::code::DiffContext, under: Option<&str>) -> DiffAnswer {
+        let files: Vec<FileDiffItem> = diff
+            .files
+            .into_iter()
+            .filter_map(|f| {
+                let path = self.path(&f.path)?;
+                if let Some(under) = under
+                    && under != "."
+                    && path != under
+                    && !path.starts_with(&format!("{under}/"))
+                {
+                    return None;
+                }
+                Some(FileDiffItem {
+                    old_path: f.old_path.and_then(|p| self.path(&p)),
+                    path,
+                    status: f.status,
+                    binary: f.binary,
+                    insertions: f.insertions as u64,
+                    deletions: f.deletions as u64,
+                    hunks: f.hunks.into_iter().map(HunkItem::from).collect(),
+                })
+            })
+            .collect();
+        DiffAnswer {
+            base: diff.base,
+            head: diff.head,
+            insertions: files.iter().map(|f| f.insertions).sum(),
+            deletions: files.iter().map(|f| f.deletions).sum(),
+            files,
+        }
+    }
+}

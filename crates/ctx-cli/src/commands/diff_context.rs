@@ -1,6 +1,7 @@
 //! `ctx diff-context`.
 
 use std::fmt::Write as _;
+use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
@@ -18,10 +19,14 @@ use crate::output::{Output, Status, Style};
 /// Examples:
 ///   ctx diff-context
 ///   ctx diff-context --base main
+///   ctx diff-context src/parser
 ///   ctx --json diff-context --base HEAD~3 --head HEAD
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct DiffContextArgs {
+    /// Only the files under this path (default: every file in the workspace).
+    #[arg(value_name = "PATH")]
+    pub path: Option<PathBuf>,
     /// The revision to compare against (default: HEAD).
     #[arg(long, value_name = "REV")]
     pub base: Option<String>,
@@ -31,9 +36,11 @@ pub struct DiffContextArgs {
 }
 
 pub fn run(args: &DiffContextArgs, ctx: &Context, out: &Output) -> Result<Status> {
-    let diff = ctx
-        .workspace()?
-        .diff_context(args.base.as_deref(), args.head.as_deref())?;
+    let diff = ctx.workspace()?.diff_context(
+        args.base.as_deref(),
+        args.head.as_deref(),
+        args.path.as_deref(),
+    )?;
     if out.is_json() {
         out.json(&diff)?;
     } else {

@@ -51,12 +51,14 @@ fn fixture() -> Env {
     git(&work, &["add", "."]);
     git(&work, &["commit", "-q", "-m", "first"]);
     env.run(&["init"]).ok();
-    // Built first, so both front ends find it up to date (an answer reports its update).
-    env.run(&["index", "build"]).ok();
     env.run(&["pack", "create", "docs"]).ok();
     env.run(&["pack", "add", "docs", "file:src/util.py"]).ok();
     env.run(&["pack", "add", "docs", "glob:tests/*.py"]).ok();
     env.run(&["pack", "snapshot", "docs", "--name", "v1"]).ok();
+    // A change in the work tree, for diff-context.
+    write_files(&work, &[("src/util.py", "def helper():\n    return 2\n")]);
+    // Built last, so both front ends find it up to date (an answer reports its update).
+    env.run(&["index", "build"]).ok();
     env
 }
 
@@ -71,6 +73,13 @@ fn the_cli_and_mcp_give_one_answer_for_the_same_question() {
             json!({ "file": "src/util.py" }),
         ),
         (vec!["map"], "ctx_map", json!({})),
+        (vec!["status"], "ctx_status", json!({})),
+        (vec!["diff-context"], "ctx_diff_context", json!({})),
+        (
+            vec!["diff-context", "src"],
+            "ctx_diff_context",
+            json!({ "path": "src" }),
+        ),
         (
             vec!["pack", "preview", "docs"],
             "ctx_packs_preview",

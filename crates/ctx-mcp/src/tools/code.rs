@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use ctx::code::{CommitInfo, FileDiff, Hunk, SearchKind, SearchLimit, TextQuery};
+use ctx::code::{SearchKind, SearchLimit, TextQuery};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -19,7 +19,7 @@ use crate::text;
 
 pub fn definitions() -> Vec<ToolDef> {
     vec![
-        define::<StatusArgs, StatusAnswer>(
+        define::<StatusArgs, StatusPage>(
             "ctx_status",
             "Project status",
             "The project at a glance: name and type, git branch, staged/modified/untracked counts, recent commits and the directories that changed most. Call it first to orient yourself.",
@@ -59,7 +59,7 @@ pub fn definitions() -> Vec<ToolDef> {
             false,
             related,
         ),
-        define::<DiffArgs, DiffAnswer>(
+        define::<DiffArgs, DiffPage>(
             "ctx_diff_context",
             "Diff with context",
             "The working-tree diff (or base..head) with each hunk widened to its enclosing function or class, so changes are seen with their whole definitions.",
@@ -68,37 +68,6 @@ pub fn definitions() -> Vec<ToolDef> {
             diff_context,
         ),
     ]
-}
-
-/// The git work tree holding `dir` and the path of `dir` inside it (`""` at the top).
-fn repository_prefix(dir: &Path) -> Option<String> {
-    let mut here = Some(dir);
-    while let Some(candidate) = here {
-        if candidate.join(".git").exists() {
-            let rel = dir.strip_prefix(candidate).ok()?;
-            let parts: Vec<String> = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
-            return Some(parts.join("/"));
-        }
-        here = candidate.parent();
-    }
-    None
-}
-
-/// A repository-relative path made relative to the workspace (`.` for the workspace
-/// itself), or `None` if it is outside.
-fn in_workspace(prefix: &str, path: &str) -> Option<String> {
-    if prefix.is_empty() {
-        Some(path.to_owned())
-    } else if path == prefix {
-        Some(".".to_owned())
-    } else {
-        path.strip_prefix(prefix)
-            .and_then(|rest| rest.strip_prefix('/'))
-            .map(str::to_owned)
-    }
 }
 
 // ---- ctx_status ----------------------------------------------------------------------------
@@ -115,69 +84,11 @@ pub struct StatusArgs {
     pub cursor: Option<String>,
 }
 
-/// A recent commit.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Commit {
-    /// Abbreviated id.
-    pub sha: String,
-    /// First line of the message.
-    pub message: String,
-    /// Author name.
-    pub author: String,
-    /// Commit time, RFC 3339 UTC.
-    pub time: String,
-    /// How long ago, e.g. `2h ago`.
-    pub time_ago: String,
-}
-
-impl From<CommitInfo> for Commit {
-    fn from(c: CommitInfo) -> Self {
-        Self {
-            sha: c.sha,
-            message: c.message,
-            author: c.author,
-            time: c.time,
-            time_ago: c.time_ago,
-        }
-    }
-}
-
-/// A directory many recent commits touched.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct HotDir {
-    /// The directory, relative to the workspace root.
-    pub path: String,
-    /// Recent commits that touched it.
-    pub commit_count: u64,
-}
-
 /// Answer of ctx_status.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct StatusAnswer {
-    /// The project's name (from its manifest, else the directory name).
-    pub project_name: String,
-    /// rust, python, node, go, java, … when detected.
-    pub project_type: Option<String>,
-    /// Whether the workspace is in a git repository.
-    pub is_git_repo: bool,
-    /// The current branch.
-    pub branch: Option<String>,
-    /// Whether anything is staged, modified or untracked.
-    pub is_dirty: bool,
-    /// Staged files.
-    pub staged_count: u64,
-    /// Modified, unstaged files.
-    pub modified_count: u64,
-    /// Untracked files.
-    pub untracked_count: u64,
-    /// Lines added and removed against HEAD.
-    pub diff_stats: [u64; 2],
-    /// Why some facts are missing (outside a git repository).
-    pub note: Option<String>,
-    /// Recent commits, newest first.
-    pub recent_commits: Vec<Commit>,
-    /// Directories most touched by recent commits.
-    pub hot_directories: Vec<HotDir>,
+pub struct StatusPage {
+    #[serde(flatten)]
+    pub answer: ctx::answers::StatusAnswer,
     /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
@@ -187,31 +98,8 @@ pub struct StatusAnswer {
 fn status(call: &Call<'_>) -> Result<Page, ToolError> {
     let args: StatusArgs = call.parse()?;
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
-    let s = call.with(|ws| Ok(ws.status()?))?;
-    let prefix = repository_prefix(call.workspace.root()).unwrap_or_default();
-    let answer = StatusAnswer {
-        project_name: s.project_name,
-        project_type: s.project_type,
-        is_git_repo: s.is_git_repo,
-        branch: s.branch,
-        is_dirty: s.is_dirty,
-        staged_count: s.staged_count as u64,
-        modified_count: s.modified_count as u64,
-        untracked_count: s.untracked_count as u64,
-        diff_stats: [s.diff_stats[0] as u64, s.diff_stats[1] as u64],
-        note: s.note,
-        recent_commits: s.recent_commits.into_iter().map(Commit::from).collect(),
-        hot_directories: s
-            .hot_directories
-            .into_iter()
-            .filter_map(|h| {
-                let path = in_workspace(&prefix, &h.path)?;
-                Some(HotDir {
-                    path,
-                    commit_count: h.commit_count as u64,
-                })
-            })
-            .collect(),
+    let answer = StatusPage {
+        answer: call.with(|ws| Ok(ws.status()?))?,
         next_cursor: None,
         page: PageInfo::default(),
     };
@@ -553,87 +441,11 @@ pub struct DiffArgs {
     pub cursor: Option<String>,
 }
 
-/// The definition a hunk sits in.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Scope {
-    /// Its name.
-    pub name: String,
-    /// Its kind (function, class, …).
-    pub kind: String,
-    /// First line in the new file.
-    pub start_line: u64,
-    /// Last line in the new file.
-    pub end_line: u64,
-}
-
-/// One widened hunk.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct HunkItem {
-    /// First line in the old file.
-    pub old_start: u64,
-    /// Lines in the old file.
-    pub old_lines: u64,
-    /// First line in the new file.
-    pub new_start: u64,
-    /// Lines in the new file.
-    pub new_lines: u64,
-    /// The innermost function or class containing the change.
-    pub scope: Option<Scope>,
-    /// Unified-diff lines, each starting with ` `, `+` or `-`.
-    pub lines: Vec<String>,
-}
-
-impl From<Hunk> for HunkItem {
-    fn from(h: Hunk) -> Self {
-        Self {
-            old_start: h.old_start as u64,
-            old_lines: h.old_lines as u64,
-            new_start: h.new_start as u64,
-            new_lines: h.new_lines as u64,
-            scope: h.scope.map(|s| Scope {
-                name: s.name,
-                kind: s.kind,
-                start_line: s.start_line as u64,
-                end_line: s.end_line as u64,
-            }),
-            lines: h.lines,
-        }
-    }
-}
-
-/// One changed file.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct FileDiffItem {
-    /// Path relative to the workspace root.
-    pub path: String,
-    /// The old path, for renames.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub old_path: Option<String>,
-    /// added, deleted, modified, renamed or typechange.
-    pub status: String,
-    /// Whether the file is binary (no hunks).
-    pub binary: bool,
-    /// Lines added.
-    pub insertions: u64,
-    /// Lines removed.
-    pub deletions: u64,
-    /// The widened hunks.
-    pub hunks: Vec<HunkItem>,
-}
-
 /// Answer of ctx_diff_context.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct DiffAnswer {
-    /// The base revision.
-    pub base: String,
-    /// The head revision, or `working tree`.
-    pub head: String,
-    /// Lines added in the files listed (all pages).
-    pub insertions: u64,
-    /// Lines removed in the files listed (all pages).
-    pub deletions: u64,
-    /// Changed files in path order.
-    pub files: Vec<FileDiffItem>,
+pub struct DiffPage {
+    #[serde(flatten)]
+    pub answer: ctx::answers::DiffAnswer,
     /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
@@ -647,42 +459,18 @@ fn diff_context(call: &Call<'_>) -> Result<Page, ToolError> {
     }
     let request = call.page_request(args.max_tokens, args.cursor.as_deref(), "")?;
     let under = match &args.path {
-        Some(path) => {
-            let resolved = call.workspace.resolve(path)?;
-            (resolved.rel != ".").then_some(resolved.rel)
-        }
+        Some(path) => Some(call.workspace.resolve(path)?.rel),
         None => None,
     };
-    let diff = call.with(|ws| Ok(ws.diff_context(args.base.as_deref(), args.head.as_deref())?))?;
-    let prefix = repository_prefix(call.workspace.root()).unwrap_or_default();
-    let files: Vec<FileDiffItem> = diff
-        .files
-        .into_iter()
-        .filter_map(|f: FileDiff| {
-            let path = in_workspace(&prefix, &f.path)?;
-            if let Some(under) = &under
-                && path != *under
-                && !path.starts_with(&format!("{under}/"))
-            {
-                return None;
-            }
-            Some(FileDiffItem {
-                old_path: f.old_path.and_then(|p| in_workspace(&prefix, &p)),
-                path,
-                status: f.status,
-                binary: f.binary,
-                insertions: f.insertions as u64,
-                deletions: f.deletions as u64,
-                hunks: f.hunks.into_iter().map(HunkItem::from).collect(),
-            })
-        })
-        .collect();
-    let answer = DiffAnswer {
-        base: diff.base,
-        head: diff.head,
-        insertions: files.iter().map(|f| f.insertions).sum(),
-        deletions: files.iter().map(|f| f.deletions).sum(),
-        files,
+    let diff = call.with(|ws| {
+        Ok(ws.diff_context(
+            args.base.as_deref(),
+            args.head.as_deref(),
+            under.as_deref().map(Path::new),
+        )?)
+    })?;
+    let answer = DiffPage {
+        answer: diff,
         next_cursor: None,
         page: PageInfo::default(),
     };

@@ -4,10 +4,10 @@
 use std::path::Path;
 
 use super::Workspace;
-use crate::answers::{InWorkspace, MapAnswer, RelatedAnswer, SearchAnswer, SummarizeAnswer};
-use crate::code::{
-    self, CodeContext, DiffContext, ProjectStatus, SearchKind, SummaryPlan, TreeCache,
+use crate::answers::{
+    DiffAnswer, InWorkspace, MapAnswer, RelatedAnswer, SearchAnswer, StatusAnswer, SummarizeAnswer,
 };
+use crate::code::{self, CodeContext, SearchKind, SummaryPlan, TreeCache};
 use crate::error::CtxError;
 
 impl Workspace {
@@ -130,22 +130,22 @@ impl Workspace {
     }
 
     /// The project at a glance: name, type, branch, recent commits, hot directories.
-    pub fn status(&self) -> Result<ProjectStatus, CtxError> {
-        Ok(code::status(&self.cwd, self.now())?)
+    pub fn status(&self) -> Result<StatusAnswer, CtxError> {
+        let status = code::status(&self.cwd, self.now())?;
+        Ok(InWorkspace::at(&self.sandbox_root).status(status))
     }
 
     /// What changed between `base` and `head` (the work tree against `HEAD` by default),
-    /// hunk by hunk with the symbols each touches.
+    /// hunk by hunk with the symbols each touches: the files in the workspace, under `under`
+    /// (taken from [`Workspace::cwd`]) when given.
     pub fn diff_context(
         &self,
         base: Option<&str>,
         head: Option<&str>,
-    ) -> Result<DiffContext, CtxError> {
-        Ok(code::diff_context(
-            &self.cwd,
-            base,
-            head,
-            Some(self.sandbox()?),
-        )?)
+        under: Option<&Path>,
+    ) -> Result<DiffAnswer, CtxError> {
+        let under = under.map(|p| self.workspace_relative(p)).transpose()?;
+        let diff = code::diff_context(&self.cwd, base, head, Some(self.sandbox()?))?;
+        Ok(InWorkspace::at(&self.sandbox_root).diff(diff, under.as_deref()))
     }
 }
