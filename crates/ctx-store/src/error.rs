@@ -96,6 +96,10 @@ pub enum StoreError {
         label: String,
         snapshot: ContentHash,
     },
+    /// In a store several workspaces share, the label names another workspace's snapshot
+    /// (which this workspace may not learn of).
+    #[error("label `{label}` is taken in this shared store; pick another label")]
+    LabelTakenElsewhere { label: String },
     #[error("{location}: {detail}")]
     Backend {
         /// The backend, without credentials (`postgres://host:port/db`, `s3://bucket/prefix`).

@@ -231,7 +231,19 @@ impl Metadata for ScopedMetadata {
     ) -> Result<SnapshotRecord, StoreError> {
         let mut snapshot = snapshot.clone();
         snapshot.root.get_or_insert_with(|| self.root.clone());
-        self.inner.insert_snapshot(&snapshot, items)
+        match self.inner.insert_snapshot(&snapshot, items) {
+            // Labels are unique in the whole store: one another workspace took is refused
+            // without naming that workspace's snapshot.
+            Err(StoreError::LabelTaken { label, .. })
+                if !self
+                    .inner
+                    .snapshot_by_label(&label)?
+                    .is_some_and(|other| self.sees(other.root.as_deref())) =>
+            {
+                Err(StoreError::LabelTakenElsewhere { label })
+            }
+            other => other,
+        }
     }
 
     fn write_snapshot(

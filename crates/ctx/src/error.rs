@@ -270,9 +270,10 @@ fn store_kind(err: &ctx_store::StoreError) -> ErrorKind {
         | S::NoSuchArtifact { .. }
         | S::NoSuchSnapshot { .. }
         | S::MissingObject { .. } => ErrorKind::NotFound,
-        S::PackExists { .. } | S::ArtifactExists { .. } | S::LabelTaken { .. } => {
-            ErrorKind::Conflict
-        }
+        S::PackExists { .. }
+        | S::ArtifactExists { .. }
+        | S::LabelTaken { .. }
+        | S::LabelTakenElsewhere { .. } => ErrorKind::Conflict,
         S::AmbiguousId { .. } | S::BadStoreUrl { .. } | S::BackendNotCompiled { .. } => {
             ErrorKind::UserInput
         }
