@@ -177,7 +177,7 @@ def test_runs_import_list_show_and_diff(project: Path, tmp_path: Path) -> None:
     listed = ws.run_list()
     assert [r["id"] for r in listed][:2] == [second["run"], first["run"]]
     shown = ws.run_show(first["run"][:15])
-    assert shown["id"] == first["run"] and shown["steps"], shown
+    assert shown["run"]["id"] == first["run"] and shown["steps"], shown
     diff = ws.run_diff(first["run"], "latest")
     assert diff["a"] == first["run"] and diff["b"] == second["run"], diff
     assert diff["drift"], "the changed prompt is a drift"
@@ -250,11 +250,11 @@ def test_python_records_a_run_that_the_cli_replays(project: Path) -> None:
     assert list(journal.glob("*.jsonl")) == []
 
     run = ws.run_show("agent-1")
-    assert [s["gen_ai.tool.name"] for s in run["steps"]] == ["fs_read", "fs_read", "edit_file"]
+    assert [s["tool"] for s in run["steps"]] == ["fs_read", "fs_read", "edit_file"]
     assert [s["deterministic"] for s in run["steps"]] == [True, True, False]
-    assert run["manifest"]["environment"]["runtime"] == "ctx-python"
+    assert run["run"]["environment"]["runtime"] == "ctx-python"
     # The files the calls read are the run's inputs, stored redacted.
-    names = sorted(i["name"] for i in run["manifest"]["inputs"])
+    names = sorted(i["name"] for i in run["run"]["inputs"])
     assert names == ["docs/secrets.md", "src/tokens.py"]
     show = subprocess.run(
         [CTX_BIN, "run", "show", "agent-1", "--json"], cwd=project, capture_output=True, text=True, check=True

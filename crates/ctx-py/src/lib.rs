@@ -374,9 +374,13 @@ impl Workspace {
         self.call(py, ctx_facade::Workspace::run_list)
     }
 
-    /// A run by id, unique id prefix or tag ("latest" is the last stored).
+    /// A run by id, unique id prefix or tag ("latest" is the last stored): the answer
+    /// `ctx run show --json` prints (header and steps, texts by hash).
     fn run_show(&self, py: Python<'_>, run: String) -> PyResult<Py<PyAny>> {
-        self.call(py, move |ws| ws.run_show(&run))
+        self.call(py, move |ws| {
+            let (found, refs) = ws.run_show_with_refs(&run)?;
+            ws.run_show_answer(&found, refs, None, &(0..found.steps.len()))
+        })
     }
 
     /// What changed from run `a` to run `b`.

@@ -7,6 +7,7 @@
 
 use schemars::JsonSchema;
 use serde::Serialize;
+use serde_json::Value;
 
 /// A related file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
@@ -1095,5 +1096,236 @@ impl InWorkspace {
             deletions: files.iter().map(|f| f.deletions).sum(),
             files,
         }
+    }
+}
+
+/// A prompt of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct PromptItem {
+    /// user, system, ….
+    pub role: String,
+    /// The hash of its text.
+    pub content_ref: String,
+    /// The text (with include_content), cut at max_output_bytes: in the answer's text only.
+    #[schemars(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+/// A named input or output of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ContentItem {
+    /// Its name (usually a path).
+    pub name: String,
+    /// The hash of its content.
+    pub content_ref: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// One step of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct StepItem {
+    /// Position in the run, from 0.
+    pub index: u64,
+    /// The step object's hash.
+    pub hash: String,
+    /// execute_tool (a tool call) or chat (a model turn).
+    pub operation: String,
+    /// The tool's name, for tool calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The agent's id for the call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// The model, for model turns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The call's arguments.
+    pub arguments: Value,
+    /// The hash of the output (tool result or model message).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_ref: Option<String>,
+    /// The output text (with include_content), cut at max_output_bytes: in the answer's text
+    /// only.
+    #[schemars(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    /// Whether `output` was cut.
+    pub output_truncated: bool,
+    /// The reasoning stated before the step (with include_content): in the answer's text
+    /// only.
+    #[schemars(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// Whether re-running the step must give the same output.
+    pub deterministic: bool,
+    /// ok or error.
+    pub status: String,
+    /// When it started (RFC 3339), as recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    /// How long it took, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+}
+
+/// The run's header: everything but the steps.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct RunHeader {
+    /// The run id.
+    pub id: String,
+    /// Refs naming the run (`latest`, tags).
+    pub refs: Vec<String>,
+    /// Where it came from.
+    pub source: String,
+    /// The run it was forked from, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// The agent's session id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation_id: Option<String>,
+    /// When it started (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    /// The model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The model's request parameters.
+    pub model_parameters: Value,
+    /// The hash of the system prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// The prompts, in order.
+    pub prompts: Vec<PromptItem>,
+    /// Inputs given to the run.
+    pub inputs: Vec<ContentItem>,
+    /// Outputs the run produced.
+    pub outputs: Vec<ContentItem>,
+    /// Number of steps in the whole run.
+    pub step_count: u64,
+    /// What recorded it (runtime, tools, platform), as the manifest says.
+    pub environment: Value,
+    /// The runs nested in this one (sub-agents, compactions): each link as recorded, the
+    /// nested run's id under `run`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<Value>,
+}
+
+/// A stored run: its header and its steps (`ctx run show`, `ctx_runs_show`).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct RunShowAnswer {
+    /// The run without its steps.
+    pub run: RunHeader,
+    /// Steps in order.
+    pub steps: Vec<StepItem>,
+}
+
+/// `bytes` as text, cut after `max` bytes (at a character boundary); whether it was cut.
+fn cut(bytes: &[u8], max: usize) -> (String, bool) {
+    let text = String::from_utf8_lossy(bytes);
+    if text.len() <= max {
+        return (text.into_owned(), false);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (text[..end].to_owned(), true)
+}
+
+impl RunShowAnswer {
+    /// The answer for `run`; with `content`, the texts (cut after that many bytes) of the
+    /// prompts and of the steps in `window`, read through `blob`.
+    pub(crate) fn new(
+        run: &ctx_runs::Run,
+        refs: Vec<String>,
+        content: Option<usize>,
+        window: &std::ops::Range<usize>,
+        blob: &dyn Fn(&ctx_core::ContentHash) -> Result<Vec<u8>, crate::CtxError>,
+    ) -> Result<Self, crate::CtxError> {
+        let text =
+            |hash: &ctx_core::ContentHash| -> Result<Option<(String, bool)>, crate::CtxError> {
+                content.map(|max| Ok(cut(&blob(hash)?, max))).transpose()
+            };
+        let m = &run.manifest;
+        let mut prompts = Vec::with_capacity(m.prompts.len());
+        for p in &m.prompts {
+            prompts.push(PromptItem {
+                role: p.role.clone(),
+                content_ref: p.content_ref.to_string(),
+                text: text(&p.content_ref)?.map(|(t, _)| t),
+            });
+        }
+        let items = |refs: &[ctx_runs::ContentRef]| -> Vec<ContentItem> {
+            refs.iter()
+                .map(|c| ContentItem {
+                    name: c.name.clone(),
+                    content_ref: c.content_ref.to_string(),
+                    size: c.size,
+                })
+                .collect()
+        };
+        let mut steps = Vec::with_capacity(run.steps.len());
+        for (i, (step, hash)) in run.steps.iter().zip(&m.steps).enumerate() {
+            // Steps outside the window keep their hashes only.
+            let shown = window.contains(&i);
+            let output = match &step.output_ref {
+                Some(h) if shown => text(h)?,
+                _ => None,
+            };
+            let reasoning = match &step.reasoning_ref {
+                Some(h) if shown => text(h)?.map(|(t, _)| t),
+                _ => None,
+            };
+            steps.push(StepItem {
+                index: step.index,
+                hash: hash.to_string(),
+                operation: step.kind.operation_name().to_owned(),
+                tool: step.tool.clone(),
+                call_id: step.call_id.clone(),
+                model: step.model.clone(),
+                arguments: step.parameters.clone(),
+                output_ref: step.output_ref.map(|h| h.to_string()),
+                output_truncated: output.as_ref().is_some_and(|(_, cut)| *cut),
+                output: output.map(|(t, _)| t),
+                reasoning,
+                deterministic: step.deterministic,
+                status: match step.status {
+                    ctx_runs::StepStatus::Ok => "ok",
+                    ctx_runs::StepStatus::Error => "error",
+                }
+                .to_owned(),
+                timestamp: step.timestamp.clone(),
+                duration_ms: step.duration_ms,
+            });
+        }
+        Ok(Self {
+            run: RunHeader {
+                id: run.id.to_string(),
+                refs,
+                source: m.source.clone(),
+                parent: m.parent.map(|p| p.to_string()),
+                conversation_id: m.conversation_id.clone(),
+                created: m.created.clone(),
+                model: m.model.as_ref().map(|x| x.identifier.clone()),
+                model_parameters: m.model.as_ref().map_or_else(
+                    || Value::Object(serde_json::Map::new()),
+                    |x| serde_json::to_value(&x.parameters).expect("parameters serialize"),
+                ),
+                system_prompt: m.system_prompt.map(|h| h.to_string()),
+                prompts,
+                inputs: items(&m.inputs),
+                outputs: items(&m.outputs),
+                step_count: run.steps.len() as u64,
+                environment: serde_json::to_value(&m.environment).expect("environments serialize"),
+                children: m
+                    .children
+                    .iter()
+                    .map(|c| serde_json::to_value(c).expect("links serialize"))
+                    .collect(),
+            },
+            steps,
+        })
     }
 }

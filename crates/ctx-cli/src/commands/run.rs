@@ -8,10 +8,10 @@ use anyhow::{Context as _, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use clap::{Args, Subcommand};
 use ctx::runs::{
-    FormatChoice, ImportOptions, ImportWarning, Run, RunDiff, RunSummary, RunTree, StepKind,
-    StepStatus, StoredRun,
+    FormatChoice, ImportOptions, ImportWarning, RunDiff, RunSummary, RunTree, StepKind, StepStatus,
+    StoredRun,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::args::Format;
 use crate::commands::{run_provenance, run_replay};
@@ -429,55 +429,14 @@ fn long_entry(out: &Output, run: &RunSummary) -> Result<()> {
     out.line(&format!("Steps:   {}", run.steps))
 }
 
-/// The JSON form of a run: id, refs, manifest, and steps each with its object hash.
-pub fn run_json(run: &Run, refs: &[String]) -> Value {
-    let steps: Vec<Value> = run
-        .steps
-        .iter()
-        .zip(&run.manifest.steps)
-        .map(|(step, hash)| {
-            let mut value = serde_json::to_value(step).expect("steps serialize");
-            if let Value::Object(map) = &mut value {
-                map.insert("hash".to_owned(), json!(hash));
-            }
-            value
-        })
-        .collect();
-    json!({
-        "id": run.id,
-        "refs": refs,
-        "manifest": run.manifest,
-        "steps": steps,
-    })
-}
-
-/// [`run_json`] with the runs nested in the run, each under `children` with its link.
-pub fn run_tree_json(tree: &RunTree, refs: &[String]) -> Value {
-    let mut value = run_json(&tree.run, refs);
-    if !tree.children.is_empty() {
-        let children: Vec<Value> = tree
-            .children
-            .iter()
-            .map(|(link, child)| {
-                let mut entry = serde_json::to_value(link).expect("links serialize");
-                if let Value::Object(map) = &mut entry {
-                    map.insert("run".to_owned(), run_tree_json(child, &[]));
-                }
-                entry
-            })
-            .collect();
-        value["children"] = Value::Array(children);
-    }
-    value
-}
-
 fn show(args: &ShowArgs, ws: &ctx::Workspace, out: &Output) -> Result<Status> {
     let (run, refs) = ws.run_show_with_refs(&args.id)?;
-    let tree = ws.run_tree(&run.id)?;
     if out.is_json_by_default() {
-        out.json(&run_tree_json(&tree, &refs))?;
+        // The header and every step, texts by hash (`run export` gives them whole).
+        out.json(&ws.run_show_answer(&run, refs, None, &(0..run.steps.len()))?)?;
         return Ok(Status::Success);
     }
+    let tree = ws.run_tree(&run.id)?;
     let m = &run.manifest;
     out.line(&format!(
         "{}{}",

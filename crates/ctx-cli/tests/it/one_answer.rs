@@ -57,6 +57,11 @@ fn fixture() -> Env {
     env.run(&["pack", "snapshot", "docs", "--name", "v1"]).ok();
     // A change in the work tree, for diff-context.
     write_files(&work, &[("src/util.py", "def helper():\n    return 2\n")]);
+    let transcript = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../ctx-runs/tests/fixtures/swe-agent.traj");
+    let transcript = transcript.to_str().expect("utf8");
+    env.run(&["run", "import", transcript, "--from", "swe-agent"])
+        .ok();
     // Built last, so both front ends find it up to date (an answer reports its update).
     env.run(&["index", "build"]).ok();
     env
@@ -74,6 +79,11 @@ fn the_cli_and_mcp_give_one_answer_for_the_same_question() {
         ),
         (vec!["map"], "ctx_map", json!({})),
         (vec!["status"], "ctx_status", json!({})),
+        (
+            vec!["run", "show", "latest"],
+            "ctx_runs_show",
+            json!({ "run": "latest" }),
+        ),
         (vec!["diff-context"], "ctx_diff_context", json!({})),
         (
             vec!["diff-context", "src"],

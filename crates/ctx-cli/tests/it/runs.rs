@@ -67,8 +67,8 @@ fn every_adapter_round_trips_through_the_ctx_export_with_the_same_id() {
         let show = env.run(&["run", "show", &id]);
         show.ok();
         let shown = show.json();
-        assert_eq!(shown["id"], id.as_str(), "show is JSON by default");
-        assert_eq!(shown["manifest"]["source"], format);
+        assert_eq!(shown["run"]["id"], id.as_str(), "show is JSON by default");
+        assert_eq!(shown["run"]["source"], format);
         assert_eq!(
             shown["steps"].as_array().expect("steps").len() as u64,
             steps
@@ -170,11 +170,18 @@ fn log_show_fork_tag_and_export() {
     let child = forked["run"].as_str().expect("id").to_owned();
     assert_ne!(child, id);
     let shown = env.run(&["run", "show", "retry"]).json();
-    assert_eq!(shown["manifest"]["parent"], id.as_str());
-    assert_eq!(shown["refs"], json!(["latest", "retry"]));
+    assert_eq!(shown["run"]["parent"], id.as_str());
+    assert_eq!(shown["run"]["refs"], json!(["latest", "retry"]));
     // A fork keeps the parent's step objects: the chain is shared.
     let parent = env.run(&["run", "show", &id]).json();
-    let steps = |v: &Value| v["manifest"]["steps"].as_array().expect("steps").clone();
+    let steps = |v: &Value| -> Vec<Value> {
+        v["steps"]
+            .as_array()
+            .expect("steps")
+            .iter()
+            .map(|s| s["hash"].clone())
+            .collect()
+    };
     assert_eq!(steps(&shown)[..], steps(&parent)[..3]);
 
     let log = env.run(&["run", "log"]);
@@ -193,7 +200,10 @@ fn log_show_fork_tag_and_export() {
     env.run(&["run", "tag", &id, "0abc"])
         .bad_input("not a usable tag");
     env.run(&["--json", "run", "tag", &id, "base"]).ok();
-    assert_eq!(env.run(&["run", "show", "base"]).json()["id"], id.as_str());
+    assert_eq!(
+        env.run(&["run", "show", "base"]).json()["run"]["id"],
+        id.as_str()
+    );
 
     let otel = env.run(&["run", "export", "base", "--format", "otel"]);
     otel.ok();
@@ -231,7 +241,10 @@ fn log_show_fork_tag_and_export() {
     let manifest = attr(&spans[0], "ctx.run.manifest");
     let manifest: Value =
         serde_json::from_str(manifest["stringValue"].as_str().expect("string")).expect("JSON");
-    assert_eq!(manifest, parent["manifest"]);
+    let exported = env
+        .run(&["run", "export", "base", "--format", "ctx"])
+        .json();
+    assert_eq!(manifest, exported["manifest"]);
 
     let swe = import(&env, &fixture("swe-agent.traj"), "swe-agent");
     let statement = env.run(&["run", "export", &swe, "--format", "in-toto"]);
@@ -763,20 +776,17 @@ fn a_truncating_fork_drops_the_parents_outputs() {
     let env = init();
     let id = import(&env, &fixture("swe-agent.traj"), "swe-agent");
     let parent = env.run(&["--json", "run", "show", &id]).json();
-    assert_eq!(
-        parent["manifest"]["outputs"].as_array().map(Vec::len),
-        Some(1)
-    );
+    assert_eq!(parent["run"]["outputs"].as_array().map(Vec::len), Some(1));
     let cut = env.run(&["--json", "run", "fork", &id, "--at", "2"]).json();
     let child = env
         .run(&["--json", "run", "show", cut["run"].as_str().expect("id")])
         .json();
-    assert_eq!(child["manifest"]["outputs"], json!([]));
+    assert_eq!(child["run"]["outputs"], json!([]));
     let whole = env.run(&["--json", "run", "fork", &id]).json();
     let copy = env
         .run(&["--json", "run", "show", whole["run"].as_str().expect("id")])
         .json();
-    assert_eq!(copy["manifest"]["outputs"], parent["manifest"]["outputs"]);
+    assert_eq!(copy["run"]["outputs"], parent["run"]["outputs"]);
 }
 
 #[test]
@@ -790,7 +800,7 @@ fn the_in_toto_export_is_a_sidecar_that_run_verify_accepts() {
     assert_eq!(statement["predicate"]["run"], id.as_str());
     // The submitted patch, saved next to its exported statement, verifies against the store.
     let shown = env.run(&["--json", "run", "show", &id]).json();
-    let patch_ref = shown["manifest"]["outputs"][0]["content_ref"]
+    let patch_ref = shown["run"]["outputs"][0]["content_ref"]
         .as_str()
         .expect("ref")
         .to_owned();

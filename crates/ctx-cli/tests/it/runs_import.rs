@@ -77,13 +77,16 @@ fn a_session_directory_brings_its_sub_agents_into_show_and_otel() {
         human.stdout
     );
     let shown = env.run(&["run", "show", "latest"]).json();
-    let child = &shown["children"][0];
+    let child = &shown["run"]["children"][0];
     assert_eq!(child["kind"], "subagent");
     assert_eq!(child["step"], 6);
     assert_eq!(child["gen_ai.agent.name"], "Explore");
-    assert_eq!(child["run"]["id"], main["children"][0]["run"]);
+    assert_eq!(child["run"], main["children"][0]["run"]);
+    let nested = env
+        .run(&["run", "show", child["run"].as_str().expect("id")])
+        .json();
     assert_eq!(
-        child["run"]["steps"].as_array().map(|s| s.len() as u64),
+        nested["steps"].as_array().map(|s| s.len() as u64),
         main["children"][0]["steps"].as_u64()
     );
 
@@ -134,7 +137,7 @@ fn a_session_directory_brings_its_sub_agents_into_show_and_otel() {
     let other = init();
     let again = other.run(&["--json", "run", "import", path(&file)]);
     again.ok();
-    assert_eq!(again.json()["run"], shown["id"]);
+    assert_eq!(again.json()["run"], shown["run"]["id"]);
     assert_eq!(
         other.run(&["run", "show", "latest"]).stdout,
         env.run(&["run", "show", "latest"]).stdout
@@ -181,7 +184,7 @@ fn rows_of_an_output_file_are_runs_of_their_own() {
     // `latest` (and --tag) name the first row's run.
     assert_eq!(report["run"], report["runs"][0]["run"]);
     assert_eq!(
-        env.run(&["run", "show", "latest"]).json()["id"],
+        env.run(&["run", "show", "latest"]).json()["run"]["id"],
         report["run"]
     );
     let one = env.run(&["--json", "run", "import", path(&file), "--row", "2"]);

@@ -127,7 +127,7 @@ fn unsigned_artifact_verifies() {
     );
     assert_eq!(
         attach.json()["run"],
-        env.run(&["run", "show", "build", "--json"]).json()["id"]
+        env.run(&["run", "show", "build", "--json"]).json()["run"]["id"]
     );
 
     let verify = env.run(&["run", "verify", "report.md", "--json"]);

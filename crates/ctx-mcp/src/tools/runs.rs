@@ -1,10 +1,8 @@
 //! Run record tools (seed 004): list the runs in the store, show one run's steps, and diff two
 //! runs into typed drift entries. All read-only; long answers are paged.
 
-use ctx::runs::Run;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::{Call, ToolDef, define, reads};
 use crate::error::ToolError;
@@ -25,7 +23,7 @@ pub fn definitions() -> Vec<ToolDef> {
             false,
             runs_list,
         ),
-        define::<ShowArgs, ShowAnswer>(
+        define::<ShowArgs, ShowPage>(
             "ctx_runs_show",
             "Show a run",
             "Show one recorded run: its model, prompts, inputs and outputs, and every step in order (tool or model call, arguments, output hash and optionally the output text, whether it is deterministic). Every object is re-hashed, so a damaged record is reported rather than shown. Long runs come in pages: pass next_cursor to continue.",
@@ -135,211 +133,15 @@ pub struct ShowArgs {
     pub cursor: Option<String>,
 }
 
-/// A prompt of a run.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct PromptItem {
-    /// user, system, ….
-    pub role: String,
-    /// The hash of its text.
-    pub content_ref: String,
-    /// The text (with include_content), cut at max_output_bytes: in the answer's text only.
-    #[schemars(skip)]
-    pub text: Option<String>,
-}
-
-/// A named input or output of a run.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ContentItem {
-    /// Its name (usually a path).
-    pub name: String,
-    /// The hash of its content.
-    pub content_ref: String,
-    /// Its size in bytes.
-    pub size: u64,
-}
-
-/// One step of a run.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct StepItem {
-    /// Position in the run, from 0.
-    pub index: u64,
-    /// The step object's hash.
-    pub hash: String,
-    /// execute_tool (a tool call) or chat (a model turn).
-    pub operation: String,
-    /// The tool's name, for tool calls.
-    pub tool: Option<String>,
-    /// The agent's id for the call.
-    pub call_id: Option<String>,
-    /// The model, for model turns.
-    pub model: Option<String>,
-    /// The call's arguments.
-    pub arguments: Value,
-    /// The hash of the output (tool result or model message).
-    pub output_ref: Option<String>,
-    /// The output text (with include_content), cut at max_output_bytes: in the answer's text
-    /// only.
-    #[schemars(skip)]
-    pub output: Option<String>,
-    /// Whether `output` was cut.
-    pub output_truncated: bool,
-    /// The reasoning stated before the step (with include_content): in the answer's text
-    /// only.
-    #[schemars(skip)]
-    pub reasoning: Option<String>,
-    /// Whether re-running the step must give the same output.
-    pub deterministic: bool,
-    /// ok or error.
-    pub status: String,
-    /// When it started (RFC 3339), as recorded.
-    pub timestamp: Option<String>,
-    /// How long it took, in milliseconds.
-    pub duration_ms: Option<u64>,
-}
-
-/// The run's header: everything but the steps.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct RunHeader {
-    /// The run id.
-    pub id: String,
-    /// Refs naming the run (`latest`, tags).
-    pub refs: Vec<String>,
-    /// Where it came from.
-    pub source: String,
-    /// The run it was forked from, if any.
-    pub parent: Option<String>,
-    /// The agent's session id.
-    pub conversation_id: Option<String>,
-    /// When it started (RFC 3339).
-    pub created: Option<String>,
-    /// The model.
-    pub model: Option<String>,
-    /// The model's request parameters.
-    pub model_parameters: Value,
-    /// The hash of the system prompt.
-    pub system_prompt: Option<String>,
-    /// The prompts, in order.
-    pub prompts: Vec<PromptItem>,
-    /// Inputs given to the run.
-    pub inputs: Vec<ContentItem>,
-    /// Outputs the run produced.
-    pub outputs: Vec<ContentItem>,
-    /// Number of steps in the whole run.
-    pub step_count: u64,
-}
-
 /// Answer of ctx_runs_show.
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct ShowAnswer {
-    /// The run without its steps.
-    pub run: RunHeader,
-    /// Steps in order.
-    pub steps: Vec<StepItem>,
+pub struct ShowPage {
+    #[serde(flatten)]
+    pub answer: ctx::answers::RunShowAnswer,
     /// Pass as `cursor` for the next page; absent on the last page.
     pub next_cursor: Option<String>,
     /// Where this page sits in the whole answer.
     pub page: PageInfo,
-}
-
-fn cut(bytes: &[u8], max: usize) -> (String, bool) {
-    let text = String::from_utf8_lossy(bytes);
-    if text.len() <= max {
-        return (text.into_owned(), false);
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    (text[..end].to_owned(), true)
-}
-
-fn show_answer(
-    ws: &ctx::Workspace,
-    run: &Run,
-    refs: Vec<String>,
-    content: Option<usize>,
-    window: &std::ops::Range<usize>,
-) -> Result<ShowAnswer, ctx::CtxError> {
-    let text = |hash: &ctx::core::ContentHash| -> Result<Option<(String, bool)>, ctx::CtxError> {
-        content
-            .map(|max| Ok(cut(&ws.run_blob(hash)?, max)))
-            .transpose()
-    };
-    let m = &run.manifest;
-    let mut prompts = Vec::with_capacity(m.prompts.len());
-    for p in &m.prompts {
-        prompts.push(PromptItem {
-            role: p.role.clone(),
-            content_ref: p.content_ref.to_string(),
-            text: text(&p.content_ref)?.map(|(t, _)| t),
-        });
-    }
-    let items = |refs: &[ctx::runs::ContentRef]| -> Vec<ContentItem> {
-        refs.iter()
-            .map(|c| ContentItem {
-                name: c.name.clone(),
-                content_ref: c.content_ref.to_string(),
-                size: c.size,
-            })
-            .collect()
-    };
-    let mut steps = Vec::with_capacity(run.steps.len());
-    for (i, (step, hash)) in run.steps.iter().zip(&m.steps).enumerate() {
-        // Steps no page starting here can show keep their hashes only.
-        let shown = window.contains(&i);
-        let output = match &step.output_ref {
-            Some(h) if shown => text(h)?,
-            _ => None,
-        };
-        let reasoning = match &step.reasoning_ref {
-            Some(h) if shown => text(h)?.map(|(t, _)| t),
-            _ => None,
-        };
-        steps.push(StepItem {
-            index: step.index,
-            hash: hash.to_string(),
-            operation: step.kind.operation_name().to_owned(),
-            tool: step.tool.clone(),
-            call_id: step.call_id.clone(),
-            model: step.model.clone(),
-            arguments: step.parameters.clone(),
-            output_ref: step.output_ref.map(|h| h.to_string()),
-            output_truncated: output.as_ref().is_some_and(|(_, cut)| *cut),
-            output: output.map(|(t, _)| t),
-            reasoning,
-            deterministic: step.deterministic,
-            status: match step.status {
-                ctx::runs::StepStatus::Ok => "ok",
-                ctx::runs::StepStatus::Error => "error",
-            }
-            .to_owned(),
-            timestamp: step.timestamp.clone(),
-            duration_ms: step.duration_ms,
-        });
-    }
-    Ok(ShowAnswer {
-        run: RunHeader {
-            id: run.id.to_string(),
-            refs,
-            source: m.source.clone(),
-            parent: m.parent.map(|p| p.to_string()),
-            conversation_id: m.conversation_id.clone(),
-            created: m.created.clone(),
-            model: m.model.as_ref().map(|x| x.identifier.clone()),
-            model_parameters: m.model.as_ref().map_or_else(
-                || Value::Object(serde_json::Map::new()),
-                |x| serde_json::to_value(&x.parameters).expect("parameters serialize"),
-            ),
-            system_prompt: m.system_prompt.map(|h| h.to_string()),
-            prompts,
-            inputs: items(&m.inputs),
-            outputs: items(&m.outputs),
-            step_count: run.steps.len() as u64,
-        },
-        steps,
-        next_cursor: None,
-        page: PageInfo::default(),
-    })
 }
 
 fn runs_show(call: &Call<'_>) -> Result<Page, ToolError> {
@@ -364,7 +166,11 @@ fn runs_show(call: &Call<'_>) -> Result<Page, ToolError> {
             ..request
                 .start
                 .saturating_add(usize::try_from(request.max_tokens).unwrap_or(usize::MAX));
-        let answer = show_answer(ws, &run, refs, content, &window)?;
+        let answer = ShowPage {
+            answer: ws.run_show_answer(&run, refs, content, &window)?,
+            next_cursor: None,
+            page: PageInfo::default(),
+        };
         Ok((answer, request))
     })?;
     // With include_content the texts are the answer's text; the structured answer keeps

@@ -206,6 +206,19 @@ impl Workspace {
         Ok(crate::runs::load_with_refs(self.store()?, id)?)
     }
 
+    /// The answer `run show` gives for `run` (with `refs`): its header and steps; with
+    /// `content`, the prompts' texts and those of the steps in `window`, each cut after that
+    /// many bytes.
+    pub fn run_show_answer(
+        &self,
+        run: &Run,
+        refs: Vec<String>,
+        content: Option<usize>,
+        window: &std::ops::Range<usize>,
+    ) -> Result<crate::answers::RunShowAnswer, CtxError> {
+        crate::answers::RunShowAnswer::new(run, refs, content, window, &|hash| self.run_blob(hash))
+    }
+
     /// A stored object of a run (a prompt, an input, an output), by its hash.
     pub fn run_blob(&self, hash: &ContentHash) -> Result<Vec<u8>, CtxError> {
         Ok(ctx_runs::read_blob(self.store()?, hash)?)
