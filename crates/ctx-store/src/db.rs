@@ -530,14 +530,11 @@ impl SqliteMetadata {
 
     /// The cached token counts of `hashes` under `tokenizer`, in order, in one read
     /// transaction (one shared lock and one look at the WAL for all of them, not one each).
-    pub fn cached_token_counts(
+    pub fn lookup_token_counts(
         &self,
         hashes: &[ContentHash],
         tokenizer: TokenizerKind,
     ) -> Result<Vec<Option<u64>>, StoreError> {
-        if hashes.is_empty() {
-            return Ok(Vec::new());
-        }
         let run = || -> rusqlite::Result<Vec<Option<u64>>> {
             let conn = self.connection();
             let tx = read_transaction(&conn)?;
@@ -774,7 +771,7 @@ impl Metadata for SqliteMetadata {
         is_read_only() -> bool;
         schema_version() -> Result<i64, StoreError>;
         cached_token_count(hash: &ContentHash, tokenizer: TokenizerKind) -> Result<Option<u64>, StoreError>;
-        cached_token_counts(hashes: &[ContentHash], tokenizer: TokenizerKind) -> Result<Vec<Option<u64>>, StoreError>;
+        lookup_token_counts(hashes: &[ContentHash], tokenizer: TokenizerKind) -> Result<Vec<Option<u64>>, StoreError>;
         cache_token_counts(tokenizer: TokenizerKind, counts: &[(ContentHash, u64)]) -> Result<(), StoreError>;
         set_ref(namespace: &str, name: &str, object: &ContentHash) -> Result<(), StoreError>;
         get_ref(namespace: &str, name: &str) -> Result<Option<ContentHash>, StoreError>;

@@ -56,13 +56,26 @@ pub trait Metadata: Send + Sync {
     /// about to count many texts then knows no lookup would answer.
     fn remembers_token_counts(&self) -> Result<bool, StoreError>;
 
-    /// The cached token counts of the contents with `hashes` under `tokenizer`, in order
-    /// (`None` where unknown), read in one go (one transaction, or one query).
-    fn cached_token_counts(
+    /// The cached token counts of the contents with `hashes` (at least one) under
+    /// `tokenizer`, in order (`None` where unknown), read in one go (one transaction, or one
+    /// query).
+    fn lookup_token_counts(
         &self,
         hashes: &[ContentHash],
         tokenizer: TokenizerKind,
     ) -> Result<Vec<Option<u64>>, StoreError>;
+
+    /// [`Metadata::lookup_token_counts`]; no hashes read nothing.
+    fn cached_token_counts(
+        &self,
+        hashes: &[ContentHash],
+        tokenizer: TokenizerKind,
+    ) -> Result<Vec<Option<u64>>, StoreError> {
+        if hashes.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.lookup_token_counts(hashes, tokenizer)
+    }
 
     /// Records token counts, all in one transaction (nothing on a read-only store).
     fn cache_token_counts(

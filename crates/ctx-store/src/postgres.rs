@@ -476,14 +476,11 @@ impl Metadata for PostgresMetadata {
         Ok(rows.first().is_some_and(|r| r.get::<_, bool>(0)))
     }
 
-    fn cached_token_counts(
+    fn lookup_token_counts(
         &self,
         hashes: &[ContentHash],
         tokenizer: TokenizerKind,
     ) -> Result<Vec<Option<u64>>, StoreError> {
-        if hashes.is_empty() {
-            return Ok(Vec::new());
-        }
         let asked: Vec<String> = hashes.iter().map(ToString::to_string).collect();
         let rows = self.query(
             "SELECT content_hash, tokens FROM token_counts

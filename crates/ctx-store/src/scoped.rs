@@ -103,12 +103,12 @@ impl Metadata for ScopedMetadata {
         self.inner.remembers_token_counts()
     }
 
-    fn cached_token_counts(
+    fn lookup_token_counts(
         &self,
         hashes: &[ContentHash],
         tokenizer: TokenizerKind,
     ) -> Result<Vec<Option<u64>>, StoreError> {
-        self.inner.cached_token_counts(hashes, tokenizer)
+        self.inner.lookup_token_counts(hashes, tokenizer)
     }
 
     fn cache_token_counts(

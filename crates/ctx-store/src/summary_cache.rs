@@ -209,7 +209,7 @@ mod tests {
         assert_eq!(db.render_files(&["/a.rs"]).expect("render rows"), [None]);
         let hash = ctx_core::ContentHash::of(b"x");
         assert_eq!(
-            db.cached_token_counts(&[hash], ctx_core::TokenizerKind::Cl100kBase)
+            db.lookup_token_counts(&[hash], ctx_core::TokenizerKind::Cl100kBase)
                 .expect("token counts"),
             [None]
         );
