@@ -130,7 +130,7 @@ fn main() {
         let pcx = ctx::packs::PackContext {
             store: &store,
             root: root.clone(),
-            settings: ctx::packs::PackSettings::from_layers(&ConfigLayers::default())
+            settings: &ctx::packs::PackSettings::from_layers(&ConfigLayers::default())
                 .expect("settings"),
             clock: &|| 0,
         };

@@ -35,7 +35,7 @@ fn main() {
     let ctx = PackContext {
         store: &store,
         root: root.clone(),
-        settings: PackSettings {
+        settings: &PackSettings {
             default_budget: u64::MAX / 2,
             default_tokenizer: TokenizerKind::O200kBase,
             max_file_bytes: 1 << 20,

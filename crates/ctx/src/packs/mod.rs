@@ -33,7 +33,7 @@ pub struct PackContext<'a> {
     pub store: &'a Store,
     /// Paths in sources are stored relative to this directory.
     pub root: PathBuf,
-    pub settings: PackSettings,
+    pub settings: &'a PackSettings,
     /// Unix seconds now (the front end's clock): the render cache remembers a file's stamp
     /// only once it is old enough to trust.
     pub clock: &'a (dyn Fn() -> i64 + Sync),
@@ -287,7 +287,7 @@ pub fn add_source(
     let mut warnings = Vec::new();
     let matches = ctx_sources::count_matches(
         &spec,
-        &render::expand_options(&root, &ctx.settings, &ctx_core::NoProgress),
+        &render::expand_options(&root, ctx.settings, &ctx_core::NoProgress),
     );
     if let Some((included, sensitive)) = matches {
         if included == 0 {

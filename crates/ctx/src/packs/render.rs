@@ -881,7 +881,7 @@ fn pack_job<'a>(
         ctx.store.db().require_pack(name)?;
     }
     let policy = policy_for(
-        &ctx.settings,
+        ctx.settings,
         request.budget.unwrap_or(first.budget_tokens),
         request.tokenizer.unwrap_or(first.tokenizer),
         request.style,
@@ -902,7 +902,7 @@ fn pack_job<'a>(
     }
     Ok(RenderJob {
         root: &ctx.root,
-        settings: &ctx.settings,
+        settings: ctx.settings,
         db: Some(ctx.store.db()),
         packs,
         sources,

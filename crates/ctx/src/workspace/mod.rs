@@ -127,6 +127,8 @@ pub struct Workspace {
     store: OnceCell<Store>,
     created_store: Cell<bool>,
     sandbox: OnceCell<Result<Sandbox, String>>,
+    /// The pack settings (redaction rules and sensitive-path globs compiled), made once.
+    settings: OnceCell<PackSettings>,
     layers: ConfigLayers,
     clock: Clock,
     /// Set by a caller that gives up (a server's timed-out call): walks and summaries stop.
@@ -225,6 +227,7 @@ impl Workspace {
             store: OnceCell::new(),
             created_store: Cell::new(false),
             sandbox: OnceCell::new(),
+            settings: OnceCell::new(),
             layers,
             clock,
             cancel: None,
@@ -262,6 +265,7 @@ impl Workspace {
             store: OnceCell::new(),
             created_store: Cell::new(false),
             sandbox: OnceCell::new(),
+            settings: OnceCell::new(),
             layers: options.layers.clone(),
             clock,
             cancel: None,
@@ -275,7 +279,18 @@ impl Workspace {
     #[must_use]
     pub fn with_flag(mut self, key: &str, value: impl Into<String>) -> Self {
         self.layers.flags.insert(key.to_owned(), value.into());
+        self.settings = OnceCell::new();
         self
+    }
+
+    /// The pack settings in force, compiled on first use (every verb that redacts or
+    /// renders shares them, so a server's calls do not compile the rules again).
+    pub(crate) fn settings(&self) -> Result<&PackSettings, CtxError> {
+        if let Some(settings) = self.settings.get() {
+            return Ok(settings);
+        }
+        let settings = PackSettings::from_layers(&self.layers)?;
+        Ok(self.settings.get_or_init(|| settings))
     }
 
     /// Stops this workspace's walks and summaries once `flag` is set (a server sets it when
@@ -392,7 +407,7 @@ impl Workspace {
         Ok(PackContext {
             store: self.store()?,
             root: self.sources_root.clone(),
-            settings: PackSettings::from_layers(&self.layers)?,
+            settings: self.settings()?,
             clock: &*self.clock,
         })
     }

@@ -10,8 +10,7 @@ use super::Workspace;
 use crate::answers::PreviewAnswer;
 use crate::error::CtxError;
 use crate::packs::{
-    self, AddReport, OneShotRequest, PackSettings, PackView, PayloadOptions, Render, RenderReport,
-    RenderRequest,
+    self, AddReport, OneShotRequest, PackView, PayloadOptions, Render, RenderReport, RenderRequest,
 };
 
 impl Workspace {
@@ -152,12 +151,11 @@ impl Workspace {
     ) -> Result<(PathBuf, Render), CtxError> {
         let project_root = self.location.as_ref().and_then(|l| l.project_root());
         let root = packs::oneshot_root(&self.cwd, &request.paths, project_root)?;
-        let settings = PackSettings::from_layers(&self.layers)?;
         let store = self.existing_store();
         let rendered = packs::pack_paths(
             &root,
             &self.cwd,
-            &settings,
+            self.settings()?,
             store.map(|s| s.db() as &dyn ctx_store::Metadata),
             request,
             progress,

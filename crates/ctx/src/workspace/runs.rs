@@ -4,7 +4,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use ctx_core::ContentHash;
-use ctx_core::redact::Redactor;
 use ctx_fs::read::{FsReadInput, FsReadOutput, ReadOptions};
 use ctx_runs::provenance::{
     self, Attachment, KeyRing, ProvenanceError, RunFacts, RunLookup, VerifyOptions, VerifyReport,
@@ -255,7 +254,7 @@ impl Workspace {
     ) -> Result<crate::recording::Recording, CtxError> {
         crate::recording::check_record_name(name)?;
         self.recover_recordings(pid)?;
-        let redactor = Redactor::with_custom(&self.layers.redaction_rules()?)?;
+        let redactor = self.settings()?.redactor.clone();
         let store = self.store_handle()?;
         crate::recording::Recording::start(
             store,

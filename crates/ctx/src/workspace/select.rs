@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use ctx_core::redact::Redactor;
 use ctx_core::{NoProgress, Progress};
 use ctx_select::{BuildReport, IndexInspection, Query, SelectOptions, VerifyReport};
 
@@ -23,7 +22,7 @@ impl Workspace {
             default_index: self.default_index.clone(),
             tokenizer: self.layers.tokenizer()?,
             max_file_bytes: self.layers.count("max_file_bytes")?,
-            redactor: Redactor::with_custom(&self.layers.redaction_rules()?)?,
+            redactor: self.settings()?.redactor.clone(),
             now: self.now(),
             progress,
         })

@@ -57,7 +57,7 @@ fn a_reported_render_is_the_same_render() {
     let ctx = PackContext {
         store: &store,
         root: root.clone(),
-        settings: settings(),
+        settings: &settings(),
         clock: &|| 0,
     };
     packs::create_pack(&ctx, "p", Some(1000), None, 0).expect("create");

@@ -49,15 +49,20 @@ fn context<'a>(
     PackContext {
         store,
         root: root.to_owned(),
-        settings: PackSettings {
-            default_budget: 100_000,
-            default_tokenizer: TokenizerKind::Cl100kBase,
-            max_file_bytes: 1 << 20,
-            command_timeout: Duration::from_secs(5),
-            redactor: Redactor::with_custom(&[]).expect("rules"),
-            sensitive: SensitivePaths::with_extra(&[]).expect("patterns"),
-        },
+        // Leaked: the context borrows its settings, and each test makes a few.
+        settings: Box::leak(Box::new(settings())),
         clock,
+    }
+}
+
+fn settings() -> PackSettings {
+    PackSettings {
+        default_budget: 100_000,
+        default_tokenizer: TokenizerKind::Cl100kBase,
+        max_file_bytes: 1 << 20,
+        command_timeout: Duration::from_secs(5),
+        redactor: Redactor::with_custom(&[]).expect("rules"),
+        sensitive: SensitivePaths::with_extra(&[]).expect("patterns"),
     }
 }
 
@@ -398,7 +403,10 @@ fn files_their_bytes_left_out_stay_out_by_their_stamps() {
     // Under a limit the files pass, they are too large, as their sizes say: those the cache
     // left out and those it vouched for alike (once a render failed on the latter).
     let mut small = context(&store, &root, &settled);
-    small.settings.max_file_bytes = 8;
+    small.settings = Box::leak(Box::new(PackSettings {
+        max_file_bytes: 8,
+        ..settings()
+    }));
     let limited = render(&small).expect("render under a small limit");
     let too_large: Vec<&str> = limited
         .report

@@ -41,7 +41,7 @@ proptest! {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path().canonicalize().expect("canonical");
         let (store, _) = Store::init(&root.join(".ctx")).expect("init");
-        let ctx = PackContext { store: &store, root: root.clone(), settings: settings(), clock: &|| 0 };
+        let ctx = PackContext { store: &store, root: root.clone(), settings: &settings(), clock: &|| 0 };
         packs::create_pack(&ctx, "p", Some(budget), None, 0).expect("create");
         let mut order = Vec::new();
         for (i, (text, priority)) in files.iter().enumerate() {

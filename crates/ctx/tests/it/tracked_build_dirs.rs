@@ -82,7 +82,7 @@ fn a_tracked_build_file_is_packed_and_an_untracked_build_dir_is_not() {
     let ctx = PackContext {
         store: &store,
         root: root.clone(),
-        settings: PackSettings {
+        settings: &PackSettings {
             default_budget: 100_000,
             default_tokenizer: TokenizerKind::O200kBase,
             max_file_bytes: 1 << 20,
