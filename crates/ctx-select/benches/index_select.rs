@@ -1,8 +1,9 @@
-//! Index build (cold, with its peak memory; incremental with nothing changed, one file
-//! changed) and select latency on a large tree.
+//! Index build (cold, with its peak memory; incremental with nothing changed; updates in
+//! place after one file is edited, added or removed) and select latency on a large tree.
 //!
 //! ```sh
 //! cargo bench -p ctx-select --bench index_select                          # 12,000 generated files
+//! CTX_BENCH_FILES=40000 cargo bench -p ctx-select --bench index_select    # 40,000
 //! cargo bench -p ctx-select --bench index_select -- ~/.cargo/registry/src  # any directory
 //! ```
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -23,9 +24,14 @@ const WORDS: &[&str] = &[
     "graph", "walker", "schema", "socket", "retry", "invoice", "ledger", "report",
 ];
 
-/// A generated tree: 12,000 Rust files in 120 directories, importing each other.
+/// A generated tree: `files` Rust files (12,000 unless `CTX_BENCH_FILES` says), 100 per
+/// directory, importing each other.
 fn generate(root: &Path) {
-    for d in 0..120 {
+    let files: usize = std::env::var("CTX_BENCH_FILES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(12_000);
+    for d in 0..files.div_ceil(100) {
         let dir = root.join(format!("crate_{d:03}/src"));
         fs::create_dir_all(&dir).expect("mkdir");
         for f in 0..100 {
@@ -152,7 +158,8 @@ fn main() {
         p95(&select_ms),
         select_ms.len()
     );
-    // One file changed.
+    // Edits: one file's body, one file's imports, a file added, a file removed; each followed
+    // by the update a select makes (a walk of the tree, then the index changed in place).
     let first = fs::read_dir(&root)
         .ok()
         .and_then(|mut d| d.next())
@@ -160,15 +167,107 @@ fn main() {
     if args.is_empty()
         && let Some(entry) = first
     {
-        let file = entry.path().join("src/m0.rs");
-        fs::write(&file, "pub fn changed() {}\n").expect("edit");
-        let t = Instant::now();
-        let r = build_index(&indexes, &source, &opts(), &no_git).expect("incremental");
+        updates(&entry.path().join("src"), &indexes, &source);
+        let index = OpenIndex::open(&indexes, "bench").expect("open");
+        let mut after = Vec::new();
+        for q in queries {
+            let t = Instant::now();
+            index
+                .select(
+                    &Query::parse(q).expect("query"),
+                    &SelectOptions::default(),
+                    &ApproxTokenCounter,
+                )
+                .expect("select");
+            after.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        after.sort_by(f64::total_cmp);
+        println!("select after the updates: {:.1} ms median", median(&after));
+    }
+}
+
+/// A file edited, added or removed in `dir`; each followed by the update a select makes.
+type Edit<'a> = (&'static str, Box<dyn Fn(u32) + 'a>);
+
+fn updates(dir: &Path, indexes: &Path, source: &FilesystemSource) {
+    let no_git = BTreeMap::new;
+    let median = |v: &[f64]| v[v.len() / 2];
+    let t = Instant::now();
+    let listed = ctx_select::DocumentSource::list(source)
+        .expect("list")
+        .len();
+    println!(
+        "walk of the tree (stamps of {listed} files): {:.1} ms",
+        t.elapsed().as_secs_f64() * 1000.0
+    );
+    let edits: [Edit<'_>; 4] = [
+        (
+            "a function body edited",
+            Box::new(|i| {
+                fs::write(
+                    dir.join("m0.rs"),
+                    format!(
+                        "use crate::m1::helper;
+
+pub fn changed_{i}() -> usize {{ helper({i}) }}
+"
+                    ),
+                )
+                .expect("edit");
+            }),
+        ),
+        (
+            "its imports edited",
+            Box::new(|i| {
+                fs::write(
+                    dir.join("m0.rs"),
+                    format!(
+                        "use crate::m{}::helper;
+
+pub fn changed() {{}}
+",
+                        2 + i % 50
+                    ),
+                )
+                .expect("edit");
+            }),
+        ),
+        (
+            "a file added",
+            Box::new(|i| {
+                fs::write(
+                    dir.join(format!("added_{i}.rs")),
+                    "pub fn added_parser() {}
+",
+                )
+                .expect("add");
+            }),
+        ),
+        (
+            "a file removed",
+            Box::new(|i| {
+                fs::remove_file(dir.join(format!("added_{i}.rs"))).expect("remove");
+            }),
+        ),
+    ];
+    for (what, edit) in &edits {
+        let mut times = Vec::new();
+        let mut last = None;
+        for i in 0..5 {
+            edit(i);
+            let t = Instant::now();
+            let r = build_index(indexes, source, &opts(), &no_git).expect("update");
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+            last = Some(r);
+        }
+        times.sort_by(f64::total_cmp);
+        let r = last.expect("ran");
         println!(
-            "index build, incremental, 1 changed:   {:.2} s ({} read, {} reused)",
-            t.elapsed().as_secs_f64(),
+            "update, {what}: {:.1} ms median of 5 ({} read, {} reused, {} removed)",
+            median(&times),
             r.read,
-            r.reused
+            r.reused,
+            r.removed
         );
     }
 }

@@ -35,6 +35,71 @@ pub(crate) fn definer_term(name: &str) -> Option<String> {
     (term.len() >= 4 && !crate::text::is_stop_word(&term)).then(|| crate::text::stem(&term))
 }
 
+/// Resolves documents' import statements to the documents they import.
+pub(crate) struct ImportResolver<'a> {
+    num: HashMap<&'a str, u32>,
+    id: HashMap<u32, &'a str>,
+    layout: ProjectLayout,
+    /// Go imports resolve to package directories: each directory's files.
+    dir_files: BTreeMap<&'a str, Vec<u32>>,
+}
+
+impl<'a> ImportResolver<'a> {
+    /// Over every document, as (number, id) in id order.
+    pub(crate) fn new(
+        ids: &[(u32, &'a str)],
+        layout_text: impl Fn(&str) -> Option<String>,
+    ) -> Self {
+        let files: BTreeSet<String> = ids.iter().map(|(_, id)| (*id).to_owned()).collect();
+        let mut dir_files: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+        for &(n, id) in ids {
+            let dir = id.rsplit_once('/').map_or("", |(d, _)| d);
+            dir_files.entry(dir).or_default().push(n);
+        }
+        Self {
+            num: ids.iter().map(|&(n, id)| (id, n)).collect(),
+            id: ids.iter().map(|&(n, id)| (n, id)).collect(),
+            layout: ProjectLayout::new(files, layout_text),
+            dir_files,
+        }
+    }
+
+    /// Calls `to` with each document that `from`'s imports resolve to (once per import
+    /// resolved; the same document may come more than once).
+    pub(crate) fn targets(
+        &self,
+        from: u32,
+        language: Language,
+        imports: &[String],
+        to: &mut dyn FnMut(u32),
+    ) {
+        let Some(id) = self.id.get(&from) else {
+            return;
+        };
+        if imports.is_empty() {
+            return;
+        }
+        let summary = FileSummary {
+            path: (*id).to_owned(),
+            language,
+            lines: 0,
+            symbols: Vec::new(),
+            imports: imports.to_vec(),
+            has_errors: false,
+            skeleton: None,
+        };
+        for target in resolve_imports(&summary, &self.layout) {
+            if let Some(&n) = self.num.get(target.path.as_str()) {
+                to(n);
+            } else if let Some(files) = self.dir_files.get(target.path.as_str()) {
+                for &n in files {
+                    to(n);
+                }
+            }
+        }
+    }
+}
+
 /// A graph being built from its edges, in any order (weights add up).
 pub(crate) struct GraphBuilder {
     weights: Vec<BTreeMap<u32, u32>>,
@@ -47,7 +112,7 @@ impl GraphBuilder {
         }
     }
 
-    fn add(&mut self, a: u32, b: u32, w: u32) {
+    pub(crate) fn add(&mut self, a: u32, b: u32, w: u32) {
         if a == b {
             return;
         }
@@ -58,57 +123,21 @@ impl GraphBuilder {
         }
     }
 
-    /// Import edges. `ids` are every document's id in number order; `layout_text` returns
-    /// the text of a `Cargo.toml` or `go.mod` among them; `docs` calls its visitor with
-    /// (document number, language, import statements as written) for the documents that
+    /// Import edges. `ids` are every document's (number, id) in id order; `layout_text`
+    /// returns the text of a `Cargo.toml` or `go.mod` among them; `docs` calls its visitor
+    /// with (document number, language, import statements as written) for the documents that
     /// import something.
     pub(crate) fn add_imports<E>(
         &mut self,
-        ids: &[&str],
+        ids: &[(u32, &str)],
         layout_text: impl Fn(&str) -> Option<String>,
         docs: impl FnOnce(&mut dyn FnMut(u32, Language, &[String])) -> Result<(), E>,
     ) -> Result<(), E> {
-        let num: HashMap<&str, u32> = ids
-            .iter()
-            .enumerate()
-            .map(|(i, id)| (*id, u32::try_from(i).unwrap_or(u32::MAX)))
-            .collect();
-        let files: BTreeSet<String> = ids.iter().map(|id| (*id).to_owned()).collect();
-        let layout = ProjectLayout::new(files, layout_text);
-        // Go imports resolve to package directories: map each to its files.
-        let mut dir_files: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
-        for (i, id) in ids.iter().enumerate() {
-            let dir = id.rsplit_once('/').map_or("", |(d, _)| d);
-            dir_files
-                .entry(dir)
-                .or_default()
-                .push(u32::try_from(i).unwrap_or(u32::MAX));
-        }
+        let resolver = ImportResolver::new(ids, layout_text);
         docs(&mut |from, language, imports| {
-            let Some(id) = ids.get(from as usize) else {
-                return;
-            };
-            if imports.is_empty() {
-                return;
-            }
-            let summary = FileSummary {
-                path: (*id).to_owned(),
-                language,
-                lines: 0,
-                symbols: Vec::new(),
-                imports: imports.to_vec(),
-                has_errors: false,
-                skeleton: None,
-            };
-            for target in resolve_imports(&summary, &layout) {
-                if let Some(&to) = num.get(target.path.as_str()) {
-                    self.add(from, to, IMPORT_WEIGHT);
-                } else if let Some(files) = dir_files.get(target.path.as_str()) {
-                    for &to in files {
-                        self.add(from, to, IMPORT_WEIGHT);
-                    }
-                }
-            }
+            resolver.targets(from, language, imports, &mut |to| {
+                self.add(from, to, IMPORT_WEIGHT);
+            });
         })
     }
 
@@ -128,6 +157,16 @@ impl GraphBuilder {
                 self.add(from, to, REFERENCE_WEIGHT);
             }
         }
+    }
+
+    /// The graph so far, encoded as [`GraphBuilder::encode`] does.
+    pub(crate) fn encoded(&self) -> Vec<u8> {
+        encode_lists(
+            self.weights.len(),
+            self.weights
+                .iter()
+                .map(|m| (m.len(), m.iter().map(|(&to, &w)| (to, w)))),
+        )
     }
 
     /// The graph as [`Graph::encode`] writes it, straight from the builder (an index build
@@ -152,7 +191,7 @@ impl GraphBuilder {
 }
 
 /// `count` adjacency lists, each given as (length, (neighbour, weight) in neighbour order).
-fn encode_lists<L: Iterator<Item = (u32, u32)>>(
+pub(crate) fn encode_lists<L: Iterator<Item = (u32, u32)>>(
     count: usize,
     lists: impl Iterator<Item = (usize, L)>,
 ) -> Vec<u8> {
@@ -174,7 +213,11 @@ impl Graph {
     /// Builds the graph of documents given in id order as (id, analysis, text of
     /// `Cargo.toml`/`go.mod` files).
     pub fn build(docs: &[(&str, &Analysis, Option<&str>)]) -> Self {
-        let ids: Vec<&str> = docs.iter().map(|(id, _, _)| *id).collect();
+        let ids: Vec<(u32, &str)> = docs
+            .iter()
+            .enumerate()
+            .map(|(i, (id, _, _))| (u32::try_from(i).unwrap_or(u32::MAX), *id))
+            .collect();
         let texts: HashMap<&str, &str> = docs
             .iter()
             .filter_map(|(id, _, text)| text.map(|t| (*id, t)))

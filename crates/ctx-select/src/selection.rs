@@ -762,31 +762,7 @@ impl OpenIndex {
                 "search.db does not list the manifest's documents",
             ));
         }
-        let docs_dir = dir.join(DOCUMENTS_DIR);
-        let mut files: Vec<String> = std::fs::read_dir(&docs_dir)
-            .map_err(|_| IndexError::corrupt(name, "documents/ is missing"))?
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        files.sort_unstable();
-        let mut expected: Vec<&str> = manifest.documents.iter().map(|e| e.file.as_str()).collect();
-        expected.sort_unstable();
-        if files != expected {
-            let missing = expected
-                .iter()
-                .find(|f| files.binary_search_by(|x| x.as_str().cmp(f)).is_err());
-            let problem = if let Some(f) = missing {
-                format!("documents/{f} is missing")
-            } else {
-                let extra = files
-                    .iter()
-                    .find(|f| expected.binary_search(&f.as_str()).is_err())
-                    .cloned()
-                    .unwrap_or_default();
-                format!("documents/{extra} is not in the manifest")
-            };
-            return Err(IndexError::corrupt(name, problem));
-        }
+        crate::index::check_listing(&dir, name, &manifest)?;
         Ok(Self {
             name: name.to_owned(),
             dir,

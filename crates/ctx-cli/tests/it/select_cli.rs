@@ -232,7 +232,7 @@ fn index_commands_and_corruption() {
     let text = fs::read_to_string(&manifest).expect("manifest");
     fs::write(
         &manifest,
-        text.replace("\"format_version\": 2", "\"format_version\": 7"),
+        text.replace("\"format_version\": 3", "\"format_version\": 7"),
     )
     .expect("newer");
     env.run(&["select", "parser"]).bad_input("upgrade ctx");

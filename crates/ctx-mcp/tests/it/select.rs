@@ -257,7 +257,7 @@ async fn a_damaged_index_is_reported_and_refused_with_the_fix() {
     let text = fs::read_to_string(&manifest).expect("manifest");
     fs::write(
         &manifest,
-        text.replace("\"format_version\": 2", "\"format_version\": 7"),
+        text.replace("\"format_version\": 3", "\"format_version\": 7"),
     )
     .expect("newer");
     let message = fails(&server, "ctx_select", json!({ "query": "parser" })).await;

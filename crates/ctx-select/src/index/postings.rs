@@ -28,7 +28,7 @@ use crate::error::IndexError;
 /// Lists per term: the index's fields and [`DEFINERS`].
 pub(crate) const LISTS: usize = FIELDS + 1;
 /// The list of documents defining a name with the term (see [`crate::graph::definer_term`]);
-/// the graph's, not stored in `search.db`.
+/// stored in `search.db` as list number 6, for the graph and its updates in place.
 pub(crate) const DEFINERS: usize = FIELDS;
 
 /// Bytes a held list costs besides its term and its encoded postings: the hash table slot

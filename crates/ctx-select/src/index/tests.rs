@@ -178,10 +178,11 @@ fn digest(index: &Path) -> String {
     ContentHash::of(&out).to_hex()
 }
 
-/// Computed by the in-memory build (fixture 0, fresh).
-const FRESH: &str = "c63436183c6cf96ae6af8dfc1fc6d107a2bc1fe6f6338adaecd045eba3a8c150";
-/// Computed by the in-memory build (fixture 1, fresh).
-const CHANGED: &str = "2a2733f2c005e78ff935962d589e7d173136d1c2d0d3ad4c5a70f82b8f5c5f02";
+/// Computed by the in-memory build (fixture 0, fresh), then again when format 3 added the
+/// definers' lists and the import edges (every build path gave the same).
+const FRESH: &str = "4ce080e404ed9354f5f6ff1b463c444d635252844fe382c4dc579df4e18d8cb0";
+/// Computed by the in-memory build (fixture 1, fresh); again for format 3.
+const CHANGED: &str = "0f153453d423c933f9a3674ba2c004f99831fd1cda0d2fa4afd7b0fc0e968939";
 
 fn build(dir: &Path, variant: u32, force: bool) -> BuildReport {
     build_index(
@@ -220,9 +221,21 @@ fn a_fresh_build_holds_what_the_in_memory_build_held() {
 fn an_incremental_build_holds_what_a_fresh_one_does() {
     let tmp = tempfile::tempdir().expect("tempdir");
     build(tmp.path(), 0, false);
+    let inode = |dir: &Path| std::os::unix::fs::MetadataExt::ino(&fs::metadata(dir).expect("dir"));
+    let before = inode(&tmp.path().join("fixture"));
     let report = build(tmp.path(), 1, false);
+    // Updated in place: the index directory was not replaced.
+    assert_eq!(inode(&tmp.path().join("fixture")), before);
     assert!(report.reused == 37 && report.read == 3, "{report:?}");
     assert_eq!(report.removed, 1);
+    let fresh = tempfile::tempdir().expect("tempdir");
+    let fresh_report = build(fresh.path(), 1, false);
+    assert_eq!(report.skipped, fresh_report.skipped);
+    assert_eq!(report.cache_version, fresh_report.cache_version);
+    assert_eq!(
+        digest(&tmp.path().join("fixture")),
+        digest(&fresh.path().join("fixture"))
+    );
     assert_eq!(digest(&tmp.path().join("fixture")), CHANGED);
     let again = build(tmp.path(), 1, false);
     assert!(again.up_to_date);
@@ -260,5 +273,207 @@ fn small_chunks_and_spilled_postings_change_nothing() {
             .map(|e| e.expect("entry").file_name())
             .collect();
         assert_eq!(left.len(), 4, "no run or graph files left: {left:?}");
+    }
+}
+
+#[test]
+fn an_update_killed_at_any_point_is_finished_or_undone_by_the_next_build() {
+    for point in [1, 2] {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        build(tmp.path(), 0, false);
+        let index = tmp.path().join("fixture");
+        update::CRASH_AT.set(point);
+        let killed = build_index(
+            tmp.path(),
+            &MemorySource::new(fixture(1)),
+            &opts(false),
+            &commits,
+        );
+        update::CRASH_AT.set(0);
+        assert!(killed.is_err(), "{point}");
+        assert!(
+            index.join(".update.json").is_file(),
+            "the journal is left: {point}"
+        );
+        if point == 1 {
+            // Before the commit, readers still see the previous index, whole.
+            assert!(crate::OpenIndex::open(tmp.path(), "fixture").is_ok());
+        }
+        // The next build finishes (2) or undoes (1) it, then updates what is left to do.
+        let report = build(tmp.path(), 1, false);
+        assert_eq!(digest(&index), CHANGED, "{point}");
+        assert_eq!(
+            report.read,
+            if point == 1 { 3 } else { 0 },
+            "{point}: {report:?}"
+        );
+        assert!(verify_index(&index, "fixture").expect("verify").valid);
+        let left: Vec<_> = fs::read_dir(&index)
+            .expect("index")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(left.len(), 4, "no journal or staged files left: {left:?}");
+    }
+}
+
+/// Updates in place, after any sequence of edits, hold what a fresh build of the same tree
+/// holds, and select the same.
+mod in_place {
+    use super::*;
+    use proptest::prelude::*;
+
+    const NAMES: &[&str] = &[
+        "parse_token",
+        "TokenCache",
+        "render_page",
+        "LedgerStore",
+        "retry_socket",
+        "invoice_total",
+        "walk_schema",
+    ];
+
+    /// A file of `lang` (0 Rust, 1 Python, 2 JS, 3 Go, 4 prose, 5 binary) number `slot`,
+    /// defining and using names picked by `seed`.
+    fn file(lang: u8, slot: usize, seed: u32) -> (String, Vec<u8>) {
+        let pick =
+            |k: u32| NAMES[usize::try_from(seed / 7u32.pow(k)).expect("small") % NAMES.len()];
+        let (def, used, other) = (pick(0), pick(1), pick(2));
+        let target = (seed as usize + slot) % 6;
+        match lang {
+            0 => (
+                format!("src/m{slot}.rs"),
+                format!(
+                    "use crate::m{target}::{used};\n\n/// {other} helper.\npub fn {def}_{slot}() -> usize {{ {used}() + {seed} }}\npub fn {def}() {{ {other}(); }}\n"
+                )
+                .into_bytes(),
+            ),
+            1 => (
+                format!("py/pkg/m{slot}.py"),
+                format!(
+                    "from pkg.m{target} import {used}\n\ndef {def}():\n    \"\"\"Calls {other}.\"\"\"\n    return {used}() + {seed}\n"
+                )
+                .into_bytes(),
+            ),
+            2 => (
+                format!("web/m{slot}.js"),
+                format!(
+                    "import {{ {used} }} from './m{target}';\nexport function {def}() {{ return {used}('{other} {seed}'); }}\n"
+                )
+                .into_bytes(),
+            ),
+            3 => (
+                format!("go/m{slot}/m.go"),
+                format!(
+                    "package m{slot}\n\nimport \"example.com/fixture/go/m{target}\"\n\nfunc {def}() int {{ return m{target}.Run() + {seed} }}\n"
+                )
+                .into_bytes(),
+            ),
+            4 => (
+                format!("docs/n{slot}.md"),
+                format!("# {def}\n\nHow {used} and {other} work ({seed}).\n").into_bytes(),
+            ),
+            _ => (format!("data/b{slot}.bin"), vec![0xff, 0xfe, 0, (seed % 251) as u8]),
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    enum Edit {
+        /// Writes (creates or changes) file `slot` of a language.
+        Write(u8, usize, u32),
+        /// Removes file `slot` of a language.
+        Remove(u8, usize),
+        /// Renames the crate or the Go module (imports resolve differently).
+        Layout(u32),
+    }
+
+    fn edit() -> impl Strategy<Value = Edit> {
+        prop_oneof![
+            6 => (0u8..6, 0usize..6, any::<u32>()).prop_map(|(l, s, v)| Edit::Write(l, s, v)),
+            2 => (0u8..6, 0usize..6).prop_map(|(l, s)| Edit::Remove(l, s)),
+            1 => any::<u32>().prop_map(Edit::Layout),
+        ]
+    }
+
+    fn source(files: &BTreeMap<String, Vec<u8>>) -> MemorySource {
+        MemorySource::new(
+            files
+                .iter()
+                .map(|(id, bytes)| RawDocument {
+                    bytes: bytes.clone(),
+                    ..MemorySource::text(id, "").expect("valid id")
+                })
+                .collect(),
+        )
+    }
+
+    fn selections(dir: &Path) -> Vec<String> {
+        let index = crate::OpenIndex::open(dir, "fixture").expect("open");
+        [
+            "parse token cache",
+            "render_page ledger store",
+            "retry socket invoice total",
+        ]
+        .iter()
+        .map(|q| {
+            let result = index
+                .select(
+                    &crate::Query::parse(q).expect("query"),
+                    &crate::SelectOptions::default(),
+                    &crate::ApproxTokenCounter,
+                )
+                .expect("select");
+            serde_json::to_string(&result).expect("json")
+        })
+        .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        #[test]
+        fn updates_in_place_hold_what_a_fresh_build_holds(
+            steps in prop::collection::vec(prop::collection::vec(edit(), 1..5), 1..6)
+        ) {
+            let mut files: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+            files.insert("Cargo.toml".into(), b"[package]\nname = \"fixture\"\n".to_vec());
+            files.insert("go.mod".into(), b"module example.com/fixture\n".to_vec());
+            for slot in 0..6 {
+                for lang in 0..5 {
+                    let (id, bytes) = file(lang, slot, u32::try_from(slot * 31 + usize::from(lang)).expect("small"));
+                    files.insert(id, bytes);
+                }
+            }
+            let tmp = tempfile::tempdir().expect("tempdir");
+            build_index(tmp.path(), &source(&files), &opts(false), &commits).expect("build");
+            let inode = |dir: &Path| std::os::unix::fs::MetadataExt::ino(&fs::metadata(dir).expect("dir"));
+            let before = inode(&tmp.path().join("fixture"));
+            for step in steps {
+                for edit in step {
+                    match edit {
+                        Edit::Write(lang, slot, seed) => {
+                            let (id, bytes) = file(lang, slot, seed);
+                            files.insert(id, bytes);
+                        }
+                        Edit::Remove(lang, slot) => {
+                            files.remove(&file(lang, slot, 0).0);
+                        }
+                        Edit::Layout(seed) => {
+                            files.insert("Cargo.toml".into(), format!("[package]\nname = \"fixture{}\"\n", seed % 2).into_bytes());
+                            files.insert("go.mod".into(), format!("module example.com/fixture{}\n", seed % 3).into_bytes());
+                        }
+                    }
+                }
+                let report = build_index(tmp.path(), &source(&files), &opts(false), &commits).expect("update");
+                let fresh = tempfile::tempdir().expect("tempdir");
+                let fresh_report = build_index(fresh.path(), &source(&files), &opts(false), &commits).expect("build");
+                let (updated, built) = (tmp.path().join("fixture"), fresh.path().join("fixture"));
+                prop_assert_eq!(inode(&updated), before, "updated in place");
+                prop_assert_eq!(digest(&updated), digest(&built));
+                prop_assert_eq!(&report.skipped, &fresh_report.skipped);
+                prop_assert_eq!(report.documents, fresh_report.documents);
+                let check = verify_index(&updated, "fixture").expect("verify");
+                prop_assert!(check.valid, "{:?}", check);
+                prop_assert_eq!(selections(tmp.path()), selections(fresh.path()));
+            }
+        }
     }
 }

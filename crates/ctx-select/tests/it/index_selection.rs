@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
-use ctx_select::index::{MANIFEST_FILE, read_manifest};
+use ctx_select::index::{FORMAT_VERSION, MANIFEST_FILE, read_manifest};
 use ctx_select::{
     ApproxTokenCounter, BuildOptions, CanonicalizeOptions, ContextSelector, ErrorPolicy,
     FilesystemSource, IndexError, MemorySource, OpenIndex, Query, RawDocument, ScorerKind,
@@ -309,7 +309,10 @@ fn a_damaged_manifest_is_named_and_an_index_from_a_newer_ctx_is_refused() {
 
     fs::write(
         &manifest_path,
-        text.replace("\"format_version\": 2", "\"format_version\": 99"),
+        text.replace(
+            &format!("\"format_version\": {FORMAT_VERSION}"),
+            "\"format_version\": 99",
+        ),
     )
     .expect("newer");
     let err = OpenIndex::open(idx.path(), "default").err().expect("newer");
