@@ -41,11 +41,11 @@ pub use canonicalize::{CanonicalizeOptions, canonicalize};
 pub use error::{ConnectorError, IndexError, SelectionError};
 pub use index::{
     BuildOptions, BuildReport, CacheBuildConfig, CacheIndex, CacheManifest, DEFAULT_INDEX_NAME,
-    IndexCheck, IndexInspection, ManifestEntry, VerifyReport, build_index,
+    IndexCheck, IndexInspection, LiveIndex, ManifestEntry, VerifyReport, build_index,
     build_index_with_progress, inspect_index, verify_index,
 };
 pub use selection::{
-    ApproxTokenCounter, ContextSelector, LeftOut, MAX_LEFT_OUT, OpenIndex, Query, Ranked,
+    ApproxTokenCounter, ContextSelector, LeftOut, MAX_LEFT_OUT, OpenIndex, Query, Ranked, Ranking,
     ScoreDetails, Scorer, ScorerKind, SelectOptions, SelectedDocument, SelectionMetadata,
     SelectionResult, SelectionWhy, Signal, TermFrequencyScorer, TokenCounter, Weights,
 };

@@ -537,6 +537,14 @@ impl Default for SelectOptions {
     }
 }
 
+/// A query ranked over an index ([`OpenIndex::ranking`]).
+#[derive(Debug, Clone)]
+pub struct Ranking {
+    query: Query,
+    ranked: Vec<Ranked>,
+    focus: Focus,
+}
+
 /// A built index opened for selection (holding a shared lock, so no rebuild swaps it away
 /// while it is read).
 pub struct OpenIndex {
@@ -545,7 +553,7 @@ pub struct OpenIndex {
     manifest: CacheManifest,
     db: SearchDb,
     rows: Vec<DocRow>,
-    _lock: Option<File>,
+    lock: Option<File>,
 }
 
 /// What scoring one candidate reads: the per-document signals of the whole ranking.
@@ -769,12 +777,25 @@ impl OpenIndex {
             manifest,
             db,
             rows,
-            _lock: lock,
+            lock,
         })
     }
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Lets go of the shared lock taken when it was opened. A process that keeps the index
+    /// open between selections takes [`crate::index::lock`] (shared) around each one instead,
+    /// and opens it again when [`OpenIndex::is_current`] says another build changed it.
+    pub fn unlock(&mut self) {
+        self.lock = None;
+    }
+
+    /// Whether the index on disk is still the one opened (no build or update since).
+    pub fn is_current(&self) -> bool {
+        SearchDb::open(&self.dir.join(SEARCH_DB_FILE), &self.name)
+            .is_ok_and(|db| db.cache_version() == self.manifest.cache_version)
     }
 
     pub fn manifest(&self) -> &CacheManifest {
@@ -1312,7 +1333,30 @@ impl OpenIndex {
         opts: &SelectOptions,
         counter: &dyn TokenCounter,
     ) -> Result<SelectionResult, SelectionError> {
+        let ranking = self.ranking(query, opts)?;
+        self.select_ranked(&ranking, opts, counter)
+    }
+
+    /// The ranking [`OpenIndex::select`] fills its budget from (with `opts`' scorer and
+    /// weights), to fill several budgets from one ranking ([`OpenIndex::select_ranked`]).
+    pub fn ranking(&self, query: &Query, opts: &SelectOptions) -> Result<Ranking, IndexError> {
         let (ranked, focus) = self.rank_focused(query, opts.scorer, &opts.weights)?;
+        Ok(Ranking {
+            query: query.clone(),
+            ranked,
+            focus,
+        })
+    }
+
+    /// [`OpenIndex::select`] from a ranking already made (of this index, with the same
+    /// scorer and weights as `opts`).
+    pub fn select_ranked(
+        &self,
+        ranking: &Ranking,
+        opts: &SelectOptions,
+        counter: &dyn TokenCounter,
+    ) -> Result<SelectionResult, SelectionError> {
+        let (query, ranked, focus) = (&ranking.query, &ranking.ranked, &ranking.focus);
         let budget = opts.budget;
         let mut picks: Vec<Pick> = Vec::new();
         let mut left_out: Vec<LeftOut> = Vec::new();
@@ -1349,7 +1393,7 @@ impl OpenIndex {
                 Some(Shown::whole(&doc, tokens))
             } else if opts.degrade && (picks.is_empty() || share >= MIN_SHARE) {
                 let floor = if picks.is_empty() { remaining } else { share };
-                let cut = FileRegions::new(doc.id().as_str(), doc.content(), tokens, &focus);
+                let cut = FileRegions::new(doc.id().as_str(), doc.content(), tokens, focus);
                 let shown = view_of(&cut, &doc, tokens, share.max(floor.min(MIN_SHARE)), counter)?;
                 regions = Some(cut);
                 shown

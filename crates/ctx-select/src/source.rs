@@ -56,6 +56,24 @@ pub trait DocumentSource: Sync {
     fn config(&self) -> serde_json::Value {
         serde_json::json!({ "kind": self.name() })
     }
+
+    /// Entry `id` as [`DocumentSource::list`] gives it now (`Some(None)`: it is gone), for a
+    /// document the source listed before; `None` when the source cannot tell without a
+    /// listing.
+    fn entry(&self, id: &DocumentId) -> Option<Option<SourceEntry>> {
+        let _ = id;
+        None
+    }
+}
+
+/// A file's fingerprint as listings give it: its size and modification time (ns).
+fn file_fingerprint(meta: &std::fs::Metadata) -> String {
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    format!("{}:{mtime}", meta.len())
 }
 
 /// What to do when one document cannot be fetched or is not text.
@@ -161,6 +179,14 @@ impl DocumentSource for MemorySource {
                 fingerprint: Some(ContentHash::of(&d.bytes).to_hex()),
             })
             .collect())
+    }
+
+    fn entry(&self, id: &DocumentId) -> Option<Option<SourceEntry>> {
+        let at = self.documents.binary_search_by(|d| d.id.cmp(id));
+        Some(at.ok().map(|i| SourceEntry {
+            id: id.clone(),
+            fingerprint: Some(ContentHash::of(&self.documents[i].bytes).to_hex()),
+        }))
     }
 
     fn fetch(&self, entry: &SourceEntry) -> Result<RawDocument, ConnectorError> {
@@ -291,18 +317,38 @@ impl DocumentSource for FilesystemSource {
             .par_iter()
             .map(|(rel, path)| {
                 let id = DocumentId::new(rel).ok()?;
-                let fingerprint = std::fs::metadata(path).ok().map(|meta| {
-                    let mtime = meta
-                        .modified()
-                        .ok()
-                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                        .map_or(0, |d| d.as_nanos());
-                    format!("{}:{mtime}", meta.len())
-                });
+                let fingerprint = std::fs::metadata(path).ok().map(|m| file_fingerprint(&m));
                 Some(SourceEntry { id, fingerprint })
             })
             .collect();
         Ok(listed.into_iter().flatten().collect())
+    }
+
+    /// A file the walk listed before is listed again while it is there: its directory's
+    /// ignore rules are the caller's to watch (a changed `.gitignore` needs a listing).
+    fn entry(&self, id: &DocumentId) -> Option<Option<SourceEntry>> {
+        let covered = self.paths.iter().any(|p| {
+            p.is_empty()
+                || id.as_str() == p
+                || id
+                    .as_str()
+                    .strip_prefix(p.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+        });
+        if !covered {
+            return None;
+        }
+        let path = self.root.join(id.as_str());
+        match std::fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(None),
+            // A directory now: what it holds takes a listing.
+            Err(_) => None,
+            Ok(meta) if meta.is_dir() => None,
+            Ok(_) => Some(Some(SourceEntry {
+                id: id.clone(),
+                fingerprint: std::fs::metadata(&path).ok().map(|m| file_fingerprint(&m)),
+            })),
+        }
     }
 
     fn fetch(&self, entry: &SourceEntry) -> Result<RawDocument, ConnectorError> {

@@ -546,8 +546,8 @@ pub struct SearchDb {
     name: String,
     meta: HashMap<String, Vec<u8>>,
     /// Stored document number → position in id order, when they differ (after updates in
-    /// place); `u32::MAX` where no document has the number.
-    positions: Option<Vec<u32>>,
+    /// place); `u32::MAX` where no document has the number. Read on first use.
+    positions: std::sync::OnceLock<Option<Vec<u32>>>,
 }
 
 impl SearchDb {
@@ -586,12 +586,12 @@ impl SearchDb {
                     .collect()
                 })
                 .map_err(damaged)?;
-        let mut db = Self {
+        let db = Self {
             conn,
             path: path.to_owned(),
             name: name.to_owned(),
             meta,
-            positions: None,
+            positions: std::sync::OnceLock::new(),
         };
         let format: u32 = db
             .meta_str("format_version")
@@ -612,7 +612,6 @@ impl SearchDb {
         {
             return Err(db.corrupt("no cache_version"));
         }
-        db.positions = db.read_positions()?;
         Ok(db)
     }
 
@@ -635,12 +634,21 @@ impl SearchDb {
         Ok(Some(positions))
     }
 
+    /// Stored number → position, `None` when they are the same.
+    fn positions(&self) -> Result<Option<&[u32]>, IndexError> {
+        if let Some(known) = self.positions.get() {
+            return Ok(known.as_deref());
+        }
+        let read = self.read_positions()?;
+        Ok(self.positions.get_or_init(|| read).as_deref())
+    }
+
     /// The position of stored number `num`.
-    fn position(&self, num: u32) -> Option<u32> {
-        match &self.positions {
+    fn position(&self, num: u32) -> Result<Option<u32>, IndexError> {
+        Ok(match self.positions()? {
             None => Some(num),
             Some(map) => map.get(num as usize).copied().filter(|&p| p != u32::MAX),
-        }
+        })
     }
 
     fn corrupt(&self, what: &str) -> IndexError {
@@ -692,7 +700,7 @@ impl SearchDb {
             .get("graph")
             .ok_or_else(|| self.corrupt("no graph"))?;
         let graph = Graph::decode(bytes).ok_or_else(|| self.corrupt("damaged graph"))?;
-        let Some(map) = &self.positions else {
+        let Some(map) = self.positions()? else {
             return Ok(graph);
         };
         let count = map.iter().filter(|&&p| p != u32::MAX).count();
@@ -707,7 +715,7 @@ impl SearchDb {
             let mut moved = Vec::with_capacity(list.len());
             for (to, w) in list {
                 let to = self
-                    .position(to)
+                    .position(to)?
                     .ok_or_else(|| self.corrupt("graph edge to a removed document"))?;
                 moved.push((to, w));
             }
@@ -797,7 +805,7 @@ impl SearchDb {
                 None => None,
             };
             let num = self
-                .position(num)
+                .position(num)?
                 .ok_or_else(|| self.corrupt(&format!("no position for `{id}`")))?;
             out.push(DocRow {
                 num,
@@ -811,7 +819,7 @@ impl SearchDb {
                 analysis,
             });
         }
-        if self.positions.is_some() {
+        if self.positions()?.is_some() {
             out.sort_unstable_by_key(|r| r.num);
         }
         Ok(out)
@@ -845,9 +853,9 @@ impl SearchDb {
     /// The postings of `term` in `field`: (document position, term frequency), by position.
     pub fn postings(&self, field: Field, term: &str) -> Result<Vec<(u32, u32)>, IndexError> {
         let mut out = self.stored_postings(field.index(), term)?;
-        if self.positions.is_some() {
+        if self.positions()?.is_some() {
             for entry in &mut out {
-                entry.0 = self.position(entry.0).ok_or_else(|| {
+                entry.0 = self.position(entry.0)?.ok_or_else(|| {
                     self.corrupt(&format!("postings of `{term}` name no document"))
                 })?;
             }

@@ -17,6 +17,7 @@
 //! (their document files hard-linked, their analysis copied) without being read.
 
 mod db;
+mod live;
 mod postings;
 #[cfg(test)]
 mod tests;
@@ -32,6 +33,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 pub use db::{DocRow, SearchDb};
+pub use live::LiveIndex;
 pub use verify::{IndexCheck, IndexInspection, VerifyReport, inspect_index, verify_index};
 
 use crate::analyze::{
@@ -286,6 +288,51 @@ fn build_index_inner(
     progress: &dyn Progress,
     limits: Limits,
 ) -> Result<BuildReport, IndexError> {
+    build_held(
+        indexes_dir,
+        source,
+        opts,
+        git_commits,
+        progress,
+        limits,
+        &mut None,
+    )
+}
+
+/// Whether `prev` is what index `name` in `dir` holds now (no other process updated or
+/// rebuilt it since).
+fn still_current(prev: &Previous, dir: &Path, name: &str) -> bool {
+    SearchDb::open(&dir.join(SEARCH_DB_FILE), name)
+        .is_ok_and(|db| db.cache_version() == prev.manifest.cache_version)
+}
+
+/// The report of a build that found nothing to do.
+fn up_to_date(prev: &Previous, opts: &BuildOptions, final_dir: &Path) -> BuildReport {
+    BuildReport {
+        name: opts.name.clone(),
+        path: final_dir.to_owned(),
+        cache_version: prev.manifest.cache_version,
+        documents: prev.manifest.documents.len(),
+        read: 0,
+        reused: prev.manifest.documents.len(),
+        removed: 0,
+        up_to_date: true,
+        skipped: prev.skipped(),
+    }
+}
+
+/// [`build_index`], starting from `held` (the index as this process last built or updated
+/// it) when it is still current, and leaving there what the index holds afterwards when it
+/// was updated in place.
+fn build_held(
+    indexes_dir: &Path,
+    source: &dyn DocumentSource,
+    opts: &BuildOptions,
+    git_commits: &dyn Fn() -> BTreeMap<String, u32>,
+    progress: &dyn Progress,
+    limits: Limits,
+    held: &mut Option<Previous>,
+) -> Result<BuildReport, IndexError> {
     validate_index_name(&opts.name)?;
     fs::create_dir_all(indexes_dir).map_err(|e| IndexError::io(indexes_dir, e))?;
     // One build at a time (the builder lock, held throughout); readers wait only while the
@@ -303,42 +350,34 @@ fn build_index_inner(
     if !opts.force {
         update::recover(&final_dir, &opts.name)?;
     }
-    let previous = if final_dir.exists() && !opts.force {
-        Some(Previous::open(&final_dir, &opts.name)?)
-    } else {
-        None
+    let mut previous = match held.take() {
+        Some(prev) if !opts.force && still_current(&prev, &final_dir, &opts.name) => Some(prev),
+        _ if final_dir.exists() && !opts.force => Some(Previous::open(&final_dir, &opts.name)?),
+        _ => None,
     };
     let mut entries = source.list()?;
     entries.sort_by(|a, b| a.id.cmp(&b.id));
     if let Some(pair) = entries.windows(2).find(|w| w[0].id == w[1].id) {
         return Err(IndexError::DuplicateDocumentId(pair[0].id.clone()));
     }
-    if let Some(prev) = &previous
-        && prev.config == config
-        && prev.git_head == opts.git_head
-        && prev.sources.len() == entries.len()
-        && entries.iter().all(|e| {
-            e.fingerprint.is_some()
-                && prev
-                    .sources
-                    .get(e.id.as_str())
-                    .is_some_and(|s| s.fingerprint == e.fingerprint)
-        })
-    {
-        return Ok(BuildReport {
-            name: opts.name.clone(),
-            path: final_dir,
-            cache_version: prev.manifest.cache_version,
-            documents: prev.manifest.documents.len(),
-            read: 0,
-            reused: prev.manifest.documents.len(),
-            removed: 0,
-            up_to_date: true,
-            skipped: prev.skipped(),
-        });
+    if let Some(prev) = previous.take_if(|prev| {
+        prev.config == config
+            && prev.git_head == opts.git_head
+            && prev.sources.len() == entries.len()
+            && entries.iter().all(|e| {
+                e.fingerprint.is_some()
+                    && prev
+                        .sources
+                        .get(e.id.as_str())
+                        .is_some_and(|s| s.fingerprint == e.fingerprint)
+            })
+    }) {
+        let report = up_to_date(&prev, opts, &final_dir);
+        *held = Some(prev);
+        return Ok(report);
     }
 
-    if let Some(prev) = &previous
+    if let Some(prev) = &mut previous
         && let Some(report) = update::in_place(
             indexes_dir,
             &final_dir,
@@ -351,6 +390,7 @@ fn build_index_inner(
             progress,
         )?
     {
+        *held = previous;
         return Ok(report);
     }
 
@@ -1109,6 +1149,9 @@ struct Previous {
     git_head: Option<String>,
     sources: HashMap<String, SourceRow>,
     db: SearchDb,
+    /// Whether `documents/` was found to hold exactly the manifest's files since this was
+    /// read (an update in place checks it once, then keeps it so).
+    listing_checked: bool,
 }
 
 impl Previous {
@@ -1130,6 +1173,7 @@ impl Previous {
             manifest,
             sources,
             db,
+            listing_checked: false,
         })
     }
 

@@ -316,6 +316,78 @@ fn an_update_killed_at_any_point_is_finished_or_undone_by_the_next_build() {
     }
 }
 
+#[test]
+fn a_live_index_updates_from_the_paths_a_watcher_saw() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let index = tmp.path().join("fixture");
+    let mut live = LiveIndex::new(tmp.path(), "fixture");
+    let first = live
+        .update(
+            &MemorySource::new(fixture(0)),
+            &opts(false),
+            &commits,
+            &NoProgress,
+        )
+        .expect("build");
+    assert_eq!((first.read, digest(&index)), (40, FRESH.to_owned()));
+    // Fixture 1 changes src/m7.rs and README.md, adds web/added.js, removes web/render.js.
+    let source = MemorySource::new(fixture(1));
+    let ids = |names: &[&str]| -> Vec<DocumentId> {
+        names
+            .iter()
+            .map(|n| DocumentId::new(n).expect("id"))
+            .collect()
+    };
+    let report = live
+        .update_ids(
+            &source,
+            &ids(&["src/m7.rs", "web/render.js", "README.md"]),
+            &opts(false),
+            &commits,
+            &NoProgress,
+        )
+        .expect("update");
+    assert_eq!((report.read, report.removed), (2, 1), "{report:?}");
+    // A path new to the index takes a listing, which finds the rest.
+    let report = live
+        .update_ids(
+            &source,
+            &ids(&["web/added.js"]),
+            &opts(false),
+            &commits,
+            &NoProgress,
+        )
+        .expect("update");
+    assert_eq!(report.read, 1, "{report:?}");
+    assert_eq!(digest(&index), CHANGED);
+    let again = live
+        .update_ids(
+            &source,
+            &ids(&["src/m7.rs", "src/m7.rs"]),
+            &opts(false),
+            &commits,
+            &NoProgress,
+        )
+        .expect("nothing");
+    assert!(again.up_to_date);
+    // Another process changes the index: what the live index held is read again.
+    build(tmp.path(), 0, false);
+    assert_eq!(digest(&index), FRESH);
+    let report = live
+        .update_ids(
+            &source,
+            &ids(&["src/m7.rs"]),
+            &opts(false),
+            &commits,
+            &NoProgress,
+        )
+        .expect("update");
+    assert_eq!(report.read, 1, "{report:?}");
+    live.update(&source, &opts(false), &commits, &NoProgress)
+        .expect("listing");
+    assert_eq!(digest(&index), CHANGED);
+}
+
 /// Updates in place, after any sequence of edits, hold what a fresh build of the same tree
 /// holds, and select the same.
 mod in_place {

@@ -147,9 +147,20 @@ impl EdgeDelta {
     }
 }
 
-/// Applies the changes since `prev` in place when they are few; `None` when a full build is
-/// the better (or the only) way: too many changes, another format, config or git commit, or
-/// something a full build must report (a file name collision, an abort on a skipped entry).
+/// Whether index `prev` can be updated in place for `opts` and `config` at all (its format,
+/// config and git commit are the build's).
+pub(super) fn updatable(prev: &Previous, opts: &BuildOptions, config: &CacheBuildConfig) -> bool {
+    prev.manifest.format_version == FORMAT_VERSION
+        && prev.config == *config
+        && prev.git_head == opts.git_head
+        && prev.db.has_meta("import_graph")
+        && prev.db.has_meta("len_totals")
+}
+
+/// Applies the changes a listing of the source shows since `prev` in place when they are
+/// few; `None` when a full build is the better (or the only) way: too many changes, another
+/// format, config or git commit, or something a full build must report (a file name
+/// collision, an abort on a skipped entry).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn in_place(
     indexes_dir: &Path,
@@ -157,17 +168,12 @@ pub(super) fn in_place(
     source: &dyn DocumentSource,
     opts: &BuildOptions,
     config: &CacheBuildConfig,
-    prev: &Previous,
+    prev: &mut Previous,
     entries: &[SourceEntry],
     git_commits: &dyn Fn() -> BTreeMap<String, u32>,
     progress: &dyn Progress,
 ) -> Result<Option<BuildReport>, IndexError> {
-    if prev.manifest.format_version != FORMAT_VERSION
-        || prev.config != *config
-        || prev.git_head != opts.git_head
-        || !prev.db.has_meta("import_graph")
-        || !prev.db.has_meta("len_totals")
-    {
+    if !updatable(prev, opts, config) {
         return Ok(None);
     }
     let listed: HashSet<&str> = entries.iter().map(|e| e.id.as_str()).collect();
@@ -181,16 +187,47 @@ pub(super) fn in_place(
                     .is_none_or(|s| s.fingerprint != e.fingerprint)
         })
         .collect();
-    let mut gone: Vec<&str> = prev
+    let mut gone: Vec<String> = prev
         .sources
         .keys()
-        .map(String::as_str)
-        .filter(|id| !listed.contains(id))
+        .filter(|id| !listed.contains(id.as_str()))
+        .cloned()
         .collect();
     gone.sort_unstable();
+    apply(
+        indexes_dir,
+        final_dir,
+        source,
+        opts,
+        config,
+        prev,
+        &changed,
+        &gone,
+        git_commits,
+        progress,
+    )
+}
+
+/// Applies in place the entries `changed` (new, or with a new fingerprint) and `gone` (no
+/// longer listed) to `prev`, which then describes the updated index; `None` as for
+/// [`in_place`], with nothing changed.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn apply(
+    indexes_dir: &Path,
+    final_dir: &Path,
+    source: &dyn DocumentSource,
+    opts: &BuildOptions,
+    config: &CacheBuildConfig,
+    prev: &mut Previous,
+    changed: &[&SourceEntry],
+    gone: &[String],
+    git_commits: &dyn Fn() -> BTreeMap<String, u32>,
+    progress: &dyn Progress,
+) -> Result<Option<BuildReport>, IndexError> {
     if !worth_it(changed.len() + gone.len(), prev.manifest.documents.len()) {
         return Ok(None);
     }
+    let gone: Vec<&str> = gone.iter().map(String::as_str).collect();
     progress.phase("updating", Some(changed.len() as u64));
     let now: Vec<Now> = changed
         .par_iter()
@@ -222,8 +259,11 @@ pub(super) fn in_place(
 
     let _swap = super::lock(indexes_dir, &opts.name, true)?;
     // What a full build checks as it reads: nothing is written into a damaged index.
-    super::check_listing(final_dir, &opts.name, &prev.manifest)?;
-    check_replaced(final_dir, &opts.name, prev, &changed, &gone)?;
+    if !prev.listing_checked {
+        super::check_listing(final_dir, &opts.name, &prev.manifest)?;
+        prev.listing_checked = true;
+    }
+    check_replaced(final_dir, &opts.name, prev, changed, &gone)?;
     let db = Editor::open(&final_dir.join(SEARCH_DB_FILE), &opts.name)?;
     let update = Update {
         db: &db,
@@ -231,7 +271,7 @@ pub(super) fn in_place(
         docs_dir: final_dir.join(DOCUMENTS_DIR),
     };
     let (manifest, removed_files) =
-        update.run(opts, config, prev, &changed, &gone, &now, git_commits)?;
+        update.run(opts, config, prev, changed, &gone, &now, git_commits)?;
     let journal = Journal {
         cache_version: manifest.cache_version,
         write: now
@@ -257,9 +297,27 @@ pub(super) fn in_place(
                 .is_ok()
         })
         .count();
-    Ok(Some(report(
-        opts, final_dir, prev, &changed, &gone, &now, &manifest, removed,
-    )))
+    let report = report(
+        opts, final_dir, prev, changed, &gone, &now, &manifest, removed,
+    );
+    prev.manifest = manifest;
+    for (entry, item) in changed.iter().zip(&now) {
+        let skipped = match item {
+            Now::Skipped(reason) => Some(reason.clone()),
+            Now::Doc(..) => None,
+        };
+        prev.sources.insert(
+            entry.id.to_string(),
+            super::SourceRow {
+                fingerprint: entry.fingerprint.clone(),
+                skipped,
+            },
+        );
+    }
+    for id in &gone {
+        prev.sources.remove(*id);
+    }
+    Ok(Some(report))
 }
 
 #[cfg(test)]
@@ -903,6 +961,7 @@ fn report(
     let mut skipped: BTreeMap<&str, Option<&str>> = prev
         .sources
         .iter()
+        .filter(|(_, s)| s.skipped.is_some())
         .map(|(id, s)| (id.as_str(), s.skipped.as_deref()))
         .collect();
     for (entry, item) in changed.iter().zip(now) {
