@@ -32,6 +32,9 @@ pub struct McpConfig {
     /// The tree cache's clock and git's global excludes files (the front end finds them from
     /// `XDG_CONFIG_HOME` and `HOME`: [`ctx::host::global_git_ignore_files`]).
     pub tree_cache: ctx::code::TreeCacheSettings,
+    /// Keep the workspace index current with a file watcher from the first selection on
+    /// (`ctx mcp`, `ctx serve`); off, every selection walks the tree (a replay).
+    pub keep_index: bool,
 }
 
 /// The default [`McpConfig::call_budget`]: long enough for a first index build of a large
@@ -67,7 +70,15 @@ impl McpConfig {
                 global_ignore_files: Vec::new(),
                 clock: std::time::SystemTime::now,
             },
+            keep_index: true,
         }
+    }
+
+    /// Keeps the workspace index current with a file watcher (the default), or not.
+    #[must_use]
+    pub fn with_keep_index(mut self, keep: bool) -> Self {
+        self.keep_index = keep;
+        self
     }
 
     /// Sets how long one tool call may run before it is answered with a timeout.

@@ -137,6 +137,8 @@ pub fn start_recording(
 pub fn replay_config(mut config: McpConfig, started: i64) -> McpConfig {
     config.tools = Some(ToolSet::All);
     config.clock = fixed_clock(started);
+    // A replay is one pass over recorded calls: nothing to keep current.
+    config.keep_index = false;
     config
 }
 

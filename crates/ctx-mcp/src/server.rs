@@ -129,6 +129,12 @@ enum Withheld {
 }
 
 impl CtxServer {
+    /// The keeper of the workspace index, once a selection started it (see
+    /// [`McpConfig::keep_index`]).
+    pub fn index_keeper(&self) -> Option<&ctx::IndexKeeper> {
+        self.inner.workspace.index_keeper()
+    }
+
     /// Opens the workspace (and its store) and prepares the tools.
     pub fn new(config: &McpConfig) -> Result<Self, McpError> {
         let workspace = WorkspacePool::open(config)?;

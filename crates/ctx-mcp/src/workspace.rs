@@ -32,6 +32,8 @@ pub struct WorkspacePool {
     tokenizer: TokenizerKind,
     max_tokens: u64,
     pool: Mutex<Vec<ctx::Workspace>>,
+    /// The workspace index the pool's workspaces keep current (with `keep_index`).
+    kept: Option<ctx::KeptIndex>,
     /// The file engine's sandbox (holds the root open), for resolving path arguments.
     sandbox: Result<ctx::fs::Sandbox, String>,
     clock: ctx::Clock,
@@ -73,6 +75,7 @@ impl WorkspacePool {
             tokenizer,
             max_tokens,
             pool: Mutex::new(Vec::new()),
+            kept: config.keep_index.then(ctx::KeptIndex::new),
             clock: std::sync::Arc::clone(&config.clock),
         };
         let first = pool.open_one()?;
@@ -103,10 +106,16 @@ impl WorkspacePool {
     }
 
     fn open_one(&self) -> Result<ctx::Workspace, McpError> {
-        Ok(ctx::Workspace::serve(
-            &self.options,
-            std::sync::Arc::clone(&self.clock),
-        )?)
+        let workspace = ctx::Workspace::serve(&self.options, std::sync::Arc::clone(&self.clock))?;
+        Ok(match &self.kept {
+            Some(kept) => workspace.keep_index_in(kept.clone()),
+            None => workspace,
+        })
+    }
+
+    /// The keeper of the workspace index, once a selection started it.
+    pub fn index_keeper(&self) -> Option<&ctx::IndexKeeper> {
+        self.kept.as_ref().and_then(ctx::KeptIndex::keeper)
     }
 
     fn take(&self) -> Result<ctx::Workspace, ToolError> {

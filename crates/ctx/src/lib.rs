@@ -12,6 +12,7 @@ pub mod config;
 mod error;
 pub mod hooks;
 pub mod host;
+mod keeper;
 pub mod packs;
 pub mod recording;
 pub mod runs;
@@ -20,9 +21,10 @@ pub mod tokens;
 pub mod workspace;
 
 pub use error::{CtxError, ErrorKind, kind_of};
+pub use keeper::{DEBOUNCE, IndexKeeper};
 pub use workspace::{
-    Clock, Environment, OpenOptions, RunExport, RunInput, ServeOptions, StoreInfo, Workspace,
-    init_store, store_info,
+    Clock, Environment, KeptIndex, OpenOptions, RunExport, RunInput, ServeOptions, StoreInfo,
+    Workspace, init_store, store_info,
 };
 
 pub use ctx_core as core;

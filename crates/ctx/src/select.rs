@@ -50,6 +50,9 @@ pub struct SelectContext<'a> {
     pub now: i64,
     /// Told how index builds advance (`NoProgress` for servers and tests).
     pub progress: &'a dyn ctx_core::Progress,
+    /// Keeps the workspace index current while a server runs (`None`: each selection
+    /// brings it up to date with a walk of the tree).
+    pub keeper: Option<&'a crate::IndexKeeper>,
 }
 
 /// The workspace an index covers and its default name: the project root and `default` for a
@@ -328,17 +331,33 @@ pub fn select_with(
     update: IndexUpdate,
 ) -> Result<SelectOutcome, CtxError> {
     let name = resolve_index(cx, name)?;
+    let counter = CachedTokenCounter {
+        db: Some(cx.store.db()),
+        tokenizer: cx.tokenizer,
+    };
+    if update == IndexUpdate::Now
+        && let Some(keeper) = kept(cx, &name)
+    {
+        return keeper.with_index(cx.progress, |index, build| {
+            Ok(SelectOutcome {
+                build: build.clone(),
+                result: index.select(query, opts, &counter)?,
+            })
+        });
+    }
     let build = match update {
         IndexUpdate::Now => ensure_index(cx, &name)?,
         IndexUpdate::Elsewhere => built_index(cx, &name)?,
     };
     let index = ctx_select::OpenIndex::open(&indexes_dir(cx.store), &name)?;
-    let counter = CachedTokenCounter {
-        db: Some(cx.store.db()),
-        tokenizer: cx.tokenizer,
-    };
     let result = index.select(query, opts, &counter)?;
     Ok(SelectOutcome { build, result })
+}
+
+/// The keeper of index `name`, when one keeps it and the store can be written.
+fn kept<'a>(cx: &SelectContext<'a>, name: &str) -> Option<&'a crate::IndexKeeper> {
+    cx.keeper
+        .filter(|k| k.name() == name && !cx.store.db().is_read_only())
 }
 
 /// A selection for an agent's answer: the documents and their rendered payload
@@ -353,14 +372,31 @@ pub fn select_payload(
     budget: u64,
 ) -> Result<(SelectOutcome, String), CtxError> {
     let name = resolve_index(cx, name)?;
+    if let Some(keeper) = kept(cx, &name) {
+        return keeper.with_index(cx.progress, |index, build| {
+            payload(cx, index, build.clone(), parsed, budget)
+        });
+    }
     let build = ensure_index(cx, &name)?;
     let index = ctx_select::OpenIndex::open(&indexes_dir(cx.store), &name)?;
+    payload(cx, &index, build, parsed, budget)
+}
+
+fn payload(
+    cx: &SelectContext<'_>,
+    index: &ctx_select::OpenIndex,
+    build: BuildReport,
+    parsed: &Query,
+    budget: u64,
+) -> Result<(SelectOutcome, String), CtxError> {
     let counter = CachedTokenCounter {
         db: Some(cx.store.db()),
         tokenizer: cx.tokenizer,
     };
     let mut inner = budget;
-    let mut result = index.select(parsed, &prompt_options(inner), &counter)?;
+    // Ranked once; each try fills a smaller budget from the same ranking.
+    let ranking = index.ranking(parsed, &prompt_options(inner))?;
+    let mut result = index.select_ranked(&ranking, &prompt_options(inner), &counter)?;
     let mut payload = render_documents(&result);
     for _ in 0..4 {
         let tokens = cx.tokenizer.count(&payload) as u64;
@@ -368,7 +404,7 @@ pub fn select_payload(
             break;
         }
         inner = inner.saturating_sub(tokens - budget);
-        result = index.select(parsed, &prompt_options(inner), &counter)?;
+        result = index.select_ranked(&ranking, &prompt_options(inner), &counter)?;
         payload = render_documents(&result);
     }
     while cx.tokenizer.count(&payload) as u64 > budget && !result.documents.is_empty() {
@@ -377,6 +413,40 @@ pub fn select_payload(
     }
     result.selection.budget = budget;
     Ok((SelectOutcome { build, result }, payload))
+}
+
+/// What a keeper of index `name` needs: the source its builds list (the paths it was built
+/// over, as [`ensure_index`] reads them), and where it lives.
+pub(crate) fn keeper_setup(
+    cx: &SelectContext<'_>,
+    clock: crate::Clock,
+) -> Result<crate::keeper::KeeperSetup, CtxError> {
+    let name = cx.default_index.clone();
+    let dir = indexes_dir(cx.store).join(&name);
+    let ids = if dir.exists() {
+        ctx_select::index::read_manifest(&dir, &name)?
+            .config
+            .source
+            .get("paths")
+            .and_then(serde_json::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    Ok(crate::keeper::KeeperSetup {
+        root: cx.root.canonicalize().unwrap_or_else(|_| cx.root.clone()),
+        indexes_dir: indexes_dir(cx.store),
+        name,
+        source: ctx_select::FilesystemSource::new(&cx.root, ids, cx.max_file_bytes)
+            .with_redactor(cx.redactor.clone()),
+        clock,
+        on_update: None,
+    })
 }
 
 /// The index a selection reads: the workspace index when none is named (built on demand);

@@ -17,6 +17,7 @@ pub enum IndexCommand {
     Inspect(NameArgs),
     /// List the store's indexes.
     List,
+    Watch(WatchArgs),
 }
 
 /// Build or update an index of the workspace (or of PATHs in it).
@@ -43,6 +44,21 @@ pub struct BuildArgs {
     pub force: bool,
 }
 
+/// Keep the workspace index current while files change, until interrupted.
+///
+/// Watches the workspace (inotify on Linux) and updates the index in place a moment after
+/// files change, printing each update (one JSON object per line with --json). `ctx mcp`
+/// and `ctx serve` keep their workspace's index current the same way on their own; run this
+/// for the prompt hook and `ctx select` in a shell. Where the platform cannot watch, the
+/// index is brought up to date every 2 seconds with a walk of the tree.
+///
+/// Examples:
+///   ctx index watch
+///   ctx index watch --json
+#[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
+pub struct WatchArgs {}
+
 /// Check an index (`verify`) or describe it (`inspect`).
 #[derive(Debug, Args)]
 pub struct NameArgs {
@@ -55,6 +71,7 @@ pub fn run(cmd: &IndexCommand, ctx: &Context, out: &Output) -> Result<Status> {
     let ws = ctx.workspace()?;
     Context::store(&ws, out)?;
     match cmd {
+        IndexCommand::Watch(_) => watch(&ws, out),
         IndexCommand::Build(args) => {
             let report = ws.index_build(
                 args.name.as_deref(),
@@ -196,4 +213,46 @@ pub fn run(cmd: &IndexCommand, ctx: &Context, out: &Output) -> Result<Status> {
             Ok(Status::Success)
         }
     }
+}
+
+/// Prints one update of `ctx index watch`.
+fn print_update(out: &Output, report: &ctx::select::BuildReport) -> Result<()> {
+    if out.is_json() {
+        return out.line(&serde_json::to_string(report)?);
+    }
+    let state = if report.up_to_date {
+        "up to date".to_owned()
+    } else {
+        format!("{} read, {} removed", report.read, report.removed)
+    };
+    out.line(&format!(
+        "{} {}: {} documents ({state})",
+        out.paint(Style::Bold, "index"),
+        report.name,
+        report.documents
+    ))
+}
+
+fn watch(ws: &ctx::Workspace, out: &Output) -> Result<Status> {
+    let (send, receive) = std::sync::mpsc::channel();
+    let (keeper, first) = ws.watch_index(send)?;
+    // An update that changed the index comes through the channel too.
+    if first.up_to_date {
+        print_update(out, &first)?;
+    }
+    if !keeper.is_watching() {
+        out.note("cannot watch this tree for changes; updating every 2 seconds");
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            let report = keeper.update()?;
+            if !report.up_to_date {
+                print_update(out, &report)?;
+            }
+        }
+    }
+    out.note("watching for changes; Ctrl-C stops");
+    for report in receive {
+        print_update(out, &report)?;
+    }
+    Ok(Status::Success)
 }

@@ -790,3 +790,54 @@ fn the_top_ranked_file_is_shown_everywhere_at_any_budget() {
         "{hook}"
     );
 }
+
+#[test]
+fn index_watch_prints_each_update_as_files_change() {
+    use std::io::BufRead as _;
+    let env = Env::new();
+    project(&env);
+    env.run(&["init"]).ok();
+    let mut child = env
+        .cmd(&["index", "watch", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let (send, lines) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().expect("stdout");
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = send.send(line);
+        }
+    });
+    let next = || -> serde_json::Value {
+        let line = lines
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("an update");
+        serde_json::from_str(&line).expect("one JSON object per line")
+    };
+    let first = next();
+    assert_eq!(first["read"], first["documents"], "{first}");
+    fs::write(
+        env.work().join("src/parser.rs"),
+        "/// Parses tokens.\npub fn parse_tokens() {}\n",
+    )
+    .expect("edit");
+    let edited = next();
+    assert_eq!(
+        (edited["read"].as_u64(), edited["removed"].as_u64()),
+        (Some(1), Some(0)),
+        "{edited}"
+    );
+    fs::remove_file(env.work().join("src/parser.rs")).expect("remove");
+    let removed = next();
+    assert_eq!(removed["removed"], 1, "{removed}");
+    child.kill().expect("stop");
+    let _ = child.wait();
+    // Killed at any moment, the index is whole.
+    env.run(&["index", "verify"]).ok();
+    env.run(&["select", "parse tokens"]).ok();
+}

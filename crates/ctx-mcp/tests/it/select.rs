@@ -301,6 +301,7 @@ fn select_context<'a>(
         redactor: ctx::core::redact::Redactor::builtin().clone(),
         now: 1_767_225_600,
         progress: &ctx::core::NoProgress,
+        keeper: None,
     }
 }
 
@@ -383,4 +384,62 @@ async fn select_inject_hook_and_mcp_rank_alike_and_inject_nothing_when_nothing_i
         ctx::select::hook_answer(&cx, &input, limits, ctx::select::IndexUpdate::Now).expect("hook"),
         json!({})
     );
+}
+
+#[tokio::test]
+async fn a_running_server_selects_from_an_index_that_has_the_file_written_a_moment_before() {
+    let fx = Fixture::new();
+    let server = fx.server(false);
+    ok(&server, "ctx_select", json!({ "query": "parser" })).await;
+    let keeper = server
+        .index_keeper()
+        .expect("the first selection starts the keeper");
+    assert!(keeper.is_watching(), "inotify watches this tree");
+    let top = |answer: &Value| answer["documents"][0]["id"].as_str().map(str::to_owned);
+
+    // Written, then asked about at once: no pause for the watcher.
+    fs::write(
+        fx.root.join("src/zebra.rs"),
+        "pub fn zebra_stripes_counted() {}\n",
+    )
+    .expect("write");
+    let answer = ok(
+        &server,
+        "ctx_select",
+        json!({ "query": "zebra_stripes_counted" }),
+    )
+    .await;
+    assert_eq!(top(&answer).as_deref(), Some("src/zebra.rs"), "{answer:#}");
+
+    fs::write(
+        fx.root.join("src/zebra.rs"),
+        "pub fn okapi_necks_measured() {}\n",
+    )
+    .expect("edit");
+    let answer = ok(
+        &server,
+        "ctx_select",
+        json!({ "query": "okapi_necks_measured" }),
+    )
+    .await;
+    assert_eq!(top(&answer).as_deref(), Some("src/zebra.rs"), "{answer:#}");
+    assert_eq!(
+        answer["index"]["read"], 1,
+        "only the edited file was read: {answer:#}"
+    );
+
+    fs::remove_file(fx.root.join("src/zebra.rs")).expect("remove");
+    let answer = ok(
+        &server,
+        "ctx_select",
+        json!({ "query": "okapi_necks_measured" }),
+    )
+    .await;
+    assert_ne!(top(&answer).as_deref(), Some("src/zebra.rs"), "{answer:#}");
+    assert_eq!(answer["index"]["removed"], 1, "{answer:#}");
+    assert!(keeper.updates() >= 3, "{}", keeper.updates());
+
+    // The index on disk is the one a fresh build makes.
+    let verify = ok(&server, "ctx_index_inspect", json!({})).await;
+    assert_eq!(verify["valid"], true, "{verify:#}");
 }

@@ -133,6 +133,26 @@ pub struct Workspace {
     clock: Clock,
     /// Set by a caller that gives up (a server's timed-out call): walks and summaries stop.
     cancel: Option<Cancel>,
+    /// Where a server keeps its workspace index current ([`KeptIndex`]); `None`: every
+    /// selection walks the tree to bring it up to date.
+    kept: Option<KeptIndex>,
+}
+
+/// A server's workspace index, kept current by a file watcher from its first selection on,
+/// and shared by the [`Workspace`]s that answer its calls
+/// ([`Workspace::keep_index_in`]). Dropping the last clone stops the watcher.
+#[derive(Clone, Default)]
+pub struct KeptIndex(Arc<std::sync::OnceLock<crate::IndexKeeper>>);
+
+impl KeptIndex {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The keeper, once a selection started it.
+    pub fn keeper(&self) -> Option<&crate::IndexKeeper> {
+        self.0.get()
+    }
 }
 
 impl Workspace {
@@ -231,6 +251,7 @@ impl Workspace {
             layers,
             clock,
             cancel: None,
+            kept: None,
         })
     }
 
@@ -269,6 +290,7 @@ impl Workspace {
             layers: options.layers.clone(),
             clock,
             cancel: None,
+            kept: None,
         };
         workspace.store()?;
         Ok(workspace)
@@ -291,6 +313,36 @@ impl Workspace {
         }
         let settings = PackSettings::from_layers(&self.layers)?;
         Ok(self.settings.get_or_init(|| settings))
+    }
+
+    /// Keeps the workspace index current in `kept` (a server's, shared by the workspaces
+    /// that answer its calls): the first selection starts a file watcher, and selections read
+    /// the index it keeps instead of walking the tree each time.
+    #[must_use]
+    pub fn keep_index_in(mut self, kept: KeptIndex) -> Self {
+        self.kept = Some(kept);
+        self
+    }
+
+    /// The keeper of the workspace index, started on first use; `None` without a
+    /// [`KeptIndex`] or when the store cannot be written.
+    pub(crate) fn index_keeper(
+        &self,
+        cx: &crate::select::SelectContext<'_>,
+    ) -> Result<Option<&crate::IndexKeeper>, CtxError> {
+        let Some(kept) = &self.kept else {
+            return Ok(None);
+        };
+        if cx.store.db().is_read_only() {
+            return Ok(None);
+        }
+        if let Some(keeper) = kept.0.get() {
+            return Ok(Some(keeper));
+        }
+        let setup = crate::select::keeper_setup(cx, Arc::clone(&self.clock))?;
+        Ok(Some(
+            kept.0.get_or_init(|| crate::IndexKeeper::start(setup)),
+        ))
     }
 
     /// Stops this workspace's walks and summaries once `flag` is set (a server sets it when

@@ -16,7 +16,7 @@ impl Workspace {
         &'a self,
         progress: &'a dyn Progress,
     ) -> Result<SelectContext<'a>, CtxError> {
-        Ok(SelectContext {
+        let mut cx = SelectContext {
             store: self.store()?,
             root: self.index_root.clone(),
             default_index: self.default_index.clone(),
@@ -25,7 +25,10 @@ impl Workspace {
             redactor: self.settings()?.redactor.clone(),
             now: self.now(),
             progress,
-        })
+            keeper: None,
+        };
+        cx.keeper = self.index_keeper(&cx)?;
+        Ok(cx)
     }
 
     /// The tree the workspace index covers (document ids are relative to it).
@@ -99,6 +102,29 @@ impl Workspace {
             paths,
             force,
         )
+    }
+
+    /// Starts keeping the workspace index current (`ctx index watch`): a file watcher
+    /// records what changes and a worker updates the index in place a moment later. Brings
+    /// the index up to date first (a walk of the tree) and returns that update; each later
+    /// update that changes the index is sent to `updates`. Dropping the keeper stops it.
+    pub fn watch_index(
+        &self,
+        updates: std::sync::mpsc::Sender<BuildReport>,
+    ) -> Result<(crate::IndexKeeper, BuildReport), CtxError> {
+        let mut cx = self.select_context(&NoProgress)?;
+        cx.keeper = None;
+        let mut setup = select::keeper_setup(&cx, std::sync::Arc::clone(&self.clock))?;
+        let sender = std::sync::Mutex::new(updates);
+        setup.on_update = Some(Box::new(move |report: &BuildReport| {
+            let _ = sender
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .send(report.clone());
+        }));
+        let keeper = crate::IndexKeeper::start(setup);
+        let first = keeper.update()?;
+        Ok((keeper, first))
     }
 
     /// Every check on index `name` (the workspace index when `None`).

@@ -159,3 +159,50 @@ fn code_walks_stop_once_their_caller_gives_up() {
         outcome.unwrap_or_else(|err| panic!("call {i}: {err}"));
     }
 }
+
+#[test]
+fn a_watched_index_takes_in_edits_without_a_selection_or_a_walk() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().canonicalize().expect("canonical");
+    std::fs::create_dir_all(root.join("src")).expect("mkdir");
+    std::fs::write(root.join("src/a.py"), "def parse(x):\n    return x\n").expect("write");
+    std::fs::write(root.join("src/b.py"), "def render(y):\n    return y\n").expect("write");
+    let ws = open(&root, true).expect("open");
+    let (send, updates) = std::sync::mpsc::channel();
+    let (keeper, first) = ws.watch_index(send).expect("watch");
+    assert_eq!((first.documents, first.read), (2, 2), "{first:?}");
+    assert!(keeper.is_watching());
+    let next = || {
+        updates
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the watcher reports an update")
+    };
+    assert_eq!(next().read, 2, "the first build is reported too");
+
+    std::fs::write(root.join("src/a.py"), "def parse(x):\n    return x + 1\n").expect("edit");
+    let edited = next();
+    assert_eq!(
+        (edited.read, edited.reused, edited.removed),
+        (1, 1, 0),
+        "{edited:?}"
+    );
+    std::fs::write(root.join("src/c.py"), "def tokenize(z):\n    return z\n").expect("add");
+    let added = next();
+    assert_eq!((added.documents, added.read), (3, 1), "{added:?}");
+    std::fs::remove_file(root.join("src/b.py")).expect("remove");
+    let removed = next();
+    assert_eq!((removed.documents, removed.removed), (2, 1), "{removed:?}");
+    // Ignored and hidden paths are not looked at.
+    std::fs::create_dir_all(root.join("node_modules/x")).expect("mkdir");
+    std::fs::write(root.join("node_modules/x/i.js"), "x").expect("write");
+    std::fs::write(root.join(".env"), "A=1").expect("write");
+    assert!(
+        updates
+            .recv_timeout(std::time::Duration::from_millis(500))
+            .is_err(),
+        "nothing to update"
+    );
+    assert!(keeper.updates() >= 4, "{}", keeper.updates());
+    let verify = ws.index_verify(None).expect("verify");
+    assert!(verify.valid, "{verify:?}");
+}

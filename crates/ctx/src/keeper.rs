@@ -1,0 +1,536 @@
+//! Keeps the workspace index current while a server runs.
+//!
+//! A file watcher (the `notify` crate: inotify, FSEvents, ReadDirectoryChanges) records the
+//! files that change under the workspace root; a worker applies them to the index in place
+//! a moment later ([`DEBOUNCE`]), and a selection applies whatever is still pending before it
+//! reads, so it never meets an index that misses a change the watcher saw. Between changes,
+//! a selection reads the index it kept open (no walk of the tree, no reading of the
+//! manifest), after checking that no other process rebuilt it meanwhile.
+//!
+//! A selection does not race the watcher: before it looks at what is pending, it writes a
+//! fence file into the watched store directory and waits until the watcher reports it.
+//! Events come in order, so every change made before the selection was asked for is then
+//! pending. (A store outside the workspace, such as the global one, has no watched place for
+//! a fence: there a change made a moment before may be seen by the next selection.)
+//!
+//! Where watching is not possible (no inotify instance or watch left, a file system without
+//! events) or the watcher reports it lost events, the next update lists the tree (a walk),
+//! as a selection without a keeper does every time.
+//!
+//! What the watcher reports is filtered as the walk filters the tree: hidden paths and the
+//! default-ignored directories (`.git`, `.ctx`, `target`, `node_modules`, …) are not looked
+//! at; a changed `.gitignore` or `.ignore` makes the next update list the tree.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use ctx_core::{DocumentId, NoProgress, Progress};
+use ctx_select::git::{ACTIVITY_WINDOW, RepoAt};
+use ctx_select::{BuildOptions, BuildReport, FilesystemSource, LiveIndex, OpenIndex};
+
+use crate::error::CtxError;
+
+/// How long the worker waits after a change for more (an editor's save, a `git checkout`,
+/// a formatter rewriting many files come as bursts).
+pub const DEBOUNCE: Duration = Duration::from_millis(50);
+
+/// Told of each update that changed the index.
+pub(crate) type OnUpdate = Box<dyn Fn(&BuildReport) + Send + Sync>;
+
+/// What a keeper needs to build its index.
+pub(crate) struct KeeperSetup {
+    /// The tree the index covers (canonical).
+    pub root: PathBuf,
+    pub indexes_dir: PathBuf,
+    pub name: String,
+    pub source: FilesystemSource,
+    /// Unix seconds, for the manifest's `created_at`.
+    pub clock: crate::Clock,
+    /// Told of each update that changed the index (`ctx index watch` prints them).
+    pub on_update: Option<OnUpdate>,
+}
+
+/// The workspace index, kept current by a file watcher (see the module's documentation).
+/// Dropping it stops the watcher and the worker.
+pub struct IndexKeeper {
+    shared: Arc<Shared>,
+    watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    worker: Mutex<Option<JoinHandle<()>>>,
+}
+
+struct Shared {
+    setup: KeeperSetup,
+    kept: Mutex<Kept>,
+    pending: Mutex<Pending>,
+    wake: Condvar,
+    stop: AtomicBool,
+    /// False when no watcher runs: every update lists the tree.
+    watching: AtomicBool,
+    /// Updates applied (by the worker or a selection), for status and tests.
+    updates: AtomicU64,
+    /// Where fences are written (the index directory, when the watcher sees it).
+    fences: Option<PathBuf>,
+    /// The last fence written, and the last the watcher reported.
+    fence_sent: AtomicU64,
+    fence_seen: Mutex<u64>,
+    fence_wake: Condvar,
+}
+
+/// How long a selection waits for the watcher to report its fence before it lists the tree
+/// instead.
+const FENCE_WAIT: Duration = Duration::from_secs(1);
+
+struct Kept {
+    live: LiveIndex,
+    /// The index opened for selections, without its lock (taken around each selection).
+    open: Option<OpenIndex>,
+    /// Whether the index was brought up to date with a listing since the keeper started.
+    listed: bool,
+    last: Option<BuildReport>,
+    /// The index's files as this keeper last left or opened them ([`Stamp`]): a change it
+    /// did not make (a document file removed, the manifest rewritten from outside) makes it
+    /// read and check the index again.
+    stamp: Option<Stamp>,
+}
+
+/// When an index's files last changed: `documents/` (files added, removed or renamed in
+/// it) and `manifest.json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    documents: std::time::SystemTime,
+    manifest: std::time::SystemTime,
+    manifest_bytes: u64,
+}
+
+/// What the watcher saw since the last update.
+#[derive(Default)]
+struct Pending {
+    ids: BTreeSet<String>,
+    /// List the tree: events were lost, or ignore rules changed.
+    rescan: bool,
+}
+
+/// What one watched path means for the index.
+#[derive(Debug, PartialEq, Eq)]
+enum Seen {
+    /// A path the walk may list (a document id).
+    Id(String),
+    /// Ignore rules changed: the next update lists the tree.
+    Rescan,
+    /// Hidden, default-ignored or outside the root: nothing to do.
+    Skip,
+}
+
+/// The fence number in `path` when it is one of `fences`' fence files.
+fn fence_number(fences: &Path, name: &str, path: &Path) -> Option<u64> {
+    if path.parent() != Some(fences) {
+        return None;
+    }
+    let file = path.file_name()?.to_str()?;
+    file.strip_prefix(&format!(".{name}.fence-"))?.parse().ok()
+}
+
+fn classify(root: &Path, path: &Path) -> Seen {
+    let Ok(rel) = path.strip_prefix(root) else {
+        return Seen::Skip;
+    };
+    let parts: Vec<&str> = rel
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(part) => part.to_str(),
+            _ => None,
+        })
+        .collect();
+    if parts.is_empty() || parts.len() != rel.components().count() {
+        return Seen::Skip;
+    }
+    let (dirs, name) = parts.split_at(parts.len() - 1);
+    if dirs
+        .iter()
+        .any(|d| d.starts_with('.') || ctx_fs::walk::DEFAULT_IGNORED_DIRS.contains(d))
+    {
+        return Seen::Skip;
+    }
+    match name[0] {
+        ".gitignore" | ".ignore" => Seen::Rescan,
+        n if n.starts_with('.') || ctx_fs::walk::DEFAULT_IGNORED_DIRS.contains(&n) => Seen::Skip,
+        _ => Seen::Id(parts.join("/")),
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl IndexKeeper {
+    /// Starts watching `setup.root`. Nothing is built until the first update or selection.
+    pub(crate) fn start(setup: KeeperSetup) -> Self {
+        let live = LiveIndex::new(&setup.indexes_dir, &setup.name);
+        // The first selection builds an index there anyway.
+        let _ = std::fs::create_dir_all(&setup.indexes_dir);
+        let fences = setup
+            .indexes_dir
+            .canonicalize()
+            .ok()
+            .filter(|dir| dir.starts_with(&setup.root));
+        let shared = Arc::new(Shared {
+            setup,
+            kept: Mutex::new(Kept {
+                live,
+                open: None,
+                listed: false,
+                last: None,
+                stamp: None,
+            }),
+            pending: Mutex::new(Pending::default()),
+            wake: Condvar::new(),
+            stop: AtomicBool::new(false),
+            watching: AtomicBool::new(false),
+            updates: AtomicU64::new(0),
+            fences,
+            fence_sent: AtomicU64::new(0),
+            fence_seen: Mutex::new(0),
+            fence_wake: Condvar::new(),
+        });
+        let watcher = watch(&shared);
+        shared.watching.store(watcher.is_some(), Ordering::SeqCst);
+        let worker = {
+            let shared = Arc::clone(&shared);
+            std::thread::Builder::new()
+                .name("ctx-index-keeper".to_owned())
+                .spawn(move || shared.work())
+                .ok()
+        };
+        Self {
+            shared,
+            watcher: Mutex::new(watcher),
+            worker: Mutex::new(worker),
+        }
+    }
+
+    /// Whether a file watcher runs (else every update lists the tree).
+    pub fn is_watching(&self) -> bool {
+        self.shared.watching.load(Ordering::SeqCst)
+    }
+
+    /// How many updates changed the index since the keeper started.
+    pub fn updates(&self) -> u64 {
+        self.shared.updates.load(Ordering::SeqCst)
+    }
+
+    /// The index name kept.
+    pub fn name(&self) -> &str {
+        &self.shared.setup.name
+    }
+
+    /// Brings the index up to date with everything the watcher saw (or with a listing of
+    /// the tree when nothing watches it), then runs `read` on it under its shared lock.
+    /// `progress` is told how an update advances, and stops it when it is cancelled.
+    pub(crate) fn with_index<T>(
+        &self,
+        progress: &dyn Progress,
+        read: impl FnOnce(&OpenIndex, &BuildReport) -> Result<T, CtxError>,
+    ) -> Result<T, CtxError> {
+        let mut kept = lock(&self.shared.kept);
+        self.shared.fence();
+        let report = self.shared.bring_up_to_date(&mut kept, progress)?;
+        let setup = &self.shared.setup;
+        let guard = ctx_select::index::lock(&setup.indexes_dir, &setup.name, false)?;
+        if kept.open.as_ref().is_none_or(|open| !open.is_current()) {
+            kept.open = None;
+            // Opening checks the manifest and that `documents/` holds its files.
+            let stamp = self.shared.stamp();
+            let mut open = OpenIndex::open(&setup.indexes_dir, &setup.name)?;
+            open.unlock();
+            kept.open = Some(open);
+            kept.stamp = stamp;
+        }
+        let open = kept.open.as_ref().expect("opened above");
+        let result = read(open, &report);
+        drop(guard);
+        result
+    }
+
+    /// Brings the index up to date now and returns what the update did.
+    pub fn update(&self) -> Result<BuildReport, CtxError> {
+        let mut kept = lock(&self.shared.kept);
+        self.shared.bring_up_to_date(&mut kept, &NoProgress)
+    }
+
+    /// Waits until the watcher reports a change or `timeout` passes; true on a change.
+    pub fn wait_for_change(&self, timeout: Duration) -> bool {
+        let pending = lock(&self.shared.pending);
+        let (pending, _) = self
+            .shared
+            .wake
+            .wait_timeout_while(pending, timeout, |p| p.ids.is_empty() && !p.rescan)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        !pending.ids.is_empty() || pending.rescan
+    }
+}
+
+impl Drop for IndexKeeper {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        drop(lock(&self.watcher).take());
+        self.shared.wake.notify_all();
+        if let Some(worker) = lock(&self.worker).take() {
+            let _ = worker.join();
+        }
+    }
+}
+
+/// A watcher of the root, recording what it sees in `shared.pending`; `None` when the
+/// platform or its limits do not allow one.
+fn watch(shared: &Arc<Shared>) -> Option<notify::RecommendedWatcher> {
+    use notify::Watcher as _;
+    let weak = Arc::downgrade(shared);
+    let handler = move |event: notify::Result<notify::Event>| {
+        let Some(shared) = weak.upgrade() else {
+            return;
+        };
+        let mut pending = lock(&shared.pending);
+        match event {
+            Ok(event) => {
+                if matches!(event.kind, notify::EventKind::Access(_)) {
+                    return;
+                }
+                if let Some(fences) = &shared.fences
+                    && let Some(n) = event
+                        .paths
+                        .iter()
+                        .find_map(|p| fence_number(fences, &shared.setup.name, p))
+                {
+                    let mut seen = lock(&shared.fence_seen);
+                    *seen = (*seen).max(n);
+                    shared.fence_wake.notify_all();
+                    return;
+                }
+                if event.need_rescan() {
+                    pending.rescan = true;
+                }
+                for path in &event.paths {
+                    match classify(&shared.setup.root, path) {
+                        Seen::Id(id) => {
+                            pending.ids.insert(id);
+                        }
+                        Seen::Rescan => pending.rescan = true,
+                        Seen::Skip => {}
+                    }
+                }
+            }
+            Err(err) => {
+                tracing::warn!("the index watcher lost events: {err}");
+                pending.rescan = true;
+            }
+        }
+        if !pending.ids.is_empty() || pending.rescan {
+            shared.wake.notify_all();
+        }
+    };
+    let mut watcher = match notify::recommended_watcher(handler) {
+        Ok(watcher) => watcher,
+        Err(err) => {
+            tracing::warn!(
+                "cannot watch the workspace for changes: {err}; selections walk the tree"
+            );
+            return None;
+        }
+    };
+    match watcher.watch(&shared.setup.root, notify::RecursiveMode::Recursive) {
+        Ok(()) => Some(watcher),
+        Err(err) => {
+            tracing::warn!(
+                "cannot watch {}: {err}; selections walk the tree",
+                shared.setup.root.display()
+            );
+            None
+        }
+    }
+}
+
+impl Shared {
+    /// Waits until the watcher has reported every change made before now (see the module's
+    /// documentation); when it cannot tell, the next update lists the tree.
+    fn fence(&self) {
+        if !self.watching.load(Ordering::SeqCst) {
+            return;
+        }
+        let Some(fences) = &self.fences else {
+            return;
+        };
+        let n = self.fence_sent.fetch_add(1, Ordering::SeqCst) + 1;
+        let path = fences.join(format!(".{}.fence-{n}", self.setup.name));
+        if std::fs::write(&path, b"").is_err() {
+            lock(&self.pending).rescan = true;
+            return;
+        }
+        let seen = lock(&self.fence_seen);
+        let (seen, _) = self
+            .fence_wake
+            .wait_timeout_while(seen, FENCE_WAIT, |seen| *seen < n)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *seen < n {
+            lock(&self.pending).rescan = true;
+        }
+        drop(seen);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    /// The worker: after a change (and [`DEBOUNCE`] more), applies what is pending.
+    fn work(&self) {
+        loop {
+            {
+                let pending = lock(&self.pending);
+                let _wait = self
+                    .wake
+                    .wait_while(pending, |p| {
+                        p.ids.is_empty() && !p.rescan && !self.stop.load(Ordering::SeqCst)
+                    })
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+            }
+            if self.stop.load(Ordering::SeqCst) {
+                return;
+            }
+            std::thread::sleep(DEBOUNCE);
+            let mut kept = lock(&self.kept);
+            // Nothing is kept until a selection asked for the index: the watcher's changes
+            // wait for it (the first one lists the tree anyway).
+            if kept.last.is_none() {
+                drop(kept);
+                let mut pending = lock(&self.pending);
+                pending.ids.clear();
+                pending.rescan = false;
+                continue;
+            }
+            if let Err(err) = self.bring_up_to_date(&mut kept, &NoProgress) {
+                tracing::warn!("updating index `{}`: {err}", self.setup.name);
+            }
+        }
+    }
+
+    /// When the index's `documents/` and manifest last changed.
+    fn stamp(&self) -> Option<Stamp> {
+        let dir = self.setup.indexes_dir.join(&self.setup.name);
+        let documents = std::fs::metadata(dir.join("documents")).ok()?;
+        let manifest = std::fs::metadata(dir.join("manifest.json")).ok()?;
+        Some(Stamp {
+            documents: documents.modified().ok()?,
+            manifest: manifest.modified().ok()?,
+            manifest_bytes: manifest.len(),
+        })
+    }
+
+    /// Applies what is pending: the ids the watcher saw, or a listing of the tree (the first
+    /// time, after lost events or changed ignore rules, and always when nothing watches).
+    fn bring_up_to_date(
+        &self,
+        kept: &mut Kept,
+        progress: &dyn Progress,
+    ) -> Result<BuildReport, CtxError> {
+        if kept.stamp.is_some() && self.stamp() != kept.stamp {
+            // Changed from outside: read and check it again before anything reads or updates it.
+            kept.live.forget();
+            kept.open = None;
+            kept.stamp = None;
+        }
+        let (ids, rescan) = {
+            let mut pending = lock(&self.pending);
+            (
+                std::mem::take(&mut pending.ids),
+                std::mem::take(&mut pending.rescan),
+            )
+        };
+        if ids.is_empty()
+            && !rescan
+            && kept.listed
+            && self.watching.load(Ordering::SeqCst)
+            && let Some(last) = &kept.last
+        {
+            let mut same = last.clone();
+            same.read = 0;
+            same.removed = 0;
+            same.reused = same.documents;
+            same.up_to_date = true;
+            return Ok(same);
+        }
+        let repo = RepoAt::discover(&self.setup.root);
+        let opts = BuildOptions {
+            name: self.setup.name.clone(),
+            force: false,
+            canonicalize: ctx_select::CanonicalizeOptions::default(),
+            policy: ctx_select::ErrorPolicy::SkipAndWarn,
+            created_at: ctx_code::time::rfc3339((self.setup.clock)()),
+            root: Some(self.setup.root.clone()),
+            git_head: repo.as_ref().and_then(RepoAt::head),
+        };
+        let commits = || -> BTreeMap<String, u32> {
+            repo.as_ref()
+                .map(|r| r.activity(ACTIVITY_WINDOW))
+                .unwrap_or_default()
+        };
+        let result = if rescan || !kept.listed || !self.watching.load(Ordering::SeqCst) {
+            kept.live
+                .update(&self.setup.source, &opts, &commits, progress)
+                .inspect(|_| kept.listed = true)
+        } else {
+            let ids: Vec<DocumentId> = ids
+                .iter()
+                .filter_map(|id| DocumentId::new(id).ok())
+                .collect();
+            kept.live
+                .update_ids(&self.setup.source, &ids, &opts, &commits, progress)
+        };
+        let report = match result {
+            Ok(report) => report,
+            Err(err) => {
+                // Whatever was pending is looked at again by a listing next time.
+                lock(&self.pending).rescan = true;
+                return Err(err.into());
+            }
+        };
+        if !report.up_to_date {
+            kept.stamp = self.stamp();
+            self.updates.fetch_add(1, Ordering::SeqCst);
+            if let Some(tell) = &self.setup.on_update {
+                tell(&report);
+            }
+        }
+        kept.last = Some(report.clone());
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_watcher_looks_at_what_the_walk_lists() {
+        let root = Path::new("/w");
+        let seen = |p: &str| classify(root, &root.join(p));
+        assert_eq!(seen("src/lib.rs"), Seen::Id("src/lib.rs".to_owned()));
+        assert_eq!(seen("README.md"), Seen::Id("README.md".to_owned()));
+        assert_eq!(seen(".gitignore"), Seen::Rescan);
+        assert_eq!(seen("src/.ignore"), Seen::Rescan);
+        for skipped in [
+            ".git/index",
+            ".ctx/indexes/default/search.db",
+            "target/debug/ctx",
+            "web/node_modules/x/index.js",
+            ".env",
+            "src/.hidden/a.rs",
+            "target",
+        ] {
+            assert_eq!(seen(skipped), Seen::Skip, "{skipped}");
+        }
+        assert_eq!(classify(root, Path::new("/elsewhere/a.rs")), Seen::Skip);
+        assert_eq!(classify(root, root), Seen::Skip);
+    }
+}
