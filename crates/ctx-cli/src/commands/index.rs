@@ -24,7 +24,8 @@ pub enum IndexCommand {
 ///
 /// Writes .ctx/indexes/NAME/: manifest.json, index.json, documents/<12 hex>.json and
 /// search.db, atomically. Rebuilds are incremental: files whose size and modification time
-/// are unchanged are reused without being read; with nothing changed nothing is written.
+/// are unchanged are reused without being read; with nothing changed nothing is written;
+/// with few files changed the index is updated in place.
 ///
 /// Examples:
 ///   ctx index build
