@@ -548,30 +548,17 @@ fn write_build(
     let mut skipped_lines: Vec<String> = Vec::new();
     let mut reused = 0;
     let mut read = 0;
-    let mut plans = plans.into_iter();
     let mut entries_left = entries.iter();
-    loop {
-        if progress.cancelled() {
-            return Err(IndexError::Cancelled);
-        }
-        let mut chunk: Vec<Plan<'_>> = plans.by_ref().take(limits.chunk_docs).collect();
-        if chunk.is_empty() {
-            break;
-        }
-        // The previous database's connection stays on this thread: reused analyses are read
-        // here, a chunk at a time, rather than by the workers.
-        for plan in &mut chunk {
-            if let Plan::Reuse(row, _) = plan
-                && let Some(prev) = previous
-            {
-                row.analysis = Some(prev.db.analysis(&row.id)?);
-            }
-        }
-        let results: Vec<Result<Outcome, IndexError>> = chunk
-            .into_par_iter()
-            .inspect(|_| progress.advance(1))
-            .map(|plan| process(plan, source, opts, &old_docs, &docs_dir))
-            .collect();
+    let stages = Stages {
+        source,
+        opts,
+        previous,
+        old_docs: &old_docs,
+        docs_dir: &docs_dir,
+        progress,
+        chunk_docs: limits.chunk_docs,
+    };
+    stages.run(plans, |results| {
         for (result, entry) in results.into_iter().zip(entries_left.by_ref()) {
             match result? {
                 Outcome::Doc(doc) => {
@@ -610,7 +597,8 @@ fn write_build(
                 }
             }
         }
-    }
+        Ok(())
+    })?;
 
     check_file_names(&manifest_entries)?;
 
@@ -686,6 +674,88 @@ fn write_build(
         up_to_date: false,
         skipped: skipped_lines,
     })
+}
+
+/// The reading and analyzing side of a build.
+struct Stages<'s> {
+    source: &'s dyn DocumentSource,
+    opts: &'s BuildOptions,
+    previous: Option<&'s Previous>,
+    old_docs: &'s Path,
+    docs_dir: &'s Path,
+    progress: &'s dyn Progress,
+    chunk_docs: usize,
+}
+
+impl Stages<'_> {
+    /// Reads and analyzes `plans` a chunk at a time on the worker pool while `write` stores
+    /// the chunk before on this thread (a pipeline of two chunks, so the single writer and the
+    /// workers run at once), handing `write` each chunk's outcomes in plan order.
+    fn run<'e>(
+        &self,
+        plans: Vec<Plan<'e>>,
+        mut write: impl FnMut(Vec<Result<Outcome, IndexError>>) -> Result<(), IndexError>,
+    ) -> Result<(), IndexError> {
+        use std::sync::mpsc::sync_channel;
+        let mut plans = plans.into_iter();
+        std::thread::scope(|scope| {
+            let (to_workers, chunks) = sync_channel::<Vec<Plan<'e>>>(1);
+            let (to_writer, results) = sync_channel::<Vec<Result<Outcome, IndexError>>>(1);
+            // The workers' side sees no database.
+            let (source, opts, old_docs, docs_dir, progress) = (
+                self.source,
+                self.opts,
+                self.old_docs,
+                self.docs_dir,
+                self.progress,
+            );
+            scope.spawn(move || {
+                for chunk in chunks {
+                    let analyzed: Vec<Result<Outcome, IndexError>> = chunk
+                        .into_par_iter()
+                        .inspect(|_| progress.advance(1))
+                        .map(|plan| process(plan, source, opts, old_docs, docs_dir))
+                        .collect();
+                    if to_writer.send(analyzed).is_err() {
+                        return;
+                    }
+                }
+            });
+            let mut in_flight = 0;
+            loop {
+                if self.progress.cancelled() {
+                    return Err(IndexError::Cancelled);
+                }
+                let mut chunk: Vec<Plan<'e>> = plans.by_ref().take(self.chunk_docs).collect();
+                if !chunk.is_empty() {
+                    // The previous database's connection stays on this thread: reused
+                    // analyses are read here, a chunk at a time, rather than by the workers.
+                    for plan in &mut chunk {
+                        if let Plan::Reuse(row, _) = plan
+                            && let Some(prev) = self.previous
+                        {
+                            row.analysis = Some(prev.db.analysis(&row.id)?);
+                        }
+                    }
+                    if to_workers.send(chunk).is_err() {
+                        break;
+                    }
+                    in_flight += 1;
+                    if in_flight < 2 {
+                        continue;
+                    }
+                } else if in_flight == 0 {
+                    break;
+                }
+                let Ok(analyzed) = results.recv() else {
+                    break;
+                };
+                in_flight -= 1;
+                write(analyzed)?;
+            }
+            Ok(())
+        })
+    }
 }
 
 /// Reads (or reuses) and analyzes one entry, writing its document file.
