@@ -314,4 +314,27 @@ fn live_updates(root: &Path, dir: &Path, indexes: &Path, source: &FilesystemSour
         times[times.len() * 9 / 10],
         times.len()
     );
+    let mut added = Vec::new();
+    for i in 0..11 {
+        let file = dir.join(format!("live_added_{i}.rs"));
+        fs::write(&file, "pub fn added_live() {}\n").expect("add");
+        let rel = file
+            .strip_prefix(root)
+            .expect("under the root")
+            .to_string_lossy()
+            .into_owned();
+        let id = ctx_core::DocumentId::new(&rel).expect("id");
+        let t = Instant::now();
+        let r = live
+            .update_ids(source, &[id], &opts(), &no_git, &ctx_core::NoProgress)
+            .expect("update");
+        added.push(t.elapsed().as_secs_f64() * 1000.0);
+        assert_eq!(r.read, 1, "{r:?}");
+    }
+    added.sort_by(f64::total_cmp);
+    println!(
+        "live update, one file added (watcher): {:.1} ms median of {}",
+        added[added.len() / 2],
+        added.len()
+    );
 }

@@ -64,6 +64,13 @@ pub trait DocumentSource: Sync {
         let _ = id;
         None
     }
+
+    /// Whether [`DocumentSource::list`] would list `id` (a document new to the caller), told
+    /// from its directory alone; `None` when the source cannot tell without a listing.
+    fn lists(&self, id: &DocumentId) -> Option<bool> {
+        let _ = id;
+        None
+    }
 }
 
 /// A file's fingerprint as listings give it: its size and modification time (ns).
@@ -322,6 +329,35 @@ impl DocumentSource for FilesystemSource {
             })
             .collect();
         Ok(listed.into_iter().flatten().collect())
+    }
+
+    /// A file in a directory the walk enters is listed as a walk of that directory alone
+    /// lists it (the ignore files of its parents apply, as in the whole walk). A directory
+    /// under a hidden or default-ignored one is not judged (the whole walk skips those, or
+    /// enters them for what git tracks).
+    fn lists(&self, id: &DocumentId) -> Option<bool> {
+        let (dir, name) = id.as_str().rsplit_once('/').unwrap_or(("", id.as_str()));
+        let covered = self.paths.iter().any(|p| {
+            p.is_empty()
+                || dir == p
+                || dir
+                    .strip_prefix(p.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+        });
+        let odd = dir.split('/').any(|part| {
+            part.starts_with('.') || ctx_fs::walk::DEFAULT_IGNORED_DIRS.contains(&part)
+        });
+        if !covered || odd {
+            return None;
+        }
+        let opts = ctx_fs::WalkOptions {
+            max_depth: Some(1),
+            threads: 1,
+            metadata: false,
+            ..ctx_fs::WalkOptions::default()
+        };
+        let listed = ctx_fs::walk(&self.root.join(dir), &opts).ok()?;
+        Some(listed.iter().any(|entry| entry.rel == name))
     }
 
     /// A file the walk listed before is listed again while it is there: its directory's

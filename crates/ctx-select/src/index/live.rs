@@ -70,9 +70,11 @@ impl LiveIndex {
     }
 
     /// Brings the index up to date with what changed at `ids` alone (the files a watcher
-    /// saw change): they are looked at again, nothing else is. A listing is made instead
-    /// ([`LiveIndex::update`]) when one of them is new to the index, the source cannot tell
-    /// about one, or the index cannot be updated in place.
+    /// saw change): they are looked at again, nothing else is (a new file's directory is, for
+    /// its ignore rules). A listing is made instead ([`LiveIndex::update`]) when the source
+    /// cannot tell about one (a directory, a new file in a directory the index holds nothing
+    /// of), a directory holding indexed files is gone, or the index cannot be updated in
+    /// place.
     pub fn update_ids(
         &mut self,
         source: &dyn DocumentSource,
@@ -130,9 +132,21 @@ impl LiveIndex {
             let before = prev.sources.get(id.as_str());
             match (now, before) {
                 (None, Some(_)) => gone.push(id.to_string()),
+                // A directory gone (moved away whole, which reports the directory alone):
+                // its files are the listing's to find.
+                (None, None) if holds_files(prev, id.as_str()) => return Ok(None),
                 (None, None) => {}
-                // New to the index: whether the walk lists it is the ignore rules' to say.
-                (Some(_), None) => return Ok(None),
+                // New to the index: the walk lists it if its directory's walk does, in a
+                // directory the walk enters (one holding files of the index).
+                (Some(entry), None) => {
+                    let dir = id.as_str().rsplit_once('/').map_or("", |(dir, _)| dir);
+                    let entered = dir.is_empty() || holds_files(prev, dir);
+                    match source.lists(id) {
+                        Some(true) if entered => changed.push(entry),
+                        Some(false) if entered => {}
+                        _ => return Ok(None),
+                    }
+                }
                 (Some(entry), Some(row)) => {
                     if entry.fingerprint.is_none() || entry.fingerprint != row.fingerprint {
                         changed.push(entry);
@@ -161,4 +175,10 @@ impl LiveIndex {
             progress,
         )
     }
+}
+
+/// Whether `prev` lists a file under directory `dir`.
+fn holds_files(prev: &Previous, dir: &str) -> bool {
+    let prefix = format!("{dir}/");
+    prev.sources.keys().any(|id| id.starts_with(&prefix))
 }

@@ -370,6 +370,24 @@ fn a_live_index_updates_from_the_paths_a_watcher_saw() {
         )
         .expect("nothing");
     assert!(again.up_to_date);
+    // A directory moved away whole reports the directory alone.
+    let without_py: Vec<RawDocument> = fixture(1)
+        .into_iter()
+        .filter(|d| !d.id.as_str().starts_with("py/"))
+        .collect();
+    let report = live
+        .update_ids(
+            &MemorySource::new(without_py),
+            &ids(&["py/pkg", "py"]),
+            &opts(false),
+            &commits,
+            &NoProgress,
+        )
+        .expect("update");
+    assert_eq!(report.removed, 3, "{report:?}");
+    live.update(&source, &opts(false), &commits, &NoProgress)
+        .expect("back");
+    assert_eq!(digest(&index), CHANGED);
     // Another process changes the index: what the live index held is read again.
     build(tmp.path(), 0, false);
     assert_eq!(digest(&index), FRESH);

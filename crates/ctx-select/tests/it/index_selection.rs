@@ -1001,3 +1001,75 @@ fn git_activity_counts_for_code_not_for_manifests_and_lockfiles() {
     assert!(git_points("package.json").abs() < f64::EPSILON);
     assert!(git_points("requirements.txt").abs() < f64::EPSILON);
 }
+
+#[test]
+fn a_live_index_takes_a_new_file_from_its_directory_alone() {
+    let tree = project();
+    let root = tree.path();
+    write_tree(root, &[(".gitignore", "*.log\n")]);
+    let idx = tempfile::tempdir().expect("tmp");
+    let source = FilesystemSource::new(root, Vec::new(), 1 << 20);
+    let opts = opts("default", "2026-01-01T00:00:00Z");
+    let mut live = ctx_select::LiveIndex::new(idx.path(), "default");
+    let first = live
+        .update(&source, &opts, &no_git, &ctx_core::NoProgress)
+        .expect("build");
+    let id = |s: &str| ctx_core::DocumentId::new(s).expect("id");
+    // Two new files; the watcher reports one. Only its directory is walked, so the other
+    // waits for a listing.
+    write_tree(
+        root,
+        &[
+            ("src/lexer.rs", "pub fn lex_tokens() {}\n"),
+            ("docs/unreported.md", "# Not reported\n"),
+        ],
+    );
+    let report = live
+        .update_ids(
+            &source,
+            &[id("src/lexer.rs")],
+            &opts,
+            &no_git,
+            &ctx_core::NoProgress,
+        )
+        .expect("update");
+    assert_eq!(
+        (report.read, report.documents),
+        (1, first.documents + 1),
+        "{report:?}"
+    );
+    // Ignored by the project's rules: not indexed, and still no listing.
+    write_tree(root, &[("src/debug.log", "lex_tokens called\n")]);
+    let report = live
+        .update_ids(
+            &source,
+            &[id("src/debug.log")],
+            &opts,
+            &no_git,
+            &ctx_core::NoProgress,
+        )
+        .expect("update");
+    assert!(report.up_to_date, "{report:?}");
+    // A new file in a directory the index holds nothing of takes a listing, which finds the
+    // unreported file too.
+    write_tree(root, &[("tools/gen.py", "def generate():\n    pass\n")]);
+    let report = live
+        .update_ids(
+            &source,
+            &[id("tools/gen.py")],
+            &opts,
+            &no_git,
+            &ctx_core::NoProgress,
+        )
+        .expect("update");
+    assert_eq!(report.read, 2, "{report:?}");
+    // What it holds is what a fresh build holds.
+    let fresh = tempfile::tempdir().expect("tmp");
+    let built = build_index(fresh.path(), &source, &opts, &no_git).expect("fresh");
+    assert_eq!(report.cache_version, built.cache_version);
+    assert!(
+        verify_index(&idx.path().join("default"), "default")
+            .expect("verify")
+            .valid
+    );
+}
