@@ -11,7 +11,7 @@
 //! order (rows, postings and graph alike), which are a fresh build's numbers of the same
 //! documents.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use ctx_core::ContentHash;
@@ -510,6 +510,32 @@ impl Editor {
                 .collect()
             })
             .map_err(self.err())
+    }
+
+    /// Sets every document's recent-activity count: `commits[id]`, 0 for those not in it.
+    pub(crate) fn set_commits(&self, commits: &BTreeMap<String, u32>) -> Result<(), IndexError> {
+        let counted: Vec<(String, u32)> = self
+            .conn
+            .prepare("SELECT id, commits FROM docs WHERE commits != 0")
+            .and_then(|mut stmt| {
+                stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect()
+            })
+            .map_err(self.err())?;
+        let update = |id: &str, n: u32| {
+            self.conn
+                .prepare_cached("UPDATE docs SET commits = ?2 WHERE id = ?1 AND commits != ?2")
+                .and_then(|mut stmt| stmt.execute(params![id, n]))
+                .map(drop)
+                .map_err(self.err())
+        };
+        for (id, _) in counted.iter().filter(|(id, _)| !commits.contains_key(id)) {
+            update(id, 0)?;
+        }
+        for (id, n) in commits {
+            update(id, *n)?;
+        }
+        Ok(())
     }
 
     /// The number of documents and their term occurrences per field, as last written.

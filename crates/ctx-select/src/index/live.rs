@@ -120,7 +120,7 @@ impl LiveIndex {
             canonicalize: opts.canonicalize,
             analyzer: ANALYZER_VERSION,
         };
-        if !update::updatable(prev, opts, &config) {
+        if !update::updatable(prev, &config) {
             return Ok(None);
         }
         let mut changed: Vec<SourceEntry> = Vec::new();

@@ -277,6 +277,38 @@ fn small_chunks_and_spilled_postings_change_nothing() {
 }
 
 #[test]
+fn a_new_git_commit_is_taken_in_place() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    build(tmp.path(), 0, false);
+    let index = tmp.path().join("fixture");
+    let inode = |dir: &Path| std::os::unix::fs::MetadataExt::ino(&fs::metadata(dir).expect("dir"));
+    let before = inode(&index);
+    let moved = BuildOptions {
+        git_head: Some("fedcba9876543210".to_owned()),
+        ..opts(false)
+    };
+    let later = || BTreeMap::from([("src/m3.rs".to_owned(), 2), ("README.md".to_owned(), 4)]);
+    let source = MemorySource::new(fixture(0));
+    let report = build_index(tmp.path(), &source, &moved, &later).expect("update");
+    assert!(!report.up_to_date && report.read == 0, "{report:?}");
+    assert_eq!(inode(&index), before, "updated in place");
+    let fresh = tempfile::tempdir().expect("tempdir");
+    build_index(fresh.path(), &source, &moved, &later).expect("fresh");
+    assert_eq!(digest(&index), digest(&fresh.path().join("fixture")));
+    // And with a file changed at the same time.
+    let third = BuildOptions {
+        git_head: Some("0000000000000001".to_owned()),
+        ..opts(false)
+    };
+    let source = MemorySource::new(fixture(1));
+    build_index(tmp.path(), &source, &third, &commits).expect("update");
+    assert_eq!(inode(&index), before, "updated in place");
+    let fresh = tempfile::tempdir().expect("tempdir");
+    build_index(fresh.path(), &source, &third, &commits).expect("fresh");
+    assert_eq!(digest(&index), digest(&fresh.path().join("fixture")));
+}
+
+#[test]
 fn an_update_killed_at_any_point_is_finished_or_undone_by_the_next_build() {
     for point in [1, 2] {
         let tmp = tempfile::tempdir().expect("tempdir");

@@ -147,12 +147,12 @@ impl EdgeDelta {
     }
 }
 
-/// Whether index `prev` can be updated in place for `opts` and `config` at all (its format,
-/// config and git commit are the build's).
-pub(super) fn updatable(prev: &Previous, opts: &BuildOptions, config: &CacheBuildConfig) -> bool {
+/// Whether index `prev` can be updated in place for `config` at all (its format and config
+/// are the build's). A moved git commit is updated in place too: the recent-activity
+/// counts are set again.
+pub(super) fn updatable(prev: &Previous, config: &CacheBuildConfig) -> bool {
     prev.manifest.format_version == FORMAT_VERSION
         && prev.config == *config
-        && prev.git_head == opts.git_head
         && prev.db.has_meta("import_graph")
         && prev.db.has_meta("len_totals")
 }
@@ -173,7 +173,7 @@ pub(super) fn in_place(
     git_commits: &dyn Fn() -> BTreeMap<String, u32>,
     progress: &dyn Progress,
 ) -> Result<Option<BuildReport>, IndexError> {
-    if !updatable(prev, opts, config) {
+    if !updatable(prev, config) {
         return Ok(None);
     }
     let listed: HashSet<&str> = entries.iter().map(|e| e.id.as_str()).collect();
@@ -224,7 +224,10 @@ pub(super) fn apply(
     git_commits: &dyn Fn() -> BTreeMap<String, u32>,
     progress: &dyn Progress,
 ) -> Result<Option<BuildReport>, IndexError> {
-    if !worth_it(changed.len() + gone.len(), prev.manifest.documents.len()) {
+    let entries_changed = changed.len() + gone.len();
+    let head_moved = prev.git_head != opts.git_head;
+    let only_the_head = entries_changed == 0 && head_moved;
+    if !(only_the_head || worth_it(entries_changed, prev.manifest.documents.len())) {
         return Ok(None);
     }
     let gone: Vec<&str> = gone.iter().map(String::as_str).collect();
@@ -301,6 +304,7 @@ pub(super) fn apply(
         opts, final_dir, prev, changed, &gone, &now, &manifest, removed,
     );
     prev.manifest = manifest;
+    prev.git_head.clone_from(&opts.git_head);
     for (entry, item) in changed.iter().zip(&now) {
         let skipped = match item {
             Now::Skipped(reason) => Some(reason.clone()),
@@ -448,12 +452,21 @@ impl Update<'_> {
         }
         let mut edges = EdgeDelta::default();
         self.postings(&doc_changes, &mut edges)?;
-        let commits = if doc_changes.iter().any(|c| c.old.is_none()) {
+        let head_moved = prev.git_head != opts.git_head;
+        let commits = if head_moved || doc_changes.iter().any(|c| c.old.is_none()) {
             git_commits()
         } else {
             BTreeMap::new()
         };
         self.rows(&doc_changes, &commits)?;
+        if head_moved {
+            // Recent activity is counted at the new commit, for every document.
+            self.db.set_commits(&commits)?;
+            self.db.set_meta(
+                "git_head",
+                opts.git_head.as_ref().map(|h| h as &dyn rusqlite::ToSql),
+            )?;
+        }
         for (entry, item) in changed.iter().zip(now) {
             let skipped = match item {
                 Now::Skipped(reason) => Some(reason.as_str()),
