@@ -112,6 +112,8 @@ struct Pending {
     ids: BTreeSet<String>,
     /// List the tree: events were lost, or ignore rules changed.
     rescan: bool,
+    /// The git commit may have moved (git activity is counted again).
+    head: bool,
 }
 
 /// What one watched path means for the index.
@@ -121,6 +123,8 @@ enum Seen {
     Id(String),
     /// Ignore rules changed: the next update lists the tree.
     Rescan,
+    /// `.git/HEAD` or a ref changed: the commit may have moved.
+    Head,
     /// Hidden, default-ignored or outside the root: nothing to do.
     Skip,
 }
@@ -147,6 +151,13 @@ fn classify(root: &Path, path: &Path) -> Seen {
         .collect();
     if parts.is_empty() || parts.len() != rel.components().count() {
         return Seen::Skip;
+    }
+    if parts[0] == ".git"
+        && (parts[1..] == ["HEAD"]
+            || parts.get(1) == Some(&"refs")
+            || parts[1..] == ["packed-refs"])
+    {
+        return Seen::Head;
     }
     let (dirs, name) = parts.split_at(parts.len() - 1);
     if dirs
@@ -269,9 +280,11 @@ impl IndexKeeper {
         let (pending, _) = self
             .shared
             .wake
-            .wait_timeout_while(pending, timeout, |p| p.ids.is_empty() && !p.rescan)
+            .wait_timeout_while(pending, timeout, |p| {
+                p.ids.is_empty() && !p.rescan && !p.head
+            })
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        !pending.ids.is_empty() || pending.rescan
+        !pending.ids.is_empty() || pending.rescan || pending.head
     }
 }
 
@@ -321,6 +334,7 @@ fn watch(shared: &Arc<Shared>) -> Option<notify::RecommendedWatcher> {
                             pending.ids.insert(id);
                         }
                         Seen::Rescan => pending.rescan = true,
+                        Seen::Head => pending.head = true,
                         Seen::Skip => {}
                     }
                 }
@@ -330,7 +344,7 @@ fn watch(shared: &Arc<Shared>) -> Option<notify::RecommendedWatcher> {
                 pending.rescan = true;
             }
         }
-        if !pending.ids.is_empty() || pending.rescan {
+        if !pending.ids.is_empty() || pending.rescan || pending.head {
             shared.wake.notify_all();
         }
     };
@@ -391,7 +405,10 @@ impl Shared {
                 let _wait = self
                     .wake
                     .wait_while(pending, |p| {
-                        p.ids.is_empty() && !p.rescan && !self.stop.load(Ordering::SeqCst)
+                        p.ids.is_empty()
+                            && !p.rescan
+                            && !p.head
+                            && !self.stop.load(Ordering::SeqCst)
                     })
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
             }
@@ -407,6 +424,7 @@ impl Shared {
                 let mut pending = lock(&self.pending);
                 pending.ids.clear();
                 pending.rescan = false;
+                pending.head = false;
                 continue;
             }
             if let Err(err) = self.bring_up_to_date(&mut kept, &NoProgress) {
@@ -440,15 +458,17 @@ impl Shared {
             kept.open = None;
             kept.stamp = None;
         }
-        let (ids, rescan) = {
+        let (ids, rescan, head) = {
             let mut pending = lock(&self.pending);
             (
                 std::mem::take(&mut pending.ids),
                 std::mem::take(&mut pending.rescan),
+                std::mem::take(&mut pending.head),
             )
         };
         if ids.is_empty()
             && !rescan
+            && !head
             && kept.listed
             && self.watching.load(Ordering::SeqCst)
             && let Some(last) = &kept.last
@@ -518,6 +538,9 @@ mod tests {
         assert_eq!(seen("src/lib.rs"), Seen::Id("src/lib.rs".to_owned()));
         assert_eq!(seen("README.md"), Seen::Id("README.md".to_owned()));
         assert_eq!(seen(".gitignore"), Seen::Rescan);
+        assert_eq!(seen(".git/HEAD"), Seen::Head);
+        assert_eq!(seen(".git/refs/heads/main"), Seen::Head);
+        assert_eq!(seen(".git/packed-refs"), Seen::Head);
         assert_eq!(seen("src/.ignore"), Seen::Rescan);
         for skipped in [
             ".git/index",

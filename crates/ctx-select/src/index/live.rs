@@ -158,7 +158,7 @@ impl LiveIndex {
         changed.dedup_by(|a, b| a.id == b.id);
         gone.sort_unstable();
         gone.dedup();
-        if changed.is_empty() && gone.is_empty() {
+        if changed.is_empty() && gone.is_empty() && prev.git_head == opts.git_head {
             return Ok(Some(up_to_date(prev, opts, &final_dir)));
         }
         let changed: Vec<&SourceEntry> = changed.iter().collect();

@@ -206,3 +206,49 @@ fn a_watched_index_takes_in_edits_without_a_selection_or_a_walk() {
     let verify = ws.index_verify(None).expect("verify");
     assert!(verify.valid, "{verify:?}");
 }
+
+#[test]
+fn a_watched_index_counts_git_activity_again_after_a_commit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().canonicalize().expect("canonical");
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&root)
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .env("HOME", &root)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("git");
+        assert!(status.success(), "git {args:?}");
+    };
+    std::fs::write(root.join("a.py"), "def parse(x):\n    return x\n").expect("write");
+    std::fs::write(root.join(".gitignore"), ".ctx/\n").expect("write");
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "one"]);
+    let ws = open(&root, true).expect("open");
+    let (send, updates) = std::sync::mpsc::channel();
+    let (keeper, _) = ws.watch_index(send).expect("watch");
+    assert!(keeper.is_watching());
+    while updates
+        .recv_timeout(std::time::Duration::from_millis(300))
+        .is_ok()
+    {}
+    // A commit changes no file of the tree, only git's: the index takes the new commit.
+    std::fs::write(root.join("a.py"), "def parse(x):\n    return x * 2\n").expect("edit");
+    let edited = updates
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the edit");
+    assert_eq!(edited.read, 1, "{edited:?}");
+    git(&["commit", "-q", "-am", "two"]);
+    let committed = updates
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the commit is seen");
+    assert_eq!((committed.read, committed.removed), (0, 0), "{committed:?}");
+    assert!(ws.index_verify(None).expect("verify").valid);
+}
