@@ -64,10 +64,11 @@ fn main() {
     let t = Instant::now();
     let (keeper, first) = ws.watch_index(send).expect("watch");
     println!(
-        "tree: {files} files; first build {:.2} s ({} documents); watching: {}",
+        "tree: {files} files; first build {:.2} s ({} documents); watching: {} ({} directories)",
         t.elapsed().as_secs_f64(),
         first.documents,
-        keeper.is_watching()
+        keeper.is_watching(),
+        keeper.watched_directories()
     );
     // The first build's own report comes through the channel too.
     while receive.recv_timeout(Duration::from_millis(200)).is_ok() {}

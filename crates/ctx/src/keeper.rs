@@ -17,9 +17,13 @@
 //! events) or the watcher reports it lost events, the next update lists the tree (a walk),
 //! as a selection without a keeper does every time.
 //!
-//! What the watcher reports is filtered as the walk filters the tree: hidden paths and the
-//! default-ignored directories (`.git`, `.ctx`, `target`, `node_modules`, …) are not looked
-//! at; a changed `.gitignore` or `.ignore` makes the next update list the tree.
+//! Only the directories the walk enters are watched (one watch each, added as new ones
+//! appear), not `target/`, `node_modules/` or what `.gitignore` leaves out, so a large
+//! dependency tree costs no watches; besides them, the index directory (for fences) and
+//! `.git` with `.git/refs/heads` (a commit moves the git activity counted). What the
+//! watcher reports is filtered as the walk filters the tree: hidden paths and the
+//! default-ignored directories are not looked at; a changed `.gitignore` or `.ignore` makes
+//! the next update list the tree.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -58,7 +62,6 @@ pub(crate) struct KeeperSetup {
 /// Dropping it stops the watcher and the worker.
 pub struct IndexKeeper {
     shared: Arc<Shared>,
-    watcher: Mutex<Option<notify::RecommendedWatcher>>,
     worker: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -70,6 +73,9 @@ struct Shared {
     stop: AtomicBool,
     /// False when no watcher runs: every update lists the tree.
     watching: AtomicBool,
+    /// The watcher, and the directories it watches.
+    watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    watched: Mutex<BTreeSet<PathBuf>>,
     /// Updates applied (by the worker or a selection), for status and tests.
     updates: AtomicU64,
     /// Where fences are written (the index directory, when the watcher sees it).
@@ -203,6 +209,8 @@ impl IndexKeeper {
             wake: Condvar::new(),
             stop: AtomicBool::new(false),
             watching: AtomicBool::new(false),
+            watcher: Mutex::new(None),
+            watched: Mutex::new(BTreeSet::new()),
             updates: AtomicU64::new(0),
             fences,
             fence_sent: AtomicU64::new(0),
@@ -211,6 +219,11 @@ impl IndexKeeper {
         });
         let watcher = watch(&shared);
         shared.watching.store(watcher.is_some(), Ordering::SeqCst);
+        *lock(&shared.watcher) = watcher;
+        if shared.watching.load(Ordering::SeqCst) {
+            shared.watch_fixed();
+            shared.watch_under(&shared.setup.root);
+        }
         let worker = {
             let shared = Arc::clone(&shared);
             std::thread::Builder::new()
@@ -220,7 +233,6 @@ impl IndexKeeper {
         };
         Self {
             shared,
-            watcher: Mutex::new(watcher),
             worker: Mutex::new(worker),
         }
     }
@@ -228,6 +240,11 @@ impl IndexKeeper {
     /// Whether a file watcher runs (else every update lists the tree).
     pub fn is_watching(&self) -> bool {
         self.shared.watching.load(Ordering::SeqCst)
+    }
+
+    /// How many directories are watched.
+    pub fn watched_directories(&self) -> usize {
+        lock(&self.shared.watched).len()
     }
 
     /// How many updates changed the index since the keeper started.
@@ -291,7 +308,7 @@ impl IndexKeeper {
 impl Drop for IndexKeeper {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::SeqCst);
-        drop(lock(&self.watcher).take());
+        drop(lock(&self.shared.watcher).take());
         self.shared.wake.notify_all();
         if let Some(worker) = lock(&self.worker).take() {
             let _ = worker.join();
@@ -302,7 +319,6 @@ impl Drop for IndexKeeper {
 /// A watcher of the root, recording what it sees in `shared.pending`; `None` when the
 /// platform or its limits do not allow one.
 fn watch(shared: &Arc<Shared>) -> Option<notify::RecommendedWatcher> {
-    use notify::Watcher as _;
     let weak = Arc::downgrade(shared);
     let handler = move |event: notify::Result<notify::Event>| {
         let Some(shared) = weak.upgrade() else {
@@ -328,6 +344,18 @@ fn watch(shared: &Arc<Shared>) -> Option<notify::RecommendedWatcher> {
                 if event.need_rescan() {
                     pending.rescan = true;
                 }
+                if matches!(
+                    event.kind,
+                    notify::EventKind::Remove(_)
+                        | notify::EventKind::Modify(notify::event::ModifyKind::Name(_))
+                ) {
+                    // A directory removed or renamed lost its watch: watched again if it
+                    // comes back.
+                    let mut watched = lock(&shared.watched);
+                    for path in &event.paths {
+                        watched.remove(path);
+                    }
+                }
                 for path in &event.paths {
                     match classify(&shared.setup.root, path) {
                         Seen::Id(id) => {
@@ -348,21 +376,11 @@ fn watch(shared: &Arc<Shared>) -> Option<notify::RecommendedWatcher> {
             shared.wake.notify_all();
         }
     };
-    let mut watcher = match notify::recommended_watcher(handler) {
-        Ok(watcher) => watcher,
+    match notify::recommended_watcher(handler) {
+        Ok(watcher) => Some(watcher),
         Err(err) => {
             tracing::warn!(
                 "cannot watch the workspace for changes: {err}; selections walk the tree"
-            );
-            return None;
-        }
-    };
-    match watcher.watch(&shared.setup.root, notify::RecursiveMode::Recursive) {
-        Ok(()) => Some(watcher),
-        Err(err) => {
-            tracing::warn!(
-                "cannot watch {}: {err}; selections walk the tree",
-                shared.setup.root.display()
             );
             None
         }
@@ -370,6 +388,71 @@ fn watch(shared: &Arc<Shared>) -> Option<notify::RecommendedWatcher> {
 }
 
 impl Shared {
+    /// Watches `dir` (alone, not what is under it); false when the watcher cannot (its
+    /// limits): then nothing watches, and every update lists the tree.
+    fn watch_dir(&self, dir: &Path) -> bool {
+        use notify::Watcher as _;
+        // Not held while the watcher registers (its thread may be in the handler, which
+        // forgets directories that went away).
+        if !lock(&self.watched).insert(dir.to_owned()) {
+            return true;
+        }
+        let result = match lock(&self.watcher).as_mut() {
+            Some(watcher) => watcher.watch(dir, notify::RecursiveMode::NonRecursive),
+            None => return false,
+        };
+        let Err(err) = result else {
+            return true;
+        };
+        lock(&self.watched).remove(dir);
+        if !dir.exists() {
+            // Gone meanwhile: its parent's watch reported that.
+            return true;
+        }
+        tracing::warn!(
+            "cannot watch {}: {err}; selections walk the tree",
+            dir.display()
+        );
+        self.watching.store(false, Ordering::SeqCst);
+        false
+    }
+
+    /// The directories watched whatever the walk says: the index directory (fences), and
+    /// git's `HEAD` and branch refs.
+    fn watch_fixed(&self) {
+        let git = self.setup.root.join(".git");
+        let fixed = self
+            .fences
+            .iter()
+            .cloned()
+            .chain([git.clone(), git.join("refs").join("heads")]);
+        for dir in fixed {
+            if dir.is_dir() {
+                self.watch_dir(&dir);
+            }
+        }
+    }
+
+    /// Watches `dir` and every directory under it the walk enters.
+    fn watch_under(&self, dir: &Path) {
+        if !self.watching.load(Ordering::SeqCst) || !self.watch_dir(dir) {
+            return;
+        }
+        let opts = ctx_fs::WalkOptions {
+            include_dirs: true,
+            metadata: false,
+            ..ctx_fs::WalkOptions::default()
+        };
+        let Ok(entries) = ctx_fs::walk(dir, &opts) else {
+            return;
+        };
+        for entry in entries.iter().filter(|e| e.is_dir) {
+            if !self.watch_dir(&entry.path) {
+                return;
+            }
+        }
+    }
+
     /// Waits until the watcher has reported every change made before now (see the module's
     /// documentation); when it cannot tell, the next update lists the tree.
     fn fence(&self) {
@@ -479,6 +562,18 @@ impl Shared {
             same.reused = same.documents;
             same.up_to_date = true;
             return Ok(same);
+        }
+        // Directories that appeared are watched before they are listed, so nothing made in
+        // them meanwhile goes unseen.
+        if rescan {
+            self.watch_under(&self.setup.root);
+        } else {
+            for id in &ids {
+                let path = self.setup.root.join(id);
+                if path.is_dir() {
+                    self.watch_under(&path);
+                }
+            }
         }
         let repo = RepoAt::discover(&self.setup.root);
         let opts = BuildOptions {

@@ -167,11 +167,19 @@ fn a_watched_index_takes_in_edits_without_a_selection_or_a_walk() {
     std::fs::create_dir_all(root.join("src")).expect("mkdir");
     std::fs::write(root.join("src/a.py"), "def parse(x):\n    return x\n").expect("write");
     std::fs::write(root.join("src/b.py"), "def render(y):\n    return y\n").expect("write");
+    // Dependencies cost no watches.
+    std::fs::create_dir_all(root.join("node_modules/left-pad/lib/x")).expect("mkdir");
+    std::fs::create_dir_all(root.join("target/debug/deps")).expect("mkdir");
     let ws = open(&root, true).expect("open");
     let (send, updates) = std::sync::mpsc::channel();
     let (keeper, first) = ws.watch_index(send).expect("watch");
     assert_eq!((first.documents, first.read), (2, 2), "{first:?}");
     assert!(keeper.is_watching());
+    assert_eq!(
+        keeper.watched_directories(),
+        3,
+        "the root, src and the index directory"
+    );
     let next = || {
         updates
             .recv_timeout(std::time::Duration::from_secs(20))
@@ -192,6 +200,18 @@ fn a_watched_index_takes_in_edits_without_a_selection_or_a_walk() {
     std::fs::remove_file(root.join("src/b.py")).expect("remove");
     let removed = next();
     assert_eq!((removed.documents, removed.removed), (2, 1), "{removed:?}");
+    // A new directory is watched as it appears: a file made in it later is seen too.
+    std::fs::create_dir_all(root.join("src/deep/er")).expect("mkdir");
+    std::fs::write(root.join("src/deep/er/d.py"), "def lex(z):\n    return z\n").expect("add");
+    let deep = next();
+    assert_eq!(deep.documents, 3, "{deep:?}");
+    std::fs::write(
+        root.join("src/deep/er/e.py"),
+        "def emit(z):\n    return z\n",
+    )
+    .expect("add");
+    let deeper = next();
+    assert_eq!((deeper.documents, deeper.read), (4, 1), "{deeper:?}");
     // Ignored and hidden paths are not looked at.
     std::fs::create_dir_all(root.join("node_modules/x")).expect("mkdir");
     std::fs::write(root.join("node_modules/x/i.js"), "x").expect("write");
