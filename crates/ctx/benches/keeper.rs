@@ -136,4 +136,17 @@ fn warm_selects(root: &Path) {
         times[times.len() * 99 / 100],
         times.len()
     );
+    println!(
+        "resident memory with the index kept: {} MB (peak {} MB)",
+        status_mb("VmRSS:").unwrap_or(0),
+        status_mb("VmHWM:").unwrap_or(0)
+    );
+}
+
+/// A line of `/proc/self/status`, in MB (Linux).
+fn status_mb(key: &str) -> Option<u64> {
+    let status = fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024)
 }

@@ -38,6 +38,12 @@ use ctx_select::{BuildOptions, BuildReport, FilesystemSource, LiveIndex, OpenInd
 
 use crate::error::CtxError;
 
+/// The most documents an index may have for a keeper to hold it between selections (about
+/// 4 KB of memory a document: the manifest, the rows and what updates need). A larger index
+/// is neither watched nor held: each selection walks the tree and opens it, as without a
+/// keeper, so a server over a huge tree does not keep gigabytes.
+pub const MAX_KEPT_DOCUMENTS: usize = 100_000;
+
 /// How long the worker waits after a change for more (an editor's save, a `git checkout`,
 /// a formatter rewriting many files come as bursts).
 pub const DEBOUNCE: Duration = Duration::from_millis(50);
@@ -56,6 +62,8 @@ pub(crate) struct KeeperSetup {
     pub clock: crate::Clock,
     /// Told of each update that changed the index (`ctx index watch` prints them).
     pub on_update: Option<OnUpdate>,
+    /// The most documents an index is held with ([`MAX_KEPT_DOCUMENTS`]).
+    pub max_documents: usize,
 }
 
 /// The workspace index, kept current by a file watcher (see the module's documentation).
@@ -269,6 +277,11 @@ impl IndexKeeper {
         self.shared.fence();
         let report = self.shared.bring_up_to_date(&mut kept, progress)?;
         let setup = &self.shared.setup;
+        if report.documents > setup.max_documents {
+            self.shared.let_go(&mut kept);
+            let index = OpenIndex::open(&setup.indexes_dir, &setup.name)?;
+            return read(&index, &report);
+        }
         let guard = ctx_select::index::lock(&setup.indexes_dir, &setup.name, false)?;
         if kept.open.as_ref().is_none_or(|open| !open.is_current()) {
             kept.open = None;
@@ -288,7 +301,11 @@ impl IndexKeeper {
     /// Brings the index up to date now and returns what the update did.
     pub fn update(&self) -> Result<BuildReport, CtxError> {
         let mut kept = lock(&self.shared.kept);
-        self.shared.bring_up_to_date(&mut kept, &NoProgress)
+        let report = self.shared.bring_up_to_date(&mut kept, &NoProgress)?;
+        if report.documents > self.shared.setup.max_documents {
+            self.shared.let_go(&mut kept);
+        }
+        Ok(report)
     }
 
     /// Waits until the watcher reports a change or `timeout` passes; true on a change.
@@ -388,6 +405,22 @@ fn watch(shared: &Arc<Shared>) -> Option<notify::RecommendedWatcher> {
 }
 
 impl Shared {
+    /// Stops watching and holding an index too large to keep (`max_documents`).
+    fn let_go(&self, kept: &mut Kept) {
+        if self.watching.swap(false, Ordering::SeqCst) {
+            tracing::info!(
+                "index `{}` has more than {} documents: not kept; each selection walks the tree",
+                self.setup.name,
+                self.setup.max_documents
+            );
+        }
+        drop(lock(&self.watcher).take());
+        lock(&self.watched).clear();
+        kept.live.forget();
+        kept.open = None;
+        kept.stamp = None;
+    }
+
     /// Watches `dir` (alone, not what is under it); false when the watcher cannot (its
     /// limits): then nothing watches, and every update lists the tree.
     fn watch_dir(&self, dir: &Path) -> bool {
@@ -625,6 +658,49 @@ impl Shared {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_index_too_large_to_keep_is_neither_watched_nor_held() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().canonicalize().expect("canonical");
+        for name in ["a.py", "b.py"] {
+            std::fs::write(root.join(name), "def parse(x):\n    return x\n").expect("write");
+        }
+        let keeper = IndexKeeper::start(KeeperSetup {
+            root: root.clone(),
+            indexes_dir: root.join(".ctx/indexes"),
+            name: "default".to_owned(),
+            source: FilesystemSource::new(&root, Vec::new(), 1 << 20),
+            clock: Arc::new(|| 0),
+            on_update: None,
+            max_documents: 1,
+        });
+        assert!(keeper.is_watching());
+        let query = ctx_select::Query::parse("parse").expect("query");
+        let found = keeper
+            .with_index(&NoProgress, |index, report| {
+                assert_eq!(report.documents, 2);
+                Ok(index
+                    .select(
+                        &query,
+                        &ctx_select::SelectOptions::default(),
+                        &ctx_select::ApproxTokenCounter,
+                    )?
+                    .documents
+                    .len())
+            })
+            .expect("select");
+        assert_eq!(found, 2);
+        assert!(!keeper.is_watching(), "two documents are more than one");
+        assert_eq!(keeper.watched_directories(), 0);
+        assert!(lock(&keeper.shared.kept).open.is_none(), "nothing held");
+        // It still answers, walking the tree each time.
+        std::fs::write(root.join("c.py"), "def parse_more(x):\n    return x\n").expect("write");
+        let documents = keeper
+            .with_index(&NoProgress, |_, report| Ok(report.documents))
+            .expect("select");
+        assert_eq!(documents, 3);
+    }
 
     #[test]
     fn the_watcher_looks_at_what_the_walk_lists() {

@@ -21,7 +21,7 @@ pub mod tokens;
 pub mod workspace;
 
 pub use error::{CtxError, ErrorKind, kind_of};
-pub use keeper::{DEBOUNCE, IndexKeeper};
+pub use keeper::{DEBOUNCE, IndexKeeper, MAX_KEPT_DOCUMENTS};
 pub use workspace::{
     Clock, Environment, KeptIndex, OpenOptions, RunExport, RunInput, ServeOptions, StoreInfo,
     Workspace, init_store, store_info,

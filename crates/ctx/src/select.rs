@@ -446,6 +446,7 @@ pub(crate) fn keeper_setup(
             .with_redactor(cx.redactor.clone()),
         clock,
         on_update: None,
+        max_documents: crate::keeper::MAX_KEPT_DOCUMENTS,
     })
 }
 

@@ -242,7 +242,14 @@ fn watch(ws: &ctx::Workspace, out: &Output) -> Result<Status> {
         print_update(out, &first)?;
     }
     if !keeper.is_watching() {
-        out.note("cannot watch this tree for changes; updating every 2 seconds");
+        if first.documents > ctx::MAX_KEPT_DOCUMENTS {
+            out.note(&format!(
+                "more than {} documents: not watched; updating every 2 seconds",
+                ctx::MAX_KEPT_DOCUMENTS
+            ));
+        } else {
+            out.note("cannot watch this tree for changes; updating every 2 seconds");
+        }
         loop {
             std::thread::sleep(std::time::Duration::from_secs(2));
             let report = keeper.update()?;
