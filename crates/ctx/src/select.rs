@@ -250,23 +250,26 @@ pub fn ensure_index(cx: &SelectContext<'_>, name: &str) -> Result<BuildReport, C
         }
         return built_index(cx, name);
     }
-    let ids = if dir.exists() {
-        let manifest = ctx_select::index::read_manifest(&dir, name)?;
-        manifest
-            .config
-            .source
-            .get("paths")
-            .and_then(serde_json::Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
-    } else {
-        Vec::new()
-    };
-    build_with(cx, name, ids, false)
+    build_with(cx, name, built_paths(&dir, name)?, false)
+}
+
+/// The paths index `name` at `dir` was built over (none: the whole workspace, also when
+/// it is not built yet).
+fn built_paths(dir: &Path, name: &str) -> Result<Vec<String>, CtxError> {
+    if !dir.exists() {
+        return Ok(Vec::new());
+    }
+    Ok(ctx_select::index::read_manifest(dir, name)?
+        .config
+        .source
+        .get("paths")
+        .and_then(serde_json::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default())
 }
 
 /// Index `name` as it was last built, not brought up to date (nothing is walked).
@@ -422,22 +425,7 @@ pub(crate) fn keeper_setup(
     clock: crate::Clock,
 ) -> Result<crate::keeper::KeeperSetup, CtxError> {
     let name = cx.default_index.clone();
-    let dir = indexes_dir(cx.store).join(&name);
-    let ids = if dir.exists() {
-        ctx_select::index::read_manifest(&dir, &name)?
-            .config
-            .source
-            .get("paths")
-            .and_then(serde_json::Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
-    } else {
-        Vec::new()
-    };
+    let ids = built_paths(&indexes_dir(cx.store).join(&name), &name)?;
     Ok(crate::keeper::KeeperSetup {
         root: cx.root.canonicalize().unwrap_or_else(|_| cx.root.clone()),
         indexes_dir: indexes_dir(cx.store),

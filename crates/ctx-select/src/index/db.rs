@@ -132,6 +132,21 @@ fn parse_totals(text: &str) -> Option<(u32, [u64; FIELDS])> {
     parts.next().is_none().then_some((docs, totals))
 }
 
+/// Writes a `sources` row (`verb`: `INSERT`, or `INSERT OR REPLACE` to change one).
+fn put_source(
+    conn: &Connection,
+    verb: &str,
+    id: &str,
+    fingerprint: Option<&str>,
+    skipped: Option<&str>,
+) -> Result<(), rusqlite::Error> {
+    conn.prepare_cached(&format!(
+        "{verb} INTO sources (id, fingerprint, skipped) VALUES (?1, ?2, ?3)"
+    ))?
+    .execute(params![id, fingerprint, skipped])
+    .map(drop)
+}
+
 /// Writes document row `num` (`verb`: `INSERT`, or `INSERT OR REPLACE` to change one).
 fn insert_doc(
     conn: &Connection,
@@ -217,11 +232,7 @@ impl Writer {
         fingerprint: Option<&str>,
         skipped: Option<&str>,
     ) -> Result<(), IndexError> {
-        self.conn
-            .prepare_cached("INSERT INTO sources (id, fingerprint, skipped) VALUES (?1, ?2, ?3)")
-            .and_then(|mut stmt| stmt.execute(params![id, fingerprint, skipped]))
-            .map(drop)
-            .map_err(db_err(&self.path))
+        put_source(&self.conn, "INSERT", id, fingerprint, skipped).map_err(db_err(&self.path))
     }
 
     /// Adds one term's posting list (terms come in (field, term) order).
@@ -377,17 +388,7 @@ impl Editor {
 
     /// Posting list `list` of `term`, by stored number.
     pub(crate) fn list(&self, list: usize, term: &str) -> Result<Vec<(u32, u32)>, IndexError> {
-        let blob: Option<Vec<u8>> = self
-            .conn
-            .prepare_cached("SELECT docs FROM postings WHERE field = ?1 AND term = ?2")
-            .and_then(|mut stmt| {
-                stmt.query_row(
-                    params![i64::try_from(list).unwrap_or(i64::MAX), term],
-                    |r| r.get(0),
-                )
-                .optional()
-            })
-            .map_err(self.err())?;
+        let blob = stored_list(&self.conn, list, term).map_err(self.err())?;
         match blob {
             None => Ok(Vec::new()),
             Some(blob) => decode_list(&blob)
@@ -436,13 +437,7 @@ impl Editor {
         fingerprint: Option<&str>,
         skipped: Option<&str>,
     ) -> Result<(), IndexError> {
-        self.conn
-            .prepare_cached(
-                "INSERT OR REPLACE INTO sources (id, fingerprint, skipped) VALUES (?1, ?2, ?3)",
-            )
-            .and_then(|mut stmt| stmt.execute(params![id, fingerprint, skipped]))
-            .map(drop)
-            .map_err(self.err())
+        put_source(&self.conn, "INSERT OR REPLACE", id, fingerprint, skipped).map_err(self.err())
     }
 
     pub(crate) fn delete_source(&self, id: &str) -> Result<(), IndexError> {
@@ -892,17 +887,7 @@ impl SearchDb {
 
     /// The list `list` of `term` as stored (by stored number).
     fn stored_postings(&self, list: usize, term: &str) -> Result<Vec<(u32, u32)>, IndexError> {
-        let blob: Option<Vec<u8>> = self
-            .conn
-            .prepare_cached("SELECT docs FROM postings WHERE field = ?1 AND term = ?2")
-            .and_then(|mut stmt| {
-                stmt.query_row(
-                    params![i64::try_from(list).unwrap_or(i64::MAX), term],
-                    |row| row.get(0),
-                )
-                .optional()
-            })
-            .map_err(|e| self.corrupt(&e.to_string()))?;
+        let blob = stored_list(&self.conn, list, term).map_err(|e| self.corrupt(&e.to_string()))?;
         let Some(blob) = blob else {
             return Ok(Vec::new());
         };
@@ -913,6 +898,20 @@ impl SearchDb {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
+
+/// The bytes of posting list `list` of `term`, if it has one.
+fn stored_list(
+    conn: &Connection,
+    list: usize,
+    term: &str,
+) -> Result<Option<Vec<u8>>, rusqlite::Error> {
+    conn.prepare_cached("SELECT docs FROM postings WHERE field = ?1 AND term = ?2")?
+        .query_row(
+            params![i64::try_from(list).unwrap_or(i64::MAX), term],
+            |r| r.get(0),
+        )
+        .optional()
 }
 
 /// A stored posting list: (document number, term frequency) pairs as delta and frequency

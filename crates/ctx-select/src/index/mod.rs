@@ -225,13 +225,7 @@ impl Packed {
         let lengths = Field::ALL.map(|field| analysis.length(field));
         let terms = encode_fields(&analysis.fields);
         analysis.fields = Default::default();
-        let mut definers: Vec<String> = analysis
-            .symbols
-            .iter()
-            .filter_map(|name| definer_term(name))
-            .collect();
-        definers.sort_unstable();
-        definers.dedup();
+        let definers = definers_of(&analysis.symbols);
         Self {
             rest: analysis,
             terms,
@@ -239,6 +233,17 @@ impl Packed {
             definers,
         }
     }
+}
+
+/// The distinct [`definer_term`]s of `symbols`, sorted.
+fn definers_of(symbols: &[String]) -> Vec<String> {
+    let mut definers: Vec<String> = symbols
+        .iter()
+        .filter_map(|name| definer_term(name))
+        .collect();
+    definers.sort_unstable();
+    definers.dedup();
+    definers
 }
 
 /// What a build does with one listed entry.
@@ -805,32 +810,44 @@ fn process(
         }
         Plan::ReuseSkip(reason) => Ok(Outcome::Skipped(reason)),
         Plan::Fetch(entry) => {
-            let doc = match source
-                .fetch(entry)
-                .and_then(|raw| ingest_raw(raw, opts.canonicalize))
-            {
-                Ok(doc) => doc,
-                Err(err) => return Ok(Outcome::Skipped(err.to_string())),
+            let (built, json) = match read_fresh(source, opts, entry)? {
+                Ok(read) => read,
+                Err(reason) => return Ok(Outcome::Skipped(reason)),
             };
-            let name = format!("{}.json", document_file_stem(doc.id()));
-            let json =
-                serde_json::to_vec_pretty(&doc).map_err(|source| IndexError::Serialization {
-                    what: format!("document `{}`", doc.id()),
-                    source,
-                })?;
-            let path = docs_dir.join(&name);
+            let path = docs_dir.join(&built.entry.file);
             // Two ids with the same 12-hex name are refused after the documents are read,
             // naming both ids.
             if !path.exists() {
                 fs::write(&path, json).map_err(|e| IndexError::io(&path, e))?;
             }
-            Ok(Outcome::Doc(Box::new(built_from(
-                &doc,
-                name,
-                entry.fingerprint.clone(),
-            ))))
+            Ok(Outcome::Doc(Box::new(built)))
         }
     }
+}
+
+/// Reads, canonicalizes and analyzes `entry`: the document and its file's bytes, or why it
+/// is left out (not text, too large, unreadable).
+fn read_fresh(
+    source: &dyn DocumentSource,
+    opts: &BuildOptions,
+    entry: &crate::source::SourceEntry,
+) -> Result<Result<(Built, Vec<u8>), String>, IndexError> {
+    let doc = match source
+        .fetch(entry)
+        .and_then(|raw| ingest_raw(raw, opts.canonicalize))
+    {
+        Ok(doc) => doc,
+        Err(err) => return Ok(Err(err.to_string())),
+    };
+    let name = format!("{}.json", document_file_stem(doc.id()));
+    let json = serde_json::to_vec_pretty(&doc).map_err(|source| IndexError::Serialization {
+        what: format!("document `{}`", doc.id()),
+        source,
+    })?;
+    Ok(Ok((
+        built_from(&doc, name, entry.fingerprint.clone()),
+        json,
+    )))
 }
 
 /// The import statements of the documents that have a language and import something, kept

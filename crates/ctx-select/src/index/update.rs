@@ -31,14 +31,14 @@ use serde::{Deserialize, Serialize};
 use super::db::{Editor, NewDoc};
 use super::{
     BuildOptions, BuildReport, Built, CacheBuildConfig, CacheIndex, CacheManifest, DOCUMENTS_DIR,
-    FORMAT_VERSION, INDEX_FILE, MANIFEST_FILE, Previous, SEARCH_DB_FILE, built_from, cache_version,
+    FORMAT_VERSION, INDEX_FILE, MANIFEST_FILE, Previous, SEARCH_DB_FILE, cache_version,
     document_file_stem, is_layout_file, read_document, write_json,
 };
 use crate::analyze::{FIELDS, Field, decode_fields};
 use crate::error::IndexError;
-use crate::graph::{Graph, GraphBuilder, ImportResolver, MAX_DEFINERS, definer_term};
+use crate::graph::{Graph, GraphBuilder, ImportResolver, MAX_DEFINERS};
 use crate::index::postings::DEFINERS;
-use crate::source::{DocumentSource, ErrorPolicy, SourceEntry, ingest_raw};
+use crate::source::{DocumentSource, ErrorPolicy, SourceEntry};
 
 /// At most this many changed entries are applied in place, and at most a quarter of the
 /// documents (more is cheaper to build afresh, reusing the unchanged analyses).
@@ -384,22 +384,10 @@ fn read_entry(
     opts: &BuildOptions,
     entry: &SourceEntry,
 ) -> Result<Now, IndexError> {
-    let doc = match source
-        .fetch(entry)
-        .and_then(|raw| ingest_raw(raw, opts.canonicalize))
-    {
-        Ok(doc) => doc,
-        Err(err) => return Ok(Now::Skipped(err.to_string())),
-    };
-    let name = format!("{}.json", document_file_stem(doc.id()));
-    let json = serde_json::to_vec_pretty(&doc).map_err(|source| IndexError::Serialization {
-        what: format!("document `{}`", doc.id()),
-        source,
-    })?;
-    Ok(Now::Doc(
-        Box::new(built_from(&doc, name, entry.fingerprint.clone())),
-        json,
-    ))
+    Ok(match super::read_fresh(source, opts, entry)? {
+        Ok((built, json)) => Now::Doc(Box::new(built), json),
+        Err(reason) => Now::Skipped(reason),
+    })
 }
 
 /// The database side of an update, inside its transaction.
@@ -496,13 +484,7 @@ impl Update<'_> {
         };
         let fields = decode_fields(&row.terms)
             .ok_or_else(|| self.damaged(&format!("damaged terms of `{id}`")))?;
-        let mut definers: Vec<String> = row
-            .symbols
-            .iter()
-            .filter_map(|name| definer_term(name))
-            .collect();
-        definers.sort_unstable();
-        definers.dedup();
+        let definers = super::definers_of(&row.symbols);
         Ok(Some(OldDoc {
             num: row.num,
             commits: row.commits,
