@@ -3,7 +3,6 @@
 //! docstrings, whole defined names) with their frequencies, symbol names and import
 //! statements (tree-sitter, through ctx-code), so selection never tokenizes content.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use ctx_code::Language;
@@ -151,7 +150,9 @@ pub fn def_term(name: &str) -> String {
 }
 
 fn count_terms(feed: impl FnOnce(&mut dyn FnMut(&str))) -> Vec<(String, u32)> {
-    let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+    // Hashed while counting (a term repeats many times in a file), sorted once at the end.
+    let mut counts: std::collections::HashMap<String, u32, rustc_hash::FxBuildHasher> =
+        std::collections::HashMap::default();
     let mut emit = |t: &str| {
         if let Some(n) = counts.get_mut(t) {
             *n += 1;
@@ -160,7 +161,9 @@ fn count_terms(feed: impl FnOnce(&mut dyn FnMut(&str))) -> Vec<(String, u32)> {
         }
     };
     feed(&mut emit);
-    counts.into_iter().collect()
+    let mut out: Vec<(String, u32)> = counts.into_iter().collect();
+    out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    out
 }
 
 /// Appends `value` as a LEB128 varint.

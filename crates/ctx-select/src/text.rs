@@ -283,7 +283,7 @@ pub fn terms(text: &str, mut emit: impl FnMut(&str)) {
                 buf.push_str(part);
             }
             if buf.len() > 2 && buf.len() <= 64 {
-                emit(&stem(&buf));
+                emit(&stem_of(&buf));
             }
         }
         for part in parts {
@@ -291,7 +291,7 @@ pub fn terms(text: &str, mut emit: impl FnMut(&str)) {
                 continue;
             }
             if part.len() <= 64 {
-                emit(&stem(&part));
+                emit(&stem_of(&part));
             }
         }
     }
@@ -299,6 +299,14 @@ pub fn terms(text: &str, mut emit: impl FnMut(&str)) {
 
 /// The parts of one identifier, lower cased: `HTTPServer2x` → `http`, `server`, `2`, `x`.
 pub fn identifier_parts(word: &str) -> Vec<String> {
+    if word.is_ascii() {
+        return ascii_identifier_parts(word.as_bytes());
+    }
+    char_identifier_parts(word)
+}
+
+/// [`identifier_parts`] of any word, by `char`.
+fn char_identifier_parts(word: &str) -> Vec<String> {
     let chars: Vec<char> = word.chars().collect();
     let mut parts = Vec::new();
     let mut current = String::new();
@@ -329,24 +337,60 @@ pub fn identifier_parts(word: &str) -> Vec<String> {
     parts
 }
 
+/// [`identifier_parts`] of an ASCII word, by bytes (the same boundaries: ASCII letters and
+/// digits are what `char`'s classes say of them).
+fn ascii_identifier_parts(word: &[u8]) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut current = String::new();
+    for (i, &c) in word.iter().enumerate() {
+        if c == b'_' {
+            if !current.is_empty() {
+                parts.push(std::mem::take(&mut current));
+            }
+            continue;
+        }
+        if i > 0 {
+            let prev = word[i - 1];
+            let next = word.get(i + 1).copied();
+            let boundary = (prev.is_ascii_lowercase() && c.is_ascii_uppercase())
+                || (prev.is_ascii_uppercase()
+                    && c.is_ascii_uppercase()
+                    && next.is_some_and(|n| n.is_ascii_lowercase()))
+                || (prev.is_ascii_alphabetic() && c.is_ascii_digit())
+                || (prev.is_ascii_digit() && c.is_ascii_alphabetic());
+            if boundary && !current.is_empty() {
+                parts.push(std::mem::take(&mut current));
+            }
+        }
+        current.push(char::from(c.to_ascii_lowercase()));
+    }
+    if !current.is_empty() {
+        parts.push(current);
+    }
+    parts
+}
+
 /// A light, predictable stemmer: plural endings only (`caches` → `cache`, `queries` → `query`).
 pub fn stem(word: &str) -> String {
+    stem_of(word).into_owned()
+}
+
+/// [`stem`], borrowing the word when it is its own stem (most are).
+fn stem_of(word: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
     let n = word.len();
     if !word.is_ascii() || n <= 3 {
-        return word.to_owned();
+        return Cow::Borrowed(word);
     }
     if let Some(base) = word.strip_suffix("ies")
         && n > 4
     {
-        return format!("{base}y");
+        return Cow::Owned(format!("{base}y"));
     }
     if word.ends_with("ss") || word.ends_with("us") || word.ends_with("is") {
-        return word.to_owned();
+        return Cow::Borrowed(word);
     }
-    if let Some(base) = word.strip_suffix('s') {
-        return base.to_owned();
-    }
-    word.to_owned()
+    Cow::Borrowed(word.strip_suffix('s').unwrap_or(word))
 }
 
 /// The distinct query terms of `query`, stop words removed, in first-seen order.
@@ -387,6 +431,16 @@ pub fn keywords(prompt: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn ascii_words_split_as_any_word_does(word in "[A-Za-z0-9_]{0,24}") {
+            proptest::prop_assert_eq!(
+                ascii_identifier_parts(word.as_bytes()),
+                char_identifier_parts(&word)
+            );
+        }
+    }
 
     fn all(text: &str) -> Vec<String> {
         let mut out = Vec::new();
