@@ -19,8 +19,26 @@ use crate::analyze::{Analysis, Field, get_varint, put_varint};
 
 /// Identifiers defined in more files than this make no reference edges (too common).
 pub const MAX_DEFINERS: usize = 3;
-const IMPORT_WEIGHT: u32 = 3;
-const REFERENCE_WEIGHT: u32 = 1;
+pub(crate) const IMPORT_WEIGHT: u32 = 3;
+pub(crate) const REFERENCE_WEIGHT: u32 = 1;
+
+/// Calls `edge(user, definer)` for each reference edge of a term: `users` hold it among
+/// their content terms, `definers` define a name with it as [`definer_term`]. A term defined
+/// in more than [`MAX_DEFINERS`] files makes none.
+pub(crate) fn reference_edges(
+    users: impl IntoIterator<Item = u32>,
+    definers: &[u32],
+    mut edge: impl FnMut(u32, u32),
+) {
+    if definers.len() > MAX_DEFINERS {
+        return;
+    }
+    for from in users {
+        for &to in definers {
+            edge(from, to);
+        }
+    }
+}
 
 /// Adjacency lists by document number: (neighbour, weight), sorted by neighbour.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -112,7 +130,7 @@ impl GraphBuilder {
         }
     }
 
-    pub(crate) fn add(&mut self, a: u32, b: u32, w: u32) {
+    fn add(&mut self, a: u32, b: u32, w: u32) {
         if a == b {
             return;
         }
@@ -149,14 +167,9 @@ impl GraphBuilder {
         users: impl IntoIterator<Item = u32>,
         definers: &[u32],
     ) {
-        if definers.len() > MAX_DEFINERS {
-            return;
-        }
-        for from in users {
-            for &to in definers {
-                self.add(from, to, REFERENCE_WEIGHT);
-            }
-        }
+        reference_edges(users, definers, |from, to| {
+            self.add(from, to, REFERENCE_WEIGHT);
+        });
     }
 
     /// The graph so far, encoded as [`GraphBuilder::encode`] does.

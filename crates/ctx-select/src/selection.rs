@@ -794,8 +794,8 @@ impl OpenIndex {
 
     /// Whether the index on disk is still the one opened (no build or update since).
     pub fn is_current(&self) -> bool {
-        SearchDb::open(&self.dir.join(SEARCH_DB_FILE), &self.name)
-            .is_ok_and(|db| db.cache_version() == self.manifest.cache_version)
+        crate::index::stored_cache_version(&self.dir.join(SEARCH_DB_FILE))
+            == Some(self.manifest.cache_version)
     }
 
     pub fn manifest(&self) -> &CacheManifest {

@@ -278,7 +278,7 @@ impl IndexKeeper {
         let report = self.shared.bring_up_to_date(&mut kept, progress)?;
         let setup = &self.shared.setup;
         if report.documents > setup.max_documents {
-            self.shared.let_go(&mut kept);
+            // Let go of by the update: opened for this selection alone.
             let index = OpenIndex::open(&setup.indexes_dir, &setup.name)?;
             return read(&index, &report);
         }
@@ -301,24 +301,7 @@ impl IndexKeeper {
     /// Brings the index up to date now and returns what the update did.
     pub fn update(&self) -> Result<BuildReport, CtxError> {
         let mut kept = lock(&self.shared.kept);
-        let report = self.shared.bring_up_to_date(&mut kept, &NoProgress)?;
-        if report.documents > self.shared.setup.max_documents {
-            self.shared.let_go(&mut kept);
-        }
-        Ok(report)
-    }
-
-    /// Waits until the watcher reports a change or `timeout` passes; true on a change.
-    pub fn wait_for_change(&self, timeout: Duration) -> bool {
-        let pending = lock(&self.shared.pending);
-        let (pending, _) = self
-            .shared
-            .wake
-            .wait_timeout_while(pending, timeout, |p| {
-                p.ids.is_empty() && !p.rescan && !p.head
-            })
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        !pending.ids.is_empty() || pending.rescan || pending.head
+        self.shared.bring_up_to_date(&mut kept, &NoProgress)
     }
 }
 
@@ -651,6 +634,9 @@ impl Shared {
             }
         }
         kept.last = Some(report.clone());
+        if report.documents > self.setup.max_documents {
+            self.let_go(kept);
+        }
         Ok(report)
     }
 }

@@ -560,6 +560,24 @@ impl Editor {
     }
 }
 
+/// The cache version the search database at `path` holds now: one `meta` row, without
+/// the rest of the table (whose graph is megabytes), to tell whether an index changed.
+pub(crate) fn stored_cache_version(path: &Path) -> Option<ContentHash> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .ok()?;
+    let value: String = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'cache_version'",
+            [],
+            |r| r.get(0),
+        )
+        .ok()?;
+    value.parse().ok()
+}
+
 /// An open search database (read-only).
 pub struct SearchDb {
     conn: Connection,

@@ -32,11 +32,6 @@ impl LiveIndex {
         }
     }
 
-    /// The index's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     /// Forgets what it held: the next update reads the index again (and checks its
     /// documents), as after a change made from outside.
     pub fn forget(&mut self) {
@@ -111,7 +106,7 @@ impl LiveIndex {
         let _builder = builder_lock(&self.indexes_dir, &self.name)?;
         update::recover(&final_dir, &self.name)?;
         let prev = match self.held.take() {
-            Some(prev) if still_current(&prev, &final_dir, &self.name) => prev,
+            Some(prev) if still_current(&prev, &final_dir) => prev,
             _ => Previous::open(&final_dir, &self.name)?,
         };
         let prev = self.held.insert(prev);

@@ -32,6 +32,7 @@ use ctx_core::{ContentHash, Document, DocumentId, NoProgress, Progress};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+pub(crate) use db::stored_cache_version;
 pub use db::{DocRow, SearchDb};
 pub use live::LiveIndex;
 pub use verify::{IndexCheck, IndexInspection, VerifyReport, inspect_index, verify_index};
@@ -306,9 +307,8 @@ fn build_index_inner(
 
 /// Whether `prev` is what index `name` in `dir` holds now (no other process updated or
 /// rebuilt it since).
-fn still_current(prev: &Previous, dir: &Path, name: &str) -> bool {
-    SearchDb::open(&dir.join(SEARCH_DB_FILE), name)
-        .is_ok_and(|db| db.cache_version() == prev.manifest.cache_version)
+fn still_current(prev: &Previous, dir: &Path) -> bool {
+    stored_cache_version(&dir.join(SEARCH_DB_FILE)) == Some(prev.manifest.cache_version)
 }
 
 /// The report of a build that found nothing to do.
@@ -356,7 +356,7 @@ fn build_held(
         update::recover(&final_dir, &opts.name)?;
     }
     let mut previous = match held.take() {
-        Some(prev) if !opts.force && still_current(&prev, &final_dir, &opts.name) => Some(prev),
+        Some(prev) if !opts.force && still_current(&prev, &final_dir) => Some(prev),
         _ if final_dir.exists() && !opts.force => Some(Previous::open(&final_dir, &opts.name)?),
         _ => None,
     };

@@ -36,17 +36,15 @@ use super::{
 };
 use crate::analyze::{FIELDS, Field, decode_fields};
 use crate::error::IndexError;
-use crate::graph::{Graph, GraphBuilder, ImportResolver, MAX_DEFINERS};
+use crate::graph::{
+    Graph, GraphBuilder, IMPORT_WEIGHT, ImportResolver, REFERENCE_WEIGHT, reference_edges,
+};
 use crate::index::postings::DEFINERS;
 use crate::source::{DocumentSource, ErrorPolicy, SourceEntry};
 
 /// At most this many changed entries are applied in place, and at most a quarter of the
 /// documents (more is cheaper to build afresh, reusing the unchanged analyses).
 const MAX_CHANGES: usize = 2_000;
-/// Weights of the graph's edges (as [`crate::graph`] gives them).
-const IMPORT_WEIGHT: i64 = 3;
-const REFERENCE_WEIGHT: i64 = 1;
-
 fn worth_it(changes: usize, documents: usize) -> bool {
     changes > 0 && changes <= MAX_CHANGES && changes * 4 <= documents.max(256)
 }
@@ -106,14 +104,11 @@ impl EdgeDelta {
 
     /// Reference edges of a term with `users` and `definers`, added with `sign`.
     fn references(&mut self, users: &[(u32, u32)], definers: &[(u32, u32)], sign: i64) {
-        if definers.is_empty() || definers.len() > MAX_DEFINERS {
-            return;
-        }
-        for &(u, _) in users {
-            for &(d, _) in definers {
-                self.bump(u, d, sign * REFERENCE_WEIGHT);
-            }
-        }
+        let definers: Vec<u32> = definers.iter().map(|&(d, _)| d).collect();
+        let weight = sign * i64::from(REFERENCE_WEIGHT);
+        reference_edges(users.iter().map(|&(u, _)| u), &definers, |u, d| {
+            self.bump(u, d, weight);
+        });
     }
 
     /// Applies the changes to adjacency lists by number.
@@ -739,7 +734,7 @@ impl Update<'_> {
             let new = change.new.expect("filtered");
             if let Some(language) = old.lang.as_deref().and_then(ctx_code::Language::from_name) {
                 resolver.targets(change.num, language, &old.imports, &mut |to| {
-                    delta.bump(change.num, to, -IMPORT_WEIGHT);
+                    delta.bump(change.num, to, -i64::from(IMPORT_WEIGHT));
                 });
             }
             if let Some(language) = new.analysis.rest.language {
@@ -748,7 +743,7 @@ impl Update<'_> {
                     language,
                     &new.analysis.rest.imports,
                     &mut |to| {
-                        delta.bump(change.num, to, IMPORT_WEIGHT);
+                        delta.bump(change.num, to, i64::from(IMPORT_WEIGHT));
                     },
                 );
             }
