@@ -29,7 +29,6 @@ use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
 use ctx_core::{ContentHash, Document, DocumentId, NoProgress, Progress};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use db::stored_cache_version;
@@ -142,14 +141,14 @@ pub fn validate_index_name(name: &str) -> Result<(), IndexError> {
 /// document: its manifest entry, its graph edges, and the texts of `Cargo.toml`/`go.mod`.
 ///
 /// Peak memory is more than what is live at any moment: the C allocator keeps each thread's
-/// high-water mark, so a chunk's term lists (allocated by the workers) count once per
+/// high-water mark, so a window's term lists (allocated by the workers) count once per
 /// worker, and the posting lists plus the graph count for the main thread.
 #[derive(Debug, Clone, Copy)]
 struct Limits {
-    /// Documents analyzed before their rows are written: enough to keep the workers busy
-    /// (a chunk waits for its slowest document), few enough that a chunk of large generated
-    /// files (bindings, tables) stays small.
-    chunk_docs: usize,
+    /// Documents handed to the workers ahead of the writer: enough that a large document
+    /// keeps no worker waiting, few enough that the outcomes held (a window of large
+    /// generated files: bindings, tables) stay small.
+    window: usize,
     /// Estimated bytes of in-memory posting lists before they are spilled to a run. The cargo
     /// registry's sources (41,000 documents, 888 MB) spill 22 runs at this size, and build
     /// in under 200 MB.
@@ -157,7 +156,7 @@ struct Limits {
 }
 
 const LIMITS: Limits = Limits {
-    chunk_docs: 64,
+    window: 128,
     postings_bytes: 32 << 20,
 };
 
@@ -561,45 +560,44 @@ fn write_build(
         old_docs: &old_docs,
         docs_dir: &docs_dir,
         progress,
-        chunk_docs: limits.chunk_docs,
+        window: limits.window,
     };
-    stages.run(plans, |results| {
-        for (result, entry) in results.into_iter().zip(entries_left.by_ref()) {
-            match result? {
-                Outcome::Doc(doc) => {
-                    let doc = *doc;
-                    if doc.reused {
-                        reused += 1;
-                    } else {
-                        read += 1;
-                    }
-                    add_document(&mut db, &mut postings, &mut imports, &doc, commits)?;
-                    if let Some(text) = doc.layout_text {
-                        layout_texts.insert(doc.entry.id.to_string(), text);
-                    }
-                    manifest_entries.push(doc.entry);
+    stages.run(plans, |result| {
+        let entry = entries_left.next().expect("one entry per plan");
+        match result? {
+            Outcome::Doc(doc) => {
+                let doc = *doc;
+                if doc.reused {
+                    reused += 1;
+                } else {
+                    read += 1;
                 }
-                Outcome::Skipped(reason) => {
-                    if opts.policy == ErrorPolicy::Abort {
-                        return Err(IndexError::Connector(
-                            crate::error::ConnectorError::PartialFetch {
-                                fetched: manifest_entries.len(),
-                                failed: 1,
-                                first: reason,
-                            },
-                        ));
-                    }
-                    skipped_lines.push(if reason.contains(entry.id.as_str()) {
-                        reason.clone()
-                    } else {
-                        format!("{}: {reason}", entry.id)
-                    });
-                    db.add_source(
-                        entry.id.as_str(),
-                        entry.fingerprint.as_deref(),
-                        Some(&reason),
-                    )?;
+                add_document(&mut db, &mut postings, &mut imports, &doc, commits)?;
+                if let Some(text) = doc.layout_text {
+                    layout_texts.insert(doc.entry.id.to_string(), text);
                 }
+                manifest_entries.push(doc.entry);
+            }
+            Outcome::Skipped(reason) => {
+                if opts.policy == ErrorPolicy::Abort {
+                    return Err(IndexError::Connector(
+                        crate::error::ConnectorError::PartialFetch {
+                            fetched: manifest_entries.len(),
+                            failed: 1,
+                            first: reason,
+                        },
+                    ));
+                }
+                skipped_lines.push(if reason.contains(entry.id.as_str()) {
+                    reason.clone()
+                } else {
+                    format!("{}: {reason}", entry.id)
+                });
+                db.add_source(
+                    entry.id.as_str(),
+                    entry.fingerprint.as_deref(),
+                    Some(&reason),
+                )?;
             }
         }
         Ok(())
@@ -689,23 +687,32 @@ struct Stages<'s> {
     old_docs: &'s Path,
     docs_dir: &'s Path,
     progress: &'s dyn Progress,
-    chunk_docs: usize,
+    window: usize,
 }
 
 impl Stages<'_> {
-    /// Reads and analyzes `plans` a chunk at a time on the worker pool while `write` stores
-    /// the chunk before on this thread (a pipeline of two chunks, so the single writer and the
-    /// workers run at once), handing `write` each chunk's outcomes in plan order.
+    /// Reads and analyzes `plans` on worker threads while `write` stores, on this thread,
+    /// each outcome in plan order as soon as it and every one before it are done. Workers take
+    /// the next plan when they finish one, so a large document holds up no other worker; at
+    /// most `window` plans are handed out ahead of the writer, which bounds the outcomes held.
     fn run<'e>(
         &self,
         plans: Vec<Plan<'e>>,
-        mut write: impl FnMut(Vec<Result<Outcome, IndexError>>) -> Result<(), IndexError>,
+        mut write: impl FnMut(Result<Outcome, IndexError>) -> Result<(), IndexError>,
     ) -> Result<(), IndexError> {
-        use std::sync::mpsc::sync_channel;
+        use std::sync::Mutex;
+        use std::sync::mpsc::{channel, sync_channel};
+        let total = plans.len();
+        let window = self.window.max(1);
         let mut plans = plans.into_iter();
+        let workers = rayon::current_num_threads().clamp(1, window);
+        let (to_workers, queue) = sync_channel::<(usize, Plan<'e>)>(window);
+        let queue = Mutex::new(queue);
         std::thread::scope(|scope| {
-            let (to_workers, chunks) = sync_channel::<Vec<Plan<'e>>>(1);
-            let (to_writer, results) = sync_channel::<Vec<Result<Outcome, IndexError>>>(1);
+            // Dropped when this closure returns, before the scope joins the workers: they
+            // see the queue closed and stop.
+            let to_workers = to_workers;
+            let (to_writer, results) = channel::<(usize, Result<Outcome, IndexError>)>();
             // The workers' side sees no database.
             let (source, opts, old_docs, docs_dir, progress) = (
                 self.source,
@@ -714,49 +721,50 @@ impl Stages<'_> {
                 self.docs_dir,
                 self.progress,
             );
-            scope.spawn(move || {
-                for chunk in chunks {
-                    let analyzed: Vec<Result<Outcome, IndexError>> = chunk
-                        .into_par_iter()
-                        .inspect(|_| progress.advance(1))
-                        .map(|plan| process(plan, source, opts, old_docs, docs_dir))
-                        .collect();
-                    if to_writer.send(analyzed).is_err() {
-                        return;
+            for _ in 0..workers {
+                let (queue, to_writer) = (&queue, to_writer.clone());
+                scope.spawn(move || {
+                    loop {
+                        // The lock is held only to take a plan, not while processing it.
+                        let next = queue.lock().map(|q| q.recv());
+                        let Ok(Ok((seq, plan))) = next else { return };
+                        let outcome = process(plan, source, opts, old_docs, docs_dir);
+                        progress.advance(1);
+                        if to_writer.send((seq, outcome)).is_err() {
+                            return;
+                        }
                     }
-                }
-            });
-            let mut in_flight = 0;
-            loop {
+                });
+            }
+            drop(to_writer);
+            let mut done: BTreeMap<usize, Result<Outcome, IndexError>> = BTreeMap::new();
+            let (mut sent, mut written) = (0, 0);
+            while written < total {
                 if self.progress.cancelled() {
                     return Err(IndexError::Cancelled);
                 }
-                let mut chunk: Vec<Plan<'e>> = plans.by_ref().take(self.chunk_docs).collect();
-                if !chunk.is_empty() {
+                while sent < total && sent - written < window {
+                    let Some(mut plan) = plans.next() else { break };
                     // The previous database's connection stays on this thread: reused
-                    // analyses are read here, a chunk at a time, rather than by the workers.
-                    for plan in &mut chunk {
-                        if let Plan::Reuse(row, _) = plan
-                            && let Some(prev) = self.previous
-                        {
-                            row.analysis = Some(prev.db.analysis(&row.id)?);
-                        }
+                    // analyses are read here, rather than by the workers.
+                    if let Plan::Reuse(row, _) = &mut plan
+                        && let Some(prev) = self.previous
+                    {
+                        row.analysis = Some(prev.db.analysis(&row.id)?);
                     }
-                    if to_workers.send(chunk).is_err() {
+                    if to_workers.send((sent, plan)).is_err() {
                         break;
                     }
-                    in_flight += 1;
-                    if in_flight < 2 {
-                        continue;
-                    }
-                } else if in_flight == 0 {
-                    break;
+                    sent += 1;
                 }
-                let Ok(analyzed) = results.recv() else {
+                let Ok((seq, outcome)) = results.recv() else {
                     break;
                 };
-                in_flight -= 1;
-                write(analyzed)?;
+                done.insert(seq, outcome);
+                while let Some(outcome) = done.remove(&written) {
+                    written += 1;
+                    write(outcome)?;
+                }
             }
             Ok(())
         })

@@ -48,7 +48,7 @@ pub(crate) struct Postings {
     dir: PathBuf,
     budget: usize,
     held: usize,
-    lists: [HashMap<Box<str>, List>; LISTS],
+    lists: [HashMap<Box<str>, List, rustc_hash::FxBuildHasher>; LISTS],
     runs: Vec<PathBuf>,
 }
 
@@ -200,7 +200,7 @@ impl Postings {
 
 /// Calls `visit` for each term of `lists` in order, with its entry in each list.
 fn for_each_term(
-    lists: &[HashMap<Box<str>, List>; LISTS],
+    lists: &[HashMap<Box<str>, List, rustc_hash::FxBuildHasher>; LISTS],
     mut visit: impl FnMut(&str, [Option<&List>; LISTS]) -> Result<(), IndexError>,
 ) -> Result<(), IndexError> {
     let sorted: Vec<Vec<(&str, &List)>> = lists

@@ -256,9 +256,9 @@ fn build_limited(dir: &Path, variant: u32, limits: Limits) -> BuildReport {
 
 #[test]
 fn small_chunks_and_spilled_postings_change_nothing() {
-    for (chunk_docs, postings_bytes) in [(1, 0), (3, 1), (7, 2000), (1000, 20_000)] {
+    for (window, postings_bytes) in [(1, 0), (3, 1), (7, 2000), (1000, 20_000)] {
         let limits = Limits {
-            chunk_docs,
+            window,
             postings_bytes,
         };
         let tmp = tempfile::tempdir().expect("tempdir");
