@@ -26,6 +26,7 @@ import asyncio
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -326,7 +327,13 @@ def main():
     parser.add_argument("--kill-server", default="")
     parser.add_argument("--kill-after", type=int, default=None)
     args = parser.parse_args()
-    sys.exit(asyncio.run(Load(args).main()))
+    load = Load(args)
+    try:
+        code = asyncio.run(load.main())
+    finally:
+        # The imports' transcripts are removed one by one; the directory goes last.
+        shutil.rmtree(load.tmp, ignore_errors=True)
+    sys.exit(code)
 
 
 if __name__ == "__main__":
