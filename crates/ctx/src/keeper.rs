@@ -92,6 +92,28 @@ struct Shared {
     fence_sent: AtomicU64,
     fence_seen: Mutex<u64>,
     fence_wake: Condvar,
+    /// Updates that listed the tree (the first, and those after lost events or a fence the
+    /// watcher did not report in time), for tests.
+    listings: AtomicU64,
+    tuning: Tuning,
+}
+
+/// Timings tests change; [`Tuning::default`] elsewhere.
+#[derive(Debug, Clone, Copy)]
+struct Tuning {
+    /// How long a selection waits for the watcher to report its fence.
+    fence_wait: Duration,
+    /// A pause before the watcher records each event (none but in tests: a slow watcher).
+    event_delay: Duration,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Self {
+            fence_wait: FENCE_WAIT,
+            event_delay: Duration::ZERO,
+        }
+    }
 }
 
 /// How long a selection waits for the watcher to report its fence before it lists the tree
@@ -196,6 +218,10 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl IndexKeeper {
     /// Starts watching `setup.root`. Nothing is built until the first update or selection.
     pub(crate) fn start(setup: KeeperSetup) -> Self {
+        Self::start_tuned(setup, Tuning::default())
+    }
+
+    fn start_tuned(setup: KeeperSetup, tuning: Tuning) -> Self {
         let live = LiveIndex::new(&setup.indexes_dir, &setup.name);
         // The first selection builds an index there anyway.
         let _ = std::fs::create_dir_all(&setup.indexes_dir);
@@ -224,6 +250,8 @@ impl IndexKeeper {
             fence_sent: AtomicU64::new(0),
             fence_seen: Mutex::new(0),
             fence_wake: Condvar::new(),
+            listings: AtomicU64::new(0),
+            tuning,
         });
         let watcher = watch(&shared);
         shared.watching.store(watcher.is_some(), Ordering::SeqCst);
@@ -329,6 +357,11 @@ fn watch(shared: &Arc<Shared>) -> Option<notify::RecommendedWatcher> {
             Ok(event) => {
                 if matches!(event.kind, notify::EventKind::Access(_)) {
                     return;
+                }
+                if !shared.tuning.event_delay.is_zero() {
+                    drop(pending);
+                    std::thread::sleep(shared.tuning.event_delay);
+                    pending = lock(&shared.pending);
                 }
                 if let Some(fences) = &shared.fences
                     && let Some(n) = event
@@ -487,7 +520,7 @@ impl Shared {
         let seen = lock(&self.fence_seen);
         let (seen, _) = self
             .fence_wake
-            .wait_timeout_while(seen, FENCE_WAIT, |seen| *seen < n)
+            .wait_timeout_while(seen, self.tuning.fence_wait, |seen| *seen < n)
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if *seen < n {
             lock(&self.pending).rescan = true;
@@ -607,6 +640,7 @@ impl Shared {
                 .unwrap_or_default()
         };
         let result = if rescan || !kept.listed || !self.watching.load(Ordering::SeqCst) {
+            self.listings.fetch_add(1, Ordering::SeqCst);
             kept.live
                 .update(&self.setup.source, &opts, &commits, progress)
                 .inspect(|_| kept.listed = true)
@@ -686,6 +720,85 @@ mod tests {
             .with_index(&NoProgress, |_, report| Ok(report.documents))
             .expect("select");
         assert_eq!(documents, 3);
+    }
+
+    /// A keeper over a two-file tree, with its indexes in `indexes_dir`, whose watcher
+    /// pauses `event_delay` before it records each event.
+    fn slow_keeper(root: &Path, indexes_dir: PathBuf, event_delay: Duration) -> IndexKeeper {
+        IndexKeeper::start_tuned(
+            KeeperSetup {
+                root: root.to_owned(),
+                indexes_dir,
+                name: "default".to_owned(),
+                source: FilesystemSource::new(root, Vec::new(), 1 << 20),
+                clock: Arc::new(|| 0),
+                on_update: None,
+                max_documents: MAX_KEPT_DOCUMENTS,
+            },
+            Tuning {
+                fence_wait: Duration::from_secs(30),
+                event_delay,
+            },
+        )
+    }
+
+    fn documents(keeper: &IndexKeeper) -> usize {
+        keeper
+            .with_index(&NoProgress, |_, report| Ok(report.documents))
+            .expect("select")
+    }
+
+    #[test]
+    fn a_selection_waits_for_the_watcher_to_report_what_changed_before_it() {
+        let delay = Duration::from_millis(400);
+        // The index inside the workspace: a selection fences, so a file written just before
+        // it is in the index it reads, however slow the watcher, and without a listing.
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().canonicalize().expect("canonical");
+        for name in ["a.py", "b.py"] {
+            std::fs::write(root.join(name), "def parse(x):\n    return x\n").expect("write");
+        }
+        let keeper = slow_keeper(&root, root.join(".ctx/indexes"), delay);
+        assert!(keeper.is_watching());
+        assert_eq!(documents(&keeper), 2);
+        assert_eq!(keeper.shared.listings.load(Ordering::SeqCst), 1);
+        std::fs::write(root.join("c.py"), "def zebra(x):\n    return x\n").expect("write");
+        assert_eq!(
+            documents(&keeper),
+            3,
+            "the file written before the selection"
+        );
+        assert_eq!(
+            keeper.shared.listings.load(Ordering::SeqCst),
+            1,
+            "the watcher told of it: no listing"
+        );
+
+        // The same with the index outside the workspace, where nothing can be fenced: the
+        // selection reads before the slow watcher tells of the file, so it misses it (what
+        // the fence above prevents), and sees it once the watcher has told.
+        let (tmp, store) = (
+            tempfile::tempdir().expect("tempdir"),
+            tempfile::tempdir().expect("tempdir"),
+        );
+        let root = tmp.path().canonicalize().expect("canonical");
+        for name in ["a.py", "b.py"] {
+            std::fs::write(root.join(name), "def parse(x):\n    return x\n").expect("write");
+        }
+        let keeper = slow_keeper(&root, store.path().join("indexes"), delay);
+        assert!(keeper.shared.fences.is_none());
+        assert_eq!(documents(&keeper), 2);
+        std::fs::write(root.join("c.py"), "def zebra(x):\n    return x\n").expect("write");
+        assert_eq!(
+            documents(&keeper),
+            2,
+            "read before the watcher told of c.py"
+        );
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while documents(&keeper) != 3 {
+            assert!(std::time::Instant::now() < deadline, "c.py never indexed");
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     #[test]
