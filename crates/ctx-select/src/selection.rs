@@ -16,9 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::analyze::{FIELDS, Field};
 use crate::error::{IndexError, SelectionError};
-use crate::index::{
-    CacheManifest, DOCUMENTS_DIR, DocRow, SEARCH_DB_FILE, SearchDb, cache_version, read_manifest,
-};
+use crate::index::{DOCUMENTS_DIR, DocRow, SEARCH_DB_FILE, SearchDb, cache_version, read_manifest};
 use crate::text::{query_terms, terms};
 use crate::view::{FileRegions, Focus, ViewKind};
 
@@ -550,7 +548,8 @@ pub struct Ranking {
 pub struct OpenIndex {
     name: String,
     dir: PathBuf,
-    manifest: CacheManifest,
+    /// The manifest's cache version (its documents are the rows, checked equal on opening).
+    cache_version: ContentHash,
     db: SearchDb,
     rows: Vec<DocRow>,
     lock: Option<File>,
@@ -588,64 +587,61 @@ impl RowScorer<'_> {
         1.0 / f64::from(self.same_name.get(&key).copied().unwrap_or(1).max(1))
     }
 
-    /// Candidate `row`'s score and its reasons.
-    fn rank(&self, row: &DocRow, term_matches: BTreeMap<String, u64>) -> Ranked {
+    /// Candidate `row`'s score, and with `detailed` its reasons (the score is the same
+    /// either way: the reasons are only written down).
+    fn rank(&self, row: &DocRow, term_matches: BTreeMap<String, u64>, detailed: bool) -> Ranked {
         let i = row.num as usize;
         let mut signals = Vec::new();
         let mut score = 0.0;
         // A definition is shown even at no points, as a reason.
-        let mut push = |name: &str, points: f64, detail: String| {
+        let mut push = |name: &str, points: f64, detail: &dyn Fn() -> String| {
             if points != 0.0 || name == "definition" {
                 score += points;
-                signals.push(Signal {
-                    name: name.to_owned(),
-                    contribution: round(points),
-                    detail,
-                });
+                if detailed {
+                    signals.push(Signal {
+                        name: name.to_owned(),
+                        contribution: round(points),
+                        detail: detail(),
+                    });
+                }
             }
         };
         // The text score, scaled so the best document gets `self.w.text`, shown per field.
         let scale = self.scale;
-        for (f, field) in Field::ALL.iter().enumerate() {
-            push(
-                &format!("bm25_{}", field.name()),
-                self.parts[i][f] * scale,
-                String::new(),
-            );
+        for (f, name) in BM25_SIGNALS.iter().enumerate() {
+            push(name, self.parts[i][f] * scale, &String::new);
         }
         if !self.bm25_only {
             if !self.defined[i].is_empty() {
                 push(
                     "definition",
                     self.w.definition * self.definition[i],
-                    format!("defines {}", self.defined[i].join(", ")),
+                    &|| format!("defines {}", self.defined[i].join(", ")),
                 );
             }
-            push(
-                "qualified_definition",
-                self.qualified[i],
-                "defines a `Parent.name` the query names".to_owned(),
-            );
+            push("qualified_definition", self.qualified[i], &|| {
+                "defines a `Parent.name` the query names".to_owned()
+            });
             if self.module[i] > 0.0 {
-                push(
-                    "module_path",
-                    self.w.module_path * self.module[i],
-                    "a dotted name in the query spells its module path".to_owned(),
-                );
+                push("module_path", self.w.module_path * self.module[i], &|| {
+                    "a dotted name in the query spells its module path".to_owned()
+                });
             }
             match self.mention[i] {
                 2 => push(
                     "path_mentioned",
                     self.w.path_mentioned * self.mention_share(i, &row.id),
-                    format!("`{}` is in the query", row.id),
+                    &|| format!("`{}` is in the query", row.id),
                 ),
                 1 => push(
                     "filename_mentioned",
                     self.w.filename_mentioned * self.mention_share(i, &row.id),
-                    format!(
-                        "`{}` is in the query",
-                        row.id.rsplit('/').next().unwrap_or(&row.id)
-                    ),
+                    &|| {
+                        format!(
+                            "`{}` is in the query",
+                            row.id.rsplit('/').next().unwrap_or(&row.id)
+                        )
+                    },
                 ),
                 _ => {}
             }
@@ -655,21 +651,17 @@ impl RowScorer<'_> {
                 push(
                     "git_activity",
                     (self.w.per_commit * f64::from(row.commits)).min(self.w.max_git),
-                    format!("changed in {} recent commit(s)", row.commits),
+                    &|| format!("changed in {} recent commit(s)", row.commits),
                 );
             }
             if crate::signals::has_named_type(self.types, &row.id) {
-                push(
-                    "file_type",
-                    self.w.file_type * self.type_share,
-                    "a file type the query names".to_owned(),
-                );
+                push("file_type", self.w.file_type * self.type_share, &|| {
+                    "a file type the query names".to_owned()
+                });
             }
-            push(
-                "graph",
-                self.graph_points[i],
-                "near the files the query points at (imports, references)".to_owned(),
-            );
+            push("graph", self.graph_points[i], &|| {
+                "near the files the query points at (imports, references)".to_owned()
+            });
         }
         if !self.bm25_only {
             let role = self.roles[i];
@@ -677,30 +669,52 @@ impl RowScorer<'_> {
             if self.demote && role.is_context() && !self.wanted.contains(&role) && !named {
                 let points = score * (self.w.context - 1.0);
                 score += points;
-                signals.push(Signal {
-                    name: "context_file".to_owned(),
-                    contribution: round(points),
-                    detail: format!(
-                        "{} file: ranked as context, not as the answer (the query is not about {} files)",
-                        role.name(),
-                        role.name()
-                    ),
-                });
+                if detailed {
+                    signals.push(Signal {
+                        name: "context_file".to_owned(),
+                        contribution: round(points),
+                        detail: format!(
+                            "{} file: ranked as context, not as the answer (the query is not about {} files)",
+                            role.name(),
+                            role.name()
+                        ),
+                    });
+                }
             }
         }
         Ranked {
             num: row.num,
             id: row.id.clone(),
             score: round(score),
-            why: SelectionWhy {
-                query_terms: self.query.terms.clone(),
-                term_matches,
-                total_words: u64::from(row.lengths[0]),
-                signals,
+            why: if detailed {
+                SelectionWhy {
+                    query_terms: self.query.terms.clone(),
+                    term_matches,
+                    total_words: u64::from(row.lengths[0]),
+                    signals,
+                }
+            } else {
+                SelectionWhy::default()
             },
         }
     }
 }
+
+/// The names of the text score's parts, per field, as reasons give them.
+const BM25_SIGNALS: [&str; FIELDS] = [
+    "bm25_content",
+    "bm25_path",
+    "bm25_symbols",
+    "bm25_strings",
+    "bm25_comments",
+    "bm25_defs",
+];
+
+/// Candidates a ranking gives reasons for, best first; the rest carry their score alone (on a
+/// tree of a million files a query can have half a million candidates, and their reasons
+/// took most of a selection's memory). Selection shows at most `max_candidates` of them
+/// and lists a few more as left out.
+pub const DETAILED_CANDIDATES: usize = 1_000;
 
 /// The text score of each document, and what it is made of (see `Index::text_scores`).
 struct TextScores {
@@ -709,8 +723,9 @@ struct TextScores {
     parts: Vec<[f64; FIELDS]>,
     /// Matched terms that are not filler words (a document needs one to be a candidate).
     evidence: Vec<bool>,
-    /// Per document: the query terms its content holds, with their counts.
-    matches: BTreeMap<u32, BTreeMap<String, u64>>,
+    /// The query terms documents' contents hold: (document, term's position in the query,
+    /// count), in document order.
+    matches: Vec<(u32, u32, u64)>,
 }
 
 /// Definitions of what the query names, per document (see `Index::definitions`).
@@ -760,10 +775,11 @@ impl OpenIndex {
         }
         let rows = db.doc_rows(false)?;
         let same = rows.len() == manifest.documents.len()
-            && rows
-                .iter()
-                .zip(&manifest.documents)
-                .all(|(r, e)| r.id == e.id.as_str() && r.version == e.version);
+            && rows.iter().zip(&manifest.documents).all(|(r, e)| {
+                r.id == e.id.as_str()
+                    && r.version == e.version
+                    && e.file.strip_suffix(".json") == Some(r.file.as_str())
+            });
         if !same {
             return Err(IndexError::corrupt(
                 name,
@@ -774,7 +790,7 @@ impl OpenIndex {
         Ok(Self {
             name: name.to_owned(),
             dir,
-            manifest,
+            cache_version: manifest.cache_version,
             db,
             rows,
             lock,
@@ -795,11 +811,7 @@ impl OpenIndex {
     /// Whether the index on disk is still the one opened (no build or update since).
     pub fn is_current(&self) -> bool {
         crate::index::stored_cache_version(&self.dir.join(SEARCH_DB_FILE))
-            == Some(self.manifest.cache_version)
-    }
-
-    pub fn manifest(&self) -> &CacheManifest {
-        &self.manifest
+            == Some(self.cache_version)
     }
 
     pub fn len(&self) -> usize {
@@ -810,15 +822,19 @@ impl OpenIndex {
         self.rows.is_empty()
     }
 
-    /// Reads document `num`, checking its id and version against the manifest.
+    /// Reads document `num`, checking its id and version against the manifest's (the rows
+    /// were checked equal to it on opening).
     pub fn load(&self, num: u32) -> Result<Document, IndexError> {
-        let entry =
-            self.manifest.documents.get(num as usize).ok_or_else(|| {
-                IndexError::corrupt(&self.name, format!("no document number {num}"))
-            })?;
-        let path = self.dir.join(DOCUMENTS_DIR).join(&entry.file);
+        let row = self
+            .rows
+            .get(num as usize)
+            .ok_or_else(|| IndexError::corrupt(&self.name, format!("no document number {num}")))?;
+        let file = format!("{}.json", row.file);
+        let id =
+            DocumentId::new(&row.id).map_err(|e| IndexError::corrupt(&self.name, e.to_string()))?;
+        let path = self.dir.join(DOCUMENTS_DIR).join(&file);
         if let Some(problem) =
-            crate::index::verify::check_document_file(&path, &entry.id, entry.version, &entry.file)
+            crate::index::verify::check_document_file(&path, &id, row.version, &file)
         {
             return Err(IndexError::corrupt(&self.name, problem));
         }
@@ -864,7 +880,7 @@ impl OpenIndex {
             text,
             parts,
             evidence,
-            mut matches,
+            matches,
         } = self.text_scores(query, features, &w, &mut focus)?;
 
         // Definitions of the identifiers the query names, `Parent.name` pairs.
@@ -990,9 +1006,10 @@ impl OpenIndex {
             .rows
             .iter()
             .filter(|row| candidate[row.num as usize])
-            .map(|row| scorer.rank(row, matches.remove(&row.num).unwrap_or_default()))
+            .map(|row| scorer.rank(row, BTreeMap::new(), false))
             .collect();
         order(&mut out, |r| (r.score, r.id.as_str()));
+        self.give_reasons(&scorer, &mut out, &matches);
         if !bm25_only && w.message > 0.0 {
             self.match_messages(features, &mut out, w)?;
         }
@@ -1006,6 +1023,27 @@ impl OpenIndex {
             out.retain(|r| r.score > 0.0 && r.score >= floor);
         }
         Ok((out, focus))
+    }
+
+    /// Scores the best candidates of `out` (ordered) again, with their reasons and the query
+    /// terms their contents hold (`matches`, in document order).
+    fn give_reasons(
+        &self,
+        scorer: &RowScorer<'_>,
+        out: &mut [Ranked],
+        matches: &[(u32, u32, u64)],
+    ) {
+        for cand in out.iter_mut().take(DETAILED_CANDIDATES) {
+            let from = matches.partition_point(|m| m.0 < cand.num);
+            let term_matches: BTreeMap<String, u64> = matches[from..]
+                .iter()
+                .take_while(|m| m.0 == cand.num)
+                .map(|&(_, t, n)| (scorer.query.terms[t as usize].clone(), n))
+                .collect();
+            let row = &self.rows[cand.num as usize];
+            debug_assert_eq!(row.num, cand.num, "rows are in number order");
+            *cand = scorer.rank(row, term_matches, true);
+        }
     }
 
     /// Every document scored by term frequency alone (the simplest scorer); adds each query
@@ -1083,7 +1121,7 @@ impl OpenIndex {
         let mut parts: Vec<[f64; FIELDS]> = vec![[0.0; FIELDS]; n];
         // Matched terms that are not filler words (a document needs one to be a candidate).
         let mut evidence: Vec<bool> = vec![false; n];
-        let mut matches: BTreeMap<u32, BTreeMap<String, u64>> = BTreeMap::new();
+        let mut matches: Vec<(u32, u32, u64)> = Vec::new();
         let text_fields = [
             Field::Content,
             Field::Path,
@@ -1091,7 +1129,7 @@ impl OpenIndex {
             Field::Strings,
             Field::Comments,
         ];
-        for term in &query.terms {
+        for (t, term) in (0u32..).zip(&query.terms) {
             let filler = crate::text::is_filler_word(term);
             let mut qw = 1.0;
             if features.multiline && features.title_terms.contains(term) {
@@ -1125,10 +1163,7 @@ impl OpenIndex {
                     let norm = tf / (1.0 - w.b + w.b * len / avg_len);
                     per_doc.entry(num).or_insert([0.0; FIELDS])[f] += w.fields[f] * norm;
                     if field == Field::Content {
-                        matches
-                            .entry(num)
-                            .or_default()
-                            .insert(term.clone(), u64::from(tf_raw));
+                        matches.push((num, t, u64::from(tf_raw)));
                     }
                 }
             }
@@ -1153,6 +1188,7 @@ impl OpenIndex {
                 }
             }
         }
+        matches.sort_unstable();
         Ok(TextScores {
             text,
             parts,
@@ -1479,7 +1515,7 @@ impl OpenIndex {
                 over_budget: over,
                 left_out,
                 index: Some(self.name.clone()),
-                cache_version: Some(self.manifest.cache_version),
+                cache_version: Some(self.cache_version),
             },
             documents,
         })

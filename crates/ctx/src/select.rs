@@ -259,8 +259,7 @@ fn built_paths(dir: &Path, name: &str) -> Result<Vec<String>, CtxError> {
     if !dir.exists() {
         return Ok(Vec::new());
     }
-    Ok(ctx_select::index::read_manifest(dir, name)?
-        .config
+    Ok(ctx_select::index::built_config(dir, name)?
         .source
         .get("paths")
         .and_then(serde_json::Value::as_array)

@@ -71,8 +71,9 @@ pub struct DocRow {
     pub commits: u32,
     /// Term occurrences per field ([`Field`] order).
     pub lengths: [u32; FIELDS],
-    /// Terms, symbols and imports, when asked for.
-    pub analysis: Option<Analysis>,
+    /// Terms, symbols and imports, when asked for (boxed: a row without them, as selection
+    /// holds one per document, stays small).
+    pub analysis: Option<Box<Analysis>>,
 }
 
 /// A document to write.
@@ -578,6 +579,22 @@ pub(crate) fn stored_cache_version(path: &Path) -> Option<ContentHash> {
     value.parse().ok()
 }
 
+/// The build configuration `search.db` at `path` records (one row; `None` when it cannot be
+/// read).
+pub(crate) fn stored_config(path: &Path) -> Option<CacheBuildConfig> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .ok()?;
+    let value: String = conn
+        .query_row("SELECT value FROM meta WHERE key = 'config'", [], |r| {
+            r.get(0)
+        })
+        .ok()?;
+    serde_json::from_str(&value).ok()
+}
+
 /// An open search database (read-only).
 pub struct SearchDb {
     conn: Connection,
@@ -783,6 +800,14 @@ impl SearchDb {
             .map_err(|e| self.corrupt(&e.to_string()))
     }
 
+    /// How many documents the index holds.
+    pub fn documents(&self) -> Result<usize, IndexError> {
+        self.conn
+            .query_row("SELECT COUNT(*) FROM docs", [], |r| r.get::<_, i64>(0))
+            .map(|n| usize::try_from(n).unwrap_or(0))
+            .map_err(|e| self.corrupt(&e.to_string()))
+    }
+
     /// Every document in id order; with `analysis`, their terms, symbols and imports too.
     pub fn doc_rows(&self, analysis: bool) -> Result<Vec<DocRow>, IndexError> {
         let sql = if analysis {
@@ -826,7 +851,7 @@ impl SearchDb {
                 ))
             })
             .map_err(|e| self.corrupt(&e.to_string()))?;
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(self.documents()?);
         for row in rows {
             let (num, id, version, file, lang, bytes, commits, lengths, raw) =
                 row.map_err(|e| self.corrupt(&e.to_string()))?;
@@ -834,13 +859,13 @@ impl SearchDb {
                 .parse()
                 .map_err(|_| self.corrupt(&format!("bad version of `{id}`")))?;
             let analysis = match raw {
-                Some((terms, symbols, imports, lang)) => Some(Analysis {
+                Some((terms, symbols, imports, lang)) => Some(Box::new(Analysis {
                     fields: decode_fields(&terms)
                         .ok_or_else(|| self.corrupt(&format!("damaged terms of `{id}`")))?,
                     symbols: split_lines(&symbols),
                     imports: split_lines(&imports),
                     language: lang.as_deref().and_then(ctx_code::Language::from_name),
-                }),
+                })),
                 None => None,
             };
             let num = self

@@ -32,6 +32,7 @@ use ctx_core::{ContentHash, Document, DocumentId, NoProgress, Progress};
 use serde::{Deserialize, Serialize};
 
 pub(crate) use db::stored_cache_version;
+use db::stored_config;
 pub use db::{DocRow, SearchDb};
 pub use live::LiveIndex;
 pub use verify::{IndexCheck, IndexInspection, VerifyReport, inspect_index, verify_index};
@@ -750,7 +751,7 @@ impl Stages<'_> {
                     if let Plan::Reuse(row, _) = &mut plan
                         && let Some(prev) = self.previous
                     {
-                        row.analysis = Some(prev.db.analysis(&row.id)?);
+                        row.analysis = Some(Box::new(prev.db.analysis(&row.id)?));
                     }
                     if to_workers.send((sent, plan)).is_err() {
                         break;
@@ -811,7 +812,7 @@ fn process(
                 },
                 fingerprint,
                 bytes: row.bytes,
-                analysis: Packed::new(row.analysis.unwrap_or_default()),
+                analysis: Packed::new(row.analysis.map(|a| *a).unwrap_or_default()),
                 layout_text,
                 reused: true,
             })))
@@ -1191,6 +1192,22 @@ fn swap_in(tmp: &Path, final_dir: &Path, indexes_dir: &Path, name: &str) -> Resu
     fs::remove_dir_all(&old).map_err(|e| IndexError::io(&old, e))
 }
 
+/// The configuration index `name` at `dir` was built with, from one row of its search
+/// database (the manifest of a large tree is hundreds of megabytes), or from the manifest
+/// when the database cannot say.
+pub fn built_config(dir: &Path, name: &str) -> Result<CacheBuildConfig, IndexError> {
+    match stored_config(&dir.join(SEARCH_DB_FILE)) {
+        Some(config) => Ok(config),
+        None => Ok(read_manifest(dir, name)?.config),
+    }
+}
+
+/// A manifest's format version alone (the rest of the file is skipped, not built).
+#[derive(Deserialize)]
+struct ManifestFormat {
+    format_version: Option<serde_json::Value>,
+}
+
 /// Reads `manifest.json`, refusing a newer format and naming what is wrong.
 pub fn read_manifest(dir: &Path, name: &str) -> Result<CacheManifest, IndexError> {
     let path = dir.join(MANIFEST_FILE);
@@ -1208,11 +1225,15 @@ pub fn read_manifest(dir: &Path, name: &str) -> Result<CacheManifest, IndexError
             IndexError::io(&path, e)
         }
     })?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+    // The format first (a newer one may not parse as this one), read without building the
+    // rest: a manifest of a million documents is 170 MB, and as a `serde_json::Value` tree
+    // it took 700 MB more.
+    let format: ManifestFormat = serde_json::from_slice(&bytes).map_err(|e| {
         IndexError::corrupt(name, format!("{MANIFEST_FILE} is not valid JSON: {e}"))
     })?;
-    let found = value
-        .get("format_version")
+    let found = format
+        .format_version
+        .as_ref()
         .and_then(serde_json::Value::as_u64)
         .and_then(|v| u32::try_from(v).ok())
         .ok_or_else(|| {
@@ -1226,7 +1247,7 @@ pub fn read_manifest(dir: &Path, name: &str) -> Result<CacheManifest, IndexError
             known: FORMAT_VERSION,
         });
     }
-    serde_json::from_value(value)
+    serde_json::from_slice(&bytes)
         .map_err(|e| IndexError::corrupt(name, format!("{MANIFEST_FILE}: {e}")))
 }
 
