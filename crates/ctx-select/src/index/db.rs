@@ -781,6 +781,49 @@ impl SearchDb {
         Ok(Graph { edges })
     }
 
+    /// Whether the entries this index was built from are `entries` (sorted by id), each with
+    /// the same fingerprint, compared a row at a time (nothing of the index is held); with
+    /// the reasons the skipped ones were left out, as a build reports them (sorted).
+    pub(crate) fn same_sources(
+        &self,
+        entries: &[crate::source::SourceEntry],
+    ) -> Result<Option<Vec<String>>, IndexError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, fingerprint, skipped FROM sources ORDER BY id")
+            .map_err(|e| self.corrupt(&e.to_string()))?;
+        let mut rows = stmt.query([]).map_err(|e| self.corrupt(&e.to_string()))?;
+        let mut skipped = Vec::new();
+        let mut expected = entries.iter();
+        while let Some(row) = rows.next().map_err(|e| self.corrupt(&e.to_string()))? {
+            let id: String = row.get(0).map_err(|e| self.corrupt(&e.to_string()))?;
+            let fingerprint: Option<String> =
+                row.get(1).map_err(|e| self.corrupt(&e.to_string()))?;
+            let Some(entry) = expected.next() else {
+                return Ok(None);
+            };
+            if entry.id.as_str() != id
+                || entry.fingerprint.is_none()
+                || entry.fingerprint != fingerprint
+            {
+                return Ok(None);
+            }
+            let reason: Option<String> = row.get(2).map_err(|e| self.corrupt(&e.to_string()))?;
+            if let Some(reason) = reason {
+                skipped.push(if reason.contains(id.as_str()) {
+                    reason
+                } else {
+                    format!("{id}: {reason}")
+                });
+            }
+        }
+        if expected.next().is_some() {
+            return Ok(None);
+        }
+        skipped.sort();
+        Ok(Some(skipped))
+    }
+
     /// Fingerprints and skip reasons of every listed entry.
     pub(crate) fn sources(&self) -> Result<HashMap<String, SourceRow>, IndexError> {
         self.conn

@@ -326,6 +326,81 @@ fn up_to_date(prev: &Previous, opts: &BuildOptions, final_dir: &Path) -> BuildRe
     }
 }
 
+/// The report of a build that finds nothing changed since index `opts.name` at `final_dir`
+/// was built, decided without reading the index into memory (on a tree of a million files
+/// its manifest, rows and sources take hundreds of megabytes): the sources are compared
+/// with `entries` row by row, and the manifest is read through, entry by entry, for its
+/// format, cache version and number of documents. `None` when anything changed or is not
+/// as expected: the full path then decides, and names what is damaged.
+fn unchanged(
+    final_dir: &Path,
+    opts: &BuildOptions,
+    config: &CacheBuildConfig,
+    entries: &[crate::source::SourceEntry],
+) -> Option<BuildReport> {
+    let db = SearchDb::open(&final_dir.join(SEARCH_DB_FILE), &opts.name).ok()?;
+    if db.git_head() != opts.git_head.as_deref()
+        || stored_config(&final_dir.join(SEARCH_DB_FILE)).as_ref() != Some(config)
+    {
+        return None;
+    }
+    let skipped = db.same_sources(entries).ok()??;
+    let documents = db.documents().ok()?;
+    let file = File::open(final_dir.join(MANIFEST_FILE)).ok()?;
+    let summary: ManifestSummary =
+        serde_json::from_reader(std::io::BufReader::with_capacity(1 << 16, file)).ok()?;
+    if summary.format_version != FORMAT_VERSION
+        || summary.cache_version != db.cache_version()
+        || summary.documents != documents
+    {
+        return None;
+    }
+    Some(BuildReport {
+        name: opts.name.clone(),
+        path: final_dir.to_owned(),
+        cache_version: summary.cache_version,
+        documents,
+        read: 0,
+        reused: documents,
+        removed: 0,
+        up_to_date: true,
+        skipped,
+    })
+}
+
+/// A manifest's format, cache version and configuration, with its documents read one at a
+/// time and counted, not kept.
+#[derive(Deserialize)]
+struct ManifestSummary {
+    format_version: u32,
+    cache_version: ContentHash,
+    #[serde(rename = "created_at")]
+    _created_at: String,
+    #[serde(rename = "config")]
+    _config: CacheBuildConfig,
+    #[serde(deserialize_with = "count_entries")]
+    documents: usize,
+}
+
+/// Counts a manifest's `documents`, reading each as a [`ManifestEntry`].
+fn count_entries<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    struct Count;
+    impl<'de> serde::de::Visitor<'de> for Count {
+        type Value = usize;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a list of documents")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+            let mut n = 0;
+            while seq.next_element::<ManifestEntry>()?.is_some() {
+                n += 1;
+            }
+            Ok(n)
+        }
+    }
+    d.deserialize_seq(Count)
+}
+
 /// [`build_index`], starting from `held` (the index as this process last built or updated
 /// it) when it is still current, and leaving there what the index holds afterwards when it
 /// was updated in place.
@@ -355,16 +430,25 @@ fn build_held(
     if !opts.force {
         update::recover(&final_dir, &opts.name)?;
     }
-    let mut previous = match held.take() {
-        Some(prev) if !opts.force && still_current(&prev, &final_dir) => Some(prev),
-        _ if final_dir.exists() && !opts.force => Some(Previous::open(&final_dir, &opts.name)?),
-        _ => None,
-    };
+    let held_now = held
+        .take()
+        .filter(|prev| !opts.force && still_current(prev, &final_dir));
     let mut entries = source.list()?;
     entries.sort_by(|a, b| a.id.cmp(&b.id));
     if let Some(pair) = entries.windows(2).find(|w| w[0].id == w[1].id) {
         return Err(IndexError::DuplicateDocumentId(pair[0].id.clone()));
     }
+    if held_now.is_none()
+        && !opts.force
+        && let Some(report) = unchanged(&final_dir, opts, &config, &entries)
+    {
+        return Ok(report);
+    }
+    let mut previous = match held_now {
+        Some(prev) => Some(prev),
+        None if final_dir.exists() && !opts.force => Some(Previous::open(&final_dir, &opts.name)?),
+        None => None,
+    };
     if let Some(prev) = previous.take_if(|prev| {
         prev.config == config
             && prev.git_head == opts.git_head
