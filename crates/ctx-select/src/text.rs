@@ -271,29 +271,95 @@ pub fn is_stop_word(word: &str) -> bool {
 /// itself joined (`ContextCache` → `context`, `cache`, `contextcache`). One-character parts
 /// and pure numbers are dropped.
 pub fn terms(text: &str, mut emit: impl FnMut(&str)) {
-    let mut buf = String::new();
+    // Reused across words: an index build splits every word of every document.
+    let mut joined = String::new();
+    let mut lower = String::new();
+    let mut parts: Vec<(usize, usize)> = Vec::new();
     for word in text.split(|c: char| !c.is_alphanumeric() && c != '_') {
         if word.is_empty() {
             continue;
         }
-        let parts = identifier_parts(word);
+        if !word.is_ascii() {
+            emit_word_terms(&identifier_parts(word), &mut joined, &mut emit);
+            continue;
+        }
+        ascii_part_ranges(word.as_bytes(), &mut lower, &mut parts);
         if parts.len() > 1 {
-            buf.clear();
-            for part in &parts {
-                buf.push_str(part);
+            joined.clear();
+            for &(from, to) in &parts {
+                joined.push_str(&lower[from..to]);
             }
-            if buf.len() > 2 && buf.len() <= 64 {
-                emit(&stem_of(&buf));
+            if joined.len() > 2 && joined.len() <= 64 {
+                emit(&stem_of(&joined));
             }
         }
-        for part in parts {
-            if part.chars().count() < 2 || part.chars().all(|c| c.is_ascii_digit()) {
+        for &(from, to) in &parts {
+            let part = &lower[from..to];
+            if part.len() < 2 || part.bytes().all(|b| b.is_ascii_digit()) {
                 continue;
             }
             if part.len() <= 64 {
-                emit(&stem_of(&part));
+                emit(&stem_of(part));
             }
         }
+    }
+}
+
+/// The terms of one word split into `parts`: the parts joined (when more than one), then each
+/// part of two characters or more that is not all digits.
+fn emit_word_terms(parts: &[String], joined: &mut String, emit: &mut impl FnMut(&str)) {
+    if parts.len() > 1 {
+        joined.clear();
+        for part in parts {
+            joined.push_str(part);
+        }
+        if joined.len() > 2 && joined.len() <= 64 {
+            emit(&stem_of(joined));
+        }
+    }
+    for part in parts {
+        if part.chars().count() < 2 || part.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        if part.len() <= 64 {
+            emit(&stem_of(part));
+        }
+    }
+}
+
+/// [`ascii_identifier_parts`] without an allocation per part: `word` lower cased into
+/// `lower`, and the parts' byte ranges in it into `parts`.
+fn ascii_part_ranges(word: &[u8], lower: &mut String, parts: &mut Vec<(usize, usize)>) {
+    lower.clear();
+    parts.clear();
+    let mut start = 0;
+    for (i, &c) in word.iter().enumerate() {
+        if c == b'_' {
+            if start < i {
+                parts.push((start, i));
+            }
+            lower.push('_');
+            start = i + 1;
+            continue;
+        }
+        if i > 0 {
+            let prev = word[i - 1];
+            let next = word.get(i + 1).copied();
+            let boundary = (prev.is_ascii_lowercase() && c.is_ascii_uppercase())
+                || (prev.is_ascii_uppercase()
+                    && c.is_ascii_uppercase()
+                    && next.is_some_and(|n| n.is_ascii_lowercase()))
+                || (prev.is_ascii_alphabetic() && c.is_ascii_digit())
+                || (prev.is_ascii_digit() && c.is_ascii_alphabetic());
+            if boundary && start < i {
+                parts.push((start, i));
+                start = i;
+            }
+        }
+        lower.push(char::from(c.to_ascii_lowercase()));
+    }
+    if start < word.len() {
+        parts.push((start, word.len()));
     }
 }
 
@@ -439,6 +505,21 @@ mod tests {
                 ascii_identifier_parts(word.as_bytes()),
                 char_identifier_parts(&word)
             );
+        }
+
+        #[test]
+        fn ascii_text_gives_the_terms_any_text_does(text in "[A-Za-z0-9_ .:()]{0,64}") {
+            let mut fast = Vec::new();
+            terms(&text, |t| fast.push(t.to_owned()));
+            let mut slow = Vec::new();
+            let mut joined = String::new();
+            for word in text.split(|c: char| !c.is_alphanumeric() && c != '_') {
+                if !word.is_empty() {
+                    let mut emit = |t: &str| slow.push(t.to_owned());
+                    emit_word_terms(&char_identifier_parts(word), &mut joined, &mut emit);
+                }
+            }
+            proptest::prop_assert_eq!(fast, slow);
         }
     }
 
