@@ -710,10 +710,10 @@ const BM25_SIGNALS: [&str; FIELDS] = [
     "bm25_defs",
 ];
 
-/// Candidates a ranking gives reasons for, best first; the rest carry their score alone (on a
+/// Candidates a ranking gives reasons for, best first (at least; a selection gives them to
+/// every candidate it may show, `max_candidates`); the rest carry their score alone (on a
 /// tree of a million files a query can have half a million candidates, and their reasons
-/// took most of a selection's memory). Selection shows at most `max_candidates` of them
-/// and lists a few more as left out.
+/// took most of a selection's memory).
 pub const DETAILED_CANDIDATES: usize = 1_000;
 
 /// The text score of each document, and what it is made of (see `Index::text_scores`).
@@ -850,16 +850,17 @@ impl OpenIndex {
         kind: ScorerKind,
         w: &Weights,
     ) -> Result<Vec<Ranked>, IndexError> {
-        Ok(self.rank_focused(query, kind, w)?.0)
+        Ok(self.rank_focused(query, kind, w, DETAILED_CANDIDATES)?.0)
     }
 
     /// [`Self::rank`], and the query's focus for region views, read from the same postings
-    /// and query features the ranking reads.
+    /// and query features the ranking reads; the best `detailed` candidates have reasons.
     fn rank_focused(
         &self,
         query: &Query,
         kind: ScorerKind,
         w: &Weights,
+        detailed: usize,
     ) -> Result<(Vec<Ranked>, Focus), IndexError> {
         let parsed = crate::query::features(&query.raw);
         let mut focus = Focus {
@@ -1009,7 +1010,7 @@ impl OpenIndex {
             .map(|row| scorer.rank(row, BTreeMap::new(), false))
             .collect();
         order(&mut out, |r| (r.score, r.id.as_str()));
-        self.give_reasons(&scorer, &mut out, &matches);
+        self.give_reasons(&scorer, &mut out, &matches, detailed);
         if !bm25_only && w.message > 0.0 {
             self.match_messages(features, &mut out, w)?;
         }
@@ -1025,15 +1026,16 @@ impl OpenIndex {
         Ok((out, focus))
     }
 
-    /// Scores the best candidates of `out` (ordered) again, with their reasons and the query
-    /// terms their contents hold (`matches`, in document order).
+    /// Scores the best `detailed` candidates of `out` (ordered) again, with their reasons and
+    /// the query terms their contents hold (`matches`, in document order).
     fn give_reasons(
         &self,
         scorer: &RowScorer<'_>,
         out: &mut [Ranked],
         matches: &[(u32, u32, u64)],
+        detailed: usize,
     ) {
-        for cand in out.iter_mut().take(DETAILED_CANDIDATES) {
+        for cand in out.iter_mut().take(detailed) {
             let from = matches.partition_point(|m| m.0 < cand.num);
             let term_matches: BTreeMap<String, u64> = matches[from..]
                 .iter()
@@ -1376,7 +1378,9 @@ impl OpenIndex {
     /// The ranking [`OpenIndex::select`] fills its budget from (with `opts`' scorer and
     /// weights), to fill several budgets from one ranking ([`OpenIndex::select_ranked`]).
     pub fn ranking(&self, query: &Query, opts: &SelectOptions) -> Result<Ranking, IndexError> {
-        let (ranked, focus) = self.rank_focused(query, opts.scorer, &opts.weights)?;
+        // Every candidate selection may show has its reasons.
+        let detailed = opts.max_candidates.max(DETAILED_CANDIDATES);
+        let (ranked, focus) = self.rank_focused(query, opts.scorer, &opts.weights, detailed)?;
         Ok(Ranking {
             query: query.clone(),
             ranked,

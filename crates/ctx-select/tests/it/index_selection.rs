@@ -1073,3 +1073,60 @@ fn a_live_index_takes_a_new_file_from_its_directory_alone() {
             .valid
     );
 }
+
+#[test]
+fn reasons_are_kept_for_the_candidates_a_selection_may_show_not_for_every_candidate() {
+    let n = ctx_select::selection::DETAILED_CANDIDATES + 100;
+    let texts: Vec<(String, String)> = (0..n)
+        .map(|i| {
+            (
+                format!("pkg/mod_{i:05}.py"),
+                format!(
+                    "def render_cache_{i}(x):\n    return x + {}\n",
+                    "1 + ".repeat(i % 7)
+                ),
+            )
+        })
+        .collect();
+    let docs: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let idx = tempfile::tempdir().expect("tmp");
+    build_index(idx.path(), &mem(&docs), &opts("many", "t"), &no_git).expect("build");
+    let index = OpenIndex::open(idx.path(), "many").expect("open");
+    let query = Query::parse("render cache").expect("q");
+    let ranked = index
+        .rank(&query, ScorerKind::Default, &ctx_select::Weights::default())
+        .expect("rank");
+    assert_eq!(ranked.len(), n, "every document is a candidate");
+    let (best, rest) = ranked.split_at(ctx_select::selection::DETAILED_CANDIDATES);
+    assert!(
+        best.iter()
+            .all(|r| !r.why.query_terms.is_empty() && !r.why.signals.is_empty())
+    );
+    assert!(
+        rest.iter()
+            .all(|r| r.why.signals.is_empty() && r.score > 0.0)
+    );
+    // Scores and order are what they would be with every reason written: non-increasing,
+    // ties in id order.
+    assert!(ranked.windows(2).all(|w| {
+        w[0].score
+            .total_cmp(&w[1].score)
+            .then_with(|| w[1].id.cmp(&w[0].id))
+            == std::cmp::Ordering::Greater
+    }));
+    // A selection that may show more candidates than that gives each its reasons.
+    let many = SelectOptions {
+        budget: 10_000_000,
+        max_candidates: n,
+        max_documents: n,
+        ..SelectOptions::default()
+    };
+    let r = index
+        .select(&query, &many, &ApproxTokenCounter)
+        .expect("select");
+    assert_eq!(r.documents.len(), n);
+    assert!(r.documents.iter().all(|d| !d.why.query_terms.is_empty()));
+}
