@@ -63,6 +63,19 @@ def read_requests(workspace, seed_run):
     ]
 
 
+def first_difference(a, b, path="$"):
+    """Where two JSON values first differ, with both sides cut short."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                return first_difference(a.get(key), b.get(key), f"{path}.{key}")
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return first_difference(x, y, f"{path}[{i}]")
+    return f"{path}: {json.dumps(a)[:160]} / {json.dumps(b)[:160]}"
+
+
 class Load:
     def __init__(self, args):
         self.args = args
@@ -73,6 +86,7 @@ class Load:
         self.latencies = []
         self.errors = []
         self.answers = {}  # (request index) -> {digest: [servers]}
+        self.samples = {}  # digest -> one answer with that digest (to show what differs)
         self.imports = []  # (run id, import latency)
         self.import_errors = []
         self.import_slots = asyncio.Semaphore(args.import_parallel)
@@ -165,6 +179,7 @@ class Load:
                 json.dumps(answer.get("result"), sort_keys=True).encode()
             ).hexdigest()
             self.answers.setdefault(which, {}).setdefault(digest, set()).add(server)
+            self.samples.setdefault(digest, result)
 
     async def call(self, http, client, server, body):
         """One tool call: (ok, result, error)."""
@@ -271,7 +286,9 @@ class Load:
             await asyncio.gather(*(self.client(i, http) for i in range(self.args.clients)))
             elapsed = time.perf_counter() - started
             mismatches = [
-                f"request {self.requests[i]}: {len(d)} different answers from {[sorted(s) for s in d.values()]}"
+                f"request {self.requests[i]}: {len(d)} different answers from "
+                f"{[sorted(s) for s in d.values()]}; first difference: "
+                f"{first_difference(*(self.samples[k] for k in list(d)[:2]))}"
                 for i, d in sorted(self.answers.items())
                 if len(d) > 1
             ]
