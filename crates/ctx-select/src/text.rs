@@ -279,46 +279,34 @@ pub fn terms(text: &str, mut emit: impl FnMut(&str)) {
         if word.is_empty() {
             continue;
         }
-        if !word.is_ascii() {
-            emit_word_terms(&identifier_parts(word), &mut joined, &mut emit);
-            continue;
-        }
-        ascii_part_ranges(word.as_bytes(), &mut lower, &mut parts);
-        if parts.len() > 1 {
-            joined.clear();
-            for &(from, to) in &parts {
-                joined.push_str(&lower[from..to]);
-            }
-            if joined.len() > 2 && joined.len() <= 64 {
-                emit(&stem_of(&joined));
-            }
-        }
-        for &(from, to) in &parts {
-            let part = &lower[from..to];
-            if part.len() < 2 || part.bytes().all(|b| b.is_ascii_digit()) {
-                continue;
-            }
-            if part.len() <= 64 {
-                emit(&stem_of(part));
-            }
+        if word.is_ascii() {
+            ascii_part_ranges(word.as_bytes(), &mut lower, &mut parts);
+            let lower = lower.as_str();
+            let parts = parts.iter().map(|&(from, to)| &lower[from..to]);
+            emit_word_terms(parts, &mut joined, &mut emit);
+        } else {
+            let parts = char_identifier_parts(word);
+            emit_word_terms(parts.iter().map(String::as_str), &mut joined, &mut emit);
         }
     }
 }
 
 /// The terms of one word split into `parts`: the parts joined (when more than one), then each
 /// part of two characters or more that is not all digits.
-fn emit_word_terms(parts: &[String], joined: &mut String, emit: &mut impl FnMut(&str)) {
-    if parts.len() > 1 {
+fn emit_word_terms<'p>(
+    parts: impl Iterator<Item = &'p str> + Clone,
+    joined: &mut String,
+    emit: &mut impl FnMut(&str),
+) {
+    if parts.clone().nth(1).is_some() {
         joined.clear();
-        for part in parts {
-            joined.push_str(part);
-        }
+        joined.extend(parts.clone());
         if joined.len() > 2 && joined.len() <= 64 {
             emit(&stem_of(joined));
         }
     }
     for part in parts {
-        if part.chars().count() < 2 || part.chars().all(|c| c.is_ascii_digit()) {
+        if part.chars().nth(1).is_none() || part.bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
         if part.len() <= 64 {
@@ -327,8 +315,9 @@ fn emit_word_terms(parts: &[String], joined: &mut String, emit: &mut impl FnMut(
     }
 }
 
-/// [`ascii_identifier_parts`] without an allocation per part: `word` lower cased into
-/// `lower`, and the parts' byte ranges in it into `parts`.
+/// The parts of an ASCII word without an allocation per part: `word` lower cased into
+/// `lower`, and the parts' byte ranges in it into `parts` (the boundaries of
+/// [`identifier_parts`]: ASCII letters and digits are what `char`'s classes say of them).
 fn ascii_part_ranges(word: &[u8], lower: &mut String, parts: &mut Vec<(usize, usize)>) {
     lower.clear();
     parts.clear();
@@ -366,7 +355,12 @@ fn ascii_part_ranges(word: &[u8], lower: &mut String, parts: &mut Vec<(usize, us
 /// The parts of one identifier, lower cased: `HTTPServer2x` → `http`, `server`, `2`, `x`.
 pub fn identifier_parts(word: &str) -> Vec<String> {
     if word.is_ascii() {
-        return ascii_identifier_parts(word.as_bytes());
+        let (mut lower, mut parts) = (String::new(), Vec::new());
+        ascii_part_ranges(word.as_bytes(), &mut lower, &mut parts);
+        return parts
+            .iter()
+            .map(|&(from, to)| lower[from..to].to_owned())
+            .collect();
     }
     char_identifier_parts(word)
 }
@@ -396,39 +390,6 @@ fn char_identifier_parts(word: &str) -> Vec<String> {
             }
         }
         current.extend(c.to_lowercase());
-    }
-    if !current.is_empty() {
-        parts.push(current);
-    }
-    parts
-}
-
-/// [`identifier_parts`] of an ASCII word, by bytes (the same boundaries: ASCII letters and
-/// digits are what `char`'s classes say of them).
-fn ascii_identifier_parts(word: &[u8]) -> Vec<String> {
-    let mut parts = Vec::new();
-    let mut current = String::new();
-    for (i, &c) in word.iter().enumerate() {
-        if c == b'_' {
-            if !current.is_empty() {
-                parts.push(std::mem::take(&mut current));
-            }
-            continue;
-        }
-        if i > 0 {
-            let prev = word[i - 1];
-            let next = word.get(i + 1).copied();
-            let boundary = (prev.is_ascii_lowercase() && c.is_ascii_uppercase())
-                || (prev.is_ascii_uppercase()
-                    && c.is_ascii_uppercase()
-                    && next.is_some_and(|n| n.is_ascii_lowercase()))
-                || (prev.is_ascii_alphabetic() && c.is_ascii_digit())
-                || (prev.is_ascii_digit() && c.is_ascii_alphabetic());
-            if boundary && !current.is_empty() {
-                parts.push(std::mem::take(&mut current));
-            }
-        }
-        current.push(char::from(c.to_ascii_lowercase()));
     }
     if !current.is_empty() {
         parts.push(current);
@@ -502,7 +463,7 @@ mod tests {
         #[test]
         fn ascii_words_split_as_any_word_does(word in "[A-Za-z0-9_]{0,24}") {
             proptest::prop_assert_eq!(
-                ascii_identifier_parts(word.as_bytes()),
+                identifier_parts(&word),
                 char_identifier_parts(&word)
             );
         }
@@ -516,7 +477,8 @@ mod tests {
             for word in text.split(|c: char| !c.is_alphanumeric() && c != '_') {
                 if !word.is_empty() {
                     let mut emit = |t: &str| slow.push(t.to_owned());
-                    emit_word_terms(&char_identifier_parts(word), &mut joined, &mut emit);
+                    let parts = char_identifier_parts(word);
+                    emit_word_terms(parts.iter().map(String::as_str), &mut joined, &mut emit);
                 }
             }
             proptest::prop_assert_eq!(fast, slow);
