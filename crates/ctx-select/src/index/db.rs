@@ -561,38 +561,27 @@ impl Editor {
     }
 }
 
-/// The cache version the search database at `path` holds now: one `meta` row, without
-/// the rest of the table (whose graph is megabytes), to tell whether an index changed.
-pub(crate) fn stored_cache_version(path: &Path) -> Option<ContentHash> {
-    let conn = Connection::open_with_flags(
+/// One `meta` row of the search database at `path`, read without the rest of the table
+/// (whose graph is megabytes); `None` when it cannot be read.
+fn stored_meta(path: &Path, key: &str) -> Option<String> {
+    Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .ok()?;
-    let value: String = conn
-        .query_row(
-            "SELECT value FROM meta WHERE key = 'cache_version'",
-            [],
-            |r| r.get(0),
-        )
-        .ok()?;
-    value.parse().ok()
+    .ok()?
+    .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+    .ok()
 }
 
-/// The build configuration `search.db` at `path` records (one row; `None` when it cannot be
-/// read).
+/// The cache version the search database at `path` holds now, to tell whether an index
+/// changed.
+pub(crate) fn stored_cache_version(path: &Path) -> Option<ContentHash> {
+    stored_meta(path, "cache_version")?.parse().ok()
+}
+
+/// The build configuration the search database at `path` records.
 pub(crate) fn stored_config(path: &Path) -> Option<CacheBuildConfig> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .ok()?;
-    let value: String = conn
-        .query_row("SELECT value FROM meta WHERE key = 'config'", [], |r| {
-            r.get(0)
-        })
-        .ok()?;
-    serde_json::from_str(&value).ok()
+    serde_json::from_str(&stored_meta(path, "config")?).ok()
 }
 
 /// An open search database (read-only).
@@ -727,6 +716,11 @@ impl SearchDb {
             .expect("checked on open")
     }
 
+    /// The build configuration recorded.
+    pub(crate) fn config(&self) -> Option<CacheBuildConfig> {
+        serde_json::from_str(self.meta_str("config")?).ok()
+    }
+
     /// The git commit recent activity was counted at.
     pub fn git_head(&self) -> Option<&str> {
         self.meta_str("git_head")
@@ -788,17 +782,17 @@ impl SearchDb {
         &self,
         entries: &[crate::source::SourceEntry],
     ) -> Result<Option<Vec<String>>, IndexError> {
+        let damaged = |e: rusqlite::Error| self.corrupt(&e.to_string());
         let mut stmt = self
             .conn
             .prepare("SELECT id, fingerprint, skipped FROM sources ORDER BY id")
-            .map_err(|e| self.corrupt(&e.to_string()))?;
-        let mut rows = stmt.query([]).map_err(|e| self.corrupt(&e.to_string()))?;
+            .map_err(damaged)?;
+        let mut rows = stmt.query([]).map_err(damaged)?;
         let mut skipped = Vec::new();
         let mut expected = entries.iter();
-        while let Some(row) = rows.next().map_err(|e| self.corrupt(&e.to_string()))? {
-            let id: String = row.get(0).map_err(|e| self.corrupt(&e.to_string()))?;
-            let fingerprint: Option<String> =
-                row.get(1).map_err(|e| self.corrupt(&e.to_string()))?;
+        while let Some(row) = rows.next().map_err(damaged)? {
+            let id: String = row.get(0).map_err(damaged)?;
+            let fingerprint: Option<String> = row.get(1).map_err(damaged)?;
             let Some(entry) = expected.next() else {
                 return Ok(None);
             };
@@ -808,13 +802,9 @@ impl SearchDb {
             {
                 return Ok(None);
             }
-            let reason: Option<String> = row.get(2).map_err(|e| self.corrupt(&e.to_string()))?;
+            let reason: Option<String> = row.get(2).map_err(damaged)?;
             if let Some(reason) = reason {
-                skipped.push(if reason.contains(id.as_str()) {
-                    reason
-                } else {
-                    format!("{id}: {reason}")
-                });
+                skipped.push(super::skip_line(&id, &reason));
             }
         }
         if expected.next().is_some() {

@@ -313,16 +313,43 @@ fn still_current(prev: &Previous, dir: &Path) -> bool {
 
 /// The report of a build that found nothing to do.
 fn up_to_date(prev: &Previous, opts: &BuildOptions, final_dir: &Path) -> BuildReport {
+    nothing_to_do(
+        opts,
+        final_dir,
+        prev.manifest.cache_version,
+        prev.manifest.documents.len(),
+        prev.skipped(),
+    )
+}
+
+/// The report of a build that read, removed and wrote nothing.
+fn nothing_to_do(
+    opts: &BuildOptions,
+    final_dir: &Path,
+    cache_version: ContentHash,
+    documents: usize,
+    skipped: Vec<String>,
+) -> BuildReport {
     BuildReport {
         name: opts.name.clone(),
         path: final_dir.to_owned(),
-        cache_version: prev.manifest.cache_version,
-        documents: prev.manifest.documents.len(),
+        cache_version,
+        documents,
         read: 0,
-        reused: prev.manifest.documents.len(),
+        reused: documents,
         removed: 0,
         up_to_date: true,
-        skipped: prev.skipped(),
+        skipped,
+    }
+}
+
+/// How a build reports an entry it left out: its reason, led by its id unless the reason
+/// names it.
+fn skip_line(id: &str, reason: &str) -> String {
+    if reason.contains(id) {
+        reason.to_owned()
+    } else {
+        format!("{id}: {reason}")
     }
 }
 
@@ -339,9 +366,7 @@ fn unchanged(
     entries: &[crate::source::SourceEntry],
 ) -> Option<BuildReport> {
     let db = SearchDb::open(&final_dir.join(SEARCH_DB_FILE), &opts.name).ok()?;
-    if db.git_head() != opts.git_head.as_deref()
-        || stored_config(&final_dir.join(SEARCH_DB_FILE)).as_ref() != Some(config)
-    {
+    if db.git_head() != opts.git_head.as_deref() || db.config().as_ref() != Some(config) {
         return None;
     }
     let skipped = db.same_sources(entries).ok()??;
@@ -355,17 +380,13 @@ fn unchanged(
     {
         return None;
     }
-    Some(BuildReport {
-        name: opts.name.clone(),
-        path: final_dir.to_owned(),
-        cache_version: summary.cache_version,
+    Some(nothing_to_do(
+        opts,
+        final_dir,
+        summary.cache_version,
         documents,
-        read: 0,
-        reused: documents,
-        removed: 0,
-        up_to_date: true,
         skipped,
-    })
+    ))
 }
 
 /// A manifest's format, cache version and configuration, with its documents read one at a
@@ -673,11 +694,7 @@ fn write_build(
                         },
                     ));
                 }
-                skipped_lines.push(if reason.contains(entry.id.as_str()) {
-                    reason.clone()
-                } else {
-                    format!("{}: {reason}", entry.id)
-                });
+                skipped_lines.push(skip_line(entry.id.as_str(), &reason));
                 db.add_source(
                     entry.id.as_str(),
                     entry.fingerprint.as_deref(),
@@ -1391,15 +1408,7 @@ impl Previous {
         let mut out: Vec<String> = self
             .sources
             .iter()
-            .filter_map(|(id, s)| {
-                s.skipped.as_ref().map(|r| {
-                    if r.contains(id.as_str()) {
-                        r.clone()
-                    } else {
-                        format!("{id}: {r}")
-                    }
-                })
-            })
+            .filter_map(|(id, s)| s.skipped.as_ref().map(|r| skip_line(id, r)))
             .collect();
         out.sort();
         out

@@ -977,15 +977,7 @@ fn report(
         up_to_date: false,
         skipped: skipped
             .into_iter()
-            .filter_map(|(id, reason)| {
-                reason.map(|r| {
-                    if r.contains(id) {
-                        r.to_owned()
-                    } else {
-                        format!("{id}: {r}")
-                    }
-                })
-            })
+            .filter_map(|(id, reason)| reason.map(|r| super::skip_line(id, r)))
             .collect(),
     }
 }
