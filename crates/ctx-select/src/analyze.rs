@@ -62,6 +62,19 @@ impl Field {
     pub fn index(self) -> usize {
         self as usize
     }
+
+    /// The name of the text score's part from this field, as a selection's reasons give it:
+    /// `bm25_` and [`Field::name`].
+    pub fn signal(self) -> &'static str {
+        match self {
+            Self::Content => "bm25_content",
+            Self::Path => "bm25_path",
+            Self::Symbols => "bm25_symbols",
+            Self::Strings => "bm25_strings",
+            Self::Comments => "bm25_comments",
+            Self::Defs => "bm25_defs",
+        }
+    }
 }
 
 /// What the index keeps about one document besides its file.
@@ -272,6 +285,13 @@ pub fn decode_fields(bytes: &[u8]) -> Option<[Vec<(String, u32)>; FIELDS]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_field_s_signal_is_bm25_and_its_name() {
+        for field in Field::ALL {
+            assert_eq!(field.signal(), format!("bm25_{}", field.name()));
+        }
+    }
 
     #[test]
     fn fields_round_trip_and_damage_is_detected() {

@@ -608,8 +608,8 @@ impl RowScorer<'_> {
         };
         // The text score, scaled so the best document gets `self.w.text`, shown per field.
         let scale = self.scale;
-        for (f, name) in BM25_SIGNALS.iter().enumerate() {
-            push(name, self.parts[i][f] * scale, &String::new);
+        for (f, field) in Field::ALL.iter().enumerate() {
+            push(field.signal(), self.parts[i][f] * scale, &String::new);
         }
         if !self.bm25_only {
             if !self.defined[i].is_empty() {
@@ -699,16 +699,6 @@ impl RowScorer<'_> {
         }
     }
 }
-
-/// The names of the text score's parts, per field, as reasons give them.
-const BM25_SIGNALS: [&str; FIELDS] = [
-    "bm25_content",
-    "bm25_path",
-    "bm25_symbols",
-    "bm25_strings",
-    "bm25_comments",
-    "bm25_defs",
-];
 
 /// Candidates a ranking gives reasons for, best first (at least; a selection gives them to
 /// every candidate it may show, `max_candidates`); the rest carry their score alone (on a
