@@ -679,22 +679,33 @@ impl Shared {
 mod tests {
     use super::*;
 
-    #[test]
-    fn an_index_too_large_to_keep_is_neither_watched_nor_held() {
+    /// A tree of two Python files (and the directory that holds it).
+    fn two_files() -> (tempfile::TempDir, PathBuf) {
         let tmp = tempfile::tempdir().expect("tempdir");
         let root = tmp.path().canonicalize().expect("canonical");
         for name in ["a.py", "b.py"] {
             std::fs::write(root.join(name), "def parse(x):\n    return x\n").expect("write");
         }
-        let keeper = IndexKeeper::start(KeeperSetup {
-            root: root.clone(),
-            indexes_dir: root.join(".ctx/indexes"),
+        (tmp, root)
+    }
+
+    /// What a keeper of `root` needs, with its indexes in `indexes_dir`.
+    fn setup(root: &Path, indexes_dir: PathBuf, max_documents: usize) -> KeeperSetup {
+        KeeperSetup {
+            root: root.to_owned(),
+            indexes_dir,
             name: "default".to_owned(),
-            source: FilesystemSource::new(&root, Vec::new(), 1 << 20),
+            source: FilesystemSource::new(root, Vec::new(), 1 << 20),
             clock: Arc::new(|| 0),
             on_update: None,
-            max_documents: 1,
-        });
+            max_documents,
+        }
+    }
+
+    #[test]
+    fn an_index_too_large_to_keep_is_neither_watched_nor_held() {
+        let (_tmp, root) = two_files();
+        let keeper = IndexKeeper::start(setup(&root, root.join(".ctx/indexes"), 1));
         assert!(keeper.is_watching());
         let query = ctx_select::Query::parse("parse").expect("query");
         let found = keeper
@@ -722,19 +733,11 @@ mod tests {
         assert_eq!(documents, 3);
     }
 
-    /// A keeper over a two-file tree, with its indexes in `indexes_dir`, whose watcher
-    /// pauses `event_delay` before it records each event.
+    /// A keeper of `root`, with its indexes in `indexes_dir`, whose watcher pauses
+    /// `event_delay` before it records each event.
     fn slow_keeper(root: &Path, indexes_dir: PathBuf, event_delay: Duration) -> IndexKeeper {
         IndexKeeper::start_tuned(
-            KeeperSetup {
-                root: root.to_owned(),
-                indexes_dir,
-                name: "default".to_owned(),
-                source: FilesystemSource::new(root, Vec::new(), 1 << 20),
-                clock: Arc::new(|| 0),
-                on_update: None,
-                max_documents: MAX_KEPT_DOCUMENTS,
-            },
+            setup(root, indexes_dir, MAX_KEPT_DOCUMENTS),
             Tuning {
                 fence_wait: Duration::from_secs(30),
                 event_delay,
@@ -753,11 +756,7 @@ mod tests {
         let delay = Duration::from_millis(400);
         // The index inside the workspace: a selection fences, so a file written just before
         // it is in the index it reads, however slow the watcher, and without a listing.
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let root = tmp.path().canonicalize().expect("canonical");
-        for name in ["a.py", "b.py"] {
-            std::fs::write(root.join(name), "def parse(x):\n    return x\n").expect("write");
-        }
+        let (_tmp, root) = two_files();
         let keeper = slow_keeper(&root, root.join(".ctx/indexes"), delay);
         assert!(keeper.is_watching());
         assert_eq!(documents(&keeper), 2);
@@ -777,14 +776,7 @@ mod tests {
         // The same with the index outside the workspace, where nothing can be fenced: the
         // selection reads before the slow watcher tells of the file, so it misses it (what
         // the fence above prevents), and sees it once the watcher has told.
-        let (tmp, store) = (
-            tempfile::tempdir().expect("tempdir"),
-            tempfile::tempdir().expect("tempdir"),
-        );
-        let root = tmp.path().canonicalize().expect("canonical");
-        for name in ["a.py", "b.py"] {
-            std::fs::write(root.join(name), "def parse(x):\n    return x\n").expect("write");
-        }
+        let ((_tmp, root), store) = (two_files(), tempfile::tempdir().expect("tempdir"));
         let keeper = slow_keeper(&root, store.path().join("indexes"), delay);
         assert!(keeper.shared.fences.is_none());
         assert_eq!(documents(&keeper), 2);

@@ -1014,7 +1014,12 @@ fn a_live_index_takes_a_new_file_from_its_directory_alone() {
     let first = live
         .update(&source, &opts, &no_git, &ctx_core::NoProgress)
         .expect("build");
-    let id = |s: &str| ctx_core::DocumentId::new(s).expect("id");
+    // The update the watcher's report of `path` makes.
+    let update = |live: &mut ctx_select::LiveIndex, path: &str| {
+        let id = ctx_core::DocumentId::new(path).expect("id");
+        live.update_ids(&source, &[id], &opts, &no_git, &ctx_core::NoProgress)
+            .expect("update")
+    };
     // Two new files; the watcher reports one. Only its directory is walked, so the other
     // waits for a listing.
     write_tree(
@@ -1024,15 +1029,7 @@ fn a_live_index_takes_a_new_file_from_its_directory_alone() {
             ("docs/unreported.md", "# Not reported\n"),
         ],
     );
-    let report = live
-        .update_ids(
-            &source,
-            &[id("src/lexer.rs")],
-            &opts,
-            &no_git,
-            &ctx_core::NoProgress,
-        )
-        .expect("update");
+    let report = update(&mut live, "src/lexer.rs");
     assert_eq!(
         (report.read, report.documents),
         (1, first.documents + 1),
@@ -1040,28 +1037,12 @@ fn a_live_index_takes_a_new_file_from_its_directory_alone() {
     );
     // Ignored by the project's rules: not indexed, and still no listing.
     write_tree(root, &[("src/debug.log", "lex_tokens called\n")]);
-    let report = live
-        .update_ids(
-            &source,
-            &[id("src/debug.log")],
-            &opts,
-            &no_git,
-            &ctx_core::NoProgress,
-        )
-        .expect("update");
+    let report = update(&mut live, "src/debug.log");
     assert!(report.up_to_date, "{report:?}");
     // A new file in a directory the index holds nothing of takes a listing, which finds the
     // unreported file too.
     write_tree(root, &[("tools/gen.py", "def generate():\n    pass\n")]);
-    let report = live
-        .update_ids(
-            &source,
-            &[id("tools/gen.py")],
-            &opts,
-            &no_git,
-            &ctx_core::NoProgress,
-        )
-        .expect("update");
+    let report = update(&mut live, "tools/gen.py");
     assert_eq!(report.read, 2, "{report:?}");
     // What it holds is what a fresh build holds.
     let fresh = tempfile::tempdir().expect("tmp");
