@@ -413,14 +413,18 @@ impl SqliteMetadata {
 
     /// Refuses a SQLite database that ctx did not make: no schema version, yet tables.
     fn check_not_foreign(&self) -> Result<(), StoreError> {
-        if self.schema_version()? != 0 {
-            return Ok(());
-        }
-        let tables: i64 = self
+        // One statement, so one snapshot: read apart, a store another process was making
+        // showed its new tables with the version still 0, and was called foreign.
+        let (version, tables): (i64, i64) = self
             .connection()
-            .query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))
+            .query_row(
+                "SELECT (SELECT user_version FROM pragma_user_version), \
+                        (SELECT count(*) FROM sqlite_schema)",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
             .map_err(|e| self.err(e))?;
-        if tables > 0 {
+        if version == 0 && tables > 0 {
             return Err(StoreError::ForeignDatabase {
                 path: self.path.clone(),
                 detail: format!("it holds {tables} schema entries but no ctx schema version"),
